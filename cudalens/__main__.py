@@ -1,0 +1,3 @@
+from cudalens.cli.main import main
+
+raise SystemExit(main())
