@@ -9,8 +9,9 @@ from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.api import AnalysisReport, KernelInfo, LaunchSite
 from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
+from cudalens.analysis.file_context import FileContext, PositionMap
 from cudalens.analysis.findings import Finding, Severity, sort_key
-from cudalens.analysis.model import KernelModel, PositionMap, build_model
+from cudalens.analysis.model import KernelModel, build_model
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.unit import build_unit
 
@@ -61,6 +62,8 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         doc.next_cache[key] = cached
         report.findings.extend(cached[0])
         report.kernels.append(cached[1])
+    # Not cached: these depend on the whole unit, and are cheap.
+    report.findings.extend(run_unit_rules(FileContext(doc.path, unit, index, to_file)))
 
 
 def _context_key(unit) -> str:
@@ -76,6 +79,13 @@ def run_rules(model: KernelModel) -> list[Finding]:
     findings: list[Finding] = []
     for rule in static_rules():
         findings.extend(rule.check(model))
+    return findings
+
+
+def run_unit_rules(unit: FileContext) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in static_rules():
+        findings.extend(rule.check_unit(unit))
     return findings
 
 

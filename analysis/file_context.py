@@ -1,0 +1,80 @@
+"""One translation unit as the rules see it: where its nodes are in the user's file (also for CUDA embedded in
+Python), how to make findings and fixes there, and the constant launch configurations of its `<<<...>>>`
+sites. File-level rules (host code, launch sites) get this; each kernel's model builds on it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.findings import Finding, Fix, Related, Severity, Span, TextEdit
+from cudalens.analysis.host_eval import dim3, eval_host
+from cudalens.analysis.positions import LineIndex
+from cudalens.analysis.unit import Function, Launch, Unit
+
+Node = ts.Node
+PositionMap = Callable[[int, int], tuple[int, int]]
+Dim3 = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """The values of a `<<<grid, block, smem, stream>>>` that are constant (None where they are not)."""
+
+    grid: Dim3 | None
+    block: Dim3 | None
+    dynamic_shared_bytes: int | None
+
+
+def launch_config(launch: Launch, unit: Unit) -> LaunchConfig:
+    cfg, scope = launch.config, launch.host_function
+    smem = eval_host(cfg[2], unit, scope) if len(cfg) > 2 else (0,)
+    return LaunchConfig(
+        grid=dim3(cfg[0], unit, scope) if len(cfg) > 0 else None,
+        block=dim3(cfg[1], unit, scope) if len(cfg) > 1 else None,
+        dynamic_shared_bytes=smem[0] if smem else None,
+    )
+
+
+@dataclass
+class FileContext:
+    path: str
+    unit: Unit
+    index: LineIndex
+    to_file: PositionMap | None
+
+    def span(self, node: Node) -> Span:
+        s = self.index.span(node)
+        if self.to_file is None:
+            return s
+        line, col = self.to_file(s.line, s.column)
+        end_line, end_col = self.to_file(s.end_line, s.end_column)
+        return Span(line, col, end_line, end_col)
+
+    def finding(self, rule: type, node: Node, message: str, severity: Severity | None = None, *,
+                kernel: str | None = None, fix: Fix | None = None, evidence: dict | None = None,
+                related: tuple[tuple[Node, str], ...] = ()) -> Finding:
+        return Finding(
+            path=self.path,
+            code=rule.code,
+            rule=rule.name,
+            severity=severity or rule.default_severity,
+            message=message,
+            span=self.span(node),
+            kernel=kernel,
+            fix=fix,
+            evidence=tuple((evidence or {}).items()),
+            related=tuple(Related(self.span(n), m) for n, m in related),
+        )
+
+    def replace_fix(self, node: Node, new_text: str, message: str, safe: bool) -> Fix:
+        return Fix(message, (TextEdit(self.span(node), new_text),), "safe" if safe else "unsafe")
+
+    def kernel(self, name: str) -> Function | None:
+        """The `__global__` function of that name defined in this unit, if any."""
+        kernels = [f for f in self.unit.functions.get(name, []) if f.is_kernel]
+        return next((f for f in kernels if f.body is not None), kernels[0] if kernels else None)
+
+    def launches(self) -> list[tuple[Launch, LaunchConfig]]:
+        return [(launch, launch_config(launch, self.unit)) for launch in self.unit.launches]
