@@ -19,6 +19,11 @@ REGISTRY: dict[str, str] = {
     "CL301": "shared_bank_conflict:SharedBankConflict",
     "CL302": "barrier_in_divergent_code:BarrierInDivergentCode",
     "CL303": "shared_memory_race:SharedMemoryRace",
+    "CL401": "block_size_not_warp_multiple:BlockSizeNotWarpMultiple",
+    "CL402": "block_size_over_limit:BlockSizeOverLimit",
+    "CL403": "static_shared_memory_over_limit:StaticSharedMemoryOverLimit",
+    "CL404": "dynamic_shared_memory_without_opt_in:DynamicSharedMemoryWithoutOptIn",
+    "CL405": "large_local_array:LargeLocalArray",
 }
 
 
