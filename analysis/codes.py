@@ -24,6 +24,8 @@ REGISTRY: dict[str, str] = {
     "CL403": "static_shared_memory_over_limit:StaticSharedMemoryOverLimit",
     "CL404": "dynamic_shared_memory_without_opt_in:DynamicSharedMemoryWithoutOptIn",
     "CL405": "large_local_array:LargeLocalArray",
+    "CL501": "double_precision_literal:DoublePrecisionLiteral",
+    "CL502": "double_precision_math_function:DoublePrecisionMathFunction",
 }
 
 

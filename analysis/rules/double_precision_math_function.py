@@ -1,0 +1,141 @@
+"""CL502: a math function call that resolves to its double overload in a float kernel."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.expr_types import (
+    DOUBLE,
+    FLOAT,
+    INT,
+    MATH_OVERLOADED,
+    ExprTyper,
+    literal_kind,
+    nodes_of_type,
+    operand_of,
+)
+from cudalens.analysis.findings import Finding, Fix, Severity, TextEdit
+from cudalens.analysis.model import KernelModel
+from cudalens.analysis.rule_base import Rule
+
+_DOUBLE_WORD = re.compile(r"\bdouble\b")
+Node = ts.Node
+
+
+def _bare(arg: Node) -> Node:
+    """The expression under parentheses and signs: `-(2.0)` -> `2.0`."""
+    while arg.type in ("parenthesized_expression", "unary_expression") and arg.named_children:
+        arg = arg.child_by_field_name("argument") or arg.named_children[-1]
+    return arg
+
+
+def _float_data(kernel: KernelModel) -> bool:
+    """The kernel's data is float: no `double` among its parameters, and some float one."""
+    params = " ".join(p.type_text for p in kernel.function.params)
+    return not _DOUBLE_WORD.search(params) and bool(re.search(r"\bfloat\b", params))
+
+
+class DoublePrecisionMathFunction(Rule):
+    """## What it does
+    Flags a call to a math function (`pow`, `exp`, `sqrt`, `fmax`, `max`, ...) that resolves to its double
+    overload in a kernel whose data is float: because an argument is a double literal (`pow(x, 2.0)`,
+    `max(v, 0.0)`), because of `pow(float, int)` (which CUDA has no float overload for), or because an argument
+    is a local `double` variable (`info`: that may be deliberate).
+
+    `sqrt(x)`, `exp(x)`, `max(a, b)` with float arguments are *not* reported: CUDA C++ resolves them to the
+    float overloads.
+
+    ## Why is this bad?
+    The double overload converts the float arguments to double and runs the double-precision implementation:
+    tens of FP64 instructions for `pow` or `exp`, at 1/64 of the FP32 rate on consumer GPUs and 1/2 on
+    H100/H200, plus the conversions back to float.
+
+    ## Known problems
+    Arguments that are double because of a literal inside them (`exp(x * 0.1)`) are reported once, as CL501 on
+    the literal. Template-typed arguments are not judged. Only calls in the kernel's own body are checked.
+
+    ## Example
+    ```cuda
+    out[i] = pow(in[i], 2.0) + max(in[i], 0.0);
+    ```
+
+    ## Use instead
+    ```cuda
+    out[i] = in[i] * in[i] + fmaxf(in[i], 0.0f);
+    ```
+
+    ## Fix safety
+    The fix (appending `f` to the literal argument, or `pow` → `powf` for an integer exponent) is unsafe: it
+    changes the precision of the result, which is what a float kernel means, but a person should decide.
+
+    ## References
+    - CUDA C++ Programming Guide, "Mathematical Functions" (single and double precision)
+    - CUDA C++ Best Practices Guide, "Promotions to Doubles and Truncations to Floats"
+    """
+
+    code = "CL502"
+    name = "double-precision-math-function"
+    summary = "Math function call resolves to its double overload in a float kernel"
+    fixable = True
+
+    def check(self, kernel: KernelModel) -> Iterator[Finding]:
+        body = kernel.function.body
+        if body is None or not _float_data(kernel):
+            return
+        typer = ExprTyper(kernel.unit, kernel.function)
+        for call in nodes_of_type(body, ("call_expression",)):
+            func = call.child_by_field_name("function")
+            args_node = call.child_by_field_name("arguments")
+            if func is None or args_node is None or func.type not in ("identifier", "qualified_identifier"):
+                continue
+            name = ts.text(func).split("::")[-1]
+            if name not in MATH_OVERLOADED:
+                continue
+            args = list(args_node.named_children)
+            types = [typer.type_of(a) for a in args]
+            relaxed = [typer.type_of(a, literals_as_float=True) for a in args]
+            finding = self._literal_argument(kernel, call, name, args, relaxed) \
+                or self._integer_exponent(kernel, call, func, name, types) \
+                or self._double_variable(kernel, call, name, args, types)
+            if finding is not None:
+                yield finding
+
+    def _literal_argument(self, kernel, call, name, args, relaxed) -> Finding | None:
+        literals = [a for a in args if _bare(a).type == "number_literal" and literal_kind(ts.text(_bare(a))) == DOUBLE]
+        floats = [t for a, t in zip(args, relaxed, strict=True)
+                  if a not in literals and t is not None and t.kind == FLOAT and not t.constant]
+        if not literals or not floats or operand_of(call)[0] is None:
+            return None
+        texts = ", ".join(f"`{ts.text(_bare(a))}`" for a in literals)
+        edits = tuple(TextEdit(kernel.span(_bare(a)), ts.text(_bare(a)) + "f") for a in literals)
+        return kernel.finding(
+            type(self), call,
+            f"`{name}` with the double literal {texts} and float arguments calls the double overload: the float "
+            f"values are converted and `{name}` runs in FP64; write {', '.join(t[:-1] + 'f`' for t in texts.split(', '))}",
+            fix=Fix("Make the literal float", edits, "unsafe"),
+            evidence={"function": name})
+
+    def _integer_exponent(self, kernel, call, func, name, types) -> Finding | None:
+        if name != "pow" or len(types) != 2 or types[0] is None or types[1] is None \
+                or types[0].kind != FLOAT or types[1].kind != INT:
+            return None
+        return kernel.finding(
+            type(self), call,
+            "`pow(float, int)` has no float overload in CUDA: it promotes to `pow(double, double)` and runs in "
+            "FP64; use `powf` (or multiply out a small constant exponent)",
+            fix=kernel.replace_fix(func, "powf", "Call `powf`", safe=False),
+            evidence={"function": name})
+
+    def _double_variable(self, kernel, call, name, args, types) -> Finding | None:
+        for arg, t in zip(args, types, strict=True):
+            bare = _bare(arg)
+            if t is not None and t.kind == DOUBLE and bare.type == "identifier":
+                return kernel.finding(
+                    type(self), call,
+                    f"`{name}` runs in double precision because `{ts.text(bare)}` is declared `double`, in a kernel "
+                    "whose data is float; if float precision is enough, make it `float` (FP64 runs at 1/64 of the "
+                    "FP32 rate on consumer GPUs, 1/2 on H100)",
+                    Severity.INFO, evidence={"function": name})
+        return None
