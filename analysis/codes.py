@@ -26,6 +26,7 @@ REGISTRY: dict[str, str] = {
     "CL405": "large_local_array:LargeLocalArray",
     "CL501": "double_precision_literal:DoublePrecisionLiteral",
     "CL502": "double_precision_math_function:DoublePrecisionMathFunction",
+    "CL503": "integer_division_in_loop:IntegerDivisionInLoop",
 }
 
 
