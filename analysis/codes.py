@@ -27,6 +27,8 @@ REGISTRY: dict[str, str] = {
     "CL501": "double_precision_literal:DoublePrecisionLiteral",
     "CL502": "double_precision_math_function:DoublePrecisionMathFunction",
     "CL503": "integer_division_in_loop:IntegerDivisionInLoop",
+    "CL601": "sync_in_host_loop:SyncInHostLoop",
+    "CL602": "unchecked_kernel_launch:UncheckedKernelLaunch",
 }
 
 

@@ -273,16 +273,6 @@ def promote(a: CType | None, b: CType | None) -> CType | None:
     return CType(INT, constant=constant)
 
 
-def operand_of(node: Node) -> tuple[Node, Node | None]:
-    """The operand a literal forms with the signs and parentheses around it (`-(0.5)`), and its parent."""
-    operand = node
-    parent = node.parent
-    while parent is not None and (parent.type == "parenthesized_expression" or (
-            parent.type == "unary_expression" and ts.text(parent.child_by_field_name("operator")) in "+-")):
-        operand, parent = parent, parent.parent
-    return operand, parent
-
-
 def exact_in_float(literal: str) -> bool:
     """Whether a double literal's value is a float too (0.5, 2.0, 1024.0; not 0.1)."""
     try:
@@ -291,27 +281,3 @@ def exact_in_float(literal: str) -> bool:
         return struct.unpack("f", struct.pack("f", value))[0] == value
     except (ValueError, OverflowError):
         return False
-
-
-def in_compile_time_context(node: Node, stop: Node) -> bool:
-    """Inside a template argument list, a `constexpr`/`static_assert`, an array size: folded by the compiler."""
-    while node is not None and node != stop:
-        if node.type in ("template_argument_list", "static_assert_declaration") or (
-                node.type == "declaration" and "constexpr" in ts.text(node).split("=")[0]):
-            return True
-        parent = node.parent
-        if parent is not None and parent.type == "array_declarator" and parent.child_by_field_name("size") == node:
-            return True
-        node = parent
-    return False
-
-
-def nodes_of_type(root: Node | None, types: tuple[str, ...]) -> list[Node]:
-    out = []
-    stack = [root] if root is not None else []
-    while stack:
-        node = stack.pop()
-        if node.type in types:
-            out.append(node)
-        stack.extend(reversed(node.named_children))
-    return out

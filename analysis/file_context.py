@@ -78,3 +78,9 @@ class FileContext:
 
     def launches(self) -> list[tuple[Launch, LaunchConfig]]:
         return [(launch, launch_config(launch, self.unit)) for launch in self.unit.launches]
+
+
+def host_functions(unit: Unit) -> list[Function]:
+    """Functions with a body that run on the host: neither `__global__` nor `__device__`."""
+    return [f for fs in unit.functions.values() for f in fs
+            if not f.is_kernel and not f.is_device and f.body is not None]

@@ -12,14 +12,12 @@ from cudalens.analysis.expr_types import (
     ExprTyper,
     exact_in_float,
     float_function,
-    in_compile_time_context,
     literal_kind,
-    nodes_of_type,
-    operand_of,
 )
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.syntax import in_compile_time_context, nodes_of_type, operand_of
 
 _ARITHMETIC = {"+", "-", "*", "/"}
 _COMPARISON = {"<", "<=", ">", ">=", "==", "!="}

@@ -13,12 +13,11 @@ from cudalens.analysis.expr_types import (
     MATH_OVERLOADED,
     ExprTyper,
     literal_kind,
-    nodes_of_type,
-    operand_of,
 )
 from cudalens.analysis.findings import Finding, Fix, Severity, TextEdit
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.syntax import nodes_of_type
 
 _DOUBLE_WORD = re.compile(r"\bdouble\b")
 Node = ts.Node
@@ -106,7 +105,7 @@ class DoublePrecisionMathFunction(Rule):
         literals = [a for a in args if _bare(a).type == "number_literal" and literal_kind(ts.text(_bare(a))) == DOUBLE]
         floats = [t for a, t in zip(args, relaxed, strict=True)
                   if a not in literals and t is not None and t.kind == FLOAT and not t.constant]
-        if not literals or not floats or operand_of(call)[0] is None:
+        if not literals or not floats:
             return None
         texts = ", ".join(f"`{ts.text(_bare(a))}`" for a in literals)
         edits = tuple(TextEdit(kernel.span(_bare(a)), ts.text(_bare(a)) + "f") for a in literals)

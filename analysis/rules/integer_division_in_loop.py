@@ -5,24 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.expr_types import INT, ExprTyper, nodes_of_type
+from cudalens.analysis.expr_types import INT, ExprTyper
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.host_eval import eval_host
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.syntax import enclosing_loop, nodes_of_type
 
-_LOOPS = ("for_statement", "while_statement", "do_statement")
 Node = ts.Node
-
-
-def enclosing_loop(node: Node, stop: Node) -> Node | None:
-    """The loop whose every iteration runs `node` (not a `for` initializer, which runs once)."""
-    child, parent = node, node.parent
-    while parent is not None and parent != stop:
-        if parent.type in _LOOPS and parent.child_by_field_name("initializer") != child:
-            return parent
-        child, parent = parent, parent.parent
-    return None
 
 
 def _operands(node: Node) -> tuple[str, Node | None, Node | None]:

@@ -1,0 +1,104 @@
+"""CL602: a `<<<...>>>` launch whose errors nothing in its host function ever looks at."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.file_context import FileContext, host_functions
+from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.rule_base import Rule
+
+# Calls and macros that read the launch error (PyTorch's, the runtime's, cuda-samples' helper_cuda.h).
+ERROR_CHECKS = {"cudaGetLastError", "cudaPeekAtLastError", "C10_CUDA_KERNEL_LAUNCH_CHECK", "getLastCudaError",
+                "TORCH_CUDA_KERNEL_LAUNCH_CHECK"}
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_TORCH_HEADERS = ("torch/", "ATen/", "c10/")
+
+
+def checking_names(unit: FileContext) -> set[str]:
+    """The error checks, and the file's macros and host functions that (transitively) call one."""
+    names = set(ERROR_CHECKS)
+    bodies = {m.name: m.body for m in unit.unit.macros.values() if m.body}
+    bodies |= {f.name: ts.text(f.body) for f in host_functions(unit.unit)}
+    changed = True
+    while changed:
+        changed = False
+        for name, body in bodies.items():
+            if name not in names and names & set(_IDENT.findall(body)):
+                names.add(name)
+                changed = True
+    return names
+
+
+class UncheckedKernelLaunch(Rule):
+    """## What it does
+    Flags a `kernel<<<...>>>(...)` launch in a host function that is not followed, in that function, by an
+    error check: `cudaGetLastError()`, `cudaPeekAtLastError()`, `C10_CUDA_KERNEL_LAUNCH_CHECK()`, or a macro
+    or function of the file that calls one of them (`CUDA_CHECK(cudaGetLastError())`, `checkLaunch()`).
+
+    ## Why is this bad?
+    A launch returns nothing. When it fails — too many threads per block, too much shared memory, a kernel
+    built for another architecture — the kernel simply does not run, and the program continues with the output
+    buffer as it was. In a PyTorch extension that means a tensor of garbage or zeros and a test failure far from
+    its cause, or a silently wrong model.
+
+    ## Known problems
+    `info`: the caller may check after this function returns, or a later synchronising call's status may be
+    checked (that catches faults inside the kernel, but not a launch that never started). Only checks later in
+    the same function are seen.
+
+    ## Example
+    ```cuda
+    torch::Tensor relu(torch::Tensor x) {
+        auto y = torch::empty_like(x);
+        relu_kernel<<<blocks, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+        return y;
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    torch::Tensor relu(torch::Tensor x) {
+        auto y = torch::empty_like(x);
+        relu_kernel<<<blocks, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+        C10_CUDA_KERNEL_LAUNCH_CHECK();       // or: CUDA_CHECK(cudaGetLastError());
+        return y;
+    }
+    ```
+
+    ## Fix safety
+    No automatic fix: the check to use (an exception, an error code, an abort) is the program's convention.
+
+    ## References
+    - CUDA C++ Programming Guide, "Error Checking"
+    - PyTorch, `c10/cuda/CUDAException.h` (`C10_CUDA_KERNEL_LAUNCH_CHECK`)
+    """
+
+    code = "CL602"
+    name = "unchecked-kernel-launch"
+    summary = "Kernel launch not followed by an error check in its host function"
+    default_severity = Severity.INFO
+
+    def check_unit(self, unit: FileContext) -> Iterator[Finding]:
+        hosts = {(f.node.start_byte, f.node.end_byte): f.name for f in host_functions(unit.unit)}
+        launches = [launch for launch in unit.unit.launches if launch.host_function is not None
+                    and (launch.host_function.start_byte, launch.host_function.end_byte) in hosts]
+        if not launches:
+            return
+        checks = checking_names(unit)
+        torch = any(inc.startswith(_TORCH_HEADERS) for inc in unit.unit.includes)
+        advice = "`C10_CUDA_KERNEL_LAUNCH_CHECK()`" if torch else "a check of `cudaGetLastError()`"
+        for launch in launches:
+            function = launch.host_function
+            assert function is not None
+            after = unit.unit.source[launch.node.end_byte:function.end_byte].decode("utf-8", "replace")
+            if checks & set(_IDENT.findall(after)):
+                continue
+            host_name = hosts[(function.start_byte, function.end_byte)]
+            yield unit.finding(
+                type(self), launch.node.child_by_field_name("function") or launch.node,
+                f"Launch of `{launch.kernel}` is never checked in `{host_name}`: a failed launch (bad configuration, "
+                f"too much shared memory) leaves the output untouched without a word; add {advice} after it",
+                kernel=launch.kernel)
