@@ -29,6 +29,7 @@ REGISTRY: dict[str, str] = {
     "CL503": "integer_division_in_loop:IntegerDivisionInLoop",
     "CL601": "sync_in_host_loop:SyncInHostLoop",
     "CL602": "unchecked_kernel_launch:UncheckedKernelLaunch",
+    "CL701": "single_address_global_atomic:SingleAddressGlobalAtomic",
 }
 
 
