@@ -37,9 +37,9 @@ def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
     if racy.size == 0:
         return None
     word = int(racy[0])
-    a = int(k1[k1 // _KEY == word][0] % _KEY)
-    b_candidates = k2[(k2 // _KEY == word) & (k2 % _KEY != a)]
-    b = int(b_candidates[0] % _KEY) if b_candidates.size else int(k2[k2 // _KEY == word][0] % _KEY)
+    first_threads = (k1[k1 // _KEY == word] % _KEY).tolist()
+    second_threads = (k2[k2 // _KEY == word] % _KEY).tolist()
+    a, b = next((x, y) for x in first_threads + second_threads for y in second_threads + first_threads if x != y)
     return word, a, b
 
 
