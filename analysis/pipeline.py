@@ -10,6 +10,7 @@ from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.api import AnalysisReport, KernelInfo, LaunchSite
 from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
+from cudalens.analysis.features import kernel_features
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.model import KernelModel, PositionMap, build_model, launch_configs
 from cudalens.analysis.positions import LineIndex
@@ -60,7 +61,8 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:
             model = build_model(doc.path, unit, kernel, index, to_file)
-            cached = CachedKernel(run_rules(model), kernel_info(model), start, end)
+            findings = run_rules(model)
+            cached = CachedKernel(findings, kernel_info(model, findings), start, end)
         doc.next_cache[key] = cached
         report.findings.extend(cached.findings)
         # launch sites live in host code that moves independently of the kernel: always read them afresh
@@ -114,7 +116,7 @@ def run_rules(model: KernelModel) -> list[Finding]:
     return findings
 
 
-def kernel_info(model: KernelModel) -> KernelInfo:
+def kernel_info(model: KernelModel, findings: list[Finding]) -> KernelInfo:
     block = model.block
     if block is None:
         warp_shape = "unknown block shape (assumed " + ", ".join(c.label for c in model.configs) + ")"
@@ -123,7 +125,8 @@ def kernel_info(model: KernelModel) -> KernelInfo:
     else:
         warp_shape = f"{block[0]}×{max(1, 32 // block[0])} lanes (threadIdx.x × threadIdx.y)"
     shared = model.primary.shared_arrays
-    static_bytes = sum(p.elem.size * _prod(p.dims) for p in shared.values() if p.dims)
+    features = kernel_features(model, findings)
+    static_bytes = int(dict(features)["static_shared_bytes"])
     bounds = tuple(int(v) for v in (ts.text(n) for n in model.function.launch_bounds) if v.isdigit())
     return KernelInfo(
         name=model.name,
@@ -135,6 +138,7 @@ def kernel_info(model: KernelModel) -> KernelInfo:
         static_shared_bytes=static_bytes,
         uses_dynamic_shared=any(not p.dims for p in shared.values()),
         template=bool(model.function.template_params),
+        features=features,
     )
 
 
@@ -153,8 +157,3 @@ def _name_node(model: KernelModel):
     return name or model.function.node
 
 
-def _prod(dims: tuple[int, ...]) -> int:
-    out = 1
-    for d in dims:
-        out *= d
-    return out
