@@ -56,6 +56,8 @@ class AnalysisReport:
     includes: list[str] = field(default_factory=list)  # header names this document includes
     # For .py files: the CUDA sources found in the Python text, with the line where each begins.
     embedded_sources: list[tuple[str, int]] = field(default_factory=list)
+    # Internal errors, one line each (the kernel they concern is skipped, the rest is still analysed).
+    errors: list[str] = field(default_factory=list)
 
 
 def analyze_text(

@@ -60,9 +60,14 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
                None if to_file is None else start)
         cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:
-            model = build_model(doc.path, unit, kernel, index, to_file)
-            findings = run_rules(model)
-            cached = CachedKernel(findings, kernel_info(model, findings), start, end)
+            try:
+                model = build_model(doc.path, unit, kernel, index, to_file)
+                findings = run_rules(model)
+                cached = CachedKernel(findings, kernel_info(model, findings), start, end)
+            except Exception as exc:  # one kernel the analyzer cannot handle must not cost the others
+                report.errors.append(f"{doc.path}:{start}: internal error analysing `{kernel.name}`: "
+                                     f"{type(exc).__name__}: {exc}")
+                continue
         doc.next_cache[key] = cached
         report.findings.extend(cached.findings)
         # launch sites live in host code that moves independently of the kernel: always read them afresh
