@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cudalens.analysis.findings import Finding, Severity
-from cudalens.analysis.memory import GlobalRequest, global_request, warps
+from cudalens.analysis.memory import GlobalRequest, global_requests
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 
@@ -17,8 +17,7 @@ def worst_request(accesses: list) -> GlobalRequest | None:
     for a in accesses:
         if a.addr is None:
             continue
-        for w in warps(len(a.mask)):
-            r = global_request(a.addr[w], a.mask[w], a.size)
+        for r in global_requests(a.addr, a.mask, a.size):
             if r is not None and r.lanes > 1 and (worst is None or r.excess_ratio > worst.excess_ratio):
                 worst = r
     return worst
