@@ -60,6 +60,17 @@ class AnalysisReport:
     errors: list[str] = field(default_factory=list)
 
 
+def read_include_from_disk(name: str, including_path: str, include_dirs: tuple[str, ...] = ()) -> str | None:
+    """The standard IncludeReader: `name` next to the including file, then in `include_dirs`."""
+    from pathlib import Path
+
+    for folder in (Path(including_path).parent, *map(Path, include_dirs)):
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8", errors="replace")
+    return None
+
+
 def analyze_text(
     path: str,
     text: str,
