@@ -19,7 +19,7 @@ Dim3 = tuple[int, int, int]
 
 
 @dataclass(frozen=True)
-class LaunchConfig:
+class LaunchValues:
     """The values of a `<<<grid, block, smem, stream>>>` that are constant (None where they are not)."""
 
     grid: Dim3 | None
@@ -27,10 +27,10 @@ class LaunchConfig:
     dynamic_shared_bytes: int | None
 
 
-def launch_config(launch: Launch, unit: Unit) -> LaunchConfig:
+def launch_values(launch: Launch, unit: Unit) -> LaunchValues:
     cfg, scope = launch.config, launch.host_function
-    smem = eval_host(cfg[2], unit, scope) if len(cfg) > 2 else (0,)
-    return LaunchConfig(
+    smem = eval_host(cfg[2], unit, scope) if len(cfg) > 2 else None
+    return LaunchValues(
         grid=dim3(cfg[0], unit, scope) if len(cfg) > 0 else None,
         block=dim3(cfg[1], unit, scope) if len(cfg) > 1 else None,
         dynamic_shared_bytes=smem[0] if smem else None,
@@ -65,7 +65,7 @@ class FileContext:
             kernel=kernel,
             fix=fix,
             evidence=tuple((evidence or {}).items()),
-            related=tuple(Related(self.span(n), m) for n, m in related),
+            related=tuple(Related(self.span(n), m) for n, m in related if n is not None),
         )
 
     def replace_fix(self, node: Node, new_text: str, message: str, safe: bool) -> Fix:
@@ -76,8 +76,8 @@ class FileContext:
         kernels = [f for f in self.unit.functions.get(name, []) if f.is_kernel]
         return next((f for f in kernels if f.body is not None), kernels[0] if kernels else None)
 
-    def launches(self) -> list[tuple[Launch, LaunchConfig]]:
-        return [(launch, launch_config(launch, self.unit)) for launch in self.unit.launches]
+    def launches(self) -> list[tuple[Launch, LaunchValues]]:
+        return [(launch, launch_values(launch, self.unit)) for launch in self.unit.launches]
 
 
 def host_functions(unit: Unit) -> list[Function]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.file_context import FileContext, PositionMap, launch_config
+from cudalens.analysis.file_context import FileContext, PositionMap, launch_values
 from cudalens.analysis.findings import Finding, Fix, Severity, Span
 from cudalens.analysis.host_eval import eval_host
 from cudalens.analysis.positions import LineIndex
@@ -107,15 +107,27 @@ def build_models(path: str, unit: Unit, index: LineIndex, to_file: PositionMap |
     return models
 
 
+LaunchConfig = tuple[Node, "tuple[int, int, int] | None", "tuple[int, int, int] | None", "int | None"]
+
+
+def launch_configs(unit: Unit, kernel: Function) -> list[LaunchConfig]:
+    """(call node, grid, block, dynamic shared bytes) of each launch of the kernel, None where not constant."""
+    sites = []
+    for launch in unit.launches:
+        if launch.kernel != kernel.name:
+            continue
+        values = launch_values(launch, unit)
+        sites.append((launch.node, values.grid, values.block, values.dynamic_shared_bytes))
+    return sites
+
+
 def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
                 to_file: PositionMap | None) -> KernelModel:
-    sites = []
+    sites = launch_configs(unit, kernel)
     template_values: dict[str, int] = {}
     for launch in unit.launches:
         if launch.kernel != kernel.name:
             continue
-        config = launch_config(launch, unit)
-        sites.append((launch.node, config.grid, config.block, config.dynamic_shared_bytes))
         for name, arg in zip(kernel.template_params, launch.template_args, strict=False):
             value = eval_host(arg, unit, launch.host_function)
             if value is not None and name not in template_values:
