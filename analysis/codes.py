@@ -31,6 +31,11 @@ REGISTRY: dict[str, str] = {
     "CL601": "sync_in_host_loop:SyncInHostLoop",
     "CL602": "unchecked_kernel_launch:UncheckedKernelLaunch",
     "CL701": "single_address_global_atomic:SingleAddressGlobalAtomic",
+    "CL901": "test_failure:TestFailure",
+    "CL902": "kernel_crash:KernelCrash",
+    "CL903": "slower_than_reference:SlowerThanReference",
+    "CL904": "profile_line_hint:ProfileLineHint",
+    "CL905": "sanitizer_error:SanitizerError",
 }
 
 
