@@ -9,6 +9,7 @@ import struct
 from dataclasses import dataclass
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.syntax import find
 from cudalens.analysis.types import normalize
 from cudalens.analysis.unit import Function, Unit, parse_expression
 
@@ -96,13 +97,8 @@ class ExprTyper:
         self.names: dict[str, CType | None] = {}
         for p in function.params:
             self._declare(p.node)
-        if function.body is not None:
-            stack = [function.body]
-            while stack:
-                node = stack.pop()
-                if node.type == "declaration":
-                    self._declare(node)
-                stack.extend(node.named_children)
+        for node in find(function.body, "declaration"):
+            self._declare(node)
 
     def _declare(self, decl: Node) -> None:
         type_node = decl.child_by_field_name("type")

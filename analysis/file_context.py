@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.findings import Finding, Fix, Related, Severity, Span, TextEdit
@@ -76,11 +77,34 @@ class FileContext:
         kernels = [f for f in self.unit.functions.get(name, []) if f.is_kernel]
         return next((f for f in kernels if f.body is not None), kernels[0] if kernels else None)
 
-    def launches(self) -> list[tuple[Launch, LaunchValues]]:
+    @cached_property
+    def _launches(self) -> list[tuple[Launch, LaunchValues]]:
         return [(launch, launch_values(launch, self.unit)) for launch in self.unit.launches]
 
+    def launches(self) -> list[tuple[Launch, LaunchValues]]:
+        """Every launch site with its constant values (evaluated once per context, shared by the rules)."""
+        return self._launches
 
-def host_functions(unit: Unit) -> list[Function]:
-    """Functions with a body that run on the host: neither `__global__` nor `__device__`."""
+    @cached_property
+    def _by_kernel(self) -> dict[str, list[tuple[Launch, LaunchValues]]]:
+        out: dict[str, list[tuple[Launch, LaunchValues]]] = {}
+        for launch, values in self._launches:
+            out.setdefault(launch.kernel, []).append((launch, values))
+        return out
+
+    def launches_of(self, kernel: str) -> list[tuple[Launch, LaunchValues]]:
+        return self._by_kernel.get(kernel, [])
+
+
+def host_functions(unit: Unit, own: bool = True) -> list[Function]:
+    """Functions with a body that run on the host: neither `__global__` nor `__device__`; with `own`, only
+    those of this file (not of the headers it includes, whose positions are in another text)."""
+    root = unit.tree.root_node
     return [f for fs in unit.functions.values() for f in fs
-            if not f.is_kernel and not f.is_device and f.body is not None]
+            if not f.is_kernel and not f.is_device and f.body is not None and (not own or _root(f.node) == root)]
+
+
+def _root(node: Node) -> Node:
+    while node.parent is not None:
+        node = node.parent
+    return node

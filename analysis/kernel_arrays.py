@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.host_eval import eval_host
+from cudalens.analysis.syntax import find
 from cudalens.analysis.unit import Function, Unit
 
 Node = ts.Node
@@ -44,15 +45,8 @@ def _array(declarator: Node) -> Node | None:
 
 
 def array_declarations(unit: Unit, function: Function) -> list[ArrayDecl]:
-    if function.body is None:
-        return []
     out = []
-    stack = [function.body]
-    while stack:
-        node = stack.pop()
-        if node.type != "declaration":
-            stack.extend(reversed(node.named_children))
-            continue
+    for node in find(function.body, "declaration"):
         storage = {ts.text(c) for c in node.children if c.type == "storage_class_specifier"}
         shared = _is_shared(node)
         if "extern" in storage or ("static" in storage and not shared):

@@ -42,12 +42,10 @@ def in_compile_time_context(node: Node, stop: Node) -> bool:
     return False
 
 
-def nodes_of_type(root: Node | None, types: tuple[str, ...]) -> list[Node]:
-    out = []
-    stack = [root] if root is not None else []
-    while stack:
-        node = stack.pop()
-        if node.type in types:
-            out.append(node)
-        stack.extend(reversed(node.named_children))
-    return out
+def find(root: Node | None, capture: str, query: str | None = None) -> list[Node]:
+    """The nodes under `root` that `capture` names in `queries/<query>.scm` (by default the one-pattern query
+    `syntax_<capture>.scm`), in source order."""
+    if root is None:
+        return []
+    found = ts.captures("cuda", query or f"syntax_{capture}", root).get(capture, [])
+    return sorted(found, key=lambda n: n.start_byte)

@@ -17,7 +17,7 @@ from cudalens.analysis.expr_types import (
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
-from cudalens.analysis.syntax import in_compile_time_context, nodes_of_type, operand_of
+from cudalens.analysis.syntax import find, in_compile_time_context, operand_of
 
 _ARITHMETIC = {"+", "-", "*", "/"}
 _COMPARISON = {"<", "<=", ">", ">=", "==", "!="}
@@ -134,10 +134,15 @@ class DoublePrecisionLiteral(Rule):
         body = kernel.function.body
         if body is None or not float_kernel(kernel):
             return
-        typer = ExprTyper(kernel.unit, kernel.function)
-        for node in nodes_of_type(body, ("number_literal", "identifier")):
-            text, macro = _literal_text(node, kernel)
-            if text is None or in_compile_time_context(node, body):
+        literal_macros = {name for name, m in kernel.unit.macros.items()
+                          if m.params is None and m.body and _literal_text_of(m.body) is not None}
+        candidates = find(body, "number") + [n for n in find(body, "identifier") if ts.text(n) in literal_macros] \
+            if literal_macros else find(body, "number")
+        literals = [(node, *_literal_text(node, kernel)) for node in candidates]
+        literals = [(node, text, macro) for node, text, macro in literals if text is not None]
+        typer = ExprTyper(kernel.unit, kernel.function) if literals else None
+        for node, text, macro in literals:
+            if typer is None or in_compile_time_context(node, body):
                 continue
             hit = promoting_literal(node, text, typer)
             if hit is None:
@@ -163,10 +168,16 @@ def _literal_text(node: Node, kernel: KernelModel) -> tuple[str | None, str | No
     macro = kernel.unit.macros.get(text)
     if macro is None or macro.params is not None or not macro.body:
         return None, None
-    body = macro.body.strip()
+    body = _literal_text_of(macro.body)
+    return (body, text) if body is not None else (None, None)
+
+
+def _literal_text_of(macro_body: str) -> str | None:
+    """`0.1` for `#define SCALE 0.1` or `(0.1)`; None when the body is not one double literal."""
+    body = macro_body.strip()
     while body.startswith("(") and body.endswith(")"):
         body = body[1:-1].strip()
-    return (body, text) if literal_kind(body) == DOUBLE else (None, None)
+    return body if literal_kind(body) == DOUBLE else None
 
 
 def _short(text: str, limit: int = 40) -> str:

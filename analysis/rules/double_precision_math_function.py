@@ -17,7 +17,7 @@ from cudalens.analysis.expr_types import (
 from cudalens.analysis.findings import Finding, Fix, Severity, TextEdit
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
-from cudalens.analysis.syntax import nodes_of_type
+from cudalens.analysis.syntax import find
 
 _DOUBLE_WORD = re.compile(r"\bdouble\b")
 Node = ts.Node
@@ -83,8 +83,8 @@ class DoublePrecisionMathFunction(Rule):
         body = kernel.function.body
         if body is None or not _float_data(kernel):
             return
-        typer = ExprTyper(kernel.unit, kernel.function)
-        for call in nodes_of_type(body, ("call_expression",)):
+        typer = None
+        for call in find(body, "call"):
             func = call.child_by_field_name("function")
             args_node = call.child_by_field_name("arguments")
             if func is None or args_node is None or func.type not in ("identifier", "qualified_identifier"):
@@ -92,6 +92,7 @@ class DoublePrecisionMathFunction(Rule):
             name = ts.text(func).split("::")[-1]
             if name not in MATH_OVERLOADED:
                 continue
+            typer = typer or ExprTyper(kernel.unit, kernel.function)
             args = list(args_node.named_children)
             types = [typer.type_of(a) for a in args]
             relaxed = [typer.type_of(a, literals_as_float=True) for a in args]

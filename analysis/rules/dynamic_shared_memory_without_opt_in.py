@@ -15,18 +15,20 @@ from cudalens.analysis.rule_base import Rule
 _OPT_IN_CALLS = ("cudaFuncSetAttribute", "cuFuncSetAttribute")
 _OPT_IN_ATTRS = ("cudaFuncAttributeMaxDynamicSharedMemorySize", "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+_SET_ATTRIBUTE = re.compile(rb"\b(?:cuda|cu)FuncSetAttribute\b")
 
 
 def opted_in(unit: FileContext) -> set[str] | None:
     """Names of the kernels whose dynamic shared memory limit the file raises; None when a call raises it
     for a function it names in a way we cannot resolve (a function pointer variable), i.e. maybe any."""
-    kernels = {k.name for k in unit.unit.kernels}
     names: set[str] = set()
-    stack = [unit.unit.tree.root_node]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.named_children)
-        if node.type != "call_expression":
+    kernels = {k.name for k in unit.unit.kernels} | {launch.kernel for launch in unit.unit.launches}
+    root = unit.unit.tree.root_node
+    for m in _SET_ATTRIBUTE.finditer(unit.unit.source):  # a text search: far cheaper than a tree walk
+        node = root.descendant_for_byte_range(m.start(), m.start())
+        while node is not None and node.type != "call_expression":
+            node = node.parent
+        if node is None:
             continue
         func = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")

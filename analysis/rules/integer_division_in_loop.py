@@ -10,7 +10,7 @@ from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.host_eval import eval_host
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
-from cudalens.analysis.syntax import enclosing_loop, nodes_of_type
+from cudalens.analysis.syntax import enclosing_loop, find
 
 Node = ts.Node
 
@@ -69,13 +69,14 @@ class IntegerDivisionInLoop(Rule):
         body = kernel.function.body
         if body is None:
             return
-        typer = ExprTyper(kernel.unit, kernel.function)
-        for node in nodes_of_type(body, ("binary_expression", "assignment_expression")):
+        typer = None
+        for node in find(body, "division"):
             op, left, right = _operands(node)
             if op not in ("/", "%") or left is None or right is None:
                 continue
             if enclosing_loop(node, body) is None:
                 continue
+            typer = typer or ExprTyper(kernel.unit, kernel.function)
             lt, rt = typer.type_of(left), typer.type_of(right)
             if lt is None or rt is None or lt.kind != INT or rt.kind != INT or rt.constant:
                 continue

@@ -8,7 +8,7 @@ from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.file_context import FileContext, host_functions
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.rule_base import Rule
-from cudalens.analysis.syntax import enclosing_loop, nodes_of_type
+from cudalens.analysis.syntax import enclosing_loop, find
 
 BLOCKING_COPIES = {"cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol"}
 SYNCHRONIZES = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
@@ -82,7 +82,7 @@ class SyncInHostLoop(Rule):
 
     def check_unit(self, unit: FileContext) -> Iterator[Finding]:
         for function in host_functions(unit.unit):
-            for call in nodes_of_type(function.body, ("call_expression",)):
+            for call in find(function.body, "blocking", "host_calls"):
                 name = blocking_call(call)
                 if name is None:
                     continue

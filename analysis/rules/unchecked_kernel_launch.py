@@ -17,19 +17,21 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 _TORCH_HEADERS = ("torch/", "ATen/", "c10/")
 
 
+def any_of(names: set[str]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+
+
 def checking_names(unit: FileContext) -> set[str]:
     """The error checks, and the file's macros and host functions that (transitively) call one."""
     names = set(ERROR_CHECKS)
     bodies = {m.name: m.body for m in unit.unit.macros.values() if m.body}
-    bodies |= {f.name: ts.text(f.body) for f in host_functions(unit.unit)}
-    changed = True
-    while changed:
-        changed = False
-        for name, body in bodies.items():
-            if name not in names and names & set(_IDENT.findall(body)):
-                names.add(name)
-                changed = True
-    return names
+    bodies |= {f.name: ts.text(f.body) for f in host_functions(unit.unit, own=False)}
+    while True:
+        pattern = any_of(names)
+        found = {name for name, body in bodies.items() if name not in names and pattern.search(body)}
+        if not found:
+            return names
+        names |= found
 
 
 class UncheckedKernelLaunch(Rule):
@@ -87,14 +89,14 @@ class UncheckedKernelLaunch(Rule):
                     and (launch.host_function.start_byte, launch.host_function.end_byte) in hosts]
         if not launches:
             return
-        checks = checking_names(unit)
+        checks = any_of(checking_names(unit))
         torch = any(inc.startswith(_TORCH_HEADERS) for inc in unit.unit.includes)
         advice = "`C10_CUDA_KERNEL_LAUNCH_CHECK()`" if torch else "a check of `cudaGetLastError()`"
         for launch in launches:
             function = launch.host_function
             assert function is not None
             after = unit.unit.source[launch.node.end_byte:function.end_byte].decode("utf-8", "replace")
-            if checks & set(_IDENT.findall(after)):
+            if checks.search(after):
                 continue
             host_name = hosts[(function.start_byte, function.end_byte)]
             yield unit.finding(
