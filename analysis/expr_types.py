@@ -185,8 +185,8 @@ class ExprTyper:
             return self.names[name]
         if name in self.template_params:
             return None  # a type or a value chosen per instantiation
-        if name in ("warpSize",):
-            return CType(INT)
+        if name == "warpSize":
+            return CType(INT, constant=True)  # 32 on every GPU; ptxas folds it
         macro = self.unit.macros.get(name)
         if macro is not None and macro.params is None and macro.body:
             return self.type_of(parse_expression(macro.body), literals_as_float, depth + 1)

@@ -70,6 +70,7 @@ class IntegerDivisionInLoop(Rule):
         if body is None:
             return
         typer = None
+        seen: set[tuple[int, str, str]] = set()
         for node in find(body, "division"):
             op, left, right = _operands(node)
             if op not in ("/", "%") or left is None or right is None:
@@ -82,6 +83,10 @@ class IntegerDivisionInLoop(Rule):
                 continue
             if eval_host(right, kernel.unit, body) is not None or ts.text(right) in kernel.function.template_params:
                 continue
+            key = (node.start_point[0], op, ts.text(right))
+            if key in seen:
+                continue  # `a[i % n] = a[i % n] + b[j % n]`: one finding per line and divisor
+            seen.add(key)
             what = "division" if op == "/" else "modulo"
             yield kernel.finding(
                 type(self), node,

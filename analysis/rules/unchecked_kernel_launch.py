@@ -92,15 +92,21 @@ class UncheckedKernelLaunch(Rule):
         checks = any_of(checking_names(unit))
         torch = any(inc.startswith(_TORCH_HEADERS) for inc in unit.unit.includes)
         advice = "`C10_CUDA_KERNEL_LAUNCH_CHECK()`" if torch else "a check of `cudaGetLastError()`"
+        unchecked: dict[tuple[int, int], list] = {}
         for launch in launches:
             function = launch.host_function
             assert function is not None
             after = unit.unit.source[launch.node.end_byte:function.end_byte].decode("utf-8", "replace")
-            if checks.search(after):
-                continue
-            host_name = hosts[(function.start_byte, function.end_byte)]
+            if not checks.search(after):
+                unchecked.setdefault((function.start_byte, function.end_byte), []).append(launch)
+        # One finding per host function, at its first unchecked launch: a dispatch `switch` over 40
+        # instantiations is one missing check, not 40.
+        for key, group in unchecked.items():
+            first = group[0]
+            more = f" ({len(group) - 1} more launch{'es' if len(group) > 2 else ''} below, unchecked too)" \
+                if len(group) > 1 else ""
             yield unit.finding(
-                type(self), launch.node.child_by_field_name("function") or launch.node,
-                f"Launch of `{launch.kernel}` is never checked in `{host_name}`: a failed launch (bad configuration, "
-                f"too much shared memory) leaves the output untouched without a word; add {advice} after it",
-                kernel=launch.kernel)
+                type(self), first.node.child_by_field_name("function") or first.node,
+                f"Launch of `{first.kernel}` is never checked in `{hosts[key]}`{more}: a failed launch (bad "
+                f"configuration, too much shared memory) leaves the output untouched without a word; add {advice} "
+                "after it", kernel=first.kernel, evidence={"unchecked_launches": len(group)})
