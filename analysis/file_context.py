@@ -4,6 +4,7 @@ sites. File-level rules (host code, launch sites) get this; each kernel's model 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -30,12 +31,35 @@ class LaunchValues:
 
 def launch_values(launch: Launch, unit: Unit) -> LaunchValues:
     cfg, scope = launch.config, launch.host_function
-    smem = eval_host(cfg[2], unit, scope) if len(cfg) > 2 else None
+
+    def constant(node: Node) -> bool:
+        return scope is None or not any(_reassigned(name, scope) for name in _IDENT.findall(ts.text(node)))
+
+    smem = eval_host(cfg[2], unit, scope) if len(cfg) > 2 and constant(cfg[2]) else None
     return LaunchValues(
-        grid=dim3(cfg[0], unit, scope) if len(cfg) > 0 else None,
-        block=dim3(cfg[1], unit, scope) if len(cfg) > 1 else None,
+        grid=dim3(cfg[0], unit, scope) if len(cfg) > 0 and constant(cfg[0]) else None,
+        block=dim3(cfg[1], unit, scope) if len(cfg) > 1 and constant(cfg[1]) else None,
         dynamic_shared_bytes=smem[0] if smem else None,
     )
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _reassigned(name: str, scope: Node) -> bool:
+    """Whether `name` (or a field of it, `block.x`) is assigned in `scope` other than by its initializer:
+    then its declared value is not the one every launch sees (`threads = n < 256 ? 64 : 256;`)."""
+    text = scope.text or b""
+    pattern = re.compile(rb"(?:\+\+|--)\s*" + name.encode() + rb"\b|\b" + name.encode()
+                         + rb"\s*(?:\.\s*[xyz]\s*)?(?:[-+*/%&|^]|<<|>>)?=(?!=)|\b" + name.encode() + rb"\s*(?:\+\+|--)")
+    for m in pattern.finditer(text):
+        node = scope.descendant_for_byte_range(scope.start_byte + m.start(), scope.start_byte + m.start())
+        while node is not None and node != scope and node.type not in (
+                "init_declarator", "assignment_expression", "update_expression"):
+            node = node.parent
+        if node is not None and node.type in ("assignment_expression", "update_expression"):
+            return True
+    return False
 
 
 @dataclass
