@@ -27,7 +27,7 @@ class BlockSizeOverLimit(Rule):
     No NVIDIA GPU runs blocks of more than 1024 threads: the launch fails with
     `cudaErrorInvalidConfiguration`, the kernel never runs, and unless the launch is checked the program goes
     on with whatever the output buffer held. A launch above the kernel's own `__launch_bounds__` fails the same
-    way (`cudaErrorLaunchOutOfResources`): the compiler allocated registers for at most that many threads. A
+    way (too many resources requested): the compiler allocated registers for at most that many threads. A
     bound above 1024 makes ptxas budget registers for a block that can never exist, which can force spills.
 
     ## Known problems
@@ -89,7 +89,7 @@ class BlockSizeOverLimit(Rule):
                     related = ((bound[0], "the kernel's launch bound"),)
                     message = (f"Block of {shape} is above `{launch.kernel}`'s "
                                f"`__launch_bounds__({bound[1]})`: the launch fails "
-                               "(cudaErrorLaunchOutOfResources) and the kernel never runs")
+                               "(too many resources requested) and the kernel never runs")
             if message:
                 yield unit.finding(type(self), launch.config[1], message, kernel=launch.kernel,
                                    evidence={"threads": count, "block": "×".join(map(str, config.block))}, related=related)

@@ -52,7 +52,7 @@ class DynamicSharedMemoryWithoutOptIn(Rule):
 
     ## Why is this bad?
     A kernel may use at most 48 KB of shared memory per block unless its dynamic limit is raised first; above
-    that the launch fails with `cudaErrorInvalidValue`, the kernel never runs, and an unchecked launch leaves
+    that the launch fails (`cudaGetLastError()` reports it), the kernel never runs, and an unchecked launch leaves
     the output as it was. Hopper allows up to 227 KB per block, but only after the opt-in.
 
     ## Known problems
@@ -106,7 +106,7 @@ class DynamicSharedMemoryWithoutOptIn(Rule):
                 message = (f"`{launch.kernel}` is launched with {dynamic} B of dynamic shared memory{with_static}, "
                            f"over {STATIC_SHARED_LIMIT} B (48 KB), and the file never raises its limit with "
                            f"cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, ...): "
-                           "the launch fails with cudaErrorInvalidValue")
+                           "the launch fails and the kernel never runs")
             else:
                 continue
             yield unit.finding(type(self), launch.config[2], message, kernel=launch.kernel,
