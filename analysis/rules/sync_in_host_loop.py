@@ -11,7 +11,8 @@ from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.syntax import enclosing_loop, find
 
 BLOCKING_COPIES = {"cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol"}
-SYNCHRONIZES = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
+# Not cudaEventSynchronize: waiting on one event per repetition is how timing loops measure.
+SYNCHRONIZES = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaThreadSynchronize",
                 "synchronize", "device_synchronize", "stream_synchronize"}
 _QUALIFIED_ONLY = {"synchronize", "device_synchronize", "stream_synchronize"}  # torch::cuda::synchronize...
 
@@ -35,7 +36,7 @@ def blocking_call(call) -> str | None:
 class SyncInHostLoop(Rule):
     """## What it does
     Flags a call that makes the host wait for the GPU — `cudaMemcpy` (not `cudaMemcpyAsync`),
-    `cudaDeviceSynchronize`, `cudaStreamSynchronize`, `cudaEventSynchronize`, `torch::cuda::synchronize` —
+    `cudaDeviceSynchronize`, `cudaStreamSynchronize`, `torch::cuda::synchronize` —
     inside a host `for`/`while`/`do` loop.
 
     ## Why is this bad?
@@ -48,7 +49,8 @@ class SyncInHostLoop(Rule):
     Some loops need a result every iteration (a convergence test, a data-dependent size); then the copy is
     required, but it can often be made smaller, asynchronous into pinned memory, or done every k-th iteration.
     Loops in setup code that copy a few buffers once are reported too. Device-to-device `cudaMemcpy` is not
-    reported (it does not block the host).
+    reported (it does not block the host), nor is `cudaEventSynchronize` (timing loops wait on one event per
+    repetition by design).
 
     ## Example
     ```cuda
