@@ -690,6 +690,10 @@ class Simulator:
         if name == "__syncwarp" or group == "warp":
             self.warp_epoch += 1  # orders the lanes of each warp, not the warps of the block
             return unknown()
+        if len(arg_nodes) == 1 and func is not None and func.type in ("primitive_type", "type_identifier",
+                                                                     "sized_type_specifier", "identifier") \
+                and self.unit.types.lookup(name) is not None and self.unit.device_function(name) is None:
+            return self.cast(name, self.eval(arg_nodes[0], mask))  # a functional cast: size_t(i), float(x)
         if name in _LOAD_INTRINSICS and arg_nodes:
             p = self.eval(arg_nodes[0], mask)
             if isinstance(p, Ptr):
