@@ -401,7 +401,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ncu-timeout", type=float, default=180)
     parser.add_argument("--sanitizer-timeout", type=float, default=240)
     parser.add_argument("--update", action="store_true", help="also write truth.json next to this script")
+    parser.add_argument(
+        "--expected-only", action="store_true", help="write truth.json with the intended labels only (no GPU)"
+    )
     args = parser.parse_args(argv)
+    if args.expected_only:
+        files = {
+            corpus.relative_name(p): {"expected": corpus.expected_labels(p.read_text()), "kernels": {}, "errors": []}
+            for p in corpus.corpus_files()
+            if p.parent.name == "kernels"
+        }
+        text = json.dumps({"version": 1, "measured": False, "files": files}, indent=1, sort_keys=True)
+        (HERE / "truth.json").write_text(text + "\n")
+        log(f"wrote the intended labels of {len(files)} files to truth.json")
+        return 0
 
     started = time.monotonic()
     out: Path = args.out
@@ -492,6 +505,7 @@ def main(argv: list[str] | None = None) -> int:
 
     truth = {
         "version": 1,
+        "measured": True,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "gpu": run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], 30)[1].strip(),
         "ncu": run(["ncu", "--version"], 30)[1].strip().splitlines()[-1:],
@@ -505,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "files": files,
     }
-    text = json.dumps(truth, indent=1, sort_keys=True)
+    text = json.dumps(truth, indent=1, sort_keys=True) + "\n"
     (out / "truth.json").write_text(text)
     if args.update:
         (HERE / "truth.json").write_text(text)
