@@ -395,6 +395,9 @@ def parse_sanitizer(output: str, source_name: str) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", HERE / "out")))
+    parser.add_argument(
+        "--work", type=Path, default=Path("/tmp/cudalens-accuracy"), help="binaries and .ncu-rep reports"
+    )
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     parser.add_argument("--only", nargs="*", help="file stems to measure (default: the whole corpus)")
@@ -418,8 +421,9 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     out: Path = args.out
-    build_dir, raw_dir = out / "build", out / "raw"
-    for folder in (build_dir, raw_dir):
+    # Binaries and reports stay out of --out: only text (CSV pages, tool logs, truth.json) goes back.
+    build_dir, report_dir, raw_dir = args.work / "build", args.work / "reports", out / "raw"
+    for folder in (build_dir, report_dir, raw_dir):
         folder.mkdir(parents=True, exist_ok=True)
     sources = [p for p in corpus.corpus_files() if not args.only or p.stem in args.only]
     log(f"{len(sources)} corpus files")
@@ -437,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # Sanitizers run in the background while ncu profiles one binary at a time.
     sanitizer_pool = ThreadPoolExecutor(max_workers=max(1, min(8, args.jobs // 2)))
+    export_pool = ThreadPoolExecutor(max_workers=2)
     sanitizer_jobs: dict[tuple[Path, str], Future] = {}
     for source, (binary, _) in builds.items():
         if binary is not None:
@@ -457,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         if binary is None:
             entry["errors"].append("build failed")
             continue
-        report = raw_dir / f"{source.stem}.ncu-rep"
+        report = report_dir / f"{source.stem}.ncu-rep"
         t0 = time.monotonic()
         code, ncu_out = profile(binary, report, args.ncu_timeout)
         (raw_dir / f"{source.stem}.ncu.txt").write_text(ncu_out)
@@ -465,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
             entry["errors"].append(f"ncu exit {code}")
             log(f"ncu failed on {source.name} (exit {code})")
             continue
-        pages = sanitizer_pool.submit(export_pages, report, raw_dir)
+        pages = export_pool.submit(export_pages, report, raw_dir)
         try:
             if ncu_report is not None:
                 profiles = read_report(ncu_report, report, source.name)
@@ -502,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
             labels[category] = sorted({n for group in groups for n in group})
         entry.setdefault("sanitizer_exit", {})[tool] = result["exit_code"]
     sanitizer_pool.shutdown()
+    export_pool.shutdown()
 
     truth = {
         "version": 1,
