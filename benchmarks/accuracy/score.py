@@ -8,7 +8,8 @@ Categories and the rule codes that answer them: uncoalesced ↔ CL1xx, divergenc
 CL301, sync (synccheck) ↔ CL302, race (racecheck) ↔ CL303.
 
 Matching: a finding matches a truth line when the statement around the truth line overlaps the statement(s)
-the finding's span covers, inside the same kernel. A race or sync problem measured as a group of lines (the
+the finding's span covers, inside the same kernel; a divergence finding on a branch or loop header also
+covers the block it heads (idle lanes are measured on the body's lines, the condition runs on all lanes). A race or sync problem measured as a group of lines (the
 two accesses of a hazard) is one truth item, found when any of its lines is matched. Precision counts the
 distinct lines the analyzer flags per category and kernel (two findings on one line count once); only
 kernels that were measured are scored. Each category is scored twice: every finding, and only findings of
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,9 +65,23 @@ class Statements:
 
     def __init__(self, text: str) -> None:
         self.ends = []
-        for raw in text.splitlines():
-            code = raw.split("//")[0].rstrip()
+        self.code = [raw.split("//")[0].rstrip() for raw in text.splitlines()]
+        for code in self.code:
             self.ends.append(not code or code.startswith("#") or code[-1] in ";{}")
+
+    def region(self, first: int, last: int) -> tuple[int, int]:
+        """The statement, and when it heads a block (`if (...) {`, `for (...) {`), the block too: the
+        lanes idle on a divergent branch show up on the lines of its body, not on the condition's line."""
+        start, end = self.extent(first, last)
+        if self.code[end - 1].endswith("{"):
+            depth = 0
+            for number in range(end, len(self.code) + 1):
+                depth += self.code[number - 1].count("{") - self.code[number - 1].count("}")
+                if depth <= 0:
+                    return start, number
+        elif re.match(r"\s*(if|for|while)\b", self.code[end - 1]) and end < len(self.code):
+            return start, self.extent(end + 1, end + 1)[1]
+        return start, end
 
     def extent(self, first: int, last: int) -> tuple[int, int]:
         start = first
@@ -116,18 +132,27 @@ def score(truth: dict, expected: bool, proven_only: bool) -> dict[str, Tally]:
         findings = analyze(path)
         for kernel in scored_kernels(entry, expected):
             for category, tally in tallies.items():
+                where = statements.region if category == "divergence" else statements.extent
                 flagged = sorted(
                     {
-                        statements.extent(f.span.line, f.span.end_line)
+                        where(f.span.line, f.span.end_line)
                         for f in findings
                         if category_of(f.code) == category
                         and (not proven_only or f.severity.rank >= Severity.WARNING.rank)
-                        and corpus.kernel_at(spans, f.span.line) == kernel
+                        and _kernel_of(f, spans) == kernel
                     }
                 )
                 items = truth_items(entry, kernel, category, expected)
                 _tally(tally, f"{name}:{kernel}", statements, flagged, items)
     return tallies
+
+
+def _kernel_of(finding: Finding, spans: list) -> str | None:
+    """The kernel a finding belongs to: the analyzer's word (a finding in a `__device__` helper names the
+    kernel that calls it), else the kernel whose lines contain it."""
+    if finding.kernel:
+        return re.split(r"[<(]", finding.kernel)[0].split("::")[-1].strip()
+    return corpus.kernel_at(spans, finding.span.line)
 
 
 def _tally(tally: Tally, where: str, statements: Statements, flagged: list, items: list[list[int]]) -> None:
