@@ -401,8 +401,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     parser.add_argument("--only", nargs="*", help="file stems to measure (default: the whole corpus)")
-    parser.add_argument("--ncu-timeout", type=float, default=180)
-    parser.add_argument("--sanitizer-timeout", type=float, default=240)
+    parser.add_argument("--ncu-timeout", type=float, default=120)
+    parser.add_argument("--sanitizer-timeout", type=float, default=150)
+    parser.add_argument(
+        "--budget", type=float, default=480, help="seconds after which no further ncu run starts (truth is still written)"
+    )
     parser.add_argument("--update", action="store_true", help="also write truth.json next to this script")
     parser.add_argument(
         "--expected-only", action="store_true", help="write truth.json with the intended labels only (no GPU)"
@@ -461,6 +464,10 @@ def main(argv: list[str] | None = None) -> int:
         files[corpus.relative_name(source)] = entry
         if binary is None:
             entry["errors"].append("build failed")
+            continue
+        if time.monotonic() - started > args.budget:
+            entry["errors"].append("skipped: time budget spent")
+            log(f"skipping ncu on {source.name}: budget of {args.budget:.0f}s spent")
             continue
         report = report_dir / f"{source.stem}.ncu-rep"
         t0 = time.monotonic()
