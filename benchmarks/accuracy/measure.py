@@ -219,10 +219,15 @@ def _read_action(action, source_name: str) -> KernelProfile:
         if metric is None or not metric.has_correlation_ids():
             continue
         pcs = metric.correlation_ids()
+        if pcs is None:
+            continue
         for i in range(metric.num_instances()):
             pc = pcs.as_uint64(i)
             if pc not in by_pc:
-                info = action.source_info(pc)
+                try:
+                    info = action.source_info(pc)
+                except Exception:  # a PC without line information (e.g. compiler-generated code)
+                    info = None
                 if info is None or Path(info.file_name()).name != source_name:
                     continue
                 by_pc[pc] = Instruction(line=info.line(), sass=_sass(action, pc))
@@ -479,11 +484,17 @@ def main(argv: list[str] | None = None) -> int:
             continue
         pages = export_pool.submit(export_pages, report, raw_dir)
         try:
-            if ncu_report is not None:
-                profiles = read_report(ncu_report, report, source.name)
-            else:
+            profiles = read_report(ncu_report, report, source.name) if ncu_report is not None else []
+            if not any(p.instructions for p in profiles):
+                # No module, or nothing mapped to this file's lines through it: read the source page.
                 page = pages.result()
                 profiles = read_source_csv(page.get("source_cuda") or page.get("source", ""), source.name)
+                entry["reader"] = "csv"
+            (raw_dir / f"{source.stem}.instructions.json").write_text(
+                json.dumps(
+                    {p.name: [[i.line, i.sass, i.values] for i in p.instructions] for p in profiles}, indent=0
+                )
+            )
         except Exception as exc:  # one unreadable report must not cost the rest of the corpus
             entry["errors"].append(f"report unreadable: {exc!r}")
             log(f"could not read {report.name}: {exc!r}")
