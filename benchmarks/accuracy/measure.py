@@ -406,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     parser.add_argument("--only", nargs="*", help="file stems to measure (default: the whole corpus)")
+    parser.add_argument(
+        "--ncu-jobs", type=int, default=1, help="ncu processes at once (source counters are exact counts either way)"
+    )
     parser.add_argument("--ncu-timeout", type=float, default=120)
     parser.add_argument("--sanitizer-timeout", type=float, default=150)
     parser.add_argument(
@@ -458,6 +461,22 @@ def main(argv: list[str] | None = None) -> int:
                     sanitize, binary, tool, source, args.sanitizer_timeout
                 )
 
+    def profile_job(source: Path, binary: Path) -> tuple[str | None, Path, float]:
+        """Runs ncu on one binary; returns an error (or None), the report path and the seconds it took."""
+        if time.monotonic() - started > args.budget:
+            log(f"skipping ncu on {source.name}: budget of {args.budget:.0f}s spent")
+            return "skipped: time budget spent", Path(), 0.0
+        report = report_dir / f"{source.stem}.ncu-rep"
+        t0 = time.monotonic()
+        code, ncu_out = profile(binary, report, args.ncu_timeout)
+        (raw_dir / f"{source.stem}.ncu.txt").write_text(ncu_out)
+        if code != 0 or not report.exists():
+            log(f"ncu failed on {source.name} (exit {code})")
+            return f"ncu exit {code}", report, time.monotonic() - t0
+        return None, report, time.monotonic() - t0
+
+    ncu_pool = ThreadPoolExecutor(max_workers=max(1, args.ncu_jobs))
+    ncu_jobs = {s: ncu_pool.submit(profile_job, s, b) for s, (b, _) in builds.items() if b is not None}
     files: dict[str, dict] = {}
     for source, (binary, _) in builds.items():
         text = source.read_text()
@@ -470,18 +489,11 @@ def main(argv: list[str] | None = None) -> int:
         if binary is None:
             entry["errors"].append("build failed")
             continue
-        if time.monotonic() - started > args.budget:
-            entry["errors"].append("skipped: time budget spent")
-            log(f"skipping ncu on {source.name}: budget of {args.budget:.0f}s spent")
+        error, report, seconds = ncu_jobs[source].result()
+        if error is not None:
+            entry["errors"].append(error)
             continue
-        report = report_dir / f"{source.stem}.ncu-rep"
-        t0 = time.monotonic()
-        code, ncu_out = profile(binary, report, args.ncu_timeout)
-        (raw_dir / f"{source.stem}.ncu.txt").write_text(ncu_out)
-        if code != 0 or not report.exists():
-            entry["errors"].append(f"ncu exit {code}")
-            log(f"ncu failed on {source.name} (exit {code})")
-            continue
+        # Reports are read here, one at a time: nothing says ncu_report may be used from several threads.
         pages = export_pool.submit(export_pages, report, raw_dir)
         try:
             profiles = read_report(ncu_report, report, source.name) if ncu_report is not None else []
@@ -501,7 +513,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         for prof in profiles:
             entry["kernels"][prof.name] = label_kernel(prof)
-        log(f"profiled {source.name}: {len(profiles)} launches in {time.monotonic() - t0:.0f}s")
+        log(f"profiled {source.name}: {len(profiles)} launches, ncu {seconds:.0f}s")
+    ncu_pool.shutdown()
 
     for (source, tool), job in sanitizer_jobs.items():
         result = job.result()

@@ -144,3 +144,27 @@ def test_public_extraction_copies_whole_kernels():
     assert fetch.extract(text, fetch.Piece("f", "line", r"#define TILE\b")) == "#define TILE 32"
     block = fetch.extract(text, fetch.Piece("f", "block", r"^void k\("))
     assert block.splitlines()[0] == "__global__" and block.splitlines()[-1] == "}"
+
+
+def test_measured_and_intended_truth_score_alike_when_they_agree():
+    """The measured-truth path of score.py reads measure.py's shape: build that shape from the intended
+    labels of one file and the two scorings must agree."""
+    score = _load("score")
+    name = "kernels/barriers.cu"
+    expected = corpus.expected_labels((ACCURACY / name).read_text())
+    kernels = {}
+    for kernel, labels in expected.items():
+        measured = {c: labels[c] for c in ("uncoalesced", "bank_conflict", "divergence")}
+        for category in ("race", "sync"):
+            measured[category] = labels[category]
+            measured[f"{category}_groups"] = [labels[category]] if labels[category] else []
+        kernels[kernel] = {"labels": measured, "lines": {}}
+    truth = {"files": {name: {"expected": expected, "kernels": kernels, "errors": []}}}
+    for proven_only in (False, True):
+        intended = score.score(truth, expected=True, proven_only=proven_only)
+        measured = score.score(truth, expected=False, proven_only=proven_only)
+        for category in corpus.CATEGORIES:
+            a, b = intended[category], measured[category]
+            assert (a.truth_items, a.truth_found, a.flagged, a.flagged_right) == (
+                b.truth_items, b.truth_found, b.flagged, b.flagged_right
+            ), category
