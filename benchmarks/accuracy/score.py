@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # a sibling module, shared with measure.py
+
 from cudalens.analysis.api import analyze_text
 from cudalens.analysis.findings import Finding, Severity
 
