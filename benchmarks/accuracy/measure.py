@@ -37,6 +37,7 @@ import csv
 import glob
 import io
 import json
+import math
 import os
 import re
 import shutil
@@ -80,6 +81,9 @@ SOURCE_METRICS = (
     "memory_l1_wavefronts_shared_ideal",
     "smsp__branch_targets_threads_divergent",
 )
+# Per-instruction enums kept for the record: memory_type 4 = global, 16 = shared; memory_access_type
+# 2 = load, 4 = store, 8 = atomic.
+CATEGORICAL_METRICS = ("memory_type", "memory_access_type")
 # The source page's column labels for the same metrics (the CSV fallback).
 SOURCE_LABELS = {
     "instructions executed": "inst_executed",
@@ -212,17 +216,20 @@ def read_report(ncu_report, report: Path, source_name: str) -> list[KernelProfil
 
 
 def _read_action(action, source_name: str) -> KernelProfile:
-    name = kernel_name(action.name())
+    try:  # the bare function name, where the module offers it
+        name = kernel_name(action.name(type(action).NameBase_FUNCTION))
+    except Exception:
+        name = kernel_name(action.name())
     by_pc: dict[int, Instruction] = {}
-    for metric_name in SOURCE_METRICS:
+    for metric_name in (*SOURCE_METRICS, *CATEGORICAL_METRICS):
         metric = action.metric_by_name(metric_name)
-        if metric is None or not metric.has_correlation_ids():
+        if metric is None or metric.num_instances() == 0 or not metric.has_correlation_ids():
             continue
         pcs = metric.correlation_ids()
         if pcs is None:
             continue
         for i in range(metric.num_instances()):
-            pc = pcs.as_uint64(i)
+            pc = int(pcs.value(i))
             if pc not in by_pc:
                 try:
                     info = action.source_info(pc)
@@ -231,12 +238,16 @@ def _read_action(action, source_name: str) -> KernelProfile:
                 if info is None or Path(info.file_name()).name != source_name:
                     continue
                 by_pc[pc] = Instruction(line=info.line(), sass=_sass(action, pc))
-            by_pc[pc].values[metric_name] = by_pc[pc].values.get(metric_name, 0.0) + _instance_value(metric, i)
+            value = _instance_value(metric, i)
+            if metric_name in CATEGORICAL_METRICS:
+                by_pc[pc].values.setdefault(metric_name, value)  # an enum, not a count
+            else:
+                by_pc[pc].values[metric_name] = by_pc[pc].values.get(metric_name, 0.0) + value
     metrics = {}
     for metric_name in KERNEL_METRICS:
         metric = action.metric_by_name(metric_name)
         if metric is not None:
-            metrics[metric_name] = metric.as_double()
+            metrics[metric_name] = _instance_value(metric, None)
     return KernelProfile(name, [by_pc[pc] for pc in sorted(by_pc)], metrics)
 
 
@@ -246,11 +257,14 @@ def kernel_name(reported: str) -> str:
     return (words[-1] if words else reported).split("::")[-1]
 
 
-def _instance_value(metric, index: int) -> float:
+def _instance_value(metric, index: int | None) -> float:
+    """A metric's value (one instance's, or the whole launch's) as a float; NaN, None and text become 0."""
     try:
-        return float(metric.as_double(index))
-    except (TypeError, AttributeError):
-        return float(metric.value(index) or 0.0)
+        value = metric.value() if index is None else metric.value(index)
+        value = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return 0.0 if math.isnan(value) or math.isinf(value) else value
 
 
 def _sass(action, pc: int) -> str:
@@ -315,7 +329,8 @@ def label_kernel(profile: KernelProfile) -> dict:
         v = ins.values
         stats = lines[ins.line]
         for key, value in v.items():
-            stats[key] += value
+            if key not in CATEGORICAL_METRICS:
+                stats[key] += value
         sectors = v.get("memory_l2_theoretical_sectors_global", 0.0)
         ideal = v.get("memory_l2_theoretical_sectors_global_ideal", 0.0)
         if sectors >= MIN_SECTORS and ideal > 0 and sectors / ideal >= UNCOALESCED_RATIO:
