@@ -37,6 +37,15 @@ def run(payload: dict, ctx=None) -> dict:
         os._exit(int(payload.get("code", 4)))
     elif action == "raise":
         raise RuntimeError(payload.get("message", "job failed"))
+    elif action == "cuda_device_assert":
+        import torch  # an out-of-bounds index on the GPU: a device-side assert poisons the CUDA context
+
+        x = torch.zeros(4, device="cuda")
+        x[torch.tensor([1000], device="cuda")].sum().item()
+    elif action == "cuda_ok":
+        import torch
+
+        return {"sum": float(torch.ones(8, device="cuda").sum().item()), "pid": os.getpid()}
     elif action == "not_json":
         return {"value": object()}
     return {"echo": payload, "pid": os.getpid()}

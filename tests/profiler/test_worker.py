@@ -205,3 +205,19 @@ def test_worker_runs_under_an_interpreter_without_cudalens(tmp_path):
         assert bare.handshake.torch is None and bare.handshake.torch_cuda is None
     finally:
         bare.close()
+
+
+@pytest.mark.gpu
+def test_handshake_on_the_gpu_machine_names_the_device(pool):
+    assert pool.run(job()).status == "ok"
+    hello = pool.handshake
+    assert hello.gpu != "no GPU" and hello.gpu_count >= 1 and hello.driver
+    assert hello.torch and hello.torch_cuda
+
+
+@pytest.mark.gpu
+def test_device_side_assert_breaks_the_context_and_the_next_job_gets_a_working_one(pool):
+    broken = pool.run(job({"action": "cuda_device_assert"}, timeout_s=120))
+    assert broken.status == "error" and broken.context_broken, broken.error
+    healthy = pool.run(job({"action": "cuda_ok"}, timeout_s=120))
+    assert healthy.status == "ok" and healthy.payload["sum"] == 8.0
