@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cudalens.analysis.api import KernelInfo, analyze_text
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.profiler.compile import CompileOptions, CompileResult, KernelSite, compile_cuda, compile_python
@@ -138,14 +139,18 @@ def _occupancy_finding(path: str, k: KernelResources, site: KernelSite | None, s
     )
 
 
-def launch_shapes(path: str, text: str, config: AnalysisConfig) -> dict[str, LaunchShape]:
-    """Kernel name → block size (and dynamic shared memory) where the analyzer proved one constant shape."""
-    try:
-        from cudalens.analysis.api import analyze_text
+def launch_shapes(
+    path: str, text: str, config: AnalysisConfig, kernels: list[KernelInfo] | None = None
+) -> dict[str, LaunchShape]:
+    """Kernel name → block size (and dynamic shared memory) where the analyzer proved one constant shape.
 
-        kernels = analyze_text(path, text, config).kernels
-    except Exception:  # the analyzer is optional here: without it there is no CL804
-        return {}
+    `kernels`: the analyzer's report for this text when the caller already has it (else it is run here).
+    """
+    if kernels is None:
+        try:
+            kernels = analyze_text(path, text, config).kernels
+        except Exception:  # the analyzer is optional here: without it there is no CL804
+            return {}
     shapes = {}
     for info in kernels:
         if info.block is None:
@@ -176,7 +181,11 @@ def findings_from_results(
 
 
 def compile_report(
-    path: str, text: str, config: AnalysisConfig | None = None, options: CompileOptions | None = None
+    path: str,
+    text: str,
+    config: AnalysisConfig | None = None,
+    options: CompileOptions | None = None,
+    kernels: list[KernelInfo] | None = None,
 ) -> CompileReport:
     config = config or AnalysisConfig()
     options = options or CompileOptions(arch=config.arch, include_dirs=config.include_dirs)
@@ -188,10 +197,16 @@ def compile_report(
     else:
         return CompileReport()
     skipped = next((r.reason for r in results if r.status == "skipped"), None)
-    shapes = launch_shapes(path, text, config)
+    shapes = launch_shapes(path, text, config, kernels)
     return CompileReport(findings_from_results(path, results, shapes, config), results, skipped)
 
 
-def compile_findings(path: str, text: str, config: AnalysisConfig | None = None) -> list[Finding]:
-    """The CL801–CL804 findings of one `.cu`/`.cuh`/`.py` file (nothing for other files)."""
-    return compile_report(path, text, config).findings
+def compile_findings(
+    path: str, text: str, config: AnalysisConfig | None = None, kernels: list[KernelInfo] | None = None
+) -> list[Finding]:
+    """The CL801–CL804 findings of one `.cu`/`.cuh`/`.py` file (nothing for other files).
+
+    Pass the analyzer's `AnalysisReport.kernels` for the same text as `kernels` when you have them; otherwise
+    the analyzer runs here to find launch block sizes (for CL804).
+    """
+    return compile_report(path, text, config, kernels=kernels).findings

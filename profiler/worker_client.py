@@ -242,11 +242,20 @@ class WorkerPool:
         jobs_dir: str | Path | None = None,
         env: dict[str, str] | None = None,
         startup_timeout_s: float = 60.0,
+        warmup: dict | None = None,
+        keep_warm: bool = False,
     ) -> None:
+        """`warmup`: the payload of a `warmup` job run on every fresh worker before its first job (e.g.
+        `{"modules": ["torch"], "cuda": True}` so that the first test does not pay for importing torch);
+        `keep_warm`: start the replacement of a retired worker right away, in the background."""
         self.python = python
         self.jobs_dir = jobs_dir
         self.env = env
         self.startup_timeout_s = startup_timeout_s
+        self.warmup = warmup
+        self.keep_warm = keep_warm
+        self.warmup_result: JobResult | None = None
+        self._closed = False
         self._worker: Worker | None = None
         self._lock = threading.Lock()  # one job at a time: there is one GPU
         self._state_lock = threading.Lock()
@@ -268,6 +277,19 @@ class WorkerPool:
         with self._lock:
             return self._ensure_worker().hello  # type: ignore[return-value]
 
+    def prestart(self) -> None:
+        """Start (and warm up) a worker in the background; a job submitted meanwhile waits for it."""
+        threading.Thread(target=self._prestart, daemon=True, name="cudalens-pool-prestart").start()
+
+    def _prestart(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self._ensure_worker()
+            except WorkerStartError:
+                self._retire(restart=False)  # the next job reports the reason
+
     def _ensure_worker(self) -> Worker:
         if self._worker is None or not self._worker.alive:
             if self._worker is not None:
@@ -275,21 +297,28 @@ class WorkerPool:
             worker = Worker(self.python, self.jobs_dir, self.env, self.startup_timeout_s)
             self._worker = worker
             worker.start()
+            if self.warmup is not None:
+                self.warmup_result = worker.run(JobRequest(self.new_id(), "warmup", dict(self.warmup), 600.0))
+                if not worker.alive:
+                    raise WorkerStartError(f"the worker died while warming up: {self.warmup_result.error}")
         return self._worker
 
     def run(self, request: JobRequest, on_progress: ProgressCallback | None = None) -> JobResult:
         """Run one job and wait for its result; never raises for anything the job or the worker does."""
-        with self._lock:
-            with self._state_lock:
-                if request.id in self._cancelled:
-                    self._cancelled.discard(request.id)
-                    return JobResult(request.id, request.kind, "cancelled")
+        cancelled = JobResult(request.id, request.kind, "cancelled")
+        while not self._lock.acquire(timeout=0.05):  # another job, or a worker warming up, holds it
+            if self._take_cancel(request.id):
+                return cancelled
+        try:
             try:
                 worker = self._ensure_worker()
             except WorkerStartError as exc:
-                self._retire()
+                self._retire(restart=False)
                 return JobResult(request.id, request.kind, "crash", error=str(exc))
             with self._state_lock:
+                if request.id in self._cancelled:
+                    self._cancelled.discard(request.id)
+                    return cancelled
                 self._running = (request.id, worker)
             try:
                 result = worker.run(request, on_progress)
@@ -300,15 +329,25 @@ class WorkerPool:
             if result.status not in ("ok", "error") or result.context_broken or not worker.alive:
                 self._retire()
             return result
+        finally:
+            self._lock.release()
 
-    def cancel(self, job_id: str) -> None:
-        """Cancel a job: kill it if it runs, skip it if it waits."""
+    def _take_cancel(self, job_id: str) -> bool:
+        with self._state_lock:
+            if job_id in self._cancelled:
+                self._cancelled.discard(job_id)
+                return True
+            return False
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a job: kill it if it runs (returns True), skip it if it waits (False)."""
         with self._state_lock:
             running = self._running
             if running and running[0] == job_id:
                 running[1].cancel()
-            else:
-                self._cancelled.add(job_id)
+                return True
+            self._cancelled.add(job_id)
+            return False
 
     async def run_async(self, request: JobRequest, on_progress: ProgressCallback | None = None) -> JobResult:
         """`run` for asyncio: progress arrives on the loop's thread; cancelling the task kills the job."""
@@ -322,16 +361,19 @@ class WorkerPool:
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
-            self.cancel(request.id)
-            await asyncio.wait([future])  # the worker is dead or the job skipped: this is quick
+            if self.cancel(request.id):
+                await asyncio.wait([future])  # its worker is dead already: this returns at once
             raise
 
-    def _retire(self) -> None:
+    def _retire(self, restart: bool = True) -> None:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+        if restart and self.keep_warm and not self._closed:
+            self.prestart()
 
     def close(self) -> None:
+        self._closed = True
         with self._state_lock:
             running = self._running
         if running:

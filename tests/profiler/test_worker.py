@@ -221,3 +221,40 @@ def test_device_side_assert_breaks_the_context_and_the_next_job_gets_a_working_o
     assert broken.status == "error" and broken.context_broken, broken.error
     healthy = pool.run(job({"action": "cuda_ok"}, timeout_s=120))
     assert healthy.status == "ok" and healthy.payload["sum"] == 8.0
+
+
+def test_warmup_runs_on_every_fresh_worker_and_keep_warm_replaces_a_crashed_one():
+    pool = WorkerPool(warmup={"modules": ["json", "no_such_module_xyz"]}, keep_warm=True)
+    try:
+        first = pool.run(job())
+        assert first.status == "ok"
+        assert pool.warmup_result.status == "ok"
+        assert "json" in pool.warmup_result.payload["seconds"]
+        assert "no_such_module_xyz" in pool.warmup_result.payload["missing"]
+        assert pool.run(job({"action": "segfault"})).status == "crash"
+        # the replacement is started in the background; the next job waits for it, warm-up included
+        again = pool.run(job())
+        assert again.status == "ok" and again.payload["pid"] != first.payload["pid"]
+        assert pool.warmup_result.status == "ok"
+    finally:
+        pool.close()
+
+
+async def test_cancelling_a_queued_task_does_not_wait_for_the_running_one():
+    pool = WorkerPool()
+    try:
+        running = asyncio.create_task(pool.run_async(job({"action": "hang"}, timeout_s=600, id="a")))
+        while pool._running is None:
+            await asyncio.sleep(0.02)
+        queued = asyncio.create_task(pool.run_async(job(id="b")))
+        await asyncio.sleep(0.1)
+        queued.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        assert not running.done()  # the hanging job is untouched by the other's cancel
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert (await pool.run_async(job(id="c"))).status == "ok"
+    finally:
+        pool.close()
