@@ -58,7 +58,7 @@ def compile_figures(full: bool) -> None:
 
 
 def worker_figures() -> None:
-    start, worker = timed(lambda: Worker())
+    worker = Worker()
     hello_s, hello = timed(worker.start)
     print(f"worker start to handshake: {hello_s * 1e3:.0f} ms  (python {hello.python}, torch {hello.torch}, "
           f"CUDA {hello.torch_cuda}, driver {hello.driver}, GPU {hello.gpu})")

@@ -55,27 +55,34 @@ def _kernel_span(site: KernelSite | None) -> Span:
     return Span(site.line, site.column, site.line, site.end_column) if site else Span(1, 1, 1, 1)
 
 
-def _spill_finding(path: str, k: KernelResources, site: KernelSite | None) -> Finding:
+def _kernel_finding(
+    path: str, code: str, rule: str, message: str, k: KernelResources, site: KernelSite | None, evidence: tuple
+) -> Finding:
     return Finding(
         path=path,
-        code="CL803",
-        rule="register-spills",
+        code=code,
+        rule=rule,
         severity=Severity.WARNING,
-        message=(
-            f"`{k.short_name}` spills registers to local memory on {k.arch}: {k.spill_stores_bytes} bytes stored and "
-            f"{k.spill_loads_bytes} bytes loaded per thread ({k.registers} registers, {k.stack_frame_bytes} bytes "
-            f"of stack)"
-        ),
+        message=message,
         span=_kernel_span(site),
         kernel=k.short_name,
-        evidence=(
-            ("registers", k.registers),
-            ("spill_stores_bytes", k.spill_stores_bytes),
-            ("spill_loads_bytes", k.spill_loads_bytes),
-            ("stack_frame_bytes", k.stack_frame_bytes),
-            ("arch", k.arch),
-        ),
+        evidence=(*evidence, ("arch", k.arch)),
     )
+
+
+def _spill_finding(path: str, k: KernelResources, site: KernelSite | None) -> Finding:
+    message = (
+        f"`{k.short_name}` spills registers to local memory on {k.arch}: {k.spill_stores_bytes} bytes stored and "
+        f"{k.spill_loads_bytes} bytes loaded per thread ({k.registers} registers, {k.stack_frame_bytes} bytes "
+        f"of stack)"
+    )
+    evidence = (
+        ("registers", k.registers),
+        ("spill_stores_bytes", k.spill_stores_bytes),
+        ("spill_loads_bytes", k.spill_loads_bytes),
+        ("stack_frame_bytes", k.stack_frame_bytes),
+    )
+    return _kernel_finding(path, "CL803", "register-spills", message, k, site, evidence)
 
 
 def _registers_for(k: KernelResources, shape: LaunchShape, target: float) -> int | None:
@@ -113,30 +120,22 @@ def _occupancy_finding(path: str, k: KernelResources, site: KernelSite | None, s
     else:
         why = f"{k.barriers} named barriers per block"
     unknown = " (dynamic shared memory unknown, counted as 0)" if shape.dynamic_shared_bytes is None else ""
-    return Finding(
-        path=path,
-        code="CL804",
-        rule="low-theoretical-occupancy",
-        severity=Severity.WARNING,
-        message=(
-            f"`{k.short_name}` reaches {occ.fraction:.0%} theoretical occupancy on {k.arch} with "
-            f"{shape.block_threads}-thread blocks ({occ.active_blocks} blocks, {occ.active_warps} of {occ.max_warps} "
-            f"warps per SM), limited by {why}{unknown}"
-        ),
-        span=_kernel_span(site),
-        kernel=k.short_name,
-        evidence=(
-            ("occupancy", round(occ.fraction, 4)),
-            ("active_blocks", occ.active_blocks),
-            ("active_warps", occ.active_warps),
-            ("max_warps", occ.max_warps),
-            ("limiter", occ.limiter),
-            ("registers", k.registers),
-            ("shared_per_block_bytes", occ.shared_per_block),
-            ("block_threads", shape.block_threads),
-            ("arch", k.arch),
-        ),
+    message = (
+        f"`{k.short_name}` reaches {occ.fraction:.0%} theoretical occupancy on {k.arch} with "
+        f"{shape.block_threads}-thread blocks ({occ.active_blocks} blocks, {occ.active_warps} of {occ.max_warps} "
+        f"warps per SM), limited by {why}{unknown}"
     )
+    evidence = (
+        ("occupancy", round(occ.fraction, 4)),
+        ("active_blocks", occ.active_blocks),
+        ("active_warps", occ.active_warps),
+        ("max_warps", occ.max_warps),
+        ("limiter", occ.limiter),
+        ("registers", k.registers),
+        ("shared_per_block_bytes", occ.shared_per_block),
+        ("block_threads", shape.block_threads),
+    )
+    return _kernel_finding(path, "CL804", "low-theoretical-occupancy", message, k, site, evidence)
 
 
 def launch_shapes(

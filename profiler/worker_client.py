@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from cudalens.profiler.protocol import (
@@ -63,20 +64,25 @@ def _describe_exit(code: int | None) -> str:
     return f"the worker exited with code {code}"
 
 
+@dataclass(frozen=True)
+class WorkerSpec:
+    """How to start a worker."""
+
+    python: str | None = None  # the interpreter (the `worker.python` setting); None: this one
+    jobs_dir: str | Path | None = None  # None: profiler/jobs
+    env: dict[str, str] | None = None  # added to this process's environment
+    startup_timeout_s: float = 60.0
+
+
 class Worker:
     """One worker process. Not thread-safe for concurrent `run` calls (the pool serialises them)."""
 
-    def __init__(
-        self,
-        python: str | None = None,
-        jobs_dir: str | Path | None = None,
-        env: dict[str, str] | None = None,
-        startup_timeout_s: float = 60.0,
-    ) -> None:
-        self.python = python or sys.executable
-        self.jobs_dir = Path(jobs_dir or JOBS_DIR)
-        self._env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
-        self.startup_timeout_s = startup_timeout_s
+    def __init__(self, spec: WorkerSpec | None = None) -> None:
+        spec = spec or WorkerSpec()
+        self.python = spec.python or sys.executable
+        self.jobs_dir = Path(spec.jobs_dir or JOBS_DIR)
+        self._env = {**os.environ, **(spec.env or {}), "PYTHONUNBUFFERED": "1"}
+        self.startup_timeout_s = spec.startup_timeout_s
         self.hello: Hello | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._inbox: queue.Queue[object] = queue.Queue()
@@ -248,10 +254,7 @@ class WorkerPool:
         """`warmup`: the payload of a `warmup` job run on every fresh worker before its first job (e.g.
         `{"modules": ["torch"], "cuda": True}` so that the first test does not pay for importing torch);
         `keep_warm`: start the replacement of a retired worker right away, in the background."""
-        self.python = python
-        self.jobs_dir = jobs_dir
-        self.env = env
-        self.startup_timeout_s = startup_timeout_s
+        self.spec = WorkerSpec(python, jobs_dir, env, startup_timeout_s)
         self.warmup = warmup
         self.keep_warm = keep_warm
         self.warmup_result: JobResult | None = None
@@ -294,7 +297,7 @@ class WorkerPool:
         if self._worker is None or not self._worker.alive:
             if self._worker is not None:
                 self._worker.close()
-            worker = Worker(self.python, self.jobs_dir, self.env, self.startup_timeout_s)
+            worker = Worker(self.spec)
             self._worker = worker
             worker.start()
             if self.warmup is not None:
