@@ -40,6 +40,8 @@ LOAD_INLINE_FLAGS = (
 )
 _QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _MAIN = "<main>"  # the compiled source's own path inside a cached result
+# file: a .cu/.cuh on disk; load_inline: a torch extension source in a .py; cupy: RawKernel/RawModule code (NVRTC)
+Flavor = Literal["file", "load_inline", "cupy"]
 
 
 @dataclass(frozen=True)
@@ -218,9 +220,10 @@ def _build(
     file_name: str,
     origin_dir: Path | None,
     options: CompileOptions,
-    embedded: bool,
+    flavor: Flavor,
 ) -> CompileResult:
     """Compile `text` (named `file_name` in messages); positions stay in `text`'s coordinates, path `_MAIN`."""
+    embedded = flavor == "load_inline"
     arch = resolve_arch(options.arch)
     nvcc = find_nvcc(options.nvcc)
     if nvcc is None:
@@ -228,7 +231,9 @@ def _build(
 
     stripped = device_only(text) if options.torch_headers != "always" else None
     torch_like = embedded or (stripped is not None and stripped.stripped)
-    use_torch = options.torch_headers == "always" or (stripped is not None and stripped.needs_torch)
+    use_torch = flavor != "cupy" and (
+        options.torch_headers == "always" or (stripped is not None and stripped.needs_torch)
+    )
     flags = ["-cubin", f"-arch={arch}", "-lineinfo", "-std=c++17", "-Xptxas", "-v", "--resource-usage"]
     if torch_like or use_torch:
         flags += LOAD_INLINE_FLAGS
@@ -328,7 +333,7 @@ def compile_cuda(path: str, text: str, options: CompileOptions | None = None) ->
     """Compile one `.cu`/`.cuh` file's text; messages point into `path` (or the headers they are about)."""
     options = options or CompileOptions()
     origin = Path(path).resolve().parent
-    return _with_path(_build(text, Path(path).name, origin, options, embedded=False), path)
+    return _with_path(_build(text, Path(path).name, origin, options, "file"), path)
 
 
 @dataclass(frozen=True)
@@ -367,7 +372,8 @@ def compile_python(path: str, text: str, options: CompileOptions | None = None) 
     for index, source in enumerate(extract_cuda_sources(text)):
         if source.kind != "cuda":
             continue  # C++ declarations for pybind: host code, nothing for the GPU
-        built = _build(source.text, f"{Path(path).stem}_cuda{index}.cu", origin, options, embedded=True)
+        flavor: Flavor = "cupy" if source.origin in ("RawKernel", "RawModule") else "load_inline"
+        built = _build(source.text, f"{Path(path).stem}_cuda{index}.cu", origin, options, flavor)
         moved = []
         for m in built.messages:
             if m.path != _MAIN:

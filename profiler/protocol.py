@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 PROTOCOL_VERSION = 1
 
@@ -87,7 +87,8 @@ class Failure:
     message: str
 
 
-Message = Hello | JobRequest | JobResult | Progress | Shutdown | Failure
+if TYPE_CHECKING:  # an annotation only: the worker may run on a Python older than 3.10
+    Message = Hello | JobRequest | JobResult | Progress | Shutdown | Failure
 
 KINDS: dict[str, type] = {
     "hello": Hello,

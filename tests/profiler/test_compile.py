@@ -244,3 +244,24 @@ def test_embedded_kernel_resources_and_site(tmp_path):
     assert kernel.short_name == "relu_kernel"
     site = result.parts[0].result.site_of(kernel)
     assert text.splitlines()[site.line - 1][site.column - 1 : site.end_column - 1] == "relu_kernel"
+
+
+def test_cupy_raw_kernel_is_compiled_without_torch_defines(tmp_path):
+    path, text = write(tmp_path, "cupy_kernel.py", '''
+        import cupy as cp
+
+        add = cp.RawKernel(r"""
+        extern "C" __global__ void add_one(float* x, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            __half h = __float2half(1.0f);
+            if (i < n) x[i] += __half2float(h + h);
+        }
+        """, "add_one")
+        ''')
+    text = text.replace('extern "C"', '#include <cuda_fp16.h>\nextern "C"', 1)
+    result = compile_python(path, text)
+    assert result.ok, result.messages  # half operators exist: the load_inline defines are not applied
+    [kernel] = result.kernels
+    assert kernel.mangled == "add_one" and kernel.short_name == "add_one"
+    site = result.parts[0].result.site_of(kernel)
+    assert text.splitlines()[site.line - 1][site.column - 1 : site.end_column - 1] == "add_one"
