@@ -72,7 +72,7 @@ def _kernel_finding(
 
 def _spill_finding(path: str, k: KernelResources, site: KernelSite | None) -> Finding:
     message = (
-        f"`{k.short_name}` spills registers to local memory on {k.arch}: {k.spill_stores_bytes} bytes stored and "
+        f"`{k.display_name}` spills registers to local memory on {k.arch}: {k.spill_stores_bytes} bytes stored and "
         f"{k.spill_loads_bytes} bytes loaded per thread ({k.registers} registers, {k.stack_frame_bytes} bytes "
         f"of stack)"
     )
@@ -121,7 +121,7 @@ def _occupancy_finding(path: str, k: KernelResources, site: KernelSite | None, s
         why = f"{k.barriers} named barriers per block"
     unknown = " (dynamic shared memory unknown, counted as 0)" if shape.dynamic_shared_bytes is None else ""
     message = (
-        f"`{k.short_name}` reaches {occ.fraction:.0%} theoretical occupancy on {k.arch} with "
+        f"`{k.display_name}` reaches {occ.fraction:.0%} theoretical occupancy on {k.arch} with "
         f"{shape.block_threads}-thread blocks ({occ.active_blocks} blocks, {occ.active_warps} of {occ.max_warps} "
         f"warps per SM), limited by {why}{unknown}"
     )

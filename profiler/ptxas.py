@@ -49,6 +49,21 @@ class KernelResources:
         return self.spill_stores_bytes > 0 or self.spill_loads_bytes > 0
 
     @property
+    def display_name(self) -> str:
+        """The name with template arguments, without return type or parameters: `tk<float>`."""
+        base = self.short_name
+        start = self.name.find(base)
+        if start < 0 or self.name[start + len(base) : start + len(base) + 1] != "<":
+            return base
+        depth, i = 0, start + len(base)
+        while i < len(self.name):
+            depth += {"<": 1, ">": -1}.get(self.name[i], 0)
+            i += 1
+            if depth == 0:
+                break
+        return self.name[start:i]
+
+    @property
     def short_name(self) -> str:
         """The name without parameters or template arguments: what the source calls the kernel."""
         return kernel_base_name(self.name)

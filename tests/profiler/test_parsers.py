@@ -110,3 +110,10 @@ def test_build_cache_round_trip_and_damaged_entry(tmp_path):
     assert cache.get(key) == {"x": 1}
     (cache.entry_dir(key) / "result.json").write_text("{not json")
     assert cache.get(key) is None and not cache.entry_dir(key).exists()
+
+
+def test_display_name_keeps_template_arguments():
+    from cudalens.profiler.ptxas import KernelResources
+
+    assert KernelResources("void ns::f<c<int>, 4>(int*)", "_Z", "sm_90", 8).display_name == "f<c<int>, 4>"
+    assert KernelResources("add(float*)", "_Z3addPf", "sm_90", 8).display_name == "add"
