@@ -4,8 +4,9 @@ Started by file path (`python worker_main.py --jobs-dir DIR`) under an interpret
 cudalens, so it imports only the standard library at top level, loads `protocol.py` from its own folder and the
 job modules (`DIR/<kind>_job.py`) by path. See docs/profiler.md for the job-module contract.
 
-The protocol channel is a private duplicate of the original stdout; file descriptor 1 is pointed at stderr so
-that whatever a job prints (Python or C) cannot corrupt it. The worker exits when its stdin closes, when it is
+The protocol channels are private duplicates of the original stdin and stdout; file descriptor 1 is pointed at
+stderr and 0 at /dev/null, so that whatever a job prints or reads (Python or C, or a process it starts) cannot
+corrupt them. The worker exits when its stdin closes, when it is
 told to shut down, or when its parent process goes away; on the way out it kills its own process group (it
 is the group leader) so that nothing a job started survives it.
 """
@@ -229,8 +230,8 @@ def _die(code):
         os._exit(code)
 
 
-def _read_stdin(inbox):
-    for raw in sys.stdin.buffer:
+def _read_stdin(inbox, source):
+    for raw in source:
         try:
             message = protocol.decode(raw)
         except protocol.ProtocolError as exc:
@@ -254,11 +255,16 @@ def main(argv):
         jobs_dir = argv[1]
     channel = _Channel(os.dup(1))
     os.dup2(2, 1)  # prints of jobs (Python and C alike) land in stderr, not in the protocol
+    # Likewise the protocol's input: a job (or a process it starts) that reads stdin gets /dev/null.
+    source = os.fdopen(os.dup(0), "rb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
     sys.stdout = sys.stderr
     jobs = _JobModules(jobs_dir)
     inbox = queue.Queue()
     channel.send(hello())
-    threading.Thread(target=_read_stdin, args=(inbox,), daemon=True).start()
+    threading.Thread(target=_read_stdin, args=(inbox, source), daemon=True).start()
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     while True:
         message = inbox.get()

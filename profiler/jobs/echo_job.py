@@ -26,6 +26,11 @@ def run(payload: dict, ctx=None) -> dict:
         with open(payload["pid_file"], "w") as fh:
             fh.write(str(child.pid))
         time.sleep(3600)
+    elif action == "read_stdin":
+        # user code that reads stdin must not swallow the protocol's next message
+        return {"stdin": sys.stdin.read(), "child": subprocess.run(
+            [sys.executable, "-c", "import sys; print(len(sys.stdin.read()))"], capture_output=True, text=True
+        ).stdout.strip()}
     elif action == "hang":
         while True:
             time.sleep(1)

@@ -258,3 +258,9 @@ async def test_cancelling_a_queued_task_does_not_wait_for_the_running_one():
         assert (await pool.run_async(job(id="c"))).status == "ok"
     finally:
         pool.close()
+
+
+def test_a_job_reading_stdin_gets_nothing_and_the_protocol_survives(pool):
+    result = pool.run(job({"action": "read_stdin"}))
+    assert result.status == "ok" and result.payload == {"stdin": "", "child": "0"}
+    assert pool.run(job(id="next")).status == "ok"
