@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from cudalens.analysis.api import analyze_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
