@@ -7,6 +7,8 @@ resource usage and, for CL804, the block size the analyzer found at the kernel's
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.profiler.compile import CompileOptions, CompileResult, KernelSite, compile_cuda, compile_python
 from cudalens.profiler.nvcc_diagnostics import CompilerMessage
+from cudalens.profiler.nvcc_process import CancelToken
 from cudalens.profiler.occupancy import Occupancy, theoretical_occupancy
 from cudalens.profiler.ptxas import KernelResources
 
@@ -185,19 +188,39 @@ def compile_report(
     config: AnalysisConfig | None = None,
     options: CompileOptions | None = None,
     kernels: list[KernelInfo] | None = None,
+    cancel: CancelToken | None = None,
 ) -> CompileReport:
+    """Compile one file and turn the results into findings; `CompileCancelled` if `cancel` fires."""
     config = config or AnalysisConfig()
     options = options or CompileOptions(arch=config.arch, include_dirs=config.include_dirs)
     suffix = Path(path).suffix.lower()
     if suffix in CUDA_SUFFIXES:
-        results = [compile_cuda(path, text, options)]
+        results = [compile_cuda(path, text, options, cancel)]
     elif suffix == ".py":
-        results = [part.result for part in compile_python(path, text, options).parts]
+        results = [part.result for part in compile_python(path, text, options, cancel).parts]
     else:
         return CompileReport()
     skipped = next((r.reason for r in results if r.status == "skipped"), None)
     shapes = launch_shapes(path, text, config, kernels)
     return CompileReport(findings_from_results(path, results, shapes, config), results, skipped)
+
+
+async def compile_report_async(
+    path: str,
+    text: str,
+    config: AnalysisConfig | None = None,
+    options: CompileOptions | None = None,
+    kernels: list[KernelInfo] | None = None,
+) -> CompileReport:
+    """`compile_report` off the event loop; cancelling the task kills the running nvcc."""
+    loop = asyncio.get_running_loop()
+    token = CancelToken()
+    future = loop.run_in_executor(None, functools.partial(compile_report, path, text, config, options, kernels, token))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        token.cancel()
+        raise
 
 
 def compile_findings(

@@ -27,6 +27,7 @@ from cudalens.profiler import gpu_specs
 from cudalens.profiler.build_cache import BuildCache, cache_key
 from cudalens.profiler.device_only import device_only
 from cudalens.profiler.nvcc_diagnostics import CompilerMessage, parse_nvcc_output
+from cudalens.profiler.nvcc_process import CancelToken, run_nvcc
 from cudalens.profiler.ptxas import KernelResources, demangled, kernel_base_name, parse_resource_usage
 
 DEFAULT_ARCH = "sm_90"
@@ -221,6 +222,7 @@ def _build(
     origin_dir: Path | None,
     options: CompileOptions,
     flavor: Flavor,
+    cancel: CancelToken | None = None,
 ) -> CompileResult:
     """Compile `text` (named `file_name` in messages); positions stay in `text`'s coordinates, path `_MAIN`."""
     embedded = flavor == "load_inline"
@@ -274,15 +276,11 @@ def _build(
         src_name = file_name if file_name.endswith(".cu") else f"{file_name}.cu"
         (work / src_name).write_text(source, encoding="utf-8")
         command = [nvcc, *flags, "-o", "kernel.cubin", src_name]
-        try:
-            proc = subprocess.run(
-                command, cwd=work, capture_output=True, text=True, timeout=options.timeout_s, check=False
-            )
-        except subprocess.TimeoutExpired:
+        returncode, output = run_nvcc(command, work, options.timeout_s, cancel)
+        if returncode is None:
             return CompileResult(_MAIN, "error", arch, (CompilerMessage(
                 _MAIN, 1, 1, 1, "error", f"nvcc took longer than {options.timeout_s:g} s and was stopped", tool="nvcc"
             ),), command=tuple(command), duration_s=time.monotonic() - start)
-        output = proc.stderr + proc.stdout
         main_lines = text.splitlines()
 
         def source_line(path: str, line: int) -> str | None:
@@ -302,9 +300,9 @@ def _build(
             for m in messages
         ]
         messages = _place_unlocated(messages, sites, text)
-        failed = proc.returncode != 0 or any(m.severity == "error" for m in messages)
-        if proc.returncode != 0 and not any(m.severity == "error" for m in messages):
-            tail = output.strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+        failed = returncode != 0 or any(m.severity == "error" for m in messages)
+        if returncode != 0 and not any(m.severity == "error" for m in messages):
+            tail = output.strip().splitlines()[-1:] or [f"exit code {returncode}"]
             messages.append(CompilerMessage(_MAIN, 1, 1, 1, "error", f"nvcc failed: {tail[0]}", tool="nvcc"))
         result = CompileResult(
             _MAIN,
@@ -329,11 +327,13 @@ def _with_path(result: CompileResult, path: str) -> CompileResult:
     return replace(result, path=path, messages=messages)
 
 
-def compile_cuda(path: str, text: str, options: CompileOptions | None = None) -> CompileResult:
+def compile_cuda(
+    path: str, text: str, options: CompileOptions | None = None, cancel: CancelToken | None = None
+) -> CompileResult:
     """Compile one `.cu`/`.cuh` file's text; messages point into `path` (or the headers they are about)."""
     options = options or CompileOptions()
     origin = Path(path).resolve().parent
-    return _with_path(_build(text, Path(path).name, origin, options, "file"), path)
+    return _with_path(_build(text, Path(path).name, origin, options, "file", cancel), path)
 
 
 @dataclass(frozen=True)
@@ -362,7 +362,9 @@ class PythonCompileResult:
         return all(p.result.status != "error" for p in self.parts)
 
 
-def compile_python(path: str, text: str, options: CompileOptions | None = None) -> PythonCompileResult:
+def compile_python(
+    path: str, text: str, options: CompileOptions | None = None, cancel: CancelToken | None = None
+) -> PythonCompileResult:
     """Compile every CUDA source embedded in a Python file (load_inline strings, RawKernel code...)."""
     from cudalens.analysis.embedded import extract_cuda_sources
 
@@ -373,7 +375,7 @@ def compile_python(path: str, text: str, options: CompileOptions | None = None) 
         if source.kind != "cuda":
             continue  # C++ declarations for pybind: host code, nothing for the GPU
         flavor: Flavor = "cupy" if source.origin in ("RawKernel", "RawModule") else "load_inline"
-        built = _build(source.text, f"{Path(path).stem}_cuda{index}.cu", origin, options, flavor)
+        built = _build(source.text, f"{Path(path).stem}_cuda{index}.cu", origin, options, flavor, cancel)
         moved = []
         for m in built.messages:
             if m.path != _MAIN:

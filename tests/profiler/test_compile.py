@@ -265,3 +265,31 @@ def test_cupy_raw_kernel_is_compiled_without_torch_defines(tmp_path):
     assert kernel.mangled == "add_one" and kernel.short_name == "add_one"
     site = result.parts[0].result.site_of(kernel)
     assert text.splitlines()[site.line - 1][site.column - 1 : site.end_column - 1] == "add_one"
+
+
+async def test_cancelling_an_async_compile_kills_nvcc_and_its_children(tmp_path, gone):
+    import asyncio
+    import stat
+
+    from cudalens.profiler.cli_hooks import compile_report_async
+
+    # A stand-in compiler driver that hangs like a slow cicc would; the test is about process handling.
+    pid_file = tmp_path / "child.pid"
+    slow = tmp_path / "slow-nvcc"
+    slow.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--version" ]; then echo "slow nvcc 0.0"; exit 0; fi\n'
+        f"sleep 300 & echo $! > {pid_file}\nwait\n"
+    )
+    slow.chmod(slow.stat().st_mode | stat.S_IEXEC)
+    path, text = write(tmp_path, "k.cu", "__global__ void k(float* p) { p[0] = 1.f; }\n")
+    task = asyncio.create_task(compile_report_async(path, text, options=CompileOptions(nvcc=str(slow))))
+    for _ in range(400):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    child = int(pid_file.read_text())
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert gone(child), "the compiler's child process survived the cancel"

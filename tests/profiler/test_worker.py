@@ -6,27 +6,10 @@ import asyncio
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 from cudalens.profiler.protocol import JobRequest, Progress, ProtocolError, decode
 from cudalens.profiler.worker_client import WORKER_MAIN, WorkerPool
-
-
-def _gone(pid: int, wait_s: float = 10.0) -> bool:
-    """True once `pid` has exited (a zombie waiting for init to reap it counts as gone)."""
-    end = time.monotonic() + wait_s
-    while True:
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                state = fh.read().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            return True
-        if state in ("Z", "X"):
-            return True
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -68,13 +51,13 @@ def test_unknown_job_kind_and_non_json_result_are_errors(pool):
     assert bad.status == "error" and "not JSON" in bad.error
 
 
-def test_timeout_kills_the_process_group_including_grandchildren(pool, tmp_path):
+def test_timeout_kills_the_process_group_including_grandchildren(pool, tmp_path, gone):
     pid_file = tmp_path / "grandchild.pid"
     result = pool.run(job({"action": "spawn_and_hang", "pid_file": str(pid_file)}, timeout_s=3))
     assert result.status == "timeout"
     assert "ran past its timeout of 3 s" in result.error
     grandchild = int(pid_file.read_text())
-    assert _gone(grandchild), "the job's child process survived the timeout"
+    assert gone(grandchild), "the job's child process survived the timeout"
     nxt = pool.run(job())
     assert nxt.status == "ok"
 
@@ -87,14 +70,14 @@ def test_timeout_kills_the_process_group_including_grandchildren(pool, tmp_path)
         ({"action": "os_exit", "code": 4}, "exited with code 4"),
     ],
 )
-def test_crash_becomes_a_result_and_the_next_job_gets_a_fresh_worker(pool, payload, expected):
+def test_crash_becomes_a_result_and_the_next_job_gets_a_fresh_worker(pool, payload, expected, gone):
     first = pool.run(job({"x": 1}))
     old_pid = first.payload["pid"]
     crashed = pool.run(job({**payload, "print": "last words"}))
     assert crashed.status == "crash"
     assert expected in crashed.error
     assert "last words" in crashed.error  # the worker's stderr tail
-    assert _gone(old_pid)
+    assert gone(old_pid)
     nxt = pool.run(job())
     assert nxt.status == "ok" and nxt.payload["pid"] != old_pid
 
@@ -130,7 +113,7 @@ def test_unknown_message_kind_is_an_error_both_ways():
         proc.wait()
 
 
-async def test_cancelling_the_asyncio_task_kills_the_job(tmp_path):
+async def test_cancelling_the_asyncio_task_kills_the_job(tmp_path, gone):
     pool = WorkerPool()
     try:
         pid_file = tmp_path / "grandchild.pid"
@@ -145,7 +128,7 @@ async def test_cancelling_the_asyncio_task_kills_the_job(tmp_path):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert _gone(worker_pid) and _gone(int(pid_file.read_text()))
+        assert gone(worker_pid) and gone(int(pid_file.read_text()))
         progress: list[Progress] = []
         result = await pool.run_async(job({"progress": True}, id="after"), progress.append)
         await asyncio.sleep(0)  # progress is delivered through the loop
@@ -171,14 +154,14 @@ def test_a_bad_interpreter_is_a_clear_crash_result(tmp_path):
         pool.close()
 
 
-def test_close_leaves_no_processes_behind():
+def test_close_leaves_no_processes_behind(gone):
     pool = WorkerPool()
     pid = pool.run(job()).payload["pid"]
     pool.close()
-    assert _gone(pid)
+    assert gone(pid)
 
 
-def test_worker_exits_when_its_parent_dies(tmp_path):
+def test_worker_exits_when_its_parent_dies(tmp_path, gone):
     # A parent that starts a worker and dies without running atexit (os._exit).
     script = textwrap.dedent(
         """
@@ -192,7 +175,7 @@ def test_worker_exits_when_its_parent_dies(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     pid = int(out.stdout.strip())
-    assert _gone(pid), "the worker outlived its parent"
+    assert gone(pid), "the worker outlived its parent"
 
 
 def test_worker_runs_under_an_interpreter_without_cudalens(tmp_path):
