@@ -220,6 +220,8 @@ async def compile_report_async(
         return await asyncio.shield(future)
     except asyncio.CancelledError:
         token.cancel()
+        # the thread ends with CompileCancelled; take it so asyncio does not log it as unretrieved
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
         raise
 
 
