@@ -293,3 +293,14 @@ async def test_cancelling_an_async_compile_kills_nvcc_and_its_children(tmp_path,
     with pytest.raises(asyncio.CancelledError):
         await task
     assert gone(child), "the compiler's child process survived the cancel"
+
+
+def test_a_header_compiles_on_its_own_without_pragma_once_noise(tmp_path):
+    path, text = write(tmp_path, "ops.cuh", """
+        #pragma once
+        __device__ inline float twice(float x) { return x * 2.0f; }
+        __global__ void apply(float* p) { p[threadIdx.x] = twice(p[threadIdx.x]); }
+        """)
+    result = compile_cuda(path, text)
+    assert result.status == "ok" and result.messages == ()
+    assert [k.short_name for k in result.kernels] == ["apply"]
