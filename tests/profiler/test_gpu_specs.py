@@ -69,3 +69,12 @@ def test_real_device_facts_from_nvidia_smi_and_torch():
     assert torch_view.compute_capability == smi.compute_capability
     assert torch_view.memory_bandwidth_gbs and torch_view.memory_bandwidth_gbs > 100
     print("GPU facts:", torch_view.to_json())
+
+
+@pytest.mark.gpu
+def test_auto_arch_is_the_devices():
+    from cudalens.profiler.compile import resolve_arch
+
+    facts = detect_gpu()
+    assert isinstance(facts, GpuFacts)
+    assert resolve_arch("auto") == resolve_arch("native") == facts.arch
