@@ -141,6 +141,18 @@ def _occupancy_finding(path: str, k: KernelResources, site: KernelSite | None, s
     return _kernel_finding(path, "CL804", "low-theoretical-occupancy", message, k, site, evidence)
 
 
+def kernel_summary(k: KernelResources, shape: LaunchShape | None = None) -> str:
+    """One line for a hover or code lens: `72 regs · 1 KB smem · no spills · 38 % occupancy (registers) on sm_90`."""
+    parts = [f"{k.registers} regs"]
+    if k.shared_static_bytes:
+        parts.append(f"{k.shared_static_bytes / 1024:.3g} KB smem")
+    parts.append(f"spills {k.spill_stores_bytes}/{k.spill_loads_bytes} B" if k.spills else "no spills")
+    occ = occupancy_for(k, shape) if shape else None
+    if occ is not None:
+        parts.append(f"{occ.fraction:.0%} occupancy at {shape.block_threads} threads ({occ.limiter})")
+    return " · ".join(parts) + f" on {k.arch}"
+
+
 def launch_shapes(
     path: str, text: str, config: AnalysisConfig, kernels: list[KernelInfo] | None = None
 ) -> dict[str, LaunchShape]:
