@@ -180,7 +180,10 @@ class Worker:
                 return JobResult(request.id, request.kind, "cancelled", duration_s=time.monotonic() - start)
             if isinstance(message, Progress):
                 if on_progress is not None and message.id == request.id:
-                    on_progress(message)
+                    try:
+                        on_progress(message)
+                    except Exception:  # a broken progress display must not lose the job's result
+                        on_progress = None
                 continue
             if isinstance(message, JobResult) and message.id == request.id:
                 if message.context_broken:
