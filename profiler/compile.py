@@ -216,6 +216,70 @@ def _deserialise(data: dict) -> CompileResult:
     )
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What to hand nvcc: the source (host code blanked or not) and the flags."""
+
+    source: str
+    flags: tuple[str, ...]
+    use_torch: bool
+    skip_reason: str = ""
+
+
+def _plan(text: str, flavor: Flavor, options: CompileOptions, arch: str, folders: list[Path]) -> _Plan:
+    embedded = flavor == "load_inline"
+    stripped = device_only(text) if options.torch_headers != "always" else None
+    use_torch = flavor != "cupy" and (
+        options.torch_headers == "always" or (stripped is not None and stripped.needs_torch)
+    )
+    flags = ["-cubin", f"-arch={arch}", "-lineinfo", "-std=c++17", "-Xptxas", "-v", "--resource-usage"]
+    if embedded or use_torch or (stripped is not None and stripped.stripped):
+        flags += LOAD_INLINE_FLAGS  # torch extension code: build it the way torch's build would
+    source = stripped.text if stripped is not None else text
+    if use_torch:
+        dirs = torch_include_dirs()
+        if not dirs:
+            reason = "the device code uses torch, whose headers are not installed for this interpreter"
+            return _Plan(text, (), True, reason)
+        flags += [f"-I{d}" for d in dirs]
+        if embedded:
+            flags += ["-include", "torch/types.h"]
+        source = text
+    if embedded:
+        flags += ["-include", "cuda.h"]
+    flags += [f"-I{f}" for f in folders]
+    flags += list(options.extra_flags)
+    return _Plan(source, tuple(flags), use_torch)
+
+
+def _parse(
+    text: str, output: str, returncode: int, src_name: str, work: Path, nvcc: str
+) -> tuple[list[CompilerMessage], list[KernelResources], list[KernelSite]]:
+    """nvcc's output → messages (the compiled file's as `_MAIN`, headers by absolute path), kernels, sites."""
+    main_lines = text.splitlines()
+    own = {src_name, str(work / src_name)}
+
+    def source_line(path: str, line: int) -> str | None:
+        lines = main_lines if path in own else _file_lines(work / path)  # an absolute path stays absolute
+        return lines[line - 1] if lines and 0 < line <= len(lines) else None
+
+    messages = parse_nvcc_output(output, source_line)
+    kernels = demangled(parse_resource_usage(output), nvcc)
+    sites = _kernel_sites(text, kernels)
+    messages = [
+        m.moved(_MAIN if m.path in own else str((work / m.path).resolve()), m.line, m.column, m.end_column)
+        if m.path else m
+        for m in messages
+    ]
+    messages = _place_unlocated(messages, sites, text)
+    if not src_name.endswith(".cu"):  # a header compiled on its own is "the main file" to gcc
+        messages = [m for m in messages if m.message != "#pragma once in main file"]
+    if returncode != 0 and not any(m.severity == "error" for m in messages):
+        tail = output.strip().splitlines()[-1:] or [f"exit code {returncode}"]
+        messages.append(CompilerMessage(_MAIN, 1, 1, 1, "error", f"nvcc failed: {tail[0]}", tool="nvcc"))
+    return messages, kernels, sites
+
+
 def _build(
     text: str,
     file_name: str,
@@ -225,100 +289,45 @@ def _build(
     cancel: CancelToken | None = None,
 ) -> CompileResult:
     """Compile `text` (named `file_name` in messages); positions stay in `text`'s coordinates, path `_MAIN`."""
-    embedded = flavor == "load_inline"
     arch = resolve_arch(options.arch)
     nvcc = find_nvcc(options.nvcc)
     if nvcc is None:
         return CompileResult(_MAIN, "skipped", arch, reason="nvcc was not found (install the CUDA toolkit)")
-
-    stripped = device_only(text) if options.torch_headers != "always" else None
-    torch_like = embedded or (stripped is not None and stripped.stripped)
-    use_torch = flavor != "cupy" and (
-        options.torch_headers == "always" or (stripped is not None and stripped.needs_torch)
-    )
-    flags = ["-cubin", f"-arch={arch}", "-lineinfo", "-std=c++17", "-Xptxas", "-v", "--resource-usage"]
-    if torch_like or use_torch:
-        flags += LOAD_INLINE_FLAGS
     folders = [origin_dir] if origin_dir else []
     folders += [Path(d) for d in options.include_dirs]
-    if use_torch:
-        dirs = torch_include_dirs()
-        if not dirs:
-            return CompileResult(
-                _MAIN, "skipped", arch,
-                reason="the device code uses torch, whose headers are not installed for this interpreter",
-            )
-        flags += [f"-I{d}" for d in dirs]
-        if embedded:
-            flags += ["-include", "torch/types.h"]
-        source = text
-    else:
-        source = stripped.text if stripped is not None else text
-    if embedded:
-        flags += ["-include", "cuda.h"]
-    flags += [f"-I{f}" for f in folders]
-    flags += list(options.extra_flags)
+    plan = _plan(text, flavor, options, arch, folders)
+    if plan.skip_reason:
+        return CompileResult(_MAIN, "skipped", arch, reason=plan.skip_reason)
 
     cache = None if options.cache_dir == "" else BuildCache(options.cache_dir)
     headers = _local_headers(text, folders)
-    key = cache_key(nvcc_version(nvcc), file_name, source, *flags, *(p + "\0" + t for p, t in headers))
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None:
-            cubin = cache.entry_dir(key) / "kernel.cubin"
-            return replace(
-                _deserialise(hit), cached=True, duration_s=0.0, cubin=str(cubin) if cubin.is_file() else None
-            )
+    key = cache_key(nvcc_version(nvcc), file_name, plan.source, *plan.flags, *(p + "\0" + t for p, t in headers))
+    hit = cache.get(key) if cache is not None else None
+    if cache is not None and hit is not None:
+        cubin = cache.entry_dir(key) / "kernel.cubin"
+        return replace(_deserialise(hit), cached=True, duration_s=0.0, cubin=str(cubin) if cubin.is_file() else None)
 
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="cudalens-nvcc-") as tmp:
         work = Path(tmp)
-        src_name = file_name if file_name.endswith(".cu") else f"{file_name}.cu"
-        (work / src_name).write_text(source, encoding="utf-8")
-        command = [nvcc, *flags, "-o", "kernel.cubin", src_name]
-        returncode, output = run_nvcc(command, work, options.timeout_s, cancel)
+        (work / file_name).write_text(plan.source, encoding="utf-8")
+        command = (nvcc, *plan.flags, "-x", "cu", "-o", "kernel.cubin", file_name)
+        returncode, output = run_nvcc(list(command), work, options.timeout_s, cancel)
         if returncode is None:
-            return CompileResult(_MAIN, "error", arch, (CompilerMessage(
-                _MAIN, 1, 1, 1, "error", f"nvcc took longer than {options.timeout_s:g} s and was stopped", tool="nvcc"
-            ),), command=tuple(command), duration_s=time.monotonic() - start)
-        main_lines = text.splitlines()
-
-        def source_line(path: str, line: int) -> str | None:
-            if (Path(path).name == src_name and not Path(path).is_absolute()) or Path(path) == work / src_name:
-                lines: list[str] | None = main_lines
-            else:
-                lines = _file_lines(Path(path) if Path(path).is_absolute() else work / path)
-            return lines[line - 1] if lines and 0 < line <= len(lines) else None
-
-        messages = parse_nvcc_output(output, source_line)
-        kernels = demangled(parse_resource_usage(output), nvcc)
-        sites = _kernel_sites(text, kernels)
-        own = {src_name, str(work / src_name)}
-        messages = [
-            m.moved(_MAIN, m.line, m.column, m.end_column) if m.path in own
-            else m.moved(str((work / m.path).resolve()) if m.path else m.path, m.line, m.column, m.end_column)
-            for m in messages
-        ]
-        messages = _place_unlocated(messages, sites, text)
-        if not file_name.endswith(".cu"):  # a header compiled on its own is "the main file" to gcc
-            messages = [m for m in messages if m.message != "#pragma once in main file"]
+            message = f"nvcc took longer than {options.timeout_s:g} s and was stopped"
+            timeout = CompilerMessage(_MAIN, 1, 1, 1, "error", message, tool="nvcc")
+            return CompileResult(_MAIN, "error", arch, (timeout,), command=command, duration_s=options.timeout_s)
+        messages, kernels, sites = _parse(text, output, returncode, file_name, work, nvcc)
         failed = returncode != 0 or any(m.severity == "error" for m in messages)
-        if returncode != 0 and not any(m.severity == "error" for m in messages):
-            tail = output.strip().splitlines()[-1:] or [f"exit code {returncode}"]
-            messages.append(CompilerMessage(_MAIN, 1, 1, 1, "error", f"nvcc failed: {tail[0]}", tool="nvcc"))
         result = CompileResult(
-            _MAIN,
-            "error" if failed else "ok",
-            arch,
-            tuple(messages),
-            tuple(kernels),
-            tuple(sites),
-            tuple(command),
-            time.monotonic() - start,
-            used_torch_headers=use_torch,
+            _MAIN, "error" if failed else "ok", arch, tuple(messages), tuple(kernels), tuple(sites), command,
+            time.monotonic() - start, used_torch_headers=plan.use_torch,
         )
         if cache is not None:
-            entry = cache.put(key, _serialise(result), {"kernel.cubin": work / "kernel.cubin"})
+            try:
+                entry = cache.put(key, _serialise(result), {"kernel.cubin": work / "kernel.cubin"})
+            except OSError:  # a read-only or full cache folder costs speed, never the result
+                return result
             if (entry / "kernel.cubin").is_file():
                 result = replace(result, cubin=str(entry / "kernel.cubin"))
     return result
