@@ -161,7 +161,10 @@ class Worker:
     def run(self, request: JobRequest, on_progress: ProgressCallback | None = None) -> JobResult:
         """Run one job; never raises for anything the job or the worker does."""
         if self.hello is None:
-            self.start()
+            try:
+                self.start()
+            except WorkerStartError as exc:
+                return JobResult(request.id, request.kind, "crash", error=str(exc))
         start = time.monotonic()
         self._cancelled.clear()
         self._stderr.truncate(0)
