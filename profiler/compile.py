@@ -274,6 +274,9 @@ def _parse(
     messages = _place_unlocated(messages, sites, text)
     if not src_name.endswith(".cu"):  # a header compiled on its own is "the main file" to gcc
         messages = [m for m in messages if m.message != "#pragma once in main file"]
+    # warnings inside torch's or the toolkit's own headers are theirs, not the user's
+    foreign = (*torch_include_dirs(), str(Path(nvcc).resolve().parent.parent / "include"))
+    messages = [m for m in messages if m.severity == "error" or not (m.path or "").startswith(foreign)]
     if returncode != 0 and not any(m.severity == "error" for m in messages):
         tail = output.strip().splitlines()[-1:] or [f"exit code {returncode}"]
         messages.append(CompilerMessage(_MAIN, 1, 1, 1, "error", f"nvcc failed: {tail[0]}", tool="nvcc"))

@@ -304,3 +304,29 @@ def test_a_header_compiles_on_its_own_without_pragma_once_noise(tmp_path):
     result = compile_cuda(path, text)
     assert result.status == "ok" and result.messages == ()
     assert [k.short_name for k in result.kernels] == ["apply"]
+
+
+def test_device_code_using_torch_types_is_built_with_the_torch_headers(tmp_path):
+    pytest.importorskip("torch")
+    path, text = write(tmp_path, "half_model.py", '''
+        from torch.utils.cpp_extension import load_inline
+
+        cuda_source = """
+        __global__ void scale_half(c10::Half* x, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) x[i] = x[i] * c10::Half(2.0f) + oops;
+        }
+        torch::Tensor scale(torch::Tensor x) {
+            scale_half<<<(x.numel() + 255) / 256, 256>>>(reinterpret_cast<c10::Half*>(x.data_ptr()), x.numel());
+            return x;
+        }
+        """
+        mod = load_inline(name="h", cpp_sources="torch::Tensor scale(torch::Tensor x);",
+                          cuda_sources=cuda_source, functions=["scale"])
+        ''')
+    result = compile_python(path, text)
+    [part] = result.parts
+    assert part.result.used_torch_headers
+    # only the user's error: the torch headers' own warnings are not shown
+    [msg] = result.messages
+    assert msg.path == path and text.splitlines()[msg.line - 1][msg.column - 1 : msg.end_column - 1] == "oops"
