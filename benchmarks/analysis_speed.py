@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from big_cuda_file import big_cuda_source
+
 from cudalens.analysis.api import DocumentAnalyzer, analyze_text
 
 

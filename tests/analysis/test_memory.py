@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from cudalens.analysis.memory import global_request, shared_request
 
 LANES = np.arange(32)

@@ -8,9 +8,10 @@ import random
 from pathlib import Path
 
 import pytest
-from cudalens.analysis.api import DocumentAnalyzer, analyze_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from cudalens.analysis.api import DocumentAnalyzer, analyze_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KERNELS = [p.read_text() for p in sorted(FIXTURES.glob("CL*.cu"))]

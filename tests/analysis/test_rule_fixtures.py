@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from cudalens.analysis.api import analyze_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
