@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.profiler.cli_hooks import LaunchShape, compile_findings, compile_report, findings_from_results
 from cudalens.profiler.compile import CompileOptions, compile_cuda, compile_python

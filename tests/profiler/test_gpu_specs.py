@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cudalens.profiler.gpu_specs import (
     GpuFacts,
     NoGpu,

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from cudalens.profiler.occupancy import ARCHS, arch_limits, theoretical_occupancy
 
 

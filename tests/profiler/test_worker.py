@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 import pytest
+
 from cudalens.profiler.protocol import JobRequest, Progress, ProtocolError, decode
 from cudalens.profiler.worker_client import WORKER_MAIN, WorkerPool
 
