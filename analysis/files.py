@@ -1,0 +1,110 @@
+"""Which files a check looks at, and how their bytes become text.
+
+Folders are walked for `.cu`, `.cuh` and `.py` files, skipping hidden folders and the usual build and
+environment folders; a file named on the command line is always taken (pre-commit names them one by one),
+unless an exclude pattern matches it. Text is decoded as UTF-8 with replacement characters, so no file's
+bytes can stop a check.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+SOURCE_SUFFIXES = (".cu", ".cuh", ".py")
+# hidden folders (.git, .venv, ...) are skipped by their leading dot
+SKIPPED_DIRS = frozenset({"build", "dist", "__pycache__", "node_modules", "site-packages", "venv"})
+
+# Given a path (a file or a folder), whether the user's exclude patterns reject it.
+ExcludeTest = Callable[[Path], bool]
+
+
+@dataclass(frozen=True)
+class Discovery:
+    files: list[Path]
+    missing: list[Path]  # paths named on the command line that do not exist
+
+
+def _skipped_dir(name: str) -> bool:
+    return name.startswith(".") or name in SKIPPED_DIRS
+
+
+def _walk(root: Path, excluded: ExcludeTest) -> Iterable[Path]:
+    # os.walk does not follow symlinked folders, so a link cycle cannot loop; onerror=None skips unreadable ones
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not _skipped_dir(d) and not excluded(here / d))
+        for name in sorted(files):
+            path = here / name
+            if name.endswith(SOURCE_SUFFIXES) and path.is_file() and not excluded(path):
+                yield path
+
+
+def discover_files(paths: Iterable[Path], excluded: ExcludeTest = lambda _: False) -> Discovery:
+    """The source files under `paths`, each once, in a stable order."""
+    files: list[Path] = []
+    missing: list[Path] = []
+    seen: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            found: Iterable[Path] = _walk(path, excluded)
+        elif path.is_file():
+            found = [] if excluded(path) else [path]
+        else:
+            missing.append(path)
+            continue
+        for file in found:
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                files.append(file)
+    return Discovery(files, missing)
+
+
+def matches_exclude(path: Path, patterns: Iterable[str], root: Path) -> bool:
+    """Whether a glob pattern matches the path's name, its path relative to `root`, or a folder above it.
+
+    `vendor` excludes `vendor/x.cu`; `*.cuh` excludes every header; `third_party/*/gen_*.cu` matches by
+    relative path.
+    """
+    patterns = [p.strip().rstrip("/") for p in patterns if p.strip()]
+    if not patterns:
+        return False
+    try:
+        relative = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        relative = path
+    rel = relative.as_posix()
+    parts = relative.parts
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    return any(
+        fnmatchcase(path.name, p) or fnmatchcase(rel, p) or any(fnmatchcase(pre, p) for pre in prefixes)
+        for p in patterns
+    )
+
+
+def read_source(path: Path) -> str:
+    """The file's text; undecodable bytes become U+FFFD and a UTF-8 byte order mark is dropped (editors hide
+    it, so columns agree with the language server's)."""
+    return path.read_bytes().decode("utf-8-sig", errors="replace")
+
+
+def include_reader(include_dirs: Iterable[str | Path] = ()) -> Callable[[str, str], str | None]:
+    """Reads `#include "name"` headers for the analyzer: next to the including file first, then in the
+    configured include folders (as nvcc's `-I`)."""
+    folders = [Path(d) for d in include_dirs]
+
+    def read(name: str, including_path: str) -> str | None:
+        for folder in (Path(including_path).parent, *folders):
+            candidate = folder / name
+            try:
+                if candidate.is_file():
+                    return read_source(candidate)
+            except OSError:
+                continue
+        return None
+
+    return read

@@ -1,0 +1,210 @@
+"""`cudalens check [PATHS...]`: the static analysis of CUDA sources and of PyTorch files with inline CUDA.
+
+Exit status: 0 when no finding reaches the failing level, 1 when one does, 2 for a usage or configuration
+error (or when no file could be checked at all). A file the analyzer trips on gets a one-line error and the
+others are still checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cudalens.analysis.api import analyze_text
+from cudalens.analysis.config import SEVERITIES, AnalysisConfig
+from cudalens.analysis.files import discover_files, include_reader, read_source
+from cudalens.analysis.findings import Finding, Severity, sort_key
+from cudalens.analysis.suppression import apply_suppressions
+from cudalens.cli.check_config import ConfigError, ConfigResolver, Overrides, parse_code_list
+from cudalens.cli.formats import RENDERERS
+from cudalens.cli.main import UsageError
+from cudalens.cli.profiler_hooks import ProfilerHooks, load_hooks
+from cudalens.cli.progress import Progress
+from cudalens.cli.statistics import render_statistics
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        default=[Path(".")],
+        metavar="PATH",
+        help="files or folders to check (default: the current folder)",
+    )
+    parser.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format")
+    parser.add_argument(
+        "--select",
+        type=parse_code_list,
+        metavar="CODES",
+        help="comma-separated codes or prefixes to enable (replaces the configured selection)",
+    )
+    parser.add_argument(
+        "--ignore", type=parse_code_list, metavar="CODES", help="comma-separated codes or prefixes to disable"
+    )
+    parser.add_argument(
+        "--extend-select",
+        type=parse_code_list,
+        default=(),
+        metavar="CODES",
+        help="codes or prefixes to enable on top of the selection",
+    )
+    parser.add_argument(
+        "--exclude",
+        type=lambda v: tuple(p for p in v.split(",") if p.strip()),
+        metavar="GLOBS",
+        help="comma-separated glob patterns of paths to skip",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="a pyproject.toml or TOML file to take settings from instead of the nearest one",
+    )
+    parser.add_argument(
+        "--fail-level",
+        choices=SEVERITIES,
+        help="exit 1 only for findings at least this severe (default: warning)",
+    )
+    parser.add_argument(
+        "--min-severity", choices=SEVERITIES, help="report only findings at least this severe (default: info)"
+    )
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    parser.add_argument(
+        "--statistics", action="store_true", help="count findings per rule instead of listing"
+    )
+    parser.add_argument("--output-file", type=Path, metavar="FILE", help="write the report here, not stdout")
+    parser.add_argument("--compile", action="store_true", help="also compile with nvcc (CL8xx findings)")
+    parser.add_argument(
+        "--test", action="store_true", help="also run the correctness test on the GPU (CL9xx)"
+    )
+
+
+@dataclass
+class CheckOutcome:
+    findings: list[Finding] = field(default_factory=list)
+    failing: int = 0  # findings at or above their file's failing level
+    checked: int = 0  # files analysed without an internal error
+    errors: int = 0
+
+
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _display_path(path: Path, cwd: Path) -> str:
+    """Relative to the current folder where it lies under it (as ruff prints), else as given."""
+    try:
+        return path.resolve().relative_to(cwd).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _keep(finding: Finding, config: AnalysisConfig) -> bool:
+    return config.enabled(finding.code) and finding.severity.rank >= Severity(config.min_severity).rank
+
+
+def check_file(path: Path, shown: str, config: AnalysisConfig, hooks: ProfilerHooks) -> list[Finding]:
+    """The findings of one file that survive selection and suppression comments."""
+    text = read_source(path)
+    report = analyze_text(shown, text, config, include_reader(config.include_dirs))
+    if not report.is_cuda:
+        return []
+    findings = list(report.findings)
+    try:
+        findings += hooks.findings(shown, text, config)
+    except Exception as exc:  # a broken compile/test run must not hide the static findings
+        _warn(f"cudalens: error: {shown}: --compile/--test failed: {type(exc).__name__}: {exc}")
+    findings = [f if f.path else f.with_path(shown) for f in findings if _keep(f, config)]
+    own = [f for f in findings if f.path == shown]
+    # findings placed in an #include'd header are suppressed by that header's comments
+    others: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.path != shown:
+            others.setdefault(f.path, []).append(f)
+    kept = apply_suppressions(text, own, shown)
+    for header, in_header in others.items():
+        try:
+            kept += apply_suppressions(read_source(Path(header)), in_header, header)
+        except OSError:
+            kept += in_header
+    return kept
+
+
+def _overrides(args: argparse.Namespace) -> Overrides:
+    return Overrides(
+        select=args.select,
+        ignore=args.ignore,
+        extend_select=args.extend_select,
+        exclude=args.exclude,
+        fail_level=args.fail_level,
+        min_severity=args.min_severity,
+    )
+
+
+def _run_checks(files: list[Path], resolver: ConfigResolver, hooks: ProfilerHooks, cwd: Path) -> CheckOutcome:
+    outcome = CheckOutcome()
+    progress = Progress(len(files))
+    for path in files:
+        shown = _display_path(path, cwd)
+        progress.step(shown)
+        config = resolver.config_for(path)
+        try:
+            found = check_file(path, shown, config, hooks)
+        except Exception as exc:  # one file the analyzer trips on must not stop the others
+            progress.clear()
+            detail = (
+                exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+            )
+            _warn(f"cudalens: error: {shown}: {detail}")
+            outcome.errors += 1
+            continue
+        outcome.checked += 1
+        outcome.findings += found
+        threshold = Severity(config.fail_level).rank
+        outcome.failing += sum(1 for f in found if f.severity.rank >= threshold)
+    progress.clear()
+    outcome.findings.sort(key=sort_key)
+    return outcome
+
+
+def _write(text: str, output_file: Path | None) -> None:
+    if output_file is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        output_file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {output_file}: {exc.strerror or exc}") from None
+
+
+def _render(findings: list[Finding], fmt: str, statistics: bool) -> str:
+    if statistics:
+        return render_statistics(findings, as_json=fmt == "json")
+    return RENDERERS[fmt](findings)
+
+
+def run(args: argparse.Namespace) -> int:
+    cwd = Path.cwd().resolve()
+    try:
+        resolver = ConfigResolver(_overrides(args), args.config, _warn, cwd)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    discovery = discover_files(args.paths, resolver.excluded)
+    if discovery.missing:
+        raise UsageError(f"{discovery.missing[0]}: no such file or folder")
+    hooks = load_hooks(args.compile, args.test)
+    for note in hooks.notes:
+        _warn(note)
+    if not discovery.files:
+        _warn("cudalens: warning: no .cu, .cuh or .py files under the given paths")
+    outcome = _run_checks(discovery.files, resolver, hooks, cwd)
+    _write(_render(outcome.findings, args.format, args.statistics), args.output_file)
+    if discovery.files and outcome.checked == 0:
+        return 2
+    if args.exit_zero:
+        return 0
+    return 1 if outcome.failing else 0
