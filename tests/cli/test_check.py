@@ -1,0 +1,274 @@
+"""`cudalens check`: exit codes, outputs, configuration and robustness, through the real entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cudalens.analysis.config import AnalysisConfig
+from cudalens.cli.check import _run_checks
+from cudalens.cli.check_config import ConfigResolver, Overrides
+from cudalens.cli.profiler_hooks import load_hooks
+
+
+def one_line(text: str) -> bool:
+    return len(text.strip().splitlines()) == 1 and "Traceback" not in text
+
+
+# --- exit codes and usage errors ---------------------------------------------------------------------------
+
+
+def test_a_clean_kernel_passes(tmp_path, cli, kernel):
+    kernel("clean_saxpy.cu").copy_to(tmp_path)
+    result = cli("check", cwd=tmp_path)
+    assert (result.code, result.out, result.err) == (0, "All checks passed!\n", "")
+
+
+def test_no_source_files_is_a_warning_not_an_error(tmp_path, cli):
+    (tmp_path / "notes.txt").write_text("nothing\n")
+    result = cli("check", ".", cwd=tmp_path)
+    assert result.code == 0 and "no .cu, .cuh or .py files" in result.err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "missing.cu"], "missing.cu: no such file or folder"),
+        (["check", "--format", "xml"], "invalid choice: 'xml'"),
+        (["check", "--select", "E501"], "not a rule code or prefix: E501"),
+        (["check", "--fail-level", "loud"], "invalid choice: 'loud'"),
+        (["check", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+        (["check", "--config", "absent.toml"], "cannot read config file absent.toml"),
+        (["rule", "CL999"], "unknown rule 'CL999'"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(tmp_path, cli, args, message):
+    result = cli(*args, cwd=tmp_path)
+    assert result.code == 2
+    assert message in result.err and one_line(result.err), result.err
+    assert result.out == ""
+
+
+def test_a_config_file_that_is_not_toml_is_a_usage_error(tmp_path, cli):
+    (tmp_path / "bad.toml").write_text("select = [\n")
+    result = cli("check", "--config", "bad.toml", cwd=tmp_path)
+    assert result.code == 2 and "is not valid TOML" in result.err and one_line(result.err)
+
+
+def test_findings_exit_1_and_exit_zero_exits_0(tmp_path, cli, kernel, require_rule):
+    require_rule("CL101")
+    kernel("transpose_naive.cu").copy_to(tmp_path)
+    assert cli("check", cwd=tmp_path).code == 1
+    assert cli("check", "--exit-zero", cwd=tmp_path).code == 0
+    assert cli("check", "--fail-level", "error", cwd=tmp_path).code == 0
+
+
+# --- robustness ---------------------------------------------------------------------------------------------
+
+NASTY = {
+    "empty.cu": b"",
+    "garbage.cu": bytes(range(256)) * 40,
+    "latin1.cu": "__global__ void k(float* a) { a[threadIdx.x] = 1.0f; } // café\n".encode("latin-1"),
+    "unbalanced.cu": b"__global__ void k(float* a) { if (threadIdx.x) { a[0] = 1;\n",
+    "truncated.cuh": b"template <int N> __global__ void k(float* a) { a[threadIdx.x * N",
+    "nul.py": b"x = '\x00'\n__global__ = 1\n",
+}
+
+
+def test_nasty_files_never_produce_a_traceback(tmp_path, console):
+    for name, data in NASTY.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "dir.cu").mkdir()
+    result = console("check", ".", cwd=tmp_path)
+    assert result.code in (0, 1), result.err
+    assert "Traceback" not in result.err + result.out
+    assert "error:" not in result.err
+
+
+def test_a_file_that_vanishes_during_the_run_is_one_error_line_and_the_rest_are_checked(
+    tmp_path, kernel, capsys
+):
+    good = kernel("clean_saxpy.cu").copy_to(tmp_path)
+    resolver = ConfigResolver(Overrides(), None, print, tmp_path)
+    outcome = _run_checks([tmp_path / "vanished.cu", good], resolver, load_hooks(False, False), tmp_path)
+    assert (outcome.checked, outcome.errors) == (1, 1)
+    err = capsys.readouterr().err
+    assert "vanished.cu" in err and one_line(err)
+
+
+def test_console_script_help_and_version(tmp_path, console):
+    assert console("--version", cwd=tmp_path).out.startswith("cudalens ")
+    result = console("check", "--help", cwd=tmp_path)
+    assert result.code == 0 and "--format" in result.out
+
+
+def test_progress_stays_off_when_stderr_is_not_a_terminal(tmp_path, console, kernel):
+    for i in range(3):
+        kernel("clean_saxpy.cu").copy_to(tmp_path, f"k{i}.cu")
+    result = console("check", cwd=tmp_path)
+    assert result.err == "" and "\r" not in result.out
+
+
+# --- output formats on real analyzer output ----------------------------------------------------------------
+
+
+def test_json_output_has_the_versioned_shape(tmp_path, cli, kernel):
+    kernel("clean_saxpy.cu").copy_to(tmp_path)
+    data = json.loads(cli("check", "--format", "json", cwd=tmp_path).out)
+    assert data == {"version": 1, "findings": []}
+
+
+def test_text_output_lists_findings_at_their_lines(tmp_path, cli, kernel, require_rule):
+    require_rule("CL101", "CL301")
+    for name in ("transpose_naive.cu", "row_sums_bank_conflict.cu"):
+        kernel(name).copy_to(tmp_path)
+    result = cli("check", cwd=tmp_path)
+    for name in ("transpose_naive.cu", "row_sums_bank_conflict.cu"):
+        for line, code in kernel(name).expected:
+            assert any(
+                row.startswith(f"{name}:{line}:") and f": {code} " in row for row in result.out.splitlines()
+            ), result.out
+    count = len(result.out.strip().splitlines()) - 2
+    assert result.out.endswith(f"Found {count} finding{'s' if count != 1 else ''}.\n")
+
+
+def test_json_findings_from_a_python_file_point_into_the_python_file(tmp_path, cli, kernel, require_rule):
+    require_rule("CL101")
+    source = kernel("inline_transpose.py")
+    source.copy_to(tmp_path)
+    data = json.loads(cli("check", "--format", "json", cwd=tmp_path).out)
+    assert {(f["path"], f["line"], f["code"]) for f in data["findings"]} >= {
+        ("inline_transpose.py", line, code) for line, code in source.expected
+    }
+
+
+def test_python_files_without_cuda_are_skipped(tmp_path, cli, kernel):
+    kernel("plain_python.py").copy_to(tmp_path)
+    result = cli("check", "--format", "json", cwd=tmp_path)
+    assert result.code == 0 and json.loads(result.out)["findings"] == []
+
+
+def test_statistics_count_per_rule(tmp_path, cli, kernel, require_rule):
+    require_rule("CL101")
+    kernel("transpose_naive.cu").copy_to(tmp_path)
+    kernel("transpose_naive.cu").copy_to(tmp_path, "again.cu")
+    rows = json.loads(cli("check", "--statistics", "--format", "json", cwd=tmp_path).out)
+    assert {"code": "CL101", "count": 2} in [{"code": r["code"], "count": r["count"]} for r in rows]
+
+
+def test_output_file_receives_the_report(tmp_path, cli, kernel):
+    kernel("clean_saxpy.cu").copy_to(tmp_path)
+    result = cli("check", "--format", "json", "--output-file", "report.json", cwd=tmp_path)
+    assert result.out == "" and json.loads((tmp_path / "report.json").read_text())["version"] == 1
+
+
+def test_output_file_in_a_missing_folder_is_a_usage_error(tmp_path, cli, kernel):
+    kernel("clean_saxpy.cu").copy_to(tmp_path)
+    result = cli("check", "--output-file", "no/such/dir/r.txt", cwd=tmp_path)
+    assert result.code == 2 and one_line(result.err)
+
+
+# --- selection and configuration -----------------------------------------------------------------------------
+
+
+def selected(config: AnalysisConfig, codes=("CL101", "CL102", "CL201", "CL301", "CL302")) -> list[str]:
+    return [c for c in codes if config.enabled(c)]
+
+
+def test_command_line_select_starts_a_new_selection():
+    config = AnalysisConfig(select=("CL1", "CL3"), ignore=("CL301",))
+    assert selected(Overrides(select=("CL3",)).apply(config)) == ["CL301", "CL302"]
+    assert selected(Overrides(select=("CL3",), ignore=("CL302",)).apply(config)) == ["CL301"]
+
+
+def test_command_line_ignore_adds_to_the_configured_one():
+    config = AnalysisConfig(ignore=("CL301",))
+    assert selected(Overrides(ignore=("CL1",)).apply(config)) == ["CL201", "CL302"]
+
+
+def test_the_more_specific_of_select_and_ignore_wins():
+    assert selected(Overrides(select=("CL301",), ignore=("CL3",)).apply(AnalysisConfig())) == ["CL301"]
+    assert selected(Overrides(select=("CL3",), ignore=("CL301",)).apply(AnalysisConfig())) == ["CL302"]
+
+
+def test_extend_select_adds_to_the_selection():
+    config = AnalysisConfig(select=("CL1",))
+    assert selected(Overrides(extend_select=("CL302",)).apply(config)) == ["CL101", "CL102", "CL302"]
+
+
+def write_pyproject(folder: Path, body: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pyproject.toml").write_text(f"[project]\nname = 'demo'\n\n[tool.cudalens]\n{body}\n")
+
+
+def test_settings_come_from_the_nearest_pyproject(tmp_path):
+    write_pyproject(tmp_path, 'select = ["CL1"]\nexclude = ["generated"]')
+    write_pyproject(tmp_path / "sub", 'ignore = ["CL2"]\nfail-level = "error"')
+    resolver = ConfigResolver(Overrides(), None, print, tmp_path)
+    top = resolver.config_for(tmp_path / "a.cu")
+    sub = resolver.config_for(tmp_path / "sub" / "deep" / "b.cu")
+    assert (top.select, top.fail_level) == (("CL1",), "warning")
+    assert (sub.select, sub.ignore, sub.fail_level) == ((), ("CL2",), "error")
+    assert resolver.excluded(tmp_path / "generated" / "x.cu")
+    assert not resolver.excluded(tmp_path / "sub" / "generated" / "x.cu")
+
+
+def test_command_line_overrides_the_pyproject(tmp_path):
+    write_pyproject(tmp_path, 'select = ["CL1"]\nfail-level = "error"')
+    resolver = ConfigResolver(Overrides(select=("CL3",), fail_level="info"), None, print, tmp_path)
+    config = resolver.config_for(tmp_path / "a.cu")
+    assert (config.select, config.fail_level) == (("CL3",), "info")
+
+
+def test_bad_settings_warn_once_in_one_line_each_and_use_the_defaults(tmp_path, cli, kernel):
+    write_pyproject(tmp_path, 'fail-level = 3\nselect = ["E501"]\ncolour = "always"')
+    for i in range(3):
+        kernel("clean_saxpy.cu").copy_to(tmp_path, f"k{i}.cu")
+    result = cli("check", cwd=tmp_path)
+    assert result.code == 0 and result.out == "All checks passed!\n"
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 3, result.err
+    assert any("'fail-level' must be a str" in line for line in lines)
+    assert any("'E501'" in line for line in lines)
+    assert any("unknown setting 'colour'" in line for line in lines)
+
+
+def test_a_config_file_given_on_the_command_line(tmp_path, kernel):
+    (tmp_path / "cudalens.toml").write_text('ignore = ["CL3"]\n')
+    write_pyproject(tmp_path, 'ignore = ["CL1"]')
+    resolver = ConfigResolver(Overrides(), tmp_path / "cudalens.toml", print, tmp_path)
+    assert resolver.config_for(tmp_path / "a.cu").ignore == ("CL3",)
+
+
+def test_ignoring_a_rule_from_the_command_line_drops_its_findings(tmp_path, cli, kernel, require_rule):
+    require_rule("CL101")
+    kernel("transpose_naive.cu").copy_to(tmp_path)
+    write_pyproject(tmp_path, 'select = ["CL3"]')
+    assert "CL101" not in cli("check", cwd=tmp_path).out
+    assert "CL101" in cli("check", "--select", "CL1", cwd=tmp_path).out
+    assert "CL101" not in cli("check", "--select", "CL1", "--ignore", "CL101", cwd=tmp_path).out
+
+
+def test_excluded_files_are_not_checked_even_when_named(tmp_path, cli, kernel, require_rule):
+    require_rule("CL101")
+    kernel("transpose_naive.cu").copy_to(tmp_path)
+    write_pyproject(tmp_path, 'exclude = ["transpose_*"]')
+    assert cli("check", "transpose_naive.cu", cwd=tmp_path).code == 0
+
+
+# --- GPU checks glue ----------------------------------------------------------------------------------------
+
+
+def test_compile_and_test_flags_say_when_the_profiler_hooks_are_missing(tmp_path, cli, kernel):
+    try:
+        import cudalens.profiler.cli_hooks  # noqa: F401
+    except ModuleNotFoundError:
+        pass
+    else:
+        pytest.skip("the profiler's hooks are in this build")
+    kernel("clean_saxpy.cu").copy_to(tmp_path)
+    result = cli("check", "--compile", "--test", cwd=tmp_path)
+    assert result.code == 0
+    assert result.err.count("not available yet") == 2
