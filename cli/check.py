@@ -16,7 +16,7 @@ from cudalens.analysis.api import analyze_text
 from cudalens.analysis.config import SEVERITIES, AnalysisConfig
 from cudalens.analysis.files import discover_files, include_reader, read_source
 from cudalens.analysis.findings import Finding, Severity, sort_key
-from cudalens.analysis.suppression import apply_suppressions
+from cudalens.analysis.suppression import apply_suppressions, parse_suppressions
 from cudalens.cli.check_config import ConfigError, ConfigResolver, Overrides, parse_code_list
 from cudalens.cli.formats import RENDERERS
 from cudalens.cli.main import UsageError
@@ -125,6 +125,9 @@ def check_file(path: Path, shown: str, config: AnalysisConfig, hooks: ProfilerHo
         if f.path != shown:
             others.setdefault(f.path, []).append(f)
     kept = apply_suppressions(text, own, shown)
+    for suppression in parse_suppressions(text, shown):
+        for entry in suppression.unknown:
+            _warn(f"{shown}:{suppression.line}: cudalens: warning: '{entry}' in a suppression is not a rule code")
     for header, in_header in others.items():
         try:
             kept += apply_suppressions(read_source(Path(header)), in_header, header)

@@ -98,9 +98,7 @@ def build_parser(chosen: Command | None = None, loaded: _Loaded | None = None) -
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    chosen = _chosen_command(argv)
+def _dispatch(argv: list[str], chosen: Command | None) -> int:
     loaded = _load(chosen) if chosen else None
     if chosen is not None and loaded is None:
         print(f"cudalens: '{chosen.name}' is not available in this build", file=sys.stderr)
@@ -113,8 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     if loaded is None:
         parser.print_usage(sys.stderr)
         return EXIT_USAGE
+    return int(loaded.run(args) or 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    chosen = _chosen_command(argv)
     try:
-        return int(loaded.run(args) or 0)
+        return _dispatch(argv, chosen)
     except UsageError as exc:
         print(f"cudalens: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -124,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         # `cudalens check | head`: the reader left; point stdout at nothing so the exit flush cannot fail again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except Exception as exc:
+    except Exception as exc:  # a bug of ours, or a command that failed to load: one line, not a traceback
         if os.environ.get("CUDALENS_DEBUG"):
             raise
         print(

@@ -272,3 +272,11 @@ def test_compile_and_test_flags_say_when_the_profiler_hooks_are_missing(tmp_path
     result = cli("check", "--compile", "--test", cwd=tmp_path)
     assert result.code == 0
     assert result.err.count("not available yet") == 2
+
+
+def test_a_suppression_naming_no_code_is_warned_about(tmp_path, cli, kernel):
+    source = kernel("clean_saxpy.cu").copy_to(tmp_path)
+    source.write_text(source.read_text().replace("if (i < n) {", "if (i < n) {  // cudalens: ignore[CL1O1]"))
+    result = cli("check", cwd=tmp_path)
+    assert result.code == 0
+    assert result.err == "clean_saxpy.cu:4: cudalens: warning: 'CL1O1' in a suppression is not a rule code\n"
