@@ -280,3 +280,12 @@ def test_a_suppression_naming_no_code_is_warned_about(tmp_path, cli, kernel):
     result = cli("check", cwd=tmp_path)
     assert result.code == 0
     assert result.err == "clean_saxpy.cu:4: cudalens: warning: 'CL1O1' in a suppression is not a rule code\n"
+
+
+def test_the_readme_quick_start_command_on_the_examples(console):
+    repo = Path(__file__).resolve().parents[2]
+    if not (repo / "examples").is_dir():
+        pytest.skip("no examples/ in this checkout yet")
+    result = console("check", "examples/", cwd=repo)
+    assert result.code in (0, 1), result.err
+    assert "Traceback" not in result.err and "error:" not in result.err
