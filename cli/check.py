@@ -136,6 +136,14 @@ def check_file(path: Path, shown: str, config: AnalysisConfig, hooks: ProfilerHo
     return kept
 
 
+def _describe(exc: Exception, path: Path) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        # name the file when it is not the one being checked (a resource of ours, a header)
+        other = exc.filename is not None and Path(exc.filename) != path
+        return f"{exc.strerror}: {exc.filename}" if other else exc.strerror
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _overrides(args: argparse.Namespace) -> Overrides:
     return Overrides(
         select=args.select,
@@ -158,9 +166,7 @@ def _run_checks(files: list[Path], resolver: ConfigResolver, hooks: ProfilerHook
             found = check_file(path, shown, config, hooks)
         except Exception as exc:  # one file the analyzer trips on must not stop the others
             progress.clear()
-            detail = (
-                exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
-            )
+            detail = _describe(exc, path)
             _warn(f"cudalens: error: {shown}: {detail}")
             outcome.errors += 1
             continue
