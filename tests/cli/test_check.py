@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -259,6 +260,16 @@ def test_excluded_files_are_not_checked_even_when_named(tmp_path, cli, kernel, r
 
 
 # --- GPU checks glue ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_compile_reports_nvcc_errors_as_findings(tmp_path, cli):
+    pytest.importorskip("cudalens.profiler.cli_hooks", reason="the profiler's hooks are not in this build yet")
+    (tmp_path / "broken.cu").write_text("__global__ void k(float* a) {\n    a[threadIdx.x] = 1.0f\n}\n")
+    assert cli("check", cwd=tmp_path).code == 0
+    result = cli("check", "--compile", cwd=tmp_path)
+    assert result.code == 1
+    assert any(line.startswith("broken.cu:") and ": CL801 " in line for line in result.out.splitlines()), result.out
 
 
 def test_compile_and_test_flags_say_when_the_profiler_hooks_are_missing(tmp_path, cli, kernel):
