@@ -86,10 +86,33 @@ def matches_exclude(path: Path, patterns: Iterable[str], root: Path) -> bool:
     )
 
 
-def read_source(path: Path) -> str:
+@dataclass(frozen=True)
+class SourceText:
+    text: str
+    lossless: bool  # the bytes were valid UTF-8, so writing `text` back keeps every other byte as it was
+    bom: bool
+
+
+def load_source(path: Path) -> SourceText:
     """The file's text; undecodable bytes become U+FFFD and a UTF-8 byte order mark is dropped (editors hide
     it, so columns agree with the language server's)."""
-    return path.read_bytes().decode("utf-8-sig", errors="replace")
+    data = path.read_bytes()
+    bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        return SourceText(data.decode("utf-8-sig"), True, bom)
+    except UnicodeDecodeError:
+        return SourceText(data.decode("utf-8-sig", errors="replace"), False, bom)
+
+
+def read_source(path: Path) -> str:
+    return load_source(path).text
+
+
+def write_source(path: Path, original: SourceText, text: str) -> None:
+    """Writes a changed text back with the original's byte order mark; refuses a lossy original."""
+    if not original.lossless:
+        raise ValueError(f"{path} is not valid UTF-8; not rewriting it")
+    path.write_bytes(("\ufeff" if original.bom else "").encode() + text.encode("utf-8"))
 
 
 def include_reader(include_dirs: Iterable[str | Path] = ()) -> Callable[[str, str], str | None]:

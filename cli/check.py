@@ -14,11 +14,13 @@ from pathlib import Path
 
 from cudalens.analysis.api import analyze_text
 from cudalens.analysis.config import SEVERITIES, AnalysisConfig
-from cudalens.analysis.files import discover_files, include_reader, read_source
+from cudalens.analysis.files import discover_files, include_reader, load_source, read_source, write_source
 from cudalens.analysis.findings import Finding, Severity, sort_key
 from cudalens.analysis.suppression import apply_suppressions, parse_suppressions
 from cudalens.cli.check_config import ConfigError, ConfigResolver, Overrides, parse_code_list
+from cudalens.cli.fixes import apply_fixes, unified_diff
 from cudalens.cli.formats import RENDERERS
+from cudalens.cli.formats.text import render as render_text
 from cudalens.cli.main import UsageError
 from cudalens.cli.profiler_hooks import ProfilerHooks, load_hooks
 from cudalens.cli.progress import Progress
@@ -76,6 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--statistics", action="store_true", help="count findings per rule instead of listing"
     )
     parser.add_argument("--output-file", type=Path, metavar="FILE", help="write the report here, not stdout")
+    parser.add_argument("--fix", action="store_true", help="apply the safe fixes to the files")
+    parser.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too"
+    )
+    parser.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff instead of writing them"
+    )
     parser.add_argument("--compile", action="store_true", help="also compile with nvcc (CL8xx findings)")
     parser.add_argument(
         "--test", action="store_true", help="also run the correctness test on the GPU (CL9xx)"
@@ -88,6 +97,8 @@ class CheckOutcome:
     failing: int = 0  # findings at or above their file's failing level
     checked: int = 0  # files analysed without an internal error
     errors: int = 0
+    fixed: int = 0
+    diffs: str = ""
 
 
 def _warn(message: str) -> None:
@@ -106,9 +117,29 @@ def _keep(finding: Finding, config: AnalysisConfig) -> bool:
     return config.enabled(finding.code) and finding.severity.rank >= Severity(config.min_severity).rank
 
 
-def check_file(path: Path, shown: str, config: AnalysisConfig, hooks: ProfilerHooks) -> list[Finding]:
-    """The findings of one file that survive selection and suppression comments."""
-    text = read_source(path)
+@dataclass(frozen=True)
+class FileJob:
+    path: Path
+    shown: str  # the path as reports print it
+    config: AnalysisConfig
+
+
+@dataclass(frozen=True)
+class FixMode:
+    unsafe: bool = False  # also apply fixes that need a person's eye
+    diff: bool = False  # show the change instead of writing it
+
+
+@dataclass
+class FileResult:
+    findings: list[Finding]
+    fixed: int = 0
+    diff: str = ""
+
+
+def findings_of(job: FileJob, text: str, hooks: ProfilerHooks) -> list[Finding]:
+    """The findings of one text that survive selection and suppression comments."""
+    config, shown = job.config, job.shown
     report = analyze_text(shown, text, config, include_reader(config.include_dirs))
     if not report.is_cuda:
         return []
@@ -118,22 +149,44 @@ def check_file(path: Path, shown: str, config: AnalysisConfig, hooks: ProfilerHo
     except Exception as exc:  # a broken compile/test run must not hide the static findings
         _warn(f"cudalens: error: {shown}: --compile/--test failed: {type(exc).__name__}: {exc}")
     findings = [f if f.path else f.with_path(shown) for f in findings if _keep(f, config)]
-    own = [f for f in findings if f.path == shown]
+    kept = apply_suppressions(text, [f for f in findings if f.path == shown], shown)
     # findings placed in an #include'd header are suppressed by that header's comments
     others: dict[str, list[Finding]] = {}
     for f in findings:
         if f.path != shown:
             others.setdefault(f.path, []).append(f)
-    kept = apply_suppressions(text, own, shown)
-    for suppression in parse_suppressions(text, shown):
-        for entry in suppression.unknown:
-            _warn(f"{shown}:{suppression.line}: cudalens: warning: '{entry}' in a suppression is not a rule code")
     for header, in_header in others.items():
         try:
             kept += apply_suppressions(read_source(Path(header)), in_header, header)
         except OSError:
             kept += in_header
     return kept
+
+
+def _warn_unknown_codes(text: str, shown: str) -> None:
+    for suppression in parse_suppressions(text, shown):
+        for entry in suppression.unknown:
+            _warn(
+                f"{shown}:{suppression.line}: cudalens: warning: '{entry}' in a suppression is not a rule code"
+            )
+
+
+def check_file(job: FileJob, hooks: ProfilerHooks, fix: FixMode | None = None) -> FileResult:
+    source = load_source(job.path)
+    _warn_unknown_codes(source.text, job.shown)
+    findings = findings_of(job, source.text, hooks)
+    if fix is None:
+        return FileResult(findings)
+    outcome = apply_fixes(source.text, [f for f in findings if f.path == job.shown], fix.unsafe)
+    if not outcome.fixed:
+        return FileResult(findings)
+    if not source.lossless:
+        _warn(f"cudalens: warning: {job.shown}: not fixed, the file is not valid UTF-8")
+        return FileResult(findings)
+    if fix.diff:
+        return FileResult(findings, len(outcome.fixed), unified_diff(job.shown, source.text, outcome.text))
+    write_source(job.path, source, outcome.text)
+    return FileResult(findings_of(job, outcome.text, hooks), len(outcome.fixed))
 
 
 def _describe(exc: Exception, path: Path) -> str:
@@ -155,7 +208,9 @@ def _overrides(args: argparse.Namespace) -> Overrides:
     )
 
 
-def _run_checks(files: list[Path], resolver: ConfigResolver, hooks: ProfilerHooks, cwd: Path) -> CheckOutcome:
+def _run_checks(
+    files: list[Path], resolver: ConfigResolver, hooks: ProfilerHooks, cwd: Path, fix: FixMode | None = None
+) -> CheckOutcome:
     outcome = CheckOutcome()
     progress = Progress(len(files))
     for path in files:
@@ -163,7 +218,7 @@ def _run_checks(files: list[Path], resolver: ConfigResolver, hooks: ProfilerHook
         progress.step(shown)
         config = resolver.config_for(path)
         try:
-            found = check_file(path, shown, config, hooks)
+            result = check_file(FileJob(path, shown, config), hooks, fix)
         except Exception as exc:  # one file the analyzer trips on must not stop the others
             progress.clear()
             detail = _describe(exc, path)
@@ -171,9 +226,11 @@ def _run_checks(files: list[Path], resolver: ConfigResolver, hooks: ProfilerHook
             outcome.errors += 1
             continue
         outcome.checked += 1
-        outcome.findings += found
+        outcome.findings += result.findings
+        outcome.fixed += result.fixed
+        outcome.diffs += result.diff
         threshold = Severity(config.fail_level).rank
-        outcome.failing += sum(1 for f in found if f.severity.rank >= threshold)
+        outcome.failing += sum(1 for f in result.findings if f.severity.rank >= threshold)
     progress.clear()
     outcome.findings.sort(key=sort_key)
     return outcome
@@ -190,10 +247,18 @@ def _write(text: str, output_file: Path | None) -> None:
         raise UsageError(f"cannot write {output_file}: {exc.strerror or exc}") from None
 
 
-def _render(findings: list[Finding], fmt: str, statistics: bool) -> str:
+def _render(outcome: CheckOutcome, fmt: str, statistics: bool) -> str:
     if statistics:
-        return render_statistics(findings, as_json=fmt == "json")
-    return RENDERERS[fmt](findings)
+        return render_statistics(outcome.findings, as_json=fmt == "json")
+    if fmt == "text":
+        return render_text(outcome.findings, fixed=outcome.fixed)
+    return RENDERERS[fmt](outcome.findings)
+
+
+def _fix_mode(args: argparse.Namespace) -> FixMode | None:
+    if not (args.fix or args.diff):
+        return None
+    return FixMode(unsafe=args.unsafe_fixes, diff=args.diff)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -210,10 +275,15 @@ def run(args: argparse.Namespace) -> int:
         _warn(note)
     if not discovery.files:
         _warn("cudalens: warning: no .cu, .cuh or .py files under the given paths")
-    outcome = _run_checks(discovery.files, resolver, hooks, cwd)
-    _write(_render(outcome.findings, args.format, args.statistics), args.output_file)
+    fix = _fix_mode(args)
+    outcome = _run_checks(discovery.files, resolver, hooks, cwd, fix)
     if discovery.files and outcome.checked == 0:
+        _write(_render(outcome, args.format, args.statistics), args.output_file)
         return 2
+    if fix is not None and fix.diff:
+        _write(outcome.diffs, args.output_file)
+        return 1 if outcome.diffs and not args.exit_zero else 0
+    _write(_render(outcome, args.format, args.statistics), args.output_file)
     if args.exit_zero:
         return 0
     return 1 if outcome.failing else 0

@@ -59,6 +59,7 @@ def test_text_lists_path_line_column_code_message_then_a_summary():
         "ext.py:20:9: CL103 address depends on loaded data: 50%, cannot tell, a, b\n"
         "\n"
         "Found 2 findings.\n"
+        "[*] 1 fixable with the `--fix` option.\n"
     )
     assert text.render([GATHER]).endswith("\nFound 1 finding.\n")
     assert text.render([]) == "All checks passed!\n"
