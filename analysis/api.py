@@ -81,6 +81,16 @@ class DocumentAnalyzer:
         # re-analyses only the kernels it touched.
         self.kernel_cache: dict[tuple, tuple] = {}
         self.next_cache: dict[tuple, tuple] = {}
+        self._source: bytes | None = None
+        self._tree = None
+
+    def parse(self, source: bytes):
+        """The tree of the document's CUDA text, re-parsed incrementally from the previous one."""
+        from cudalens.analysis.incremental import reparse
+
+        self._tree = reparse(self._source, self._tree, source)
+        self._source = source
+        return self._tree
 
     def update(self, text: str) -> AnalysisReport:
         from cudalens.analysis.pipeline import run_pipeline

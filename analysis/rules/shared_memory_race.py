@@ -37,9 +37,9 @@ def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
     if racy.size == 0:
         return None
     word = int(racy[0])
-    a = int(k1[k1 // _KEY == word][0] % _KEY)
-    b_candidates = k2[(k2 // _KEY == word) & (k2 % _KEY != a)]
-    b = int(b_candidates[0] % _KEY) if b_candidates.size else int(k2[k2 // _KEY == word][0] % _KEY)
+    first_threads = (k1[k1 // _KEY == word] % _KEY).tolist()
+    second_threads = (k2[k2 // _KEY == word] % _KEY).tolist()
+    a, b = next((x, y) for x in first_threads + second_threads for y in second_threads + first_threads if x != y)
     return word, a, b
 
 
@@ -110,12 +110,11 @@ class SharedMemoryRace(Rule):
             proven = all(key in r for r in per_run)
             hazard = ("read-after-write" if first.write and not second.write
                       else "write-after-read" if second.write and not first.write else "write-after-write")
-            line = kernel.span(first.node).line
             yield kernel.finding(
                 type(self), second.node,
                 f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {'writes' if second.write else 'reads'}"
-                f" the element that thread {t1} {'wrote' if first.write else 'read'} on line {line} with no "
-                f"__syncthreads() between them",
+                f" the element that thread {t1} {'wrote' if first.write else 'read'} through "
+                f"`{kernel.text(first.node)}` with no __syncthreads() between them",
                 Severity.ERROR if proven else Severity.INFO,
                 related=((first.node, f"thread {t1} {'writes' if first.write else 'reads'} it here"),),
                 evidence={"word_offset": word * 4, "thread_a": t1, "thread_b": t2},
