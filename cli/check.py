@@ -137,12 +137,14 @@ class FileResult:
     diff: str = ""
 
 
-def findings_of(job: FileJob, text: str, hooks: ProfilerHooks) -> list[Finding]:
+def findings_of(job: FileJob, text: str, hooks: ProfilerHooks, first_pass: bool = True) -> list[Finding]:
     """The findings of one text that survive selection and suppression comments."""
     config, shown = job.config, job.shown
     report = analyze_text(shown, text, config, include_reader(config.include_dirs))
     if not report.is_cuda:
         return []
+    if first_pass:
+        _warn_unknown_codes(text, shown)
     findings = list(report.findings)
     try:
         findings += hooks.findings(shown, text, config)
@@ -173,7 +175,6 @@ def _warn_unknown_codes(text: str, shown: str) -> None:
 
 def check_file(job: FileJob, hooks: ProfilerHooks, fix: FixMode | None = None) -> FileResult:
     source = load_source(job.path)
-    _warn_unknown_codes(source.text, job.shown)
     findings = findings_of(job, source.text, hooks)
     if fix is None:
         return FileResult(findings)
@@ -186,7 +187,7 @@ def check_file(job: FileJob, hooks: ProfilerHooks, fix: FixMode | None = None) -
     if fix.diff:
         return FileResult(findings, len(outcome.fixed), unified_diff(job.shown, source.text, outcome.text))
     write_source(job.path, source, outcome.text)
-    return FileResult(findings_of(job, outcome.text, hooks), len(outcome.fixed))
+    return FileResult(findings_of(job, outcome.text, hooks, first_pass=False), len(outcome.fixed))
 
 
 def _describe(exc: Exception, path: Path) -> str:
