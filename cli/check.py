@@ -8,7 +8,10 @@ others are still checked.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +81,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--statistics", action="store_true", help="count findings per rule instead of listing"
     )
     parser.add_argument("--output-file", type=Path, metavar="FILE", help="write the report here, not stdout")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="files checked in parallel (default: one per core, for 16 files or more)",
+    )
     parser.add_argument("--fix", action="store_true", help="apply the safe fixes to the files")
     parser.add_argument(
         "--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too"
@@ -209,28 +219,69 @@ def _overrides(args: argparse.Namespace) -> Overrides:
     )
 
 
+@dataclass(frozen=True)
+class _Done:
+    job: FileJob
+    result: FileResult | None
+    error: str | None
+
+
+def _check_job(job: FileJob, hooks: ProfilerHooks, fix: FixMode | None) -> _Done:
+    try:
+        return _Done(job, check_file(job, hooks, fix), None)
+    except Exception as exc:  # one file the analyzer trips on must not stop the others
+        return _Done(job, None, _describe(exc, job.path))
+
+
+# Below this many files a process pool costs more to start than it saves.
+PARALLEL_MIN_FILES = 16
+
+
+def _workers(jobs: int, files: int) -> int:
+    if jobs > 0:
+        return min(jobs, files)
+    return min(os.cpu_count() or 1, 8, files) if files >= PARALLEL_MIN_FILES else 1
+
+
+def _results(jobs: list[FileJob], hooks: ProfilerHooks, fix: FixMode | None, workers: int) -> Iterator[_Done]:
+    if workers <= 1:
+        for job in jobs:
+            yield _check_job(job, hooks, fix)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_check_job, job, hooks, fix) for job in jobs]
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as exc:  # a worker process that died (killed, out of memory)
+                job = jobs[futures.index(future)]
+                yield _Done(job, None, f"worker failed: {type(exc).__name__}: {exc}")
+
+
 def _run_checks(
-    files: list[Path], resolver: ConfigResolver, hooks: ProfilerHooks, cwd: Path, fix: FixMode | None = None
+    files: list[Path],
+    resolver: ConfigResolver,
+    hooks: ProfilerHooks,
+    cwd: Path,
+    fix: FixMode | None = None,
+    jobs: int = 1,
 ) -> CheckOutcome:
     outcome = CheckOutcome()
     progress = Progress(len(files))
-    for path in files:
-        shown = _display_path(path, cwd)
-        progress.step(shown)
-        config = resolver.config_for(path)
-        try:
-            result = check_file(FileJob(path, shown, config), hooks, fix)
-        except Exception as exc:  # one file the analyzer trips on must not stop the others
+    work = [FileJob(path, _display_path(path, cwd), resolver.config_for(path)) for path in files]
+    for done in _results(work, hooks, fix, _workers(jobs, len(work))):
+        progress.step(done.job.shown)
+        if done.result is None:
             progress.clear()
-            detail = _describe(exc, path)
-            _warn(f"cudalens: error: {shown}: {detail}")
+            _warn(f"cudalens: error: {done.job.shown}: {done.error}")
             outcome.errors += 1
             continue
+        result = done.result
         outcome.checked += 1
         outcome.findings += result.findings
         outcome.fixed += result.fixed
         outcome.diffs += result.diff
-        threshold = Severity(config.fail_level).rank
+        threshold = Severity(done.job.config.fail_level).rank
         outcome.failing += sum(1 for f in result.findings if f.severity.rank >= threshold)
     progress.clear()
     outcome.findings.sort(key=sort_key)
@@ -277,7 +328,7 @@ def run(args: argparse.Namespace) -> int:
     if not discovery.files:
         _warn("cudalens: warning: no .cu, .cuh or .py files under the given paths")
     fix = _fix_mode(args)
-    outcome = _run_checks(discovery.files, resolver, hooks, cwd, fix)
+    outcome = _run_checks(discovery.files, resolver, hooks, cwd, fix, args.jobs)
     if discovery.files and outcome.checked == 0:
         _write(_render(outcome, args.format, args.statistics), args.output_file)
         return 2

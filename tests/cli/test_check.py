@@ -301,3 +301,12 @@ def test_the_readme_quick_start_command_on_the_examples(console):
     result = console("check", "examples/", cwd=repo)
     assert result.code in (0, 1), result.err
     assert "Traceback" not in result.err and "error:" not in result.err
+
+
+def test_parallel_checking_reports_the_same_as_serial(tmp_path, cli, kernel):
+    for name in ("transpose_naive.cu", "row_sums_bank_conflict.cu", "inline_transpose.py", "clean_saxpy.cu"):
+        kernel(name).copy_to(tmp_path)
+    (tmp_path / "garbage.cu").write_bytes(bytes(range(256)))
+    serial = cli("check", "--jobs", "1", "--format", "json", cwd=tmp_path)
+    parallel = cli("check", "--jobs", "3", "--format", "json", cwd=tmp_path)
+    assert (parallel.code, parallel.out, parallel.err) == (serial.code, serial.out, serial.err)
