@@ -5,8 +5,20 @@ from __future__ import annotations
 import io
 import os
 import pty
+import select
 
 from cudalens.cli.progress import Progress
+
+
+def _drain(fd: int) -> str:
+    """Everything written to the terminal so far (a pty hands it over in pieces)."""
+    data = b""
+    while select.select([fd], [], [], 1.0)[0]:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode()
 
 
 def test_progress_is_drawn_on_a_terminal_and_cleared():
@@ -18,7 +30,7 @@ def test_progress_is_drawn_on_a_terminal_and_cleared():
             progress.step("a.cu")
             progress.step("kernels/long_name.cu")
             progress.clear()
-        shown = os.read(leader, 4096).decode()
+        shown = _drain(leader)
     finally:
         os.close(leader)
         os.close(follower)
