@@ -96,7 +96,10 @@ class SourceText:
 def load_source(path: Path) -> SourceText:
     """The file's text; undecodable bytes become U+FFFD and a UTF-8 byte order mark is dropped (editors hide
     it, so columns agree with the language server's)."""
-    data = path.read_bytes()
+    return decode_source(path.read_bytes())
+
+
+def decode_source(data: bytes) -> SourceText:
     bom = data.startswith(b"\xef\xbb\xbf")
     try:
         return SourceText(data.decode("utf-8-sig"), True, bom)

@@ -10,14 +10,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudalens.analysis.api import analyze_text
 from cudalens.analysis.config import SEVERITIES, AnalysisConfig
-from cudalens.analysis.files import discover_files, include_reader, load_source, read_source, write_source
+from cudalens.analysis.files import (
+    SourceText,
+    decode_source,
+    discover_files,
+    include_reader,
+    load_source,
+    read_source,
+    write_source,
+)
 from cudalens.analysis.findings import Finding, Severity, sort_key
 from cudalens.analysis.suppression import apply_suppressions, parse_suppressions
 from cudalens.cli.check_config import ConfigError, ConfigResolver, Overrides, parse_code_list
@@ -37,7 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=[Path(".")],
         metavar="PATH",
-        help="files or folders to check (default: the current folder)",
+        help="files or folders to check (default: the current folder); '-' reads standard input",
+    )
+    parser.add_argument(
+        "--stdin-filename",
+        default="stdin.cu",
+        metavar="NAME",
+        help="the name of the text read from '-' (its suffix picks the language; default stdin.cu)",
     )
     parser.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format")
     parser.add_argument(
@@ -183,8 +197,11 @@ def _warn_unknown_codes(text: str, shown: str) -> None:
             )
 
 
-def check_file(job: FileJob, hooks: ProfilerHooks, fix: FixMode | None = None) -> FileResult:
-    source = load_source(job.path)
+def check_file(
+    job: FileJob, hooks: ProfilerHooks, fix: FixMode | None = None, source: SourceText | None = None
+) -> FileResult:
+    """One file's findings (`source`: its text when it does not come from disk), fixed if asked."""
+    source = source or load_source(job.path)
     findings = findings_of(job, source.text, hooks)
     if fix is None:
         return FileResult(findings)
@@ -226,9 +243,11 @@ class _Done:
     error: str | None
 
 
-def _check_job(job: FileJob, hooks: ProfilerHooks, fix: FixMode | None) -> _Done:
+def _check_job(
+    job: FileJob, hooks: ProfilerHooks, fix: FixMode | None, source: SourceText | None = None
+) -> _Done:
     try:
-        return _Done(job, check_file(job, hooks, fix), None)
+        return _Done(job, check_file(job, hooks, fix, source), None)
     except Exception as exc:  # one file the analyzer trips on must not stop the others
         return _Done(job, None, _describe(exc, job.path))
 
@@ -258,18 +277,9 @@ def _results(jobs: list[FileJob], hooks: ProfilerHooks, fix: FixMode | None, wor
                 yield _Done(job, None, f"worker failed: {type(exc).__name__}: {exc}")
 
 
-def _run_checks(
-    files: list[Path],
-    resolver: ConfigResolver,
-    hooks: ProfilerHooks,
-    cwd: Path,
-    fix: FixMode | None = None,
-    jobs: int = 1,
-) -> CheckOutcome:
+def _collect(results: Iterable[_Done], progress: Progress) -> CheckOutcome:
     outcome = CheckOutcome()
-    progress = Progress(len(files))
-    work = [FileJob(path, _display_path(path, cwd), resolver.config_for(path)) for path in files]
-    for done in _results(work, hooks, fix, _workers(jobs, len(work))):
+    for done in results:
         progress.step(done.job.shown)
         if done.result is None:
             progress.clear()
@@ -286,6 +296,27 @@ def _run_checks(
     progress.clear()
     outcome.findings.sort(key=sort_key)
     return outcome
+
+
+def _run_checks(
+    files: list[Path],
+    resolver: ConfigResolver,
+    hooks: ProfilerHooks,
+    cwd: Path,
+    fix: FixMode | None = None,
+    jobs: int = 1,
+) -> CheckOutcome:
+    work = [FileJob(path, _display_path(path, cwd), resolver.config_for(path)) for path in files]
+    return _collect(_results(work, hooks, fix, _workers(jobs, len(work))), Progress(len(work)))
+
+
+def _check_stdin(
+    name: str, resolver: ConfigResolver, hooks: ProfilerHooks, fix: FixMode | None
+) -> CheckOutcome:
+    """`cudalens check -`: the text on stdin, named (for its language, config and reports) by --stdin-filename."""
+    job = FileJob(Path(name), name, resolver.config_for(Path(name).absolute()))
+    source = decode_source(sys.stdin.buffer.read())
+    return _collect([_check_job(job, hooks, fix, source)], Progress(1))
 
 
 def _write(text: str, output_file: Path | None) -> None:
@@ -319,17 +350,26 @@ def run(args: argparse.Namespace) -> int:
         resolver = ConfigResolver(_overrides(args), args.config, _warn, cwd)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    discovery = discover_files(args.paths, resolver.excluded)
-    if discovery.missing:
-        raise UsageError(f"{discovery.missing[0]}: no such file or folder")
+    fix = _fix_mode(args)
+    stdin = [str(p) for p in args.paths] == ["-"]
+    if stdin and fix is not None and not fix.diff:
+        raise UsageError("--fix cannot rewrite standard input; use --diff")
+    files: list[Path] = []
+    if not stdin:
+        discovery = discover_files(args.paths, resolver.excluded)
+        if discovery.missing:
+            raise UsageError(f"{discovery.missing[0]}: no such file or folder")
+        files = discovery.files
+        if not files:
+            _warn("cudalens: warning: no .cu, .cuh or .py files under the given paths")
     hooks = load_hooks(args.compile, args.test)
     for note in hooks.notes:
         _warn(note)
-    if not discovery.files:
-        _warn("cudalens: warning: no .cu, .cuh or .py files under the given paths")
-    fix = _fix_mode(args)
-    outcome = _run_checks(discovery.files, resolver, hooks, cwd, fix, args.jobs)
-    if discovery.files and outcome.checked == 0:
+    if stdin:
+        outcome = _check_stdin(args.stdin_filename, resolver, hooks, fix)
+    else:
+        outcome = _run_checks(files, resolver, hooks, cwd, fix, args.jobs)
+    if (stdin or files) and outcome.checked == 0:
         _write(_render(outcome, args.format, args.statistics), args.output_file)
         return 2
     if fix is not None and fix.diff:

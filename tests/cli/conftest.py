@@ -38,7 +38,7 @@ def cli(capsys, monkeypatch):
     return run
 
 
-def _run_console(*args: str, cwd: Path) -> Result:
+def _run_console(*args: str, cwd: Path, stdin: str = "") -> Result:
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     env.pop("CUDALENS_DEBUG", None)
     proc = subprocess.run(
@@ -46,6 +46,7 @@ def _run_console(*args: str, cwd: Path) -> Result:
         cwd=cwd,
         capture_output=True,
         text=True,
+        input=stdin,
         env=env,
         timeout=120,
     )

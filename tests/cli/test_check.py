@@ -265,12 +265,16 @@ def test_excluded_files_are_not_checked_even_when_named(tmp_path, cli, kernel, r
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_compile_reports_nvcc_errors_as_findings(tmp_path, cli):
-    pytest.importorskip("cudalens.profiler.cli_hooks", reason="the profiler's hooks are not in this build yet")
+    pytest.importorskip(
+        "cudalens.profiler.cli_hooks", reason="the profiler's hooks are not in this build yet"
+    )
     (tmp_path / "broken.cu").write_text("__global__ void k(float* a) {\n    a[threadIdx.x] = 1.0f\n}\n")
     assert cli("check", cwd=tmp_path).code == 0
     result = cli("check", "--compile", cwd=tmp_path)
     assert result.code == 1
-    assert any(line.startswith("broken.cu:") and ": CL801 " in line for line in result.out.splitlines()), result.out
+    assert any(line.startswith("broken.cu:") and ": CL801 " in line for line in result.out.splitlines()), (
+        result.out
+    )
 
 
 def test_compile_and_test_flags_say_when_the_profiler_hooks_are_missing(tmp_path, cli, kernel):
@@ -310,3 +314,27 @@ def test_parallel_checking_reports_the_same_as_serial(tmp_path, cli, kernel):
     serial = cli("check", "--jobs", "1", "--format", "json", cwd=tmp_path)
     parallel = cli("check", "--jobs", "3", "--format", "json", cwd=tmp_path)
     assert (parallel.code, parallel.out, parallel.err) == (serial.code, serial.out, serial.err)
+
+
+def test_standard_input_is_checked_under_the_name_given(tmp_path, console, kernel):
+    source = kernel("transpose_naive.cu")
+    plain = console("check", "-", cwd=tmp_path, stdin=source.text)
+    named = console("check", "--stdin-filename", "kernels/t.cu", "-", cwd=tmp_path, stdin=source.text)
+    line = source.expected[0][0]
+    assert plain.code == named.code == 1
+    assert plain.out.startswith(f"stdin.cu:{line}:9: CL101 ") and named.out.startswith(
+        f"kernels/t.cu:{line}:9: CL101 "
+    )
+    python = console("check", "--stdin-filename", "m.py", "-", cwd=tmp_path, stdin="print('no cuda here')\n")
+    assert (python.code, python.out) == (0, "All checks passed!\n")
+
+
+def test_standard_input_can_be_diffed_but_not_rewritten(tmp_path, console, kernel):
+    source = kernel("row_sums_bank_conflict.cu")
+    diff = console("check", "--diff", "-", cwd=tmp_path, stdin=source.text)
+    assert diff.code == 1 and "+    __shared__ float tile[32][33];" in diff.out
+    refused = console("check", "--fix", "-", cwd=tmp_path, stdin=source.text)
+    assert (
+        refused.code == 2
+        and refused.err == "cudalens: error: --fix cannot rewrite standard input; use --diff\n"
+    )

@@ -11,7 +11,13 @@ TEXT = "__shared__ float tile[32][32];\nfloat x = 1.0;\n"
 
 def finding(line: int, edits: tuple[TextEdit, ...], applicability: str = "safe") -> Finding:
     return Finding(
-        "k.cu", "CL301", "r", Severity.WARNING, "m", Span(line, 1, line, 2), fix=Fix("f", edits, applicability)
+        "k.cu",
+        "CL301",
+        "r",
+        Severity.WARNING,
+        "m",
+        Span(line, 1, line, 2),
+        fix=Fix("f", edits, applicability),
     )
 
 
@@ -54,7 +60,10 @@ def test_fix_writes_the_file_and_reports_what_remains(tmp_path, cli, kernel, req
 
     diff = cli("check", "--diff", cwd=tmp_path)
     assert diff.code == 1 and source.read_text() == before
-    assert "-    __shared__ float tile[32][32];" in diff.out and "+    __shared__ float tile[32][33];" in diff.out
+    assert (
+        "-    __shared__ float tile[32][32];" in diff.out
+        and "+    __shared__ float tile[32][33];" in diff.out
+    )
 
     fixed = cli("check", "--fix", cwd=tmp_path)
     assert "tile[32][33]" in source.read_text()
@@ -77,4 +86,6 @@ def test_a_byte_order_mark_survives_a_fix(tmp_path, cli, kernel, require_rule):
     source = kernel("row_sums_bank_conflict.cu").copy_to(tmp_path)
     source.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
     cli("check", "--fix", cwd=tmp_path)
-    assert source.read_bytes().startswith(b"\xef\xbb\xbf// Each lane") and b"tile[32][33]" in source.read_bytes()
+    assert (
+        source.read_bytes().startswith(b"\xef\xbb\xbf// Each lane") and b"tile[32][33]" in source.read_bytes()
+    )
