@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from cudalens.analysis.config import AnalysisConfig
-from cudalens.cli.check import _run_checks
 from cudalens.cli.check_config import ConfigResolver, Overrides
+from cudalens.cli.check_run import run_checks
 from cudalens.cli.profiler_hooks import load_hooks
 
 
@@ -94,7 +94,7 @@ def test_a_file_that_vanishes_during_the_run_is_one_error_line_and_the_rest_are_
 ):
     good = kernel("clean_saxpy.cu").copy_to(tmp_path)
     resolver = ConfigResolver(Overrides(), None, print, tmp_path)
-    outcome = _run_checks([tmp_path / "vanished.cu", good], resolver, load_hooks(False, False), tmp_path)
+    outcome = run_checks([tmp_path / "vanished.cu", good], resolver, load_hooks(False, False), tmp_path)
     assert (outcome.checked, outcome.errors) == (1, 1)
     err = capsys.readouterr().err
     assert "vanished.cu" in err and one_line(err)
