@@ -136,6 +136,15 @@ def _fix_mode(args: argparse.Namespace) -> FixMode | None:
     return FixMode(unsafe=args.unsafe_fixes, diff=args.diff)
 
 
+def _files(args: argparse.Namespace, resolver: ConfigResolver) -> list[Path]:
+    discovery = discover_files(args.paths, resolver.excluded)
+    if discovery.missing:
+        raise UsageError(f"{discovery.missing[0]}: no such file or folder")
+    if not discovery.files:
+        warn("cudalens: warning: no .cu, .cuh or .py files under the given paths")
+    return discovery.files
+
+
 def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd().resolve()
     try:
@@ -146,14 +155,7 @@ def run(args: argparse.Namespace) -> int:
     stdin = [str(p) for p in args.paths] == ["-"]
     if stdin and fix is not None and not fix.diff:
         raise UsageError("--fix cannot rewrite standard input; use --diff")
-    files: list[Path] = []
-    if not stdin:
-        discovery = discover_files(args.paths, resolver.excluded)
-        if discovery.missing:
-            raise UsageError(f"{discovery.missing[0]}: no such file or folder")
-        files = discovery.files
-        if not files:
-            warn("cudalens: warning: no .cu, .cuh or .py files under the given paths")
+    files = [] if stdin else _files(args, resolver)
     hooks = load_hooks(args.compile, args.test)
     for note in hooks.notes:
         warn(note)
@@ -162,8 +164,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         outcome = run_checks(files, resolver, hooks, cwd, fix, args.jobs)
     if (stdin or files) and outcome.checked == 0:
-        _write(_render(outcome, args.format, args.statistics), args.output_file)
-        return 2
+        return 2  # every file failed, each with its error line: "All checks passed!" would be a lie
     if fix is not None and fix.diff:
         _write(outcome.diffs, args.output_file)
         return 1 if outcome.diffs and not args.exit_zero else 0

@@ -89,6 +89,18 @@ def test_nasty_files_never_produce_a_traceback(tmp_path, console):
     assert "error:" not in result.err
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc (a file no one can read)")
+def test_an_unreadable_file_is_one_error_line_and_only_all_failing_exits_2(tmp_path, cli, kernel):
+    (tmp_path / "unreadable.cu").symlink_to("/proc/self/mem")  # reading it fails with EIO, even as root
+    alone = cli("check", cwd=tmp_path)
+    assert (alone.code, alone.out) == (2, "")
+    assert alone.err == "cudalens: error: unreadable.cu: Input/output error\n"
+    kernel("clean_saxpy.cu").copy_to(tmp_path)
+    with_good = cli("check", cwd=tmp_path)
+    assert (with_good.code, with_good.out) == (0, "All checks passed!\n")
+    assert with_good.err == alone.err
+
+
 def test_a_file_that_vanishes_during_the_run_is_one_error_line_and_the_rest_are_checked(
     tmp_path, kernel, capsys
 ):
