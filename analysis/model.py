@@ -79,7 +79,7 @@ class KernelModel:
             kernel=self.name,
             fix=fix,
             evidence=tuple((evidence or {}).items()),
-            related=tuple(Related(self.span(n), m) for n, m in related),
+            related=tuple(Related(self.span(n), m) for n, m in related if n is not None),
         )
 
     def replace_fix(self, node: Node, new_text: str, message: str, safe: bool) -> Fix:

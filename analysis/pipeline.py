@@ -14,7 +14,7 @@ from cudalens.analysis.features import kernel_features
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.model import KernelModel, PositionMap, build_model, launch_configs
 from cudalens.analysis.positions import LineIndex
-from cudalens.analysis.unit import build_unit
+from cudalens.analysis.unit import build_unit, header_unit
 
 if TYPE_CHECKING:
     from cudalens.analysis.api import DocumentAnalyzer
@@ -49,8 +49,11 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     source = text.encode("utf-8", errors="surrogatepass")
     unit = build_unit(source, doc.parse(source) if to_file is None else None)
     report.includes.extend(unit.includes)
+    headers = _read_headers(doc, unit.includes)
+    for header in headers:
+        unit.include(header_unit(header))
     index = LineIndex(text)
-    context = _context_key(unit)
+    context = _context_key(unit) + hashlib.blake2b(b"\0".join(headers), digest_size=8).hexdigest()
     for kernel in unit.kernels:
         if kernel.body is None:
             continue
@@ -60,14 +63,34 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
                None if to_file is None else start)
         cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:
-            model = build_model(doc.path, unit, kernel, index, to_file)
-            findings = run_rules(model)
-            cached = CachedKernel(findings, kernel_info(model, findings), start, end)
+            try:
+                model = build_model(doc.path, unit, kernel, index, to_file)
+                findings = run_rules(model)
+                cached = CachedKernel(findings, kernel_info(model, findings), start, end)
+            except Exception as exc:  # one kernel the analyzer cannot handle must not cost the others
+                report.errors.append(f"{doc.path}:{start}: internal error analysing `{kernel.name}`: "
+                                     f"{type(exc).__name__}: {exc}")
+                continue
         doc.next_cache[key] = cached
         report.findings.extend(cached.findings)
         # launch sites live in host code that moves independently of the kernel: always read them afresh
         sites = tuple(LaunchSite(_span(n, index, to_file), g, b, s) for n, g, b, s in launch_configs(unit, kernel))
         report.kernels.append(replace(cached.info, launch_sites=sites))
+
+
+def _read_headers(doc: DocumentAnalyzer, includes: list[str]) -> list[bytes]:
+    """The texts of the local headers a file includes (one level: enough for helpers and macros)."""
+    if doc.read_include is None:
+        return []
+    out = []
+    for name in includes:
+        try:
+            text = doc.read_include(name, doc.path)
+        except OSError:
+            text = None
+        if text is not None:
+            out.append(text.encode("utf-8", errors="surrogatepass"))
+    return out
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.types import FLOAT_TYPES, TypeInfo
 from cudalens.analysis.unit import Function, Unit, parse_expression

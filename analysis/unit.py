@@ -70,6 +70,18 @@ class Unit:
     def kernels(self) -> list[Function]:
         return [f for fs in self.functions.values() for f in fs if f.is_kernel]
 
+    def include(self, header: Unit) -> None:
+        """Make a header's macros, structs, constants and helpers visible (the file's own win)."""
+        for name, macro in header.macros.items():
+            self.macros.setdefault(name, macro)
+        for name, info in header.types.structs.items():
+            self.types.structs.setdefault(name, info)
+        for name, node in header.constants.items():
+            self.constants.setdefault(name, node)
+        for name, fs in header.functions.items():
+            if name not in self.functions:
+                self.functions[name] = [f for f in fs if not f.is_kernel]
+
     def device_function(self, name: str) -> Function | None:
         for f in self.functions.get(name, []):
             if not f.is_kernel and f.body is not None:
@@ -158,6 +170,12 @@ def _enclosing_function(node: Node) -> Node | None:
     while node is not None and node.type != "function_definition":
         node = node.parent
     return node
+
+
+@lru_cache(maxsize=64)
+def header_unit(source: bytes) -> Unit:
+    """A header's unit, shared by every file that includes the same text."""
+    return build_unit(source)
 
 
 _CONTAINERS = ("linkage_specification", "declaration_list", "template_declaration", "namespace_definition",

@@ -13,9 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from big_cuda_file import big_cuda_source  # noqa: E402
+from big_cuda_file import big_cuda_source
 
-from cudalens.analysis.api import DocumentAnalyzer, analyze_text  # noqa: E402
+from cudalens.analysis.api import DocumentAnalyzer, analyze_text
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from itertools import combinations
 
 import numpy as np
+
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
