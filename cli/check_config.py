@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import tomllib
+
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, config_from_mapping, load_config
 from cudalens.analysis.files import matches_exclude
 

@@ -12,11 +12,10 @@ import re
 from pathlib import Path, PurePath
 from urllib.parse import quote
 
+from cudalens import __version__
 from cudalens.analysis.codes import all_rules
 from cudalens.analysis.findings import Finding, Fix, Severity, Span
 from cudalens.analysis.rule_base import RuleInfo
-
-from cudalens import __version__
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"

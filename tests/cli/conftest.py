@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from cudalens.analysis.codes import REGISTRY
 from cudalens.cli.main import main
 
@@ -91,6 +92,15 @@ class Kernel:
         return [
             (n, m[1]) for n, line in enumerate(self.text.split("\n"), start=1) for m in _EXPECT.finditer(line)
         ]
+
+    @property
+    def codes(self) -> list[str]:
+        return sorted({code for _, code in self.expected})
+
+    @property
+    def suppressed_text(self) -> str:
+        """The text with each expectation turned into a suppression comment for its code."""
+        return _EXPECT.sub(r"cudalens: ignore[\1]", self.text)
 
     def copy_to(self, folder: Path, name: str | None = None) -> Path:
         target = folder / (name or self.path.name)

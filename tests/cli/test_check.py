@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.cli.check_config import ConfigResolver, Overrides
 from cudalens.cli.check_run import run_checks
@@ -60,8 +61,9 @@ def test_a_config_file_that_is_not_toml_is_a_usage_error(tmp_path, cli):
 
 
 def test_findings_exit_1_and_exit_zero_exits_0(tmp_path, cli, kernel, require_rule):
-    require_rule("CL101")
-    kernel("transpose_naive.cu").copy_to(tmp_path)
+    source = kernel("transpose_naive.cu")
+    require_rule(*source.codes)
+    source.copy_to(tmp_path)
     assert cli("check", cwd=tmp_path).code == 1
     assert cli("check", "--exit-zero", cwd=tmp_path).code == 0
     assert cli("check", "--fail-level", "error", cwd=tmp_path).code == 0
@@ -135,11 +137,12 @@ def test_json_output_has_the_versioned_shape(tmp_path, cli, kernel):
 
 
 def test_text_output_lists_findings_at_their_lines(tmp_path, cli, kernel, require_rule):
-    require_rule("CL101", "CL301")
-    for name in ("transpose_naive.cu", "row_sums_bank_conflict.cu"):
+    names = ("transpose_naive.cu", "row_sums_bank_conflict.cu", "strided_scale.cu")
+    for name in names:
+        require_rule(*kernel(name).codes)
         kernel(name).copy_to(tmp_path)
     result = cli("check", cwd=tmp_path)
-    for name in ("transpose_naive.cu", "row_sums_bank_conflict.cu"):
+    for name in names:
         for line, code in kernel(name).expected:
             assert any(
                 row.startswith(f"{name}:{line}:") and f": {code} " in row for row in result.out.splitlines()
@@ -149,8 +152,8 @@ def test_text_output_lists_findings_at_their_lines(tmp_path, cli, kernel, requir
 
 
 def test_json_findings_from_a_python_file_point_into_the_python_file(tmp_path, cli, kernel, require_rule):
-    require_rule("CL101")
     source = kernel("inline_transpose.py")
+    require_rule(*source.codes)
     source.copy_to(tmp_path)
     data = json.loads(cli("check", "--format", "json", cwd=tmp_path).out)
     assert {(f["path"], f["line"], f["code"]) for f in data["findings"]} >= {
@@ -166,8 +169,8 @@ def test_python_files_without_cuda_are_skipped(tmp_path, cli, kernel):
 
 def test_statistics_count_per_rule(tmp_path, cli, kernel, require_rule):
     require_rule("CL101")
-    kernel("transpose_naive.cu").copy_to(tmp_path)
-    kernel("transpose_naive.cu").copy_to(tmp_path, "again.cu")
+    kernel("strided_scale.cu").copy_to(tmp_path)
+    kernel("strided_scale.cu").copy_to(tmp_path, "again.cu")
     rows = json.loads(cli("check", "--statistics", "--format", "json", cwd=tmp_path).out)
     assert {"code": "CL101", "count": 2} in [{"code": r["code"], "count": r["count"]} for r in rows]
 
@@ -258,7 +261,7 @@ def test_a_config_file_given_on_the_command_line(tmp_path, kernel):
 
 def test_ignoring_a_rule_from_the_command_line_drops_its_findings(tmp_path, cli, kernel, require_rule):
     require_rule("CL101")
-    kernel("transpose_naive.cu").copy_to(tmp_path)
+    kernel("strided_scale.cu").copy_to(tmp_path)
     write_pyproject(tmp_path, 'select = ["CL3"]')
     assert "CL101" not in cli("check", cwd=tmp_path).out
     assert "CL101" in cli("check", "--select", "CL1", cwd=tmp_path).out
@@ -267,9 +270,10 @@ def test_ignoring_a_rule_from_the_command_line_drops_its_findings(tmp_path, cli,
 
 def test_excluded_files_are_not_checked_even_when_named(tmp_path, cli, kernel, require_rule):
     require_rule("CL101")
-    kernel("transpose_naive.cu").copy_to(tmp_path)
-    write_pyproject(tmp_path, 'exclude = ["transpose_*"]')
-    assert cli("check", "transpose_naive.cu", cwd=tmp_path).code == 0
+    kernel("strided_scale.cu").copy_to(tmp_path)
+    assert cli("check", "strided_scale.cu", cwd=tmp_path).code == 1
+    write_pyproject(tmp_path, 'exclude = ["strided_*"]')
+    assert cli("check", "strided_scale.cu", cwd=tmp_path).code == 0
 
 
 # --- GPU checks glue ----------------------------------------------------------------------------------------
@@ -328,15 +332,15 @@ def test_parallel_checking_reports_the_same_as_serial(tmp_path, cli, kernel):
     assert (parallel.code, parallel.out, parallel.err) == (serial.code, serial.out, serial.err)
 
 
-def test_standard_input_is_checked_under_the_name_given(tmp_path, console, kernel):
-    source = kernel("transpose_naive.cu")
+def test_standard_input_is_checked_under_the_name_given(tmp_path, console, kernel, require_rule):
+    source = kernel("strided_scale.cu")
+    require_rule(*source.codes)
     plain = console("check", "-", cwd=tmp_path, stdin=source.text)
     named = console("check", "--stdin-filename", "kernels/t.cu", "-", cwd=tmp_path, stdin=source.text)
-    line = source.expected[0][0]
+    ((line, code),) = source.expected
     assert plain.code == named.code == 1
-    assert plain.out.startswith(f"stdin.cu:{line}:9: CL101 ") and named.out.startswith(
-        f"kernels/t.cu:{line}:9: CL101 "
-    )
+    assert plain.out.startswith(f"stdin.cu:{line}:") and f": {code} " in plain.out
+    assert named.out == plain.out.replace("stdin.cu", "kernels/t.cu")
     python = console("check", "--stdin-filename", "m.py", "-", cwd=tmp_path, stdin="print('no cuda here')\n")
     assert (python.code, python.out) == (0, "All checks passed!\n")
 

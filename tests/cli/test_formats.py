@@ -8,6 +8,7 @@ import json
 from importlib import resources
 
 import pytest
+
 from cudalens.analysis.codes import all_rules
 from cudalens.analysis.findings import Finding, Fix, Related, Severity, Span, TextEdit
 from cudalens.cli.formats import github, sarif, text

@@ -73,9 +73,9 @@ def test_the_hook_fails_on_a_finding_and_passes_once_it_is_suppressed(tmp_path, 
     (project / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {source.as_posix()}\n    rev: {rev}\n    hooks:\n      - id: cudalens\n"
     )
-    bad = kernel("transpose_naive.cu")
-    suppressed = bad.text.replace("// expect: CL101", "// cudalens: ignore[CL101]")
-    (project / "transpose.cu").write_text(suppressed)
+    bad = kernel("strided_scale.cu")
+    suppressed = bad.suppressed_text
+    (project / "scale.cu").write_text(suppressed)
     git("add", "-A", cwd=project)
     home = tmp_path / "pre-commit-home"
 
@@ -83,14 +83,15 @@ def test_the_hook_fails_on_a_finding_and_passes_once_it_is_suppressed(tmp_path, 
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "cudalens" in passing.stdout and "Passed" in passing.stdout
 
-    require_rule("CL101")
-    (project / "transpose.cu").write_text(bad.text)
+    require_rule(*bad.codes)
+    (project / "scale.cu").write_text(bad.text)
     git("add", "-A", cwd=project)
     failing = pre_commit(project, home)
     assert failing.returncode == 1, failing.stdout + failing.stderr
     assert "Failed" in failing.stdout
-    assert f"transpose.cu:{bad.expected[0][0]}:" in failing.stdout and "CL101" in failing.stdout
+    ((line, code),) = bad.expected
+    assert f"scale.cu:{line}:" in failing.stdout and f" {code} " in failing.stdout
 
-    (project / "transpose.cu").write_text(suppressed)
+    (project / "scale.cu").write_text(suppressed)
     git("add", "-A", cwd=project)
     assert pre_commit(project, home).returncode == 0

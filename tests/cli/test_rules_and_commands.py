@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+
 from cudalens.analysis.codes import all_rules
 from cudalens.analysis.rule_base import DOC_HEADINGS
 from cudalens.cli.main import COMMANDS, Command, _load

@@ -3,10 +3,11 @@ are plain values at chosen lines; the end-to-end tests at the bottom use the rea
 
 from __future__ import annotations
 
-from cudalens.analysis.findings import Finding, Severity, Span
-from cudalens.analysis.suppression import apply_suppressions, parse_suppressions, unused_suppressions
 from hypothesis import given
 from hypothesis import strategies as st
+
+from cudalens.analysis.findings import Finding, Severity, Span
+from cudalens.analysis.suppression import apply_suppressions, parse_suppressions, unused_suppressions
 
 
 def at(line: int, code: str = "CL101", path: str = "k.cu") -> Finding:
@@ -95,17 +96,21 @@ def test_any_text_is_handled(text, lines):
 
 
 def test_suppression_in_a_real_kernel(tmp_path, cli, kernel, require_rule):
-    require_rule("CL101")
-    source = kernel("transpose_naive.cu").copy_to(tmp_path)
-    assert "CL101" in cli("check", source.name, cwd=tmp_path).out
-    source.write_text(source.read_text().replace("// expect: CL101", "// cudalens: ignore[CL101]"))
-    result = cli("check", source.name, cwd=tmp_path)
-    assert "CL101" not in result.out
+    source = kernel("strided_scale.cu")
+    require_rule(*source.codes)
+    path = source.copy_to(tmp_path)
+    assert source.codes[0] in cli("check", path.name, cwd=tmp_path).out
+    path.write_text(source.suppressed_text)
+    result = cli("check", path.name, cwd=tmp_path)
+    assert (result.code, result.out) == (0, "All checks passed!\n")
 
 
 def test_suppression_in_a_real_python_file(tmp_path, cli, kernel, require_rule):
-    require_rule("CL101")
-    source = kernel("inline_transpose.py").copy_to(tmp_path)
-    assert "CL101" in cli("check", source.name, cwd=tmp_path).out
-    source.write_text("# cudalens: ignore-file[CL1]\n" + source.read_text())
-    assert "CL101" not in cli("check", source.name, cwd=tmp_path).out
+    source = kernel("inline_transpose.py")
+    require_rule(*source.codes)
+    path = source.copy_to(tmp_path)
+    assert source.codes[0] in cli("check", path.name, cwd=tmp_path).out
+    path.write_text("# cudalens: ignore-file[CL1]\n" + source.text)
+    assert cli("check", path.name, cwd=tmp_path).out == "All checks passed!\n"
+    path.write_text(source.suppressed_text)
+    assert cli("check", path.name, cwd=tmp_path).out == "All checks passed!\n"
