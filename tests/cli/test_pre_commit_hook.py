@@ -23,13 +23,6 @@ GIT = [
     "commit.gpgsign=false",
 ]
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(900),
-    pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
-    pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs the cudalens source repository"),
-]
-
 
 def git(*args: str, cwd: Path) -> str:
     return subprocess.run([*GIT, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
@@ -64,6 +57,10 @@ def pre_commit(project: Path, home: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs the cudalens source repository")
 def test_the_hook_fails_on_a_finding_and_passes_once_it_is_suppressed(tmp_path, kernel, require_rule):
     pytest.importorskip("pre_commit", reason="pre-commit (dev extra) runs the hook")
     source, rev = hook_source(tmp_path)
@@ -95,3 +92,13 @@ def test_the_hook_fails_on_a_finding_and_passes_once_it_is_suppressed(tmp_path, 
     (project / "scale.cu").write_text(suppressed)
     git("add", "-A", cwd=project)
     assert pre_commit(project, home).returncode == 0
+
+
+def test_the_hook_manifest_is_valid():
+    pytest.importorskip("pre_commit", reason="pre-commit (dev extra) validates the manifest")
+    check = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", str(REPO / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
