@@ -116,21 +116,3 @@ def write_source(path: Path, original: SourceText, text: str) -> None:
     if not original.lossless:
         raise ValueError(f"{path} is not valid UTF-8; not rewriting it")
     path.write_bytes(("\ufeff" if original.bom else "").encode() + text.encode("utf-8"))
-
-
-def include_reader(include_dirs: Iterable[str | Path] = ()) -> Callable[[str, str], str | None]:
-    """Reads `#include "name"` headers for the analyzer: next to the including file first, then in the
-    configured include folders (as nvcc's `-I`)."""
-    folders = [Path(d) for d in include_dirs]
-
-    def read(name: str, including_path: str) -> str | None:
-        for folder in (Path(including_path).parent, *folders):
-            candidate = folder / name
-            try:
-                if candidate.is_file():
-                    return read_source(candidate)
-            except OSError:
-                continue
-        return None
-
-    return read

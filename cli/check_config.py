@@ -110,7 +110,10 @@ class ConfigResolver:
         for message in result.errors + _bad_codes(result.config, result.source):
             self.warn(message)
         root = result.source.parent if result.source else self.cwd
-        return self.overrides.apply(result.config), root
+        config = self.overrides.apply(result.config)
+        # include-dirs are written relative to the pyproject.toml, not to wherever the check runs from
+        config = replace(config, include_dirs=tuple(str(root / d) for d in config.include_dirs))
+        return config, root
 
     def _load(self, folder: Path) -> ConfigResult:
         try:

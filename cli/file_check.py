@@ -3,13 +3,14 @@ configuration and the suppression comments, and fixed when asked."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.analysis.api import analyze_text
+from cudalens.analysis.api import analyze_text, read_include_from_disk
 from cudalens.analysis.config import AnalysisConfig
-from cudalens.analysis.files import SourceText, include_reader, load_source, read_source, write_source
+from cudalens.analysis.files import SourceText, load_source, read_source, write_source
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.suppression import apply_suppressions, parse_suppressions
 from cudalens.cli.fixes import apply_fixes, unified_diff
@@ -47,7 +48,10 @@ class FileResult:
 def findings_of(job: FileJob, text: str, hooks: ProfilerHooks, first_pass: bool = True) -> list[Finding]:
     """The findings of one text that survive selection and suppression comments."""
     config, shown = job.config, job.shown
-    report = analyze_text(shown, text, config, include_reader(config.include_dirs))
+    read_include = functools.partial(read_include_from_disk, include_dirs=config.include_dirs)
+    report = analyze_text(shown, text, config, read_include)
+    for error in report.errors:  # a kernel the analyzer could not handle; the others were analysed
+        warn(f"cudalens: error: {error}")
     if not report.is_cuda:
         return []
     if first_pass:

@@ -354,3 +354,17 @@ def test_standard_input_can_be_diffed_but_not_rewritten(tmp_path, console, kerne
         refused.code == 2
         and refused.err == "cudalens: error: --fix cannot rewrite standard input; use --diff\n"
     )
+
+
+def test_include_dirs_are_relative_to_the_pyproject(tmp_path, cli, kernel, require_rule):
+    require_rule("CL101")
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "params.cuh").write_text("#define STRIDE 4\n")
+    (tmp_path / "src").mkdir()
+    text = kernel("strided_scale.cu").text.replace("in[i * 4]", "in[i * STRIDE]")
+    (tmp_path / "src" / "k.cu").write_text('#include "params.cuh"\n' + text)
+    assert cli("check", cwd=tmp_path / "src").code == 0  # STRIDE unknown: nothing proven
+    write_pyproject(tmp_path, 'include-dirs = ["include"]')
+    from_src = cli("check", cwd=tmp_path / "src")
+    assert from_src.code == 1 and from_src.out.startswith("k.cu:6:") and " CL101 " in from_src.out
+    assert cli("check", cwd=tmp_path).out.startswith("src/k.cu:6:")

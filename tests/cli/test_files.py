@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cudalens.analysis.files import discover_files, include_reader, matches_exclude, read_source
+from cudalens.analysis.files import discover_files, matches_exclude, read_source
 
 
 def make(root: Path, *names: str, content: bytes = b"// x\n") -> None:
@@ -84,13 +84,3 @@ def test_a_byte_order_mark_is_dropped_so_columns_match_the_editor(tmp_path):
     path = tmp_path / "bom.cu"
     path.write_bytes(b"\xef\xbb\xbf__global__ void k() {}\n")
     assert read_source(path).startswith("__global__")
-
-
-def test_includes_are_read_next_to_the_file_then_in_include_dirs(tmp_path):
-    make(tmp_path, "src/local.cuh", content=b"#define LOCAL 1\n")
-    make(tmp_path, "inc/shared.cuh", content=b"#define SHARED 1\n")
-    read = include_reader([tmp_path / "inc"])
-    including = str(tmp_path / "src" / "k.cu")
-    assert read("local.cuh", including) == "#define LOCAL 1\n"
-    assert read("shared.cuh", including) == "#define SHARED 1\n"
-    assert read("absent.cuh", including) is None
