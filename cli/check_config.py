@@ -14,7 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
 
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, config_from_mapping, load_config
 from cudalens.analysis.files import matches_exclude
