@@ -15,10 +15,12 @@ from typing import Any
 sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
 
 
-def run(payload: dict) -> dict:
+def run(payload: dict, ctx: Any = None) -> dict:
     loader = sibling("problem_loader")
     correctness = sibling("harness_correctness")
     results = sibling("../results")
+    if ctx is not None:
+        ctx.progress("building", 0.1)
     try:
         problem = loader.load_problem(payload)
     except loader.ProblemError as exc:
@@ -41,6 +43,8 @@ def run(payload: dict) -> dict:
     )
     timing = None
     if payload.get("time") and test.passed:
+        if ctx is not None:
+            ctx.progress("timing against PyTorch", 0.7)
         timing = _time(problem, payload)
     return {
         "test": test.to_json(),

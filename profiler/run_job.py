@@ -1,0 +1,60 @@
+"""One door for running a job module: through the profiler's worker (its own process group, a timeout, a
+fresh worker after a crash) when `cudalens.profiler.worker_client` is present, else in this process."""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from cudalens.profiler.job_modules import job_module
+
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    status: Literal["ok", "error", "timeout", "crash", "cancelled"]
+    payload: dict[str, Any]
+    error: str | None = None
+    context_broken: bool = False
+
+
+def run_job(
+    kind: str, payload: dict[str, Any], *, timeout_s: float = 600.0, python: str | None = None,
+    on_progress: Callable[[str, float | None], None] | None = None,
+) -> JobOutcome:
+    try:
+        from cudalens.profiler.protocol import JobRequest
+        from cudalens.profiler.worker_client import WorkerPool
+    except ImportError:
+        return _in_process(kind, payload, on_progress)
+    pool = WorkerPool(python=python)
+    try:
+        request = JobRequest(id=str(next(_ids)), kind=kind, payload=payload, timeout_s=timeout_s)
+        result = pool.run(request)
+    finally:
+        pool.close()
+    return JobOutcome(result.status, result.payload or {}, result.error, bool(getattr(result, "context_broken", False)))
+
+
+class _Progress:
+    def __init__(self, sink: Callable[[str, float | None], None] | None) -> None:
+        self.sink = sink
+
+    def progress(self, message: str, fraction: float | None = None) -> None:
+        if self.sink:
+            self.sink(message, fraction)
+
+    def load_sibling(self, name: str) -> Any:
+        return job_module(name)
+
+
+def _in_process(kind: str, payload: dict[str, Any], on_progress: Any) -> JobOutcome:
+    module = job_module(f"{kind}_job")
+    try:
+        return JobOutcome("ok", module.run(payload, _Progress(on_progress)))
+    except Exception:
+        return JobOutcome("error", {}, traceback.format_exc())
