@@ -30,7 +30,7 @@ class ProfileRequest:
     python: str = sys.executable  # the interpreter with CUDA torch that runs the target
     timeout: float = 300.0
     launch_count: int = 8
-    use_cache: bool = True
+    use_cache: bool = True  # read a cached profile of the same sources
     cache_dir: str | None = None
 
 
@@ -71,7 +71,7 @@ def profile_file(request: ProfileRequest) -> NcuProfile:
             pass
     with tempfile.TemporaryDirectory(prefix="cudalens-ncu-") as tmp:
         profile = _run(request, path, text, kernels, ncu, Path(tmp))
-    if request.use_cache and profile.error is None:
+    if profile.error is None:  # written even when not read: the next unchanged run is free
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_text(json.dumps(profile.to_json()))
     return profile

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import runpy
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,19 +12,6 @@ JOBS = ROOT / "profiler" / "jobs"
 DATA = Path(__file__).resolve().parent / "data"
 
 sibling = runpy.run_path(str(JOBS / "jobkit.py"))["sibling"]
-
-
-def _has_gpu() -> bool:
-    if shutil.which("nvidia-smi") is None:
-        return False
-    try:
-        import torch
-    except ImportError:
-        return False
-    return torch.cuda.is_available()
-
-
-requires_gpu = pytest.mark.skipif(not _has_gpu(), reason="needs an NVIDIA GPU with CUDA torch (nvidia-smi not found or torch.cuda unavailable)")
 
 
 @pytest.fixture(scope="session")
