@@ -65,6 +65,9 @@ def outcome_findings(
     def finding(code: str, rule: str, severity: Severity, message: str, evidence: tuple = ()) -> Finding:
         return Finding(path, code, rule, severity, message, span, kernel=kernel, evidence=evidence)
 
+    reported = outcome.payload.get("test") or {}
+    if reported.get("status") == "crashed":  # the job saw the crash itself: its message says where
+        return [finding("CL902", "kernel-crash", Severity.ERROR, reported.get("message") or "the kernel crashed")]
     if outcome.status in ("crash", "timeout") or outcome.context_broken:
         what = "did not finish in time" if outcome.status == "timeout" else "crashed the worker"
         detail = _last_line(outcome.error)
@@ -74,8 +77,6 @@ def outcome_findings(
     if outcome.status == "error" or "test" not in outcome.payload:
         return [finding("CL901", "test-failure", Severity.ERROR, f"the test could not run: {_last_line(outcome.error)}")]
     result = TestResult.from_json(outcome.payload["test"])
-    if result.status == "crashed":
-        return [finding("CL902", "kernel-crash", Severity.ERROR, result.message)]
     if result.status == "passed":
         if not result.degenerate:
             return []

@@ -29,6 +29,9 @@ _HOST_FUNCTION = re.compile(
 )
 
 
+_DEFAULT = re.compile(r"\s*=.*$")
+
+
 class ProblemError(Exception):
     """The file does not have what a test needs; the message says what is missing, in one line."""
 
@@ -56,7 +59,8 @@ def host_functions(cuda_text: str) -> list[tuple[str, str]]:
         before = cuda_text[: m.start()].split()
         if before and before[-1] in ("__global__", "__device__"):  # qualifiers on the line above
             continue
-        params = " ".join(m.group(3).split())
+        # a declaration repeating the definition's default arguments would not compile: keep them only there
+        params = ", ".join(_DEFAULT.sub("", p).strip() for p in " ".join(m.group(3).split()).split(",") if p.strip())
         out.append((m.group(2), f"{m.group(1)} {m.group(2)}({params});"))
     return out
 

@@ -56,10 +56,12 @@ torch::Tensor relu_cuda(torch::Tensor x,
     return x;
 }
 std::vector<torch::Tensor> two(torch::Tensor a) { return {a, a}; }
+void fill(torch::Tensor out, double value = 1.0, int64_t n = 4) {}
 """
     assert loader.host_functions(text) == [
         ("relu_cuda", "torch::Tensor relu_cuda(torch::Tensor x, double alpha);"),
         ("two", "std::vector<torch::Tensor> two(torch::Tensor a);"),
+        ("fill", "void fill(torch::Tensor out, double value, int64_t n);"),
     ]
     assert loader.kernel_names(text) == ["relu_kernel"]
 
