@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
+from cudalens.cli.gpu_options import add_common_arguments, existing_file
 from cudalens.cli.stage_progress import StageProgress
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
@@ -32,19 +31,15 @@ SUMMARY = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .cu with a reference or a KernelBench .py with ModelNew")
     parser.add_argument("--kernel", action="append", default=[], help="profile only this kernel (repeatable)")
-    parser.add_argument("--reference", help="the reference .py (Model, get_inputs, get_init_inputs)")
     parser.add_argument("--sanitizer", action="append", default=[], choices=TOOLS, help="also run compute-sanitizer")
     parser.add_argument("--no-ncu", action="store_true", help="skip Nsight Compute (sanitizer only)")
     parser.add_argument("--no-cache", action="store_true", help="profile even when the source is unchanged")
-    parser.add_argument("--python", default=sys.executable, help="interpreter with CUDA torch for the target")
-    parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_common_arguments(parser, timeout=300.0)
 
 
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.file)
-    if not path.is_file():
-        print(f"cudalens profile: {path}: no such file", file=sys.stderr)
+    path = existing_file("profile", args.file)
+    if path is None:
         return 2
     text = path.read_text(encoding="utf-8", errors="replace")
     progress = StageProgress(f"profile {path.name}")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from cudalens.analysis.api import analyze_text
+from cudalens.cli.gpu_options import add_common_arguments, existing_file
 from cudalens.cli.stage_progress import StageProgress
 from cudalens.profiler.cli_hooks_runtime import outcome_findings, timing_findings
 from cudalens.profiler.results import TestResult, TimingResult
@@ -17,7 +17,6 @@ from cudalens.profiler.run_job import run_job
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a KernelBench .py (Model + ModelNew) or a .cu with a reference")
-    parser.add_argument("--reference", help="the reference .py (Model, get_inputs, get_init_inputs)")
     parser.add_argument("--trials", type=int, default=5, help="trials with fresh seeded inputs (default 5)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--atol", type=float, help="absolute tolerance (default by dtype: fp32 1e-4, fp16/bf16 1e-2)")
@@ -26,15 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compile-reference", action="store_true", help="also time torch.compile(reference)")
     parser.add_argument("--budget-ms", type=float, default=100.0, help="timing budget per side in ms")
     parser.add_argument("--device", help="cuda (default when available) or cpu")
-    parser.add_argument("--python", help="interpreter with CUDA torch that runs the job (default: this one)")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds before the job is killed")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_common_arguments(parser, timeout=600.0)
 
 
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.file)
-    if not path.is_file():
-        print(f"cudalens test: {path}: no such file", file=sys.stderr)
+    path = existing_file("test", args.file)
+    if path is None:
         return 2
     if args.trials < 1:
         print("cudalens test: --trials must be at least 1", file=sys.stderr)

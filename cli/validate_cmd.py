@@ -8,17 +8,16 @@ import json
 import sys
 from pathlib import Path
 
+from cudalens.cli.gpu_options import add_common_arguments
 from cudalens.cli.stage_progress import StageProgress
 from cudalens.profiler.validate import summarize, validate_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", help=".cu files (with references) or folders of them")
-    parser.add_argument("--python", default=sys.executable, help="interpreter with CUDA torch for the targets")
-    parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--no-racecheck", action="store_true", help="skip compute-sanitizer racecheck")
-    parser.add_argument("--no-cache", action="store_true")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--no-cache", action="store_true", help="profile even files whose profile is cached")
+    add_common_arguments(parser, timeout=300.0, reference=False)
 
 
 def expand(paths: list[str]) -> list[Path]:
