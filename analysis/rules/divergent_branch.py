@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
+
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, describe_deps, sites, statement_cost
@@ -42,7 +43,8 @@ class DivergentBranch(Rule):
     ## Known problems
     A bare bounds check (`if (i < n)`), a branch on the warp index (`threadIdx.x / 32`) and a single lane
     doing a short epilogue (`if (lane == 0) out[w] = sum;`) are not reported: they cost little or nothing.
-    Conditions on loaded data are not reported: their divergence depends on the data.
+    Conditions on loaded data are not reported: their divergence depends on the data. A branch taken by a
+    single lane (`if (threadIdx.x == 0) { ... }`) is the block's deliberate serial part and is not reported.
 
     ## Example
     ```cuda
@@ -85,6 +87,8 @@ class DivergentBranch(Rule):
             body_cost = sum(statement_cost(node.child_by_field_name(f)) for f in ("consequence", "alternative")) \
                 if node.type == "if_statement" else statement_cost(node.child_by_field_name("body"))
             taken, active, interleaved = splits[0]
+            if taken == 1:
+                continue  # one lane doing the block's serial part (`if (threadIdx.x == 0)`) is deliberate
             if body_cost < HEAVY_BODY and not (interleaved and 1 < taken <= active // 2):
                 continue
             cond = node.child_by_field_name("condition") or node
