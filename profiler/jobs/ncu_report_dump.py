@@ -52,7 +52,10 @@ def dump(report_path: str, metrics: list[str], source_metrics: dict[str, str]) -
         rng = ctx.range_by_idx(r)
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
-            name = action.name(ncu_report.IAction.NameBase_DEMANGLED)
+            try:
+                name = action.name(ncu_report.IAction.NameBase_DEMANGLED)
+            except Exception:  # a module without name bases
+                name = action.name()
             values, texts = {}, {}
             for metric_name in metrics:
                 m = action.metric_by_name(metric_name)
@@ -71,7 +74,10 @@ def dump(report_path: str, metrics: list[str], source_metrics: dict[str, str]) -
                 pass
             for metric_name, field in source_metrics.items():
                 for pc, value in _per_pc(action, metric_name).items():
-                    info = action.source_info(pc)
+                    try:
+                        info = action.source_info(pc)
+                    except Exception:  # a PC without line information
+                        info = None
                     if info is None or not info.line():
                         continue
                     key = (name, info.file_name(), int(info.line()))

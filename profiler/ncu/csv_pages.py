@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from cudalens.profiler.results import KernelMetrics, LineCounters
 
 _LOG = re.compile(r"^==[A-Z]+==")
+_LABELLED = re.compile(r"^(Kernel Name|Function Name|File Path):\s*(.+)$", re.IGNORECASE)
 
 
 def number(cell: str) -> float | None:
@@ -88,6 +89,10 @@ def parse_source(text: str) -> list[LineCounters]:
             continue
         first = row[0].strip()
         low = first.lower()
+        if m := _LABELLED.match(first):  # `Kernel Name: k` in one cell, as some versions print it
+            kernel, header = (m.group(2), None) if m.group(1).lower() != "file path" else (kernel, None)
+            file = m.group(2) if m.group(1).lower() == "file path" else file
+            continue
         if low in ("kernel name", "function name") and len(row) >= 2:
             kernel, header = row[1].strip(), None
             continue

@@ -7,6 +7,7 @@ import json
 import shutil
 
 import pytest
+
 from cudalens.cli import profile_cmd, test_cmd, validate_cmd
 from cudalens.profiler.cli_hooks_runtime import has_test, outcome_findings, timing_findings
 from cudalens.profiler.results import Measurement, TimingResult

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from cudalens.profiler.ncu import csv_pages, line_hints, line_map
 from cudalens.profiler.ncu.metrics import CUDAFORGE_METRICS, METRICS, kernel_filter
 from cudalens.profiler.ncu.profile import cache_key, ncu_command
@@ -137,3 +138,14 @@ def test_cache_key_follows_source():
     assert a == cache_key("x", "", ("k",), "ncu")
     assert a != cache_key("y", "", ("k",), "ncu")
     assert a != cache_key("x", "ref", ("k",), "ncu")
+
+
+def test_source_page_with_labelled_cells():
+    text = (
+        '"Kernel Name: transpose_naive"\n'
+        '"File Path: /src/t.cu"\n'
+        '"# Line","Source","Instructions Executed","L2 Theoretical Sectors Global","L2 Theoretical Sectors Global Ideal"\n'
+        '"8","  out[i] = in[j];","100","800","200"\n'
+    )
+    [line] = csv_pages.parse_source(text)
+    assert (line.kernel, line.file, line.line, line.excess_sectors) == ("transpose_naive", "/src/t.cu", 8, 600)

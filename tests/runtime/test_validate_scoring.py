@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.profiler import validate
 from cudalens.profiler.results import LineCounters, NcuProfile, SanitizerIssue, SanitizerResult
