@@ -40,6 +40,7 @@ def main() -> int:
     args = parser.parse_args()
 
     import torch
+
     from cudalens.profiler.job_modules import job_module
     from cudalens.profiler.ncu import locate
     from cudalens.profiler.ncu.line_hints import line_findings

@@ -32,9 +32,12 @@ def run_job(
     except ImportError:
         return _in_process(kind, payload, on_progress)
     pool = WorkerPool(python=python)
+    relay = None if on_progress is None else (lambda p: on_progress(p.message, p.fraction))
     try:
         request = JobRequest(id=str(next(_ids)), kind=kind, payload=payload, timeout_s=timeout_s)
-        result = pool.run(request)
+        result = pool.run(request, on_progress=relay)
+    except Exception as exc:  # the worker could not start (no such interpreter, no torch there...)
+        return JobOutcome("error", {}, f"the worker did not start: {exc}")
     finally:
         pool.close()
     return JobOutcome(result.status, result.payload or {}, result.error, bool(getattr(result, "context_broken", False)))
