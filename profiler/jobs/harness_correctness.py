@@ -193,7 +193,7 @@ def poison(outputs: list[Any], device: Any) -> None:
     if getattr(device, "type", "cpu") != "cuda":
         return
     blocks = [
-        torch.full((o.numel() * o.element_size() // 4 + 1,), float("nan"), device=device)
+        torch.full(((o.numel() * o.element_size() + 3) // 4,), float("nan"), device=device)
         for o in outputs
         if isinstance(o, torch.Tensor)
     ]
@@ -268,8 +268,8 @@ def check(
                 first_outputs = expected
             elif trial == 1 and first_outputs and _same(first_outputs, expected):
                 degenerate.append("the reference gives the same outputs on every trial: get_inputs() may not be random")
+            candidate_inputs = _clone(inputs)  # before poisoning: the clones must not take the poisoned blocks
             poison(expected, dev)
-            candidate_inputs = _clone(inputs)
             try:
                 actual = flatten(candidate(*candidate_inputs))
                 _sync(dev)
