@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
         import torch
 
         problem = loader.load_problem(payload)
-        device = torch.device(payload.get("device") or "cuda")
+        device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
         candidate = correctness.place(problem.make_candidate(), device, None)
         torch.manual_seed(int(payload.get("seed", 42)))
         inputs = [correctness.to_device(x, device) for x in problem.get_inputs()]

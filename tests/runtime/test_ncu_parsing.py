@@ -149,3 +149,18 @@ def test_source_page_with_labelled_cells():
     )
     [line] = csv_pages.parse_source(text)
     assert (line.kernel, line.file, line.line, line.excess_sectors) == ("transpose_naive", "/src/t.cu", 8, 600)
+
+
+def test_lines_map_into_the_python_file_that_embeds_the_cuda(data_dir):
+    from cudalens.profiler.results import LineCounters
+
+    py = data_dir / "kb_relu_cuda_right.py"
+    text = py.read_text()
+    start = text.index('relu_source = """') + len('relu_source = """')
+    cuda = text[start : text.index('"""', start)]
+    generated = LOAD_INLINE_HEADER + cuda
+    gen_line = next(i for i, x in enumerate(generated.splitlines(), 1) if "y[idx] =" in x)
+    want = next(i for i, x in enumerate(text.splitlines(), 1) if "y[idx] =" in x)
+    counters = [LineCounters("/build/cuda.cu", gen_line, "relu_kernel", global_sectors=8, global_sectors_ideal=4)]
+    [mapped] = line_map.map_lines(counters, str(py), text, {"/build/cuda.cu": generated})
+    assert mapped.line == want and mapped.file == str(py)

@@ -74,3 +74,22 @@ def test_reference_discovery(tmp_path, job_module):
     (tmp_path / "scale_ref.py").write_text("")
     assert loader.reference_for(cu, "", None) == (tmp_path / "scale_ref.py").resolve()
     assert loader.reference_for(cu, "// cudalens: reference=other.py\n", None) == (tmp_path / "other.py").resolve()
+
+
+def test_profile_target_and_prebuild_run_as_processes(data_dir, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from cudalens.profiler.job_modules import job_script
+    from cudalens.profiler.prebuild import prebuild
+
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps({"path": str(data_dir / "kb_relu_right.py"), "device": "cpu", "reps": 2}))
+    proc = subprocess.run([sys.executable, job_script("profile_target"), str(payload)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    payload.write_text(json.dumps({"path": str(data_dir / "kb_relu_problem.py"), "device": "cpu"}))
+    proc = subprocess.run([sys.executable, job_script("profile_target"), str(payload)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "no ModelNew" in proc.stderr
+    [build] = prebuild([str(data_dir / "kb_relu_right.py")])
+    assert build.ok, build.message
