@@ -21,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--atol", type=float, help="absolute tolerance (default by dtype: fp32 1e-4, fp16/bf16 1e-2)")
     parser.add_argument("--rtol", type=float, help="relative tolerance (default as --atol)")
+    parser.add_argument("--precision", choices=("float32", "float16", "bfloat16"),
+                        help="cast float inputs and both models to this dtype (KernelBench's --precision)")
     parser.add_argument("--time", action="store_true", help="time against PyTorch when the test passes")
     parser.add_argument("--compile-reference", action="store_true", help="also time torch.compile(reference)")
     parser.add_argument("--budget-ms", type=float, default=100.0, help="timing budget per side in ms")
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     payload = {
         "path": str(path.resolve()), "reference": args.reference, "trials": args.trials, "seed": args.seed,
-        "atol": args.atol, "rtol": args.rtol, "time": args.time, "compile_reference": args.compile_reference,
+        "atol": args.atol, "rtol": args.rtol, "precision": args.precision, "time": args.time, "compile_reference": args.compile_reference,
         "budget_ms": args.budget_ms, "device": args.device,
     }
     progress = StageProgress(f"test {path.name}")

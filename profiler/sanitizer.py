@@ -14,6 +14,7 @@ from cudalens.analysis.findings import Finding, Related, Severity
 from cudalens.profiler.job_modules import job_script
 from cudalens.profiler.ncu import locate
 from cudalens.profiler.ncu.line_map import LineMapper, line_span
+from cudalens.profiler.ncu.profile import target_env
 from cudalens.profiler.results import SanitizerIssue, SanitizerResult
 from cudalens.profiler.tool_run import run_tool
 
@@ -111,10 +112,14 @@ def run_sanitizer(
     sanitizer = locate.find_sanitizer()
     if sanitizer is None:
         return SanitizerResult(tool, error="compute-sanitizer not found: install the CUDA toolkit")
+    text = Path(path).read_text(encoding="utf-8", errors="replace") if Path(path).is_file() else ""
     with tempfile.TemporaryDirectory(prefix="cudalens-sanitizer-") as tmp:
         payload = Path(tmp) / "payload.json"
         payload.write_text(json.dumps({"path": str(Path(path).resolve()), "reference": reference, "reps": 1}))
-        run = run_tool(sanitizer_command(tool, sanitizer, [python, job_script("profile_target"), str(payload)]), timeout=timeout)
+        run = run_tool(
+            sanitizer_command(tool, sanitizer, [python, job_script("profile_target"), str(payload)]),
+            timeout=timeout, env=target_env(path, text),
+        )
     if run.timed_out:
         return SanitizerResult(tool, error=f"compute-sanitizer {tool} exceeded {timeout:.0f} s")
     issues, count = parse(tool, run.output)

@@ -49,6 +49,19 @@ def cache_key(text: str, reference_text: str, kernels: tuple[str, ...], ncu: str
     return h.hexdigest()[:32]
 
 
+def target_env(path: str, text: str) -> dict[str, str] | None:
+    """The environment of a profiled or sanitized target. A Python file whose own `load_inline` flags lack
+    `-lineinfo` gets it through nvcc's `NVCC_APPEND_FLAGS`, built into a separate extensions folder so that
+    the user's normal builds stay as they are (one extra cold build, then cached)."""
+    if not path.endswith(".py") or "-lineinfo" in text:
+        return None
+    env = dict(os.environ)
+    env["NVCC_APPEND_FLAGS"] = " ".join(filter(None, [env.get("NVCC_APPEND_FLAGS"), "-lineinfo"]))
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    env["TORCH_EXTENSIONS_DIR"] = str(Path(base) / "cudalens" / "torch_extensions_lineinfo")
+    return env
+
+
 def profile_file(request: ProfileRequest) -> NcuProfile:
     path = Path(request.path).resolve()
     try:
@@ -103,7 +116,10 @@ def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...
     metrics = list(METRICS)
     warnings: list[str] = []
     for _ in range(3):  # a metric this ncu or GPU lacks fails the run: drop it and go again
-        run = run_tool(ncu_command(ncu, kernels, metrics, report, target, request.launch_count), timeout=request.timeout)
+        run = run_tool(
+            ncu_command(ncu, kernels, metrics, report, target, request.launch_count),
+            timeout=request.timeout, env=target_env(str(path), text),
+        )
         if run.timed_out:
             return NcuProfile(error=f"ncu exceeded {request.timeout:.0f} s")
         unknown = [m for m in _UNKNOWN_METRIC.findall(run.output) if m in metrics]
@@ -129,7 +145,9 @@ def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...
         kernels_out, raw_lines = _read_with_csv(ncu, report, request)
         files, source = {}, "csv"
     lines = line_map.map_lines(raw_lines, str(path), text, files)
-    if raw_lines and not lines:
+    if kernels_out and not raw_lines:
+        warnings.append("ncu reported no source lines: build the kernels with -lineinfo")
+    elif raw_lines and not lines:
         warnings.append("no profiled line maps to this file: was it compiled with -lineinfo?")
     return NcuProfile(tuple(kernels_out), tuple(lines), source, version, tuple(warnings))  # type: ignore[arg-type]
 

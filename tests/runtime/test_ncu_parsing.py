@@ -164,3 +164,14 @@ def test_lines_map_into_the_python_file_that_embeds_the_cuda(data_dir):
     counters = [LineCounters("/build/cuda.cu", gen_line, "relu_kernel", global_sectors=8, global_sectors_ideal=4)]
     [mapped] = line_map.map_lines(counters, str(py), text, {"/build/cuda.cu": generated})
     assert mapped.line == want and mapped.file == str(py)
+
+
+def test_python_targets_get_lineinfo_through_nvcc(monkeypatch, tmp_path):
+    from cudalens.profiler.ncu.profile import target_env
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    env = target_env("sol.py", "load_inline(name='x', cuda_sources=src)")
+    assert env["NVCC_APPEND_FLAGS"].endswith("-lineinfo")
+    assert env["TORCH_EXTENSIONS_DIR"].startswith(str(tmp_path))
+    assert target_env("sol.py", "extra_cuda_cflags=['-lineinfo']") is None
+    assert target_env("k.cu", "") is None  # cudalens builds .cu files with -lineinfo itself
