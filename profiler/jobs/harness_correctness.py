@@ -321,20 +321,19 @@ def _same(a: list[Any], b: list[Any]) -> bool:
 def _compare_all(expected: list[Any], actual: list[Any], atol: float | None, rtol: float | None, inputs: list[Any]) -> list[Any]:
     import torch
 
-    checks = []
+    checks = [compare(i, e, a, atol, rtol) for i, (e, a) in enumerate(zip(expected, actual, strict=False))]
+    # A candidate returning one of its inputs passes only when the reference does too; say so either way.
+    for i, check_ in enumerate(checks):
+        a = actual[i]
+        if isinstance(a, torch.Tensor) and a.numel() and any(
+            isinstance(x, torch.Tensor) and x.numel() and x.data_ptr() == a.data_ptr() for x in inputs
+        ):
+            checks[i] = _note_alias(check_)
     if len(actual) != len(expected):
         checks.append(results.OutputCheck(
             min(len(actual), len(expected)), False, "missing",
             f"the candidate returned {len(actual)} outputs, the reference {len(expected)}",
         ))
-    for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
-        checks.append(compare(i, e, a, atol, rtol))
-    # A candidate returning one of its inputs passes only when the reference does too; say so either way.
-    for i, a in enumerate(actual):
-        if isinstance(a, torch.Tensor) and any(
-            isinstance(x, torch.Tensor) and x.numel() and a.numel() and x.data_ptr() == a.data_ptr() for x in inputs
-        ):
-            checks[i if i < len(checks) else -1] = _note_alias(checks[i if i < len(checks) else -1])
     return checks
 
 

@@ -190,3 +190,14 @@ def test_fp16_tolerance(correctness):
     result = run(correctness, lambda x: (x.half() * 2 + 0.005), reference=Half)
     assert (result.atol, result.dtype) == (1e-2, "float16")
     assert result.passed
+
+
+def test_missing_output_with_aliasing_keeps_both_notes(correctness):
+    class Two(torch.nn.Module):
+        def forward(self, x):
+            return x.clone(), x * 2
+
+    result = run(correctness, lambda x: x, reference=Two)
+    outputs = result.trials[0].outputs
+    assert outputs[0].passed and "returned in place" in outputs[0].message
+    assert outputs[-1].reason == "missing"
