@@ -85,3 +85,17 @@ def test_has_test(data_dir):
     assert has_test(str(data_dir / "transpose.cu"), (data_dir / "transpose.cu").read_text())
     assert has_test("x.py", "class ModelNew: pass")
     assert not has_test("x.cu", "__global__ void k() {}")
+
+
+def test_profile_kernel_summary_from_a_raw_page(data_dir):
+    from cudalens.profiler.ncu import csv_pages
+
+    [first, _] = csv_pages.parse_raw((data_dir / "ncu_raw_page.csv").read_text())
+    line = profile_cmd.kernel_summary(first)
+    assert line.startswith("transpose_naive: time 41.3 us, SM 10%, memory 89%, DRAM 61%, occupancy 85%")
+    assert "registers 16" in line and "threads/inst 32.0" in line
+
+
+def test_validate_expands_folders(data_dir):
+    found = {p.name for p in validate_cmd.expand([str(data_dir)])}
+    assert {"transpose.cu", "bank_conflict.cu", "shared_race.cu", "illegal_access.cu"} <= found
