@@ -41,9 +41,10 @@ def cache_dir(request: ProfileRequest) -> Path:
     return Path(base) / "cudalens" / "ncu"
 
 
-def cache_key(text: str, reference_text: str, kernels: tuple[str, ...], ncu: str) -> str:
+def cache_key(text: str, reference_text: str, kernels: tuple[str, ...], ncu: str, path: str = "") -> str:
+    """The sources, the filter, the metric set and the ncu; and the path, which the cached lines carry."""
     h = hashlib.sha256()
-    for part in (text, reference_text, ",".join(sorted(kernels)), ",".join(METRICS), ncu):
+    for part in (text, reference_text, ",".join(sorted(kernels)), ",".join(METRICS), ncu, path):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
@@ -75,7 +76,7 @@ def profile_file(request: ProfileRequest) -> NcuProfile:
     kernels = request.kernels or tuple(loader.kernel_names(text))
     reference = loader.reference_for(path, text, request.reference)
     ref_text = reference.read_text(errors="replace") if reference and reference.exists() else ""
-    key = cache_key(text, ref_text, kernels, ncu)
+    key = cache_key(text, ref_text, kernels, ncu, str(path))
     cached = cache_dir(request) / f"{key}.json"
     if request.use_cache and cached.exists():
         try:

@@ -138,6 +138,7 @@ def test_cache_key_follows_source():
     assert a == cache_key("x", "", ("k",), "ncu")
     assert a != cache_key("y", "", ("k",), "ncu")
     assert a != cache_key("x", "ref", ("k",), "ncu")
+    assert cache_key("x", "", ("k",), "ncu", "/a.cu") != cache_key("x", "", ("k",), "ncu", "/b.cu")
 
 
 def test_source_page_with_labelled_cells():
