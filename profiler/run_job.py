@@ -3,9 +3,12 @@ fresh worker after a crash) when `cudalens.profiler.worker_client` is present, e
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
+import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -58,6 +61,21 @@ class _Progress:
 def _in_process(kind: str, payload: dict[str, Any], on_progress: Any) -> JobOutcome:
     module = job_module(f"{kind}_job")
     try:
-        return JobOutcome("ok", module.run(payload, _Progress(on_progress)))
+        with _stdout_to_stderr():  # build logs and prints of user code must not mix into --format json
+            return JobOutcome("ok", module.run(payload, _Progress(on_progress)))
     except Exception:
         return JobOutcome("error", {}, traceback.format_exc())
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)  # the file descriptor too: compilers started by load_inline write to it directly
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

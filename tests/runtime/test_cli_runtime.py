@@ -99,3 +99,14 @@ def test_profile_kernel_summary_from_a_raw_page(data_dir):
 def test_validate_expands_folders(data_dir):
     found = {p.name for p in validate_cmd.expand([str(data_dir)])}
     assert {"transpose.cu", "bank_conflict.cu", "shared_race.cu", "illegal_access.cu"} <= found
+
+
+def test_user_prints_do_not_reach_stdout(tmp_path, data_dir, capfd):
+    pytest.importorskip("torch")
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text("import os\nprint('building...')\nos.system('echo from a compiler')\n" + (data_dir / "kb_relu_right.py").read_text())
+    code = test_cmd.run(parse(test_cmd, [str(noisy), "--device", "cpu", "--format", "json"]))
+    out, err = capfd.readouterr()
+    assert code == 0
+    assert json.loads(out)["test"]["status"] == "passed"
+    assert "building..." in err and "from a compiler" in err
