@@ -173,10 +173,15 @@ def _read_with_ncu_report(ncu: str, report: Path, metrics: list[str], request: P
 
 def _read_with_csv(ncu: str, report: Path, request: ProfileRequest) -> tuple[list[KernelMetrics], list[LineCounters]]:
     raw = run_tool([ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"], timeout=request.timeout)
-    source = run_tool(
-        [ncu, "--import", str(report), "--csv", "--page", "source", "--print-source", "cuda"], timeout=request.timeout
-    )
-    return csv_pages.parse_raw(raw.stdout), csv_pages.parse_source(source.stdout)
+    lines: list[LineCounters] = []
+    for view in ("cuda", "cuda,sass"):  # views differ across versions; the line rows parse the same way
+        source = run_tool(
+            [ncu, "--import", str(report), "--csv", "--page", "source", "--print-source", view], timeout=request.timeout
+        )
+        lines = csv_pages.parse_source(source.stdout)
+        if lines:
+            break
+    return csv_pages.parse_raw(raw.stdout), lines
 
 
 def _ncu_version(ncu: str) -> str:

@@ -176,3 +176,15 @@ def test_python_targets_get_lineinfo_through_nvcc(monkeypatch, tmp_path):
     assert env["TORCH_EXTENSIONS_DIR"].startswith(str(tmp_path))
     assert target_env("sol.py", "extra_cuda_cflags=['-lineinfo']") is None
     assert target_env("k.cu", "") is None  # cudalens builds .cu files with -lineinfo itself
+
+
+def test_cuda_sass_view_keeps_line_rows_only(data_dir):
+    lines = csv_pages.parse_source((data_dir / "ncu_source_cuda_sass.csv").read_text())
+    assert [(x.line, x.kernel) for x in lines] == [(10, "tile_transpose_kernel"), (12, "tile_transpose_kernel")]
+    conflicted = lines[1]
+    assert conflicted.source.strip().startswith("out[base")  # the CUDA source column, not the SASS one
+    assert conflicted.shared_wavefronts == 1048576 and conflicted.bank_conflict_share == pytest.approx(31 / 32)
+    cu = data_dir / "bank_conflict.cu"
+    mapped = line_map.map_lines(lines, "/work/tests/runtime/data/bank_conflict.cu", cu.read_text())
+    findings = line_hints.line_findings(str(cu), cu.read_text(), mapped)
+    assert [(f.line, f.severity.value) for f in findings] == [(12, "warning")]
