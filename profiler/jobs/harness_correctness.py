@@ -102,8 +102,10 @@ def compare(position: int, expected: Any, actual: Any, atol: float | None, rtol:
     rtol = tol if rtol is None else rtol
     if expected.is_complex():
         expected, actual = torch.view_as_real(expected), torch.view_as_real(actual)
-    e = expected.detach().to("cpu", torch.float64).flatten()
-    a = actual.detach().to("cpu", torch.float64).flatten()
+    # on the device, in float32 (float64 for float64 and integers): KernelBench-sized outputs hold 10⁹ elements
+    work = torch.float32 if expected.is_floating_point() and expected.dtype != torch.float64 else torch.float64
+    e = expected.detach().to(work).flatten()
+    a = actual.detach().to(e.device, work).flatten()
     if e.numel() == 0:
         return Check(position, True, **common)
     diff = (a - e).abs()
@@ -148,7 +150,7 @@ def degenerate_reasons(outputs: list[Any], inputs: list[Any], atol: float) -> li
     for i, out in enumerate(outputs):
         if not isinstance(out, torch.Tensor) or out.numel() == 0 or out.dtype == torch.bool:
             continue
-        o = out.detach().to("cpu", torch.float64)
+        o = out.detach().to(torch.float64 if out.dtype == torch.float64 else torch.float32)
         if not bool(torch.isfinite(o).all()):
             reasons.append(f"reference output {i} holds NaN/Inf")
             continue
@@ -160,8 +162,8 @@ def degenerate_reasons(outputs: list[Any], inputs: list[Any], atol: float) -> li
         elif o.numel() > 1 and float(o.max()) == float(o.min()):
             reasons.append(f"reference output {i} is constant ({float(o.flatten()[0]):g} everywhere)")
         for j, inp in enumerate(inputs):
-            if isinstance(inp, torch.Tensor) and inp.shape == out.shape and inp.dtype == out.dtype:
-                if torch.equal(inp.detach().cpu(), out.detach().cpu()):
+            if isinstance(inp, torch.Tensor) and (inp.shape, inp.dtype, inp.device) == (out.shape, out.dtype, out.device):
+                if torch.equal(inp.detach(), out.detach()):
                     reasons.append(
                         f"reference output {i} equals input {j} on these inputs: a kernel that returns its "
                         "input passes (make get_inputs() exercise the operation)"
@@ -178,6 +180,15 @@ def to_device(value: Any, device: Any, dtype: Any = None) -> Any:
             value = value.to(dtype)
         return value
     return value
+
+
+def make_inputs(get_inputs: Any, device: Any, dtype: Any = None) -> list[Any]:
+    """`get_inputs()` with the device as the default for new tensors (no host-side generation and copy of
+    gigabytes), and anything still elsewhere moved there."""
+    import torch
+
+    with torch.device(device):
+        return [to_device(x, device, dtype) for x in get_inputs()]
 
 
 def _clone(values: list[Any]) -> list[Any]:
@@ -249,7 +260,7 @@ def check(
     with torch.no_grad():
         for trial, trial_seed in enumerate(trial_seeds(seed, trials)):
             torch.manual_seed(trial_seed)
-            inputs = [to_device(x, dev, dtype) for x in get_inputs()]
+            inputs = make_inputs(get_inputs, dev, dtype)
             try:
                 expected = flatten(reference(*_clone(inputs)))
                 _sync(dev)

@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
         device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
         candidate = correctness.place(problem.make_candidate(), device, None)
         torch.manual_seed(int(payload.get("seed", 42)))
-        inputs = [correctness.to_device(x, device) for x in problem.get_inputs()]
+        inputs = correctness.make_inputs(problem.get_inputs, device)
         with torch.no_grad():
             for _ in range(int(payload.get("reps", 1))):
                 candidate(*inputs)

@@ -63,7 +63,7 @@ def _time(problem: Any, payload: dict) -> Any:
     reference = correctness.place(problem.make_reference(), device, None)
     candidate = correctness.place(problem.make_candidate(), device, None)
     torch.manual_seed(int(payload.get("seed", 42)))
-    inputs = [correctness.to_device(x, device) for x in problem.get_inputs()]
+    inputs = correctness.make_inputs(problem.get_inputs, device)
     with torch.no_grad():
         return timing.compare(
             candidate, reference, inputs, device=str(device),
