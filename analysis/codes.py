@@ -21,6 +21,10 @@ REGISTRY: dict[str, str] = {
     "CL301": "shared_bank_conflict:SharedBankConflict",
     "CL302": "barrier_in_divergent_code:BarrierInDivergentCode",
     "CL303": "shared_memory_race:SharedMemoryRace",
+    "CL801": "compile_error:CompileError",
+    "CL802": "compile_warning:CompileWarning",
+    "CL803": "register_spills:RegisterSpills",
+    "CL804": "low_theoretical_occupancy:LowTheoreticalOccupancy",
 }
 
 

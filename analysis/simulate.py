@@ -305,6 +305,8 @@ class Simulator:
                 if target.type == "pointer_declarator" and isinstance(value, Ptr) and elem is not None \
                         and value.elem.name != elem.name and not value.dims:
                     value = Ptr(value.base, value.space, value.off, elem, (), value.decl)
+                if isinstance(value, Ptr) and value.base == "extern_shared":
+                    value = Ptr(name, value.space, value.off, elem or value.elem, (), node, elem is None)
                 if isinstance(value, Val) and not is_float and value.is_float and value.v is not None:
                     value = Val(np.trunc(value.v).astype(np.int64), value.deps, False)
                 if isinstance(value, Val) and is_float:
@@ -694,6 +696,8 @@ class Simulator:
                                                                      "sized_type_specifier", "identifier") \
                 and self.unit.types.lookup(name) is not None and self.unit.device_function(name) is None:
             return self.cast(name, self.eval(arg_nodes[0], mask))  # a functional cast: size_t(i), float(x)
+        if name in self.unit.shared_accessors:
+            return Ptr("extern_shared", "shared", const(0), DEFAULT_ELEM, (), None, assumed_size=True)
         if name in _LOAD_INTRINSICS and arg_nodes:
             p = self.eval(arg_nodes[0], mask)
             if isinstance(p, Ptr):

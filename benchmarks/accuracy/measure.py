@@ -19,11 +19,14 @@ to this script):
 - bank_conflict: a shared-memory instruction on the line needs >= 1.5x its ideal wavefronts
   (`memory_l1_wavefronts_shared` / `..._ideal`); n-way is that ratio (a 2-way conflict on every execution
   gives 2.0, 8/16-byte accesses by consecutive lanes give 1.0 because the ideal already counts their phases).
-- divergence: the line's warp-instructions run with on average < 75 % of the kernel's usual active lanes
-  (`thread_inst_executed / inst_executed`, relative to the kernel's busiest lines, so a block of 48 threads
-  does not make every line "divergent"), and those partially-idle issues are >= 5 % of all the kernel's
-  warp-instructions (a one-lane `if (lane == 0)` store in a long kernel is real but not meaningful).
-- race: both lines of every hazard that racecheck reports as an error; sync: every line synccheck reports.
+- divergence: the line's warp-instructions run with on average < 75 % of the kernel's full-warp active lanes
+  (`thread_inst_executed / inst_executed`, relative to the kernel's fullest line — its entry code — so a
+  block of 48 threads does not make every line "divergent"), and the lanes those issues leave idle are
+  >= 1 % of all the kernel's lane slots (a one-lane `if (lane == 0)` epilogue costs well under that in every
+  corpus kernel; a divergent branch body spread over several lines must not need 5 % on each line).
+  Active lanes, not predicated-on lanes: a short branch body the compiler predicates is not divergence.
+- race: both lines of every hazard that racecheck reports (errors, and the warnings it gives
+  write-after-read hazards); sync: every line synccheck reports.
 
     python3 benchmarks/accuracy/measure.py --out "$OUT" --update
 
@@ -56,7 +59,7 @@ HERE = corpus.HERE
 UNCOALESCED_RATIO = 1.5
 BANK_CONFLICT_RATIO = 1.5
 DIVERGENCE_LANE_FRACTION = 0.75
-DIVERGENCE_MIN_SHARE = 0.05
+DIVERGENCE_MIN_SHARE = 0.01
 MIN_SECTORS = 32  # an instruction with fewer sectors in total is a tail, not a pattern
 
 KERNEL_METRICS = (
@@ -366,8 +369,9 @@ def _divergent_lines(lines: dict[int, dict[str, float]]) -> dict[int, float]:
     averages = {
         k: s.get("thread_inst_executed", 0.0) / executed[k] for k, s in lines.items() if executed[k] > 0
     }
-    busy = [averages[k] for k in averages if executed[k] >= 0.01 * total]
-    baseline = max(busy) if busy else 32.0
+    # The kernel's full-warp lane count, as its straight-line entry code shows it (32, or fewer for blocks
+    # whose size is not a multiple of 32): the busiest lines are often the divergent ones themselves.
+    baseline = max(averages.values()) if averages else 32.0
     divergent = {}
     for k, average in averages.items():
         idle_share = executed[k] * (1.0 - average / baseline) / total
@@ -412,6 +416,21 @@ def parse_sanitizer(output: str, source_name: str) -> list[dict]:
 # ---------------------------------------------------------------- main
 
 
+def relabel(path: Path) -> None:
+    """Recompute the divergence labels of a measured truth.json from its stored per-line counters (after a
+    change of the labelling rule, without another GPU run)."""
+    truth = json.loads(path.read_text())
+    for entry in truth["files"].values():
+        for kernel in entry["kernels"].values():
+            lines = {int(k): v for k, v in kernel.get("lines", {}).items()}
+            divergent = _divergent_lines(lines)
+            kernel.setdefault("labels", {})["divergence"] = sorted(divergent)
+            kernel.setdefault("ratios", {})["divergence"] = {str(k): round(r, 3) for k, r in sorted(divergent.items())}
+    truth["thresholds"]["divergence_baseline"] = "fullest line"
+    truth["thresholds"]["divergence_min_share"] = DIVERGENCE_MIN_SHARE
+    path.write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", HERE / "out")))
@@ -430,10 +449,14 @@ def main(argv: list[str] | None = None) -> int:
         "--budget", type=float, default=480, help="seconds after which no further ncu run starts (truth is still written)"
     )
     parser.add_argument("--update", action="store_true", help="also write truth.json next to this script")
+    parser.add_argument("--relabel", type=Path, help="recompute divergence labels of this truth.json and exit")
     parser.add_argument(
         "--expected-only", action="store_true", help="write truth.json with the intended labels only (no GPU)"
     )
     args = parser.parse_args(argv)
+    if args.relabel:
+        relabel(args.relabel)
+        return 0
     if args.expected_only:
         files = {
             corpus.relative_name(p): {"expected": corpus.expected_labels(p.read_text()), "kernels": {}, "errors": []}
@@ -538,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
         spans = corpus.kernel_spans(source.read_text())
         category = "race" if tool == "racecheck" else "sync"
         for hit in result["hits"]:
-            if hit["kind"] != "error":
+            if hit["kind"] != "error" and not (tool == "racecheck" and "hazard" in hit["message"].lower()):
                 continue
             kernel = corpus.kernel_at(spans, hit["lines"][0]) or "?"
             # Only the device lines of that kernel: a report may also name host frames of main().
@@ -575,6 +598,9 @@ def main(argv: list[str] | None = None) -> int:
     (out / "truth.json").write_text(text)
     if args.update:
         (HERE / "truth.json").write_text(text)
+    # The device tool brings back a few files only: the raw counters and tool logs travel as one archive.
+    shutil.make_archive(str(out / "raw"), "gztar", root_dir=out, base_dir="raw")
+    shutil.rmtree(raw_dir, ignore_errors=True)
     failed = sum(1 for e in files.values() if e["errors"])
     log(f"done in {time.monotonic() - started:.0f}s: {len(files)} files, {failed} with errors")
     return 0

@@ -23,6 +23,17 @@ __global__ void sync_in_block_branch(const float* in, float* out) {
     }
 }
 
+__global__ void sync_skipped_then_waiting(const float* in, float* out) {
+    __shared__ float buf[256];
+    int t = threadIdx.x;
+    buf[t] = in[blockIdx.x * 256 + t];
+    if (t < 128) {
+        __syncthreads();  // expect: sync
+    }
+    __syncthreads();
+    out[blockIdx.x * 256 + t] = buf[255 - t];
+}
+
 __global__ void missing_barrier_raw(const float* in, float* out) {
     __shared__ float buf[256];
     int t = threadIdx.x;
@@ -64,6 +75,8 @@ int main() {
     finish("sync_in_lane_branch");
     sync_in_block_branch<<<blocks, 256>>>(in, out);
     finish("sync_in_block_branch");
+    sync_skipped_then_waiting<<<blocks, 256>>>(in, out);
+    finish("sync_skipped_then_waiting");
     missing_barrier_raw<<<blocks, 256>>>(in, out);
     finish("missing_barrier_raw");
     missing_barrier_war<<<blocks, 256>>>(in, out, 4);
