@@ -22,6 +22,7 @@ MIN_REPS = 5
 MAX_REPS = 1000
 ESTIMATE_CALLS = 3
 FALLBACK_L2_BYTES = 64 * 1024 * 1024
+SUSPICIOUS_SPEEDUP = 10.0  # KernelBench's excessive_speedup_threshold
 
 
 def repetitions(estimate_ms: float, budget_ms: float, min_reps: int = MIN_REPS, max_reps: int = MAX_REPS) -> int:
@@ -145,6 +146,11 @@ def compare(
     clock = make_clock(device, flush_l2)
     cand = measure(lambda: candidate(*inputs), "candidate", clock, budget_ms=budget_ms)
     ref = measure(lambda: reference(*inputs), "reference (eager)", clock, budget_ms=budget_ms)
+    if cand.median and ref.median / cand.median > SUSPICIOUS_SPEEDUP:
+        cand = results.Measurement(cand.label, cand.samples_ms, cand.method, cand.l2_flushed, (*cand.warnings, (
+            f"{ref.median / cand.median:.0f}× faster than eager PyTorch: check that the kernel computes every "
+            f"output (KernelBench flags speedups above {SUSPICIOUS_SPEEDUP:g}×)"
+        )))
     compiled = None
     if compile_reference:
         import torch

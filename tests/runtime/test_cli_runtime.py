@@ -109,3 +109,12 @@ def test_user_prints_do_not_reach_stdout(tmp_path, data_dir, capfd):
     out, _ = capfd.readouterr()
     assert code == 0
     assert json.loads(out)["test"]["status"] == "passed"  # the prints stayed in the worker
+
+
+@pytest.mark.skipif(shutil.which("ncu") is not None, reason="ncu is installed here: the GPU tests cover validate")
+def test_cli_validate_without_tools_reports_and_leaves_totals_empty(data_dir, capsys):
+    code = validate_cmd.run(parse(validate_cmd, [str(data_dir / "transpose.cu"), "--no-cache"]))
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "ncu: Nsight Compute (ncu) not found" in out
+    assert "coalescing" in out and "—" in out

@@ -70,3 +70,11 @@ def test_compare_on_cpu_uses_same_inputs(timing):
     assert all(a is x for a in seen)
     assert result.candidate.samples_ms and result.reference.samples_ms
     assert result.speedup > 0
+
+
+def test_suspicious_speedup_is_a_warning(timing):
+    torch = pytest.importorskip("torch")
+    x = torch.randn(512, 512)
+    result = timing.compare(lambda a: a, lambda a: (a @ a).relu(), [x], device="cpu", budget_ms=5.0)
+    assert result.speedup > timing.SUSPICIOUS_SPEEDUP
+    assert any("faster than eager PyTorch" in w for w in result.candidate.warnings)
