@@ -15,6 +15,7 @@ from cudalens.analysis.file_context import FileContext, PositionMap
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.model import KernelModel, build_model
 from cudalens.analysis.positions import LineIndex
+from cudalens.analysis.suppression import apply_suppressions
 from cudalens.analysis.unit import build_unit, header_unit
 
 if TYPE_CHECKING:
@@ -41,8 +42,9 @@ def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
         return AnalysisReport(path=doc.path, is_cuda=False)
     config = doc.config
     min_rank = Severity(config.min_severity).rank
-    report.findings = sorted(
-        (f for f in report.findings if config.enabled(f.code) and f.severity.rank >= min_rank), key=sort_key)
+    kept = [f for f in report.findings if config.enabled(f.code) and f.severity.rank >= min_rank]
+    # every consumer (CLI, server, pre-commit) sees the document's own suppression comments honoured
+    report.findings = sorted(apply_suppressions(text, kept, doc.path), key=sort_key)
     return report
 
 
