@@ -47,9 +47,11 @@ class UncheckedKernelLaunch(Rule):
     its cause, or a silently wrong model.
 
     ## Known problems
-    `info`: the caller may check after this function returns, or a later synchronising call's status may be
-    checked (that catches faults inside the kernel, but not a launch that never started). Only checks later in
-    the same function are seen.
+    A `hint`: shown only where the minimum severity is `hint` (`cudalens check --min-severity hint`, or
+    `min-severity = "hint"` under `[tool.cudalens]`), because most example and benchmark code never checks launches and a list of them
+    would drown the findings that matter. The caller may check after this function returns, or a later
+    synchronising call's status may be checked (that catches faults inside the kernel, but not a launch that
+    never started). Only checks later in the same function are seen; one finding per host function.
 
     ## Example
     ```cuda
@@ -81,7 +83,7 @@ class UncheckedKernelLaunch(Rule):
     code = "CL602"
     name = "unchecked-kernel-launch"
     summary = "Kernel launch not followed by an error check in its host function"
-    default_severity = Severity.INFO
+    default_severity = Severity.HINT  # off unless min-severity is hint: true nearly everywhere, never a bug
 
     def check_unit(self, unit: FileContext) -> Iterator[Finding]:
         hosts = {(f.node.start_byte, f.node.end_byte): f.name for f in host_functions(unit.unit)}
