@@ -128,6 +128,13 @@ def host_functions(unit: Unit, own: bool = True) -> list[Function]:
             if not f.is_kernel and not f.is_device and f.body is not None and (not own or _root(f.node) == root)]
 
 
+def device_functions(unit: Unit) -> list[Function]:
+    """This file's `__device__` helpers with a body (kernels have their own per-kernel checks)."""
+    root = unit.tree.root_node
+    return [f for fs in unit.functions.values() for f in fs
+            if f.is_device and not f.is_kernel and f.body is not None and _root(f.node) == root]
+
+
 def _root(node: Node) -> Node:
     while node.parent is not None:
         node = node.parent

@@ -14,10 +14,12 @@ from cudalens.analysis.expr_types import (
     float_function,
     literal_kind,
 )
+from cudalens.analysis.file_context import FileContext, device_functions
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.syntax import find, in_compile_time_context, operand_of
+from cudalens.analysis.unit import Function, Unit
 
 _ARITHMETIC = {"+", "-", "*", "/"}
 _COMPARISON = {"<", "<=", ">", ">=", "==", "!="}
@@ -25,9 +27,9 @@ _DOUBLE_WORD = re.compile(r"\bdouble\b")
 Node = ts.Node
 
 
-def float_kernel(kernel: KernelModel) -> bool:
-    """A kernel that works in float: no `double` anywhere in it (parameters, locals, casts)."""
-    return not _DOUBLE_WORD.search(ts.text(kernel.function.node))
+def works_in_float(function: Function) -> bool:
+    """A function that works in float: no `double` anywhere in it (parameters, locals, casts)."""
+    return not _DOUBLE_WORD.search(ts.text(function.node))
 
 
 def _stored_as_float(node: Node, typer: ExprTyper) -> bool:
@@ -89,7 +91,8 @@ def promoting_literal(literal: Node, text: str, typer: ExprTyper) -> tuple[Node,
 class DoublePrecisionLiteral(Rule):
     """## What it does
     Flags a floating-point literal without the `f` suffix (`0.1`, `1e-3`, `2.5`) used in arithmetic or a
-    comparison with float values, in a kernel that otherwise works in float (it declares no `double`).
+    comparison with float values, in a kernel or `__device__` helper that otherwise works in float (it declares
+    no `double`).
 
     ## Why is this bad?
     In C++ an unsuffixed floating literal is a `double`, so `x * 0.1` converts `x` to double, multiplies in
@@ -102,7 +105,7 @@ class DoublePrecisionLiteral(Rule):
     float intrinsics such as `expf`) are reported; template-typed operands are not, since the literal's effect
     depends on the instantiation. When a literal is exactly a float (`0.5`, `2.0`) and one operation's result
     goes straight into a float, the compiler narrows it back to float itself, so that case is not reported.
-    Kernels that declare `double` anywhere are taken to want FP64 and are skipped, as are `__device__` helpers.
+    Kernels and `__device__` helpers that declare `double` anywhere are taken to want FP64 and are skipped.
 
     ## Example
     ```cuda
@@ -131,16 +134,24 @@ class DoublePrecisionLiteral(Rule):
     fixable = True
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
-        body = kernel.function.body
-        if body is None or not float_kernel(kernel):
+        return self.check_function(kernel.context, kernel.function, kernel.name)
+
+    def check_unit(self, unit: FileContext) -> Iterator[Finding]:
+        for helper in device_functions(unit.unit):  # `__device__` helpers, once each (not per calling kernel)
+            yield from self.check_function(unit, helper, None)
+
+    def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:
+        body = function.body
+        if body is None or not works_in_float(function):
             return
-        literal_macros = {name for name, m in kernel.unit.macros.items()
+        unit = context.unit
+        literal_macros = {name for name, m in unit.macros.items()
                           if m.params is None and m.body and _literal_text_of(m.body) is not None}
         candidates = find(body, "number") + [n for n in find(body, "identifier") if ts.text(n) in literal_macros] \
             if literal_macros else find(body, "number")
-        literals = [(node, *_literal_text(node, kernel)) for node in candidates]
+        literals = [(node, *_literal_text(node, unit)) for node in candidates]
         literals = [(node, text, macro) for node, text, macro in literals if text is not None]
-        typer = ExprTyper(kernel.unit, kernel.function) if literals else None
+        typer = ExprTyper(unit, function) if literals else None
         for node, text, macro in literals:
             if typer is None or in_compile_time_context(node, body):
                 continue
@@ -149,23 +160,25 @@ class DoublePrecisionLiteral(Rule):
                 continue
             operation, what = hit
             written = f"`{text}`" if macro is None else f"`{macro}` (`#define {macro} {text}`)"
-            yield kernel.finding(
+            where = "kernel" if kernel is not None else "function"
+            yield context.finding(
                 type(self), node,
                 f"Double literal {written} makes {what} `{_short(ts.text(operation))}` run in double precision "
-                "(FP64) in a float kernel: the float operand is converted and "
+                f"(FP64) in a float {where}: the float operand is converted and "
                 + ("compared" if what == "the comparison" else "the math runs at the FP64 rate, then back")
                 + f"; write `{text}f`",
-                fix=None if macro is not None else kernel.replace_fix(
+                kernel=kernel,
+                fix=None if macro is not None else context.replace_fix(
                     node, text + "f", f"Make it a float literal: `{text}f`", safe=False),
                 evidence={"literal": text})
 
 
-def _literal_text(node: Node, kernel: KernelModel) -> tuple[str | None, str | None]:
+def _literal_text(node: Node, unit: Unit) -> tuple[str | None, str | None]:
     """The double literal a node writes, directly or through an object-like macro (then also its name)."""
     text = ts.text(node)
     if node.type == "number_literal":
         return (text, None) if literal_kind(text) == DOUBLE else (None, None)
-    macro = kernel.unit.macros.get(text)
+    macro = unit.macros.get(text)
     if macro is None or macro.params is not None or not macro.body:
         return None, None
     body = _literal_text_of(macro.body)

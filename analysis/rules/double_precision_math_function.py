@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.expr_types import (
@@ -14,10 +15,12 @@ from cudalens.analysis.expr_types import (
     ExprTyper,
     literal_kind,
 )
+from cudalens.analysis.file_context import FileContext, device_functions
 from cudalens.analysis.findings import Finding, Fix, Severity, TextEdit
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.syntax import find
+from cudalens.analysis.unit import Function
 
 _DOUBLE_WORD = re.compile(r"\bdouble\b")
 Node = ts.Node
@@ -30,16 +33,16 @@ def _bare(arg: Node) -> Node:
     return arg
 
 
-def _float_data(kernel: KernelModel) -> bool:
-    """The kernel's data is float: no `double` among its parameters, and some float one."""
-    params = " ".join(p.type_text for p in kernel.function.params)
+def _float_data(function: Function) -> bool:
+    """The function's data is float: no `double` among its parameters, and some float one."""
+    params = " ".join(p.type_text for p in function.params)
     return not _DOUBLE_WORD.search(params) and bool(re.search(r"\bfloat\b", params))
 
 
 class DoublePrecisionMathFunction(Rule):
     """## What it does
     Flags a call to a math function (`pow`, `exp`, `sqrt`, `fmax`, `max`, ...) that resolves to its double
-    overload in a kernel whose data is float: because an argument is a double literal (`pow(x, 2.0)`,
+    overload in a kernel or `__device__` helper whose data is float: because an argument is a double literal (`pow(x, 2.0)`,
     `max(v, 0.0)`), because of `pow(float, int)` (which CUDA has no float overload for), or because an argument
     is a local `double` variable (`info`: that may be deliberate).
 
@@ -53,7 +56,7 @@ class DoublePrecisionMathFunction(Rule):
 
     ## Known problems
     Arguments that are double because of a literal inside them (`exp(x * 0.1)`) are reported once, as CL501 on
-    the literal. Template-typed arguments are not judged. Only calls in the kernel's own body are checked.
+    the literal. Template-typed arguments are not judged.
 
     ## Example
     ```cuda
@@ -80,8 +83,15 @@ class DoublePrecisionMathFunction(Rule):
     fixable = True
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
-        body = kernel.function.body
-        if body is None or not _float_data(kernel):
+        return self.check_function(kernel.context, kernel.function, kernel.name)
+
+    def check_unit(self, unit: FileContext) -> Iterator[Finding]:
+        for helper in device_functions(unit.unit):  # `__device__` helpers, once each (not per calling kernel)
+            yield from self.check_function(unit, helper, None)
+
+    def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:
+        body = function.body
+        if body is None or not _float_data(function):
             return
         typer = None
         for call in find(body, "call"):
@@ -92,50 +102,61 @@ class DoublePrecisionMathFunction(Rule):
             name = ts.text(func).split("::")[-1]
             if name not in MATH_OVERLOADED:
                 continue
-            typer = typer or ExprTyper(kernel.unit, kernel.function)
+            typer = typer or ExprTyper(context.unit, function)
             args = list(args_node.named_children)
             types = [typer.type_of(a) for a in args]
             relaxed = [typer.type_of(a, literals_as_float=True) for a in args]
-            finding = self._literal_argument(kernel, call, name, args, relaxed) \
-                or self._integer_exponent(kernel, call, func, name, types) \
-                or self._double_variable(kernel, call, name, args, types)
+            site = _Site(self, context, call, name, kernel)
+            finding = site.literal_argument(args, relaxed) or site.integer_exponent(func, types) \
+                or site.double_variable(args, types)
             if finding is not None:
                 yield finding
 
-    def _literal_argument(self, kernel, call, name, args, relaxed) -> Finding | None:
+
+@dataclass
+class _Site:
+    """One math call being judged, and how to report on it."""
+
+    rule: Rule
+    context: FileContext
+    call: Node
+    name: str
+    kernel: str | None
+
+    def report(self, message: str, severity: Severity | None = None, fix: Fix | None = None) -> Finding:
+        return self.context.finding(type(self.rule), self.call, message, severity, kernel=self.kernel, fix=fix,
+                                    evidence={"function": self.name})
+
+    def literal_argument(self, args: list[Node], relaxed: list) -> Finding | None:
         literals = [a for a in args if _bare(a).type == "number_literal" and literal_kind(ts.text(_bare(a))) == DOUBLE]
         floats = [t for a, t in zip(args, relaxed, strict=True)
                   if a not in literals and t is not None and t.kind == FLOAT and not t.constant]
         if not literals or not floats:
             return None
-        texts = ", ".join(f"`{ts.text(_bare(a))}`" for a in literals)
-        edits = tuple(TextEdit(kernel.span(_bare(a)), ts.text(_bare(a)) + "f") for a in literals)
-        return kernel.finding(
-            type(self), call,
-            f"`{name}` with the double literal {texts} and float arguments calls the double overload: the float "
-            f"values are converted and `{name}` runs in FP64; write {', '.join(t[:-1] + 'f`' for t in texts.split(', '))}",
-            fix=Fix("Make the literal float", edits, "unsafe"),
-            evidence={"function": name})
+        texts = [ts.text(_bare(a)) for a in literals]
+        edits = tuple(TextEdit(self.context.span(_bare(a)), t + "f") for a, t in zip(literals, texts, strict=True))
+        return self.report(
+            f"`{self.name}` with the double literal {', '.join(f'`{t}`' for t in texts)} and float arguments calls "
+            f"the double overload: the float values are converted and `{self.name}` runs in FP64; write "
+            + ", ".join(f"`{t}f`" for t in texts),
+            fix=Fix("Make the literal float", edits, "unsafe"))
 
-    def _integer_exponent(self, kernel, call, func, name, types) -> Finding | None:
-        if name != "pow" or len(types) != 2 or types[0] is None or types[1] is None \
+    def integer_exponent(self, func: Node, types: list) -> Finding | None:
+        if self.name != "pow" or len(types) != 2 or types[0] is None or types[1] is None \
                 or types[0].kind != FLOAT or types[1].kind != INT:
             return None
-        return kernel.finding(
-            type(self), call,
+        return self.report(
             "`pow(float, int)` has no float overload in CUDA: it promotes to `pow(double, double)` and runs in "
             "FP64; use `powf` (or multiply out a small constant exponent)",
-            fix=kernel.replace_fix(func, "powf", "Call `powf`", safe=False),
-            evidence={"function": name})
+            fix=self.context.replace_fix(func, "powf", "Call `powf`", safe=False))
 
-    def _double_variable(self, kernel, call, name, args, types) -> Finding | None:
+    def double_variable(self, args: list[Node], types: list) -> Finding | None:
         for arg, t in zip(args, types, strict=True):
             bare = _bare(arg)
             if t is not None and t.kind == DOUBLE and bare.type == "identifier":
-                return kernel.finding(
-                    type(self), call,
-                    f"`{name}` runs in double precision because `{ts.text(bare)}` is declared `double`, in a kernel "
-                    "whose data is float; if float precision is enough, make it `float` (FP64 runs at 1/64 of the "
-                    "FP32 rate on consumer GPUs, 1/2 on H100)",
-                    Severity.INFO, evidence={"function": name})
+                return self.report(
+                    f"`{self.name}` runs in double precision because `{ts.text(bare)}` is declared `double`, in "
+                    "code whose data is float; if float precision is enough, make it `float` (FP64 runs at 1/64 of "
+                    "the FP32 rate on consumer GPUs, 1/2 on H100)",
+                    Severity.INFO)
         return None
