@@ -14,10 +14,9 @@ from cudalens.analysis.expr_types import (
     float_function,
     literal_kind,
 )
-from cudalens.analysis.file_context import FileContext, device_functions
+from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding
-from cudalens.analysis.model import KernelModel
-from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.function_rule import FunctionRule
 from cudalens.analysis.syntax import find, in_compile_time_context, operand_of
 from cudalens.analysis.unit import Function, Unit
 
@@ -88,7 +87,7 @@ def promoting_literal(literal: Node, text: str, typer: ExprTyper) -> tuple[Node,
     return None
 
 
-class DoublePrecisionLiteral(Rule):
+class DoublePrecisionLiteral(FunctionRule):
     """## What it does
     Flags a floating-point literal without the `f` suffix (`0.1`, `1e-3`, `2.5`) used in arithmetic or a
     comparison with float values, in a kernel or `__device__` helper that otherwise works in float (it declares
@@ -132,13 +131,6 @@ class DoublePrecisionLiteral(Rule):
     name = "double-precision-literal"
     summary = "Double literal (no `f`) promotes float arithmetic to FP64"
     fixable = True
-
-    def check(self, kernel: KernelModel) -> Iterator[Finding]:
-        return self.check_function(kernel.context, kernel.function, kernel.name)
-
-    def check_unit(self, unit: FileContext) -> Iterator[Finding]:
-        for helper in device_functions(unit.unit):  # `__device__` helpers, once each (not per calling kernel)
-            yield from self.check_function(unit, helper, None)
 
     def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:
         body = function.body

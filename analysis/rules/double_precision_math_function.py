@@ -15,9 +15,9 @@ from cudalens.analysis.expr_types import (
     ExprTyper,
     literal_kind,
 )
-from cudalens.analysis.file_context import FileContext, device_functions
+from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Fix, Severity, TextEdit
-from cudalens.analysis.model import KernelModel
+from cudalens.analysis.function_rule import FunctionRule
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.syntax import find
 from cudalens.analysis.unit import Function
@@ -39,7 +39,7 @@ def _float_data(function: Function) -> bool:
     return not _DOUBLE_WORD.search(params) and bool(re.search(r"\bfloat\b", params))
 
 
-class DoublePrecisionMathFunction(Rule):
+class DoublePrecisionMathFunction(FunctionRule):
     """## What it does
     Flags a call to a math function (`pow`, `exp`, `sqrt`, `fmax`, `max`, ...) that resolves to its double
     overload in a kernel or `__device__` helper whose data is float: because an argument is a double literal (`pow(x, 2.0)`,
@@ -81,13 +81,6 @@ class DoublePrecisionMathFunction(Rule):
     name = "double-precision-math-function"
     summary = "Math function call resolves to its double overload in a float kernel"
     fixable = True
-
-    def check(self, kernel: KernelModel) -> Iterator[Finding]:
-        return self.check_function(kernel.context, kernel.function, kernel.name)
-
-    def check_unit(self, unit: FileContext) -> Iterator[Finding]:
-        for helper in device_functions(unit.unit):  # `__device__` helpers, once each (not per calling kernel)
-            yield from self.check_function(unit, helper, None)
 
     def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:
         body = function.body
