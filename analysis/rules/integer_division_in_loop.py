@@ -6,11 +6,12 @@ from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.expr_types import INT, ExprTyper
+from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.function_rule import FunctionRule
 from cudalens.analysis.host_eval import eval_host
-from cudalens.analysis.model import KernelModel
-from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.syntax import enclosing_loop, find
+from cudalens.analysis.unit import Function
 
 Node = ts.Node
 
@@ -23,10 +24,10 @@ def _operands(node: Node) -> tuple[str, Node | None, Node | None]:
     return op[:-1], node.child_by_field_name("left"), node.child_by_field_name("right")
 
 
-class IntegerDivisionInLoop(Rule):
+class IntegerDivisionInLoop(FunctionRule):
     """## What it does
-    Flags an integer `/` or `%` (also `/=`, `%=`) inside a loop of a kernel whose divisor is not a
-    compile-time constant — a kernel parameter, `blockDim.x`, a value computed at run time.
+    Flags an integer `/` or `%` (also `/=`, `%=`) inside a loop of a kernel or `__device__` helper whose
+    divisor is not a compile-time constant — a kernel parameter, `blockDim.x`, a value computed at run time.
 
     ## Why is this bad?
     GPUs have no integer divide instruction: a 32-bit `/` or `%` by a run-time value compiles to a sequence of
@@ -65,8 +66,8 @@ class IntegerDivisionInLoop(Rule):
     summary = "Integer division or modulo by a run-time value inside a kernel loop"
     default_severity = Severity.INFO
 
-    def check(self, kernel: KernelModel) -> Iterator[Finding]:
-        body = kernel.function.body
+    def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:
+        body = function.body
         if body is None:
             return
         typer = None
@@ -77,20 +78,20 @@ class IntegerDivisionInLoop(Rule):
                 continue
             if enclosing_loop(node, body) is None:
                 continue
-            typer = typer or ExprTyper(kernel.unit, kernel.function)
+            typer = typer or ExprTyper(context.unit, function)
             lt, rt = typer.type_of(left), typer.type_of(right)
             if lt is None or rt is None or lt.kind != INT or rt.kind != INT or rt.constant:
                 continue
-            if eval_host(right, kernel.unit, body) is not None or ts.text(right) in kernel.function.template_params:
+            if eval_host(right, context.unit, body) is not None or ts.text(right) in function.template_params:
                 continue
             key = (node.start_point[0], op, ts.text(right))
             if key in seen:
                 continue  # `a[i % n] = a[i % n] + b[j % n]`: one finding per line and divisor
             seen.add(key)
             what = "division" if op == "/" else "modulo"
-            yield kernel.finding(
+            yield context.finding(
                 type(self), node,
                 f"Integer {what} by `{ts.text(right)}`, a run-time value, inside a loop: about 20+ instructions "
                 "each time (no hardware divide); hoist it, derive the remainder from the quotient, or use a "
                 "precomputed fast-division multiplier (unknown here: whether the divisor is a power of two)",
-                evidence={"operator": op, "divisor": ts.text(right)})
+                kernel=kernel, evidence={"operator": op, "divisor": ts.text(right)})

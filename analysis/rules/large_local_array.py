@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.function_rule import FunctionRule
 from cudalens.analysis.kernel_arrays import array_declarations
-from cudalens.analysis.model import KernelModel
-from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.unit import Function
 
 MAX_REGISTER_BYTES = 255 * 4  # a thread has at most 255 32-bit registers
 
 
-class LargeLocalArray(Rule):
+class LargeLocalArray(FunctionRule):
     """## What it does
-    Flags a per-thread array in a kernel (`float acc[512];`, not `__shared__`) whose constant size is larger
-    than the 255 32-bit registers a thread can have at most (1020 bytes).
+    Flags a per-thread array in a kernel or `__device__` helper (`float acc[512];`, not `__shared__`) whose
+    constant size is larger than the 255 32-bit registers a thread can have at most (1020 bytes).
 
     ## Why is this bad?
     Such an array cannot live in registers, so the compiler places it in *local memory*: per-thread storage in
@@ -26,7 +27,7 @@ class LargeLocalArray(Rule):
 
     ## Known problems
     `info`: whether local memory hurts depends on how often the array is touched and on the L1 hit rate. Only
-    arrays declared in the kernel's own body with constant sizes are checked.
+    arrays declared in a function's own body with constant sizes are checked.
 
     ## Example
     ```cuda
@@ -51,14 +52,14 @@ class LargeLocalArray(Rule):
     summary = "Per-thread array larger than the register file allows (lives in local memory)"
     default_severity = Severity.INFO
 
-    def check(self, kernel: KernelModel) -> Iterator[Finding]:
-        for decl in array_declarations(kernel.unit, kernel.function):
+    def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:
+        for decl in array_declarations(context.unit, function):
             size = decl.bytes
             if decl.shared or size is None or size <= MAX_REGISTER_BYTES:
                 continue
-            yield kernel.finding(
+            yield context.finding(
                 type(self), decl.declarator,
                 f"Per-thread array `{decl.name}` is {size} B, more than the {MAX_REGISTER_BYTES} B of registers a "
                 "thread can have: it lives in local memory (device memory cached in L1), each access a memory "
                 "instruction",
-                evidence={"array_bytes": size, "register_bytes": MAX_REGISTER_BYTES})
+                kernel=kernel, evidence={"array_bytes": size, "register_bytes": MAX_REGISTER_BYTES})
