@@ -35,11 +35,15 @@ def launch_values(launch: Launch, unit: Unit) -> LaunchValues:
     def constant(node: Node) -> bool:
         return scope is None or not any(_reassigned(name, scope) for name in _IDENT.findall(ts.text(node)))
 
+    def shape(node: Node) -> Dim3 | None:
+        value = dim3(node, unit, scope) if constant(node) else None
+        return value if value is not None and min(value) > 0 else None  # 0 is a placeholder, not a launch
+
     smem = eval_host(cfg[2], unit, scope) if len(cfg) > 2 and constant(cfg[2]) else None
     return LaunchValues(
-        grid=dim3(cfg[0], unit, scope) if len(cfg) > 0 and constant(cfg[0]) else None,
-        block=dim3(cfg[1], unit, scope) if len(cfg) > 1 and constant(cfg[1]) else None,
-        dynamic_shared_bytes=smem[0] if smem else None,
+        grid=shape(cfg[0]) if len(cfg) > 0 else None,
+        block=shape(cfg[1]) if len(cfg) > 1 else None,
+        dynamic_shared_bytes=smem[0] if smem and smem[0] >= 0 else None,
     )
 
 
@@ -47,9 +51,12 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def _reassigned(name: str, scope: Node) -> bool:
-    """Whether `name` (or a field of it, `block.x`) is assigned in `scope` other than by its initializer:
-    then its declared value is not the one every launch sees (`threads = n < 256 ? 64 : 256;`)."""
+    """Whether `name` (or a field of it, `block.x`) is assigned in `scope` other than by its initializer, or
+    its address is taken (`cudaOccupancyMaxPotentialBlockSize(&grid, &block, k)`): then its declared value is
+    not the one every launch sees (`threads = n < 256 ? 64 : 256;`)."""
     text = scope.text or b""
+    if re.search(rb"&\s*" + name.encode() + rb"\b", text):
+        return True
     pattern = re.compile(rb"(?:\+\+|--)\s*" + name.encode() + rb"\b|\b" + name.encode()
                          + rb"\s*(?:\.\s*[xyz]\s*)?(?:[-+*/%&|^]|<<|>>)?=(?!=)|\b" + name.encode() + rb"\s*(?:\+\+|--)")
     for m in pattern.finditer(text):
