@@ -127,7 +127,9 @@ def global_request(addr: np.ndarray, active: np.ndarray, size: int) -> GlobalReq
 
 def shared_requests(addr: np.ndarray, mask: np.ndarray, size: int, limit: int = 8) -> list[SharedRequest | None]:
     a, m = _rows(addr, mask, limit)
-    lanes_per_phase = WARP if size <= 4 else max(1, WARP * 4 // size)
+    # 8- and 16-byte accesses are served in 2 and 4 phases; odd sizes (a 12- or 40-byte struct) in as many
+    # phases as keep a phase within 128 bytes, rounded down to a power of two so the phases split the warp
+    lanes_per_phase = WARP if size <= 4 else 1 << (max(1, WARP * 4 // size).bit_length() - 1)
     words_per_access = max(1, size // 4)
     phases = WARP // lanes_per_phase
     pa = a.reshape(-1, lanes_per_phase)

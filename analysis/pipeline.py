@@ -136,6 +136,7 @@ def _context_key(unit) -> str:
     parts += [ts.text(f.node) for fs in unit.functions.values() for f in fs if not f.is_kernel]
     parts += [ts.text(launch.node) for launch in unit.launches]
     parts += [repr(sorted(unit.types.structs))]
+    parts += [f"{name}={ts.text(node)}" for name, node in sorted(unit.constants.items())]
     return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()
 
 
