@@ -1,0 +1,216 @@
+"""The pygls LanguageServer and its handlers. Each handler takes typed params, calls a plain function, and
+converts the result; the logic lives in service.py, actions.py, hover.py, lens.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from cudalens.server import lifecycle
+from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker
+from cudalens.server.commands import COMMANDS, CommandHandler
+from cudalens.server.hover import hover_markdown
+from cudalens.server.lens import kernel_lenses
+from cudalens.server.service import Service
+from cudalens.server.settings import parse_settings, settings_from_initialization_options
+from cudalens.server.watch import WorkspaceWatcher
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from cudalens import __version__
+
+logger = logging.getLogger("cudalens.server")
+
+
+class CudalensServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("cudalens", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.service = Service(self)
+        self.watcher: WorkspaceWatcher | None = None
+        self.background: set[asyncio.Task] = set()
+        self._errors = 0
+
+    # --- Output, for the service -------------------------------------------------------------------------
+    def publish(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics, version))
+
+    def show(self, message: str, kind: types.MessageType) -> None:
+        self.window_show_message(types.ShowMessageParams(kind, message))
+
+    def refresh_diagnostics(self) -> None:
+        caps = self.client_capabilities.workspace
+        if caps and caps.diagnostics and caps.diagnostics.refresh_support:
+            self.workspace_diagnostic_refresh(None)
+
+    # --- pygls hooks ---------------------------------------------------------------------------------
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls shows a pop-up per failed handler by default; a broken client or a bug would flood the
+        editor. Log every error, tell the user once."""
+        self._errors += 1
+        logger.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        if self._errors == 1:
+            self.show(
+                "cudalens: an internal error occurred; details are in the server log (shown only once).",
+                types.MessageType.Error,
+            )
+
+    def spawn(self, coro) -> None:
+        task = asyncio.ensure_future(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    def document_changes(self) -> bool:
+        ws = self.client_capabilities.workspace
+        return bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
+
+    def stop_everything(self) -> None:
+        for task in list(self.background):
+            task.cancel()
+        self.service.close_all()
+        if self.watcher is not None:
+            self.watcher.stop()
+        lifecycle.CHILDREN.kill_all()
+
+
+def _path(uri: str) -> str:
+    path = to_fs_path(uri) or uri
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError):
+        return path
+
+
+async def _pull_settings(ls: CudalensServer) -> None:
+    ws = ls.client_capabilities.workspace
+    if not (ws and ws.configuration):
+        return
+    try:
+        values = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="cudalens")])
+        )
+    except Exception as exc:  # the client refused or does not know the section
+        logger.info("workspace/configuration failed: %s", exc)
+        return
+    if values and values[0] is not None:
+        ls.service.apply_settings(parse_settings(values[0]))
+
+
+def _command(handler: CommandHandler):
+    async def run(ls, *arguments):
+        return await handler(ls, list(arguments))
+
+    return run
+
+
+def create_server() -> CudalensServer:
+    server = CudalensServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: CudalensServer, params: types.InitializeParams) -> None:
+        loop = asyncio.get_running_loop()
+        handler = lifecycle.EditorLogHandler(ls.window_log_message, loop)
+        handler.setLevel(logging.INFO)
+        logging.getLogger("cudalens").addHandler(handler)
+        svc = ls.service
+        svc.codec = ls.workspace.position_codec
+        svc.root = ls.workspace.root_path
+        svc.pull = params.capabilities.text_document is not None and (
+            params.capabilities.text_document.diagnostic is not None
+        )
+        svc.apply_settings(settings_from_initialization_options(params.initialization_options))
+        if params.process_id:
+            ls.spawn(lifecycle.watch_parent(params.process_id, lambda: lifecycle.hard_exit(0)))
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: CudalensServer, params: types.InitializedParams) -> None:
+        folders = [_path(f.uri) for f in ls.workspace.folders.values()] or (
+            [ls.workspace.root_path] if ls.workspace.root_path else []
+        )
+        ls.watcher = WorkspaceWatcher(asyncio.get_running_loop(), ls.service.files_changed)
+        ls.watcher.start(folders)
+        await _pull_settings(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: CudalensServer, params: types.DidChangeConfigurationParams) -> None:
+        settings = params.settings
+        if isinstance(settings, dict) and "cudalens" in settings:
+            ls.service.apply_settings(parse_settings(settings["cudalens"]))
+        else:
+            await _pull_settings(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: CudalensServer, params: types.DidOpenTextDocumentParams) -> None:
+        doc = params.text_document
+        ls.service.open(doc.uri, _path(doc.uri), doc.version, doc.text)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: CudalensServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if ls.service.documents.get(uri) is not None:
+            text = ls.workspace.get_text_document(uri).source
+            ls.service.change(uri, params.text_document.version, text)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: CudalensServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.service.close(params.text_document.uri)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier="cudalens", inter_file_dependencies=True, workspace_diagnostics=False),
+    )
+    async def pull_diagnostics(ls: CudalensServer, params: types.DocumentDiagnosticParams):
+        state = ls.service.documents.get(params.text_document.uri)
+        result = await ls.service.current_result(state) if state is not None else None
+        if state is None or result is None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=ls.service.diagnostics(state), result_id=f"{result.version}-{id(result)}"
+        )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False)
+    )
+    def code_action(ls: CudalensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        state = ls.service.documents.get(params.text_document.uri)
+        if state is None or state.result is None or not state.result.findings:
+            return None
+        result = state.result
+        pos = ls.service.positions(result)
+        ctx = ActionContext(
+            state.uri, result.version, pos, ls.document_changes(),
+            comment_marker(state.kind, result.report.embedded_sources if result.report else []),
+        )
+        return code_actions(result.findings, pos.span(params.range), ctx, params.context.only) or None
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: CudalensServer, params: types.HoverParams) -> types.Hover | None:
+        state = ls.service.documents.get(params.text_document.uri)
+        if state is None or state.result is None:
+            return None
+        result = state.result
+        line, column = ls.service.positions(result).from_lsp(params.position)
+        text = hover_markdown(result.kernels, result.findings, line, column)
+        if text is None:
+            return None
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text))
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: CudalensServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        state = ls.service.documents.get(params.text_document.uri)
+        if state is None or state.result is None or not state.result.kernels:
+            return None
+        result = state.result
+        return kernel_lenses(state.uri, result.kernels, result.findings, ls.service.positions(result))
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: CudalensServer, params: None) -> None:
+        ls.stop_everything()
+
+    for name, handler in COMMANDS.items():
+        server.command(name)(_command(handler))
+
+    return server
