@@ -18,6 +18,7 @@ from cudalens.server.service import Service
 from cudalens.server.settings import parse_settings, settings_from_initialization_options
 from cudalens.server.watch import WorkspaceWatcher
 from lsprotocol import types
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -48,10 +49,12 @@ class CudalensServer(LanguageServer):
 
     # --- pygls hooks ---------------------------------------------------------------------------------
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """pygls shows a pop-up per failed handler by default; a broken client or a bug would flood the
-        editor. Log every error, tell the user once."""
-        self._errors += 1
+        """pygls shows a pop-up per failed notification by default; a broken client or a bug would flood the
+        editor. Log every error; tell the user once. (A failed request already answers with its error.)"""
         logger.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        if source is FeatureRequestError:
+            return
+        self._errors += 1
         if self._errors == 1:
             self.show(
                 "cudalens: an internal error occurred; details are in the server log (shown only once).",
@@ -106,6 +109,25 @@ def _command(handler: CommandHandler):
     return run
 
 
+def wants_pull_diagnostics(caps: types.ClientCapabilities) -> bool:
+    """Pull (textDocument/diagnostic) when the client can pull *and* be told to pull again: without
+    `workspace/diagnostic/refresh` (Neovim 0.11) a re-check after an outside change would never be seen,
+    so such clients get pushed diagnostics."""
+    pulls = caps.text_document is not None and caps.text_document.diagnostic is not None
+    ws = caps.workspace
+    return pulls and bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
+
+
+async def pull_diagnostics(ls: CudalensServer, params: types.DocumentDiagnosticParams):
+    state = ls.service.documents.get(params.text_document.uri)
+    result = await ls.service.current_result(state) if state is not None else None
+    if state is None or result is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    return types.RelatedFullDocumentDiagnosticReport(
+        items=ls.service.diagnostics(state), result_id=f"{result.version}-{id(result)}"
+    )
+
+
 def create_server() -> CudalensServer:
     server = CudalensServer()
 
@@ -118,9 +140,12 @@ def create_server() -> CudalensServer:
         svc = ls.service
         svc.codec = ls.workspace.position_codec
         svc.root = ls.workspace.root_path
-        svc.pull = params.capabilities.text_document is not None and (
-            params.capabilities.text_document.diagnostic is not None
-        )
+        svc.pull = wants_pull_diagnostics(params.capabilities)
+        if svc.pull:  # registered before pygls computes the capabilities, so only pull clients see it
+            ls.feature(
+                types.TEXT_DOCUMENT_DIAGNOSTIC,
+                types.DiagnosticOptions(identifier="cudalens", inter_file_dependencies=True, workspace_diagnostics=False),
+            )(pull_diagnostics)
         svc.apply_settings(settings_from_initialization_options(params.initialization_options))
         if params.process_id:
             ls.spawn(lifecycle.watch_parent(params.process_id, lambda: lifecycle.hard_exit(0)))
@@ -157,19 +182,6 @@ def create_server() -> CudalensServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CudalensServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.service.close(params.text_document.uri)
-
-    @server.feature(
-        types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(identifier="cudalens", inter_file_dependencies=True, workspace_diagnostics=False),
-    )
-    async def pull_diagnostics(ls: CudalensServer, params: types.DocumentDiagnosticParams):
-        state = ls.service.documents.get(params.text_document.uri)
-        result = await ls.service.current_result(state) if state is not None else None
-        if state is None or result is None:
-            return types.RelatedFullDocumentDiagnosticReport(items=[])
-        return types.RelatedFullDocumentDiagnosticReport(
-            items=ls.service.diagnostics(state), result_id=f"{result.version}-{id(result)}"
-        )
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False)

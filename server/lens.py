@@ -36,8 +36,8 @@ def kernel_lenses(
         at = pos.to_lsp(kernel.name_span.line, 1)
         rng = types.Range(at, at)
         # An empty command id makes an inert lens: the summary is text, not a button.
-        lenses.append(types.CodeLens(rng, types.Command(kernel_summary(kernel, findings), "")))
+        lenses.append(types.CodeLens(rng, types.Command(title=kernel_summary(kernel, findings), command="")))
         lenses += [
-            types.CodeLens(rng, types.Command(title, command, [uri, kernel.name])) for title, command in _ACTIONS
+            types.CodeLens(rng, types.Command(title=title, command=command, arguments=[uri, kernel.name])) for title, command in _ACTIONS
         ]
     return lenses

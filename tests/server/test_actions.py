@@ -1,0 +1,74 @@
+"""Code actions: quick fixes that apply and make the finding go away, suppression comments, fix-all."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+from lsptools import apply_edits, codes, diagnostics_for, kernel, open_doc, replace_all
+from pytest_lsp import LanguageClient
+
+
+async def actions_at(client: LanguageClient, uri: str, diagnostic: types.Diagnostic, only=None):
+    return await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic], only=only),
+        )
+    )
+
+
+def edits_of(action: types.CodeAction, uri: str, version: int) -> list[types.TextEdit]:
+    """The edits of a versioned workspace edit, checking they were made for `version` of `uri`."""
+    (change,) = action.edit.document_changes
+    assert change.text_document.uri == uri
+    assert change.text_document.version == version
+    return list(change.edits)
+
+
+async def test_bank_conflict_quick_fix_applies_and_the_finding_goes_away(client: LanguageClient):
+    text = kernel("bank_conflict.cu")
+    uri = open_doc(client, client.root / "bank.cu", text)
+    conflict = next(d for d in await diagnostics_for(client, uri, 1) if d.code == "CL301")
+    assert conflict.related_information, "the conflict points at the shared array's declaration"
+    actions = await actions_at(client, uri, conflict)
+    fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix and a.is_preferred)
+    fixed = apply_edits(text, edits_of(fix, uri, 1))
+    assert "tile[32][33]" in fixed
+    replace_all(client, uri, fixed, 2)
+    assert "CL301" not in codes(await diagnostics_for(client, uri, 2))
+
+
+async def test_suppression_comment_silences_the_line(client: LanguageClient):
+    text = kernel("transpose.cu")
+    uri = open_doc(client, client.root / "t.cu", text)
+    store = next(d for d in await diagnostics_for(client, uri, 1) if d.code == "CL101")
+    actions = await actions_at(client, uri, store)
+    suppress = next(a for a in actions if a.title == "Suppress CL101 on this line")
+    assert not suppress.is_preferred
+    suppressed = apply_edits(text, edits_of(suppress, uri, 1))
+    line = suppressed.splitlines()[store.range.start.line]
+    assert line.endswith("// cudalens: ignore[CL101]")
+    replace_all(client, uri, suppressed, 2)
+    assert "CL101" not in codes(await diagnostics_for(client, uri, 2))
+
+
+async def test_fix_all_offers_only_safe_fixes_as_one_source_action(client: LanguageClient):
+    text = kernel("bank_conflict.cu")
+    uri = open_doc(client, client.root / "all.cu", text)
+    conflict = next(d for d in await diagnostics_for(client, uri, 1) if d.code == "CL301")
+    actions = await actions_at(client, uri, conflict, only=[types.CodeActionKind.SourceFixAll])
+    assert [a.kind for a in actions] == ["source.fixAll.cudalens"]
+    assert "tile[32][33]" in apply_edits(text, edits_of(actions[0], uri, 1))
+
+
+async def test_no_actions_where_there_is_no_finding(client: LanguageClient):
+    uri = open_doc(client, client.root / "copy.cu", kernel("copy.cu"))
+    await diagnostics_for(client, uri, 1)
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=types.Range(types.Position(0, 0), types.Position(0, 1)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert not result
