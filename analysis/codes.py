@@ -10,7 +10,16 @@ import importlib
 from cudalens.analysis.rule_base import Rule, RuleInfo
 
 # code -> "module:Class" under cudalens.analysis.rules, in code order.
-REGISTRY: dict[str, str] = {}
+REGISTRY: dict[str, str] = {
+    "CL101": "uncoalesced_global_access:UncoalescedGlobalAccess",
+    "CL102": "array_of_structs_field_access:ArrayOfStructsFieldAccess",
+    "CL104": "data_dependent_global_access:DataDependentGlobalAccess",
+    "CL201": "divergent_branch:DivergentBranch",
+    "CL202": "divergent_loop_trip_count:DivergentLoopTripCount",
+    "CL301": "shared_bank_conflict:SharedBankConflict",
+    "CL302": "barrier_in_divergent_code:BarrierInDivergentCode",
+    "CL303": "shared_memory_race:SharedMemoryRace",
+}
 
 
 def rule_class(code: str) -> type[Rule]:
