@@ -12,3 +12,7 @@ __global__ void row_sums(const float* in, float* out) {
     }
     out[blockIdx.x * 32 + tx] = sum;
 }
+
+void launch_row_sums(const float* in, float* out, int blocks) {
+    row_sums<<<blocks, 32>>>(in, out);
+}
