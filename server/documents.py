@@ -150,6 +150,13 @@ class IncludeResolver:
                            for d in self.config.include_dirs)]
         return [folder / name for folder in folders]
 
+    def locate(self, name: str, including: str) -> str | None:
+        """The resolved path `#include "name"` refers to, if the file exists."""
+        for candidate in self.candidates(name, including):
+            if candidate.is_file():
+                return str(candidate.resolve())
+        return None
+
     def __call__(self, name: str, including: str) -> str | None:
         for candidate in self.candidates(name, including):
             path = str(candidate.resolve())

@@ -175,7 +175,9 @@ class Service:
         report = entry.analyzer.update(text)
         report.findings = [f for f in report.findings if config.enabled(f.code)]
         lines = text.splitlines(keepends=True)
-        return Analysed(version, report, lines, frozenset(entry.resolver.read), tuple(messages))
+        # Every header the document includes is a dependency, whether or not the analyzer read it.
+        depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path) for n in report.includes)))
+        return Analysed(version, report, lines, frozenset(depends), tuple(messages))
 
     def _deliver(self, state: DocState, result: Analysed) -> None:
         previous = state.result

@@ -23,3 +23,11 @@ async def client(lsp_client: LanguageClient, tmp_path: Path):
     await lsp_client.shutdown_session()
 
 
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def bare_client(lsp_client: LanguageClient, tmp_path: Path):
+    """A started server not yet initialized: the test calls `start(client, root, options)` itself."""
+    lsp_client.root = tmp_path
+    yield
+    await lsp_client.shutdown_session()

@@ -1,0 +1,64 @@
+"""Changes made outside the editor re-check the open documents that depend on them."""
+
+from __future__ import annotations
+
+from lsptools import codes, diagnostics_for, open_doc, wait_until
+from pytest_lsp import LanguageClient
+
+MAIN = """#include "tile.cuh"
+
+__global__ void transpose_naive(const float* in, float* out, int n) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < n && y < n) {
+        out[x * n + y] = in[y * n + x];
+    }
+}
+"""
+
+
+def rechecks(client: LanguageClient, uri: str, after: int):
+    return [p for p in client.published[after:] if p.uri == uri and p.version == 1]
+
+
+async def test_changing_an_included_header_on_disk_rechecks_the_open_file(client: LanguageClient):
+    (client.root / "src").mkdir()
+    (client.root / "src" / "tile.cuh").write_text("#define TILE 32\n")
+    uri = open_doc(client, client.root / "src" / "main.cu", MAIN)
+    await diagnostics_for(client, uri, 1)
+    seen = len(client.published)
+    (client.root / "src" / "tile.cuh").write_text("#define TILE 16\n")
+    again = await wait_until(lambda: rechecks(client, uri, seen), "a re-check after the header changed")
+    assert "CL101" in codes(again[-1].diagnostics)
+    assert any("tile.cuh changed" in m.message for m in client.log_messages)
+
+
+async def test_unrelated_and_ignored_files_do_not_recheck(client: LanguageClient):
+    (client.root / "src").mkdir()
+    (client.root / "src" / "tile.cuh").write_text("#define TILE 32\n")
+    (client.root / "build").mkdir()
+    uri = open_doc(client, client.root / "src" / "main.cu", MAIN)
+    await diagnostics_for(client, uri, 1)
+    seen = len(client.published)
+    (client.root / "build" / "tile.cuh").write_text("#define TILE 8\n")
+    (client.root / "src" / "notes.txt").write_text("hello\n")
+    (client.root / "src" / "other.cuh").write_text("#define OTHER 1\n")
+    # a change that does re-check, to know the ones before it have been handled
+    (client.root / "src" / "tile.cuh").write_text("#define TILE 16\n")
+    await wait_until(lambda: rechecks(client, uri, seen), "the re-check")
+    reasons = [m.message for m in client.log_messages if "re-checking" in m.message]
+    assert reasons and all("tile.cuh changed" in r for r in reasons), reasons
+
+
+async def test_pyproject_change_rechecks_with_the_new_config(client: LanguageClient):
+    (client.root / "src").mkdir()
+    (client.root / "src" / "tile.cuh").write_text("\n")
+    uri = open_doc(client, client.root / "src" / "main.cu", MAIN)
+    assert "CL101" in codes(await diagnostics_for(client, uri, 1))
+    seen = len(client.published)
+    (client.root / "pyproject.toml").write_text('[tool.cudalens]\nignore = ["CL101"]\n')
+    again = await wait_until(
+        lambda: [p for p in rechecks(client, uri, seen) if "CL101" not in codes(p.diagnostics)],
+        "a re-check under the new pyproject.toml",
+    )
+    assert again
