@@ -8,6 +8,7 @@ import asyncio
 import logging
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from cudalens.server import lifecycle
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker
@@ -18,8 +19,10 @@ from cudalens.server.service import Service
 from cudalens.server.settings import parse_settings, settings_from_initialization_options
 from cudalens.server.watch import WorkspaceWatcher
 from lsprotocol import types
-from pygls.exceptions import FeatureRequestError
+from pygls.exceptions import FeatureNotificationError, JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from cudalens import __version__
@@ -27,9 +30,32 @@ from cudalens import __version__
 logger = logging.getLogger("cudalens.server")
 
 
+class CudalensProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]):
+        """pygls drops a request whose params do not parse without answering it, and the client waits
+        forever; answer it with the error."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" in data and "method" in data and isinstance(data["id"], (int, str)):
+                self._send_response(data["id"], error=exc.to_response_error())
+            raise
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        """A change to a document that was never opened is a client's mistake: log it, don't fail."""
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            logger.warning("ignoring a change to %s, which is not open", params.text_document.uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
+
+
 class CudalensServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("cudalens", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "cudalens", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=CudalensProtocol,
+        )
         self.service = Service(self)
         self.watcher: WorkspaceWatcher | None = None
         self.background: set[asyncio.Task] = set()
@@ -52,8 +78,8 @@ class CudalensServer(LanguageServer):
         """pygls shows a pop-up per failed notification by default; a broken client or a bug would flood the
         editor. Log every error; tell the user once. (A failed request already answers with its error.)"""
         logger.error("server error (%s): %s", getattr(source, "__name__", source), error)
-        if source is FeatureRequestError:
-            return
+        if source is not FeatureNotificationError:
+            return  # a failed request answers with its error; a malformed message is the client's problem
         self._errors += 1
         if self._errors == 1:
             self.show(

@@ -30,4 +30,5 @@ async def bare_client(lsp_client: LanguageClient, tmp_path: Path):
     """A started server not yet initialized: the test calls `start(client, root, options)` itself."""
     lsp_client.root = tmp_path
     yield
-    await lsp_client.shutdown_session()
+    if not lsp_client.stopped:  # the test may have shut it down itself
+        await lsp_client.shutdown_session()
