@@ -61,8 +61,8 @@ def capabilities(pull: bool = False) -> types.ClientCapabilities:
     )
 
 
-async def start(client: LanguageClient, root: Path, options=None, pull: bool = False) -> None:
-    await client.initialize_session(
+async def start(client: LanguageClient, root: Path, options=None, pull: bool = False) -> types.InitializeResult:
+    return await client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities(pull),
             root_uri=root.as_uri(),
