@@ -13,6 +13,7 @@ from cudalens.analysis.rule_base import Rule, RuleInfo
 REGISTRY: dict[str, str] = {
     "CL101": "uncoalesced_global_access:UncoalescedGlobalAccess",
     "CL102": "array_of_structs_field_access:ArrayOfStructsFieldAccess",
+    "CL103": "transpose_without_shared_staging:TransposeWithoutSharedStaging",
     "CL104": "data_dependent_global_access:DataDependentGlobalAccess",
     "CL201": "divergent_branch:DivergentBranch",
     "CL202": "divergent_loop_trip_count:DivergentLoopTripCount",

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.types import FLOAT_TYPES, TypeInfo
 from cudalens.analysis.unit import Function, Unit, parse_expression
@@ -102,6 +103,7 @@ class SimResult:
     calls: list[CallSite] = field(default_factory=list)
     shared_arrays: dict[str, Ptr] = field(default_factory=dict)
     truncated: bool = False  # the step budget ran out
+    float_ops: float = 0.0  # floating-point operations per thread (sampled loops count their samples)
 
 
 class _Frame:
@@ -299,7 +301,7 @@ class Simulator:
                 if isinstance(value, Val) and not is_float and value.is_float and value.v is not None:
                     value = Val(np.trunc(value.v).astype(np.int64), value.deps, False)
                 if isinstance(value, Val) and is_float:
-                    value = Val(value.v, value.deps, True) if value.v is not None else value
+                    value = Val(None if value.v is None else value.v.astype(np.float64), value.deps, True)
                 self.scopes[-1][name] = value
             elif d.type in ("identifier", "pointer_declarator"):
                 self.scopes[-1][_ident(d)] = unknown("uninitialized")
@@ -546,7 +548,10 @@ class Simulator:
                 return binop("/", binop("-", left.off, right.off), const(left.elem.size))
             return unknown()
         if isinstance(left, Val) and isinstance(right, Val):
-            return binop(op, left, right)
+            result = binop(op, left, right)
+            if result.is_float and op in ("+", "-", "*", "/"):
+                self.result.float_ops += float(mask.sum()) / self.n
+            return result
         return unknown()
 
     def cast(self, type_text: str, value: Val | Ptr) -> Val | Ptr:
@@ -611,7 +616,7 @@ class Simulator:
     def load(self, ref: _Ref, node: Node, mask: np.ndarray) -> Val | Ptr:
         self.record(ref, node, mask, write=False)
         if ref.ptr.space == "shared" or ref.ptr.space == "local":
-            return unknown(ref.off.deps | {DATA})
+            return Val(None, ref.off.deps | {DATA}, ref.elem.name in FLOAT_TYPES)
         return Val(None, frozenset({DATA}), ref.elem.name in FLOAT_TYPES)
 
     def record(self, ref: _Ref, node: Node, mask: np.ndarray, write: bool, atomic: bool = False) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.findings import Finding, Fix, Severity
-from cudalens.analysis.memory import SharedRequest, shared_request, warps
+from cudalens.analysis.memory import SharedRequest, shared_requests
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 
@@ -17,8 +17,7 @@ def worst_shared(accesses: list) -> SharedRequest | None:
     for a in accesses:
         if a.addr is None:
             continue
-        for w in warps(len(a.mask)):
-            r = shared_request(a.addr[w], a.mask[w], a.size)
+        for r in shared_requests(a.addr, a.mask, a.size):
             if r is not None and (worst is None or r.degree > worst.degree):
                 worst = r
     return worst

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from itertools import combinations
 
 import numpy as np
+
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
@@ -110,12 +111,11 @@ class SharedMemoryRace(Rule):
             proven = all(key in r for r in per_run)
             hazard = ("read-after-write" if first.write and not second.write
                       else "write-after-read" if second.write and not first.write else "write-after-write")
-            line = kernel.span(first.node).line
             yield kernel.finding(
                 type(self), second.node,
                 f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {'writes' if second.write else 'reads'}"
-                f" the element that thread {t1} {'wrote' if first.write else 'read'} on line {line} with no "
-                f"__syncthreads() between them",
+                f" the element that thread {t1} {'wrote' if first.write else 'read'} through "
+                f"`{kernel.text(first.node)}` with no __syncthreads() between them",
                 Severity.ERROR if proven else Severity.INFO,
                 related=((first.node, f"thread {t1} {'writes' if first.write else 'reads'} it here"),),
                 evidence={"word_offset": word * 4, "thread_a": t1, "thread_b": t2},
