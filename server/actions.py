@@ -9,9 +9,10 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from lsprotocol import types
+
 from cudalens.analysis.findings import Finding, Span
 from cudalens.server.convert import Positions, overlaps, to_diagnostic, to_text_edits, workspace_edit
-from lsprotocol import types
 
 FIX_ALL_KIND = "source.fixAll.cudalens"
 KINDS = [types.CodeActionKind.QuickFix, FIX_ALL_KIND]

@@ -10,14 +10,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from cudalens.server import lifecycle
-from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker
-from cudalens.server.commands import COMMANDS, CommandHandler
-from cudalens.server.hover import hover_markdown
-from cudalens.server.lens import kernel_lenses
-from cudalens.server.service import Service
-from cudalens.server.settings import parse_settings, settings_from_initialization_options
-from cudalens.server.watch import WorkspaceWatcher
 from lsprotocol import types
 from pygls.exceptions import FeatureNotificationError, JsonRpcException
 from pygls.lsp.server import LanguageServer
@@ -26,6 +18,14 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from cudalens import __version__
+from cudalens.server import lifecycle
+from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker
+from cudalens.server.commands import COMMANDS, CommandHandler
+from cudalens.server.hover import hover_markdown
+from cudalens.server.lens import kernel_lenses
+from cudalens.server.service import Service
+from cudalens.server.settings import parse_settings, settings_from_initialization_options
+from cudalens.server.watch import WorkspaceWatcher
 
 logger = logging.getLogger("cudalens.server")
 

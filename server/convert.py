@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cudalens.analysis.findings import Finding, Fix, Severity, Span
 from lsprotocol import types
 from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec
+
+from cudalens.analysis.findings import Finding, Fix, Severity, Span
 
 SOURCE = "cudalens"
 RULE_DOCS_URL = "https://github.com/cudalens/cudalens/blob/main/docs/rules.md#{anchor}"

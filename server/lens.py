@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from lsprotocol import types
+
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.findings import Finding
 from cudalens.server.commands import OPTIMIZE, PROFILE, RUN_TESTS
 from cudalens.server.convert import Positions
-from lsprotocol import types
 
 _ACTIONS = (("▶ Run tests", RUN_TESTS), ("Profile", PROFILE), ("Optimize", OPTIMIZE))
 

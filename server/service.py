@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
 from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
 from cudalens.server.convert import Positions, to_diagnostic
@@ -25,8 +28,6 @@ from cudalens.server.documents import (
 from cudalens.server.lifecycle import set_level
 from cudalens.server.scheduler import Scheduler
 from cudalens.server.settings import ParsedSettings, ServerSettings
-from lsprotocol import types
-from pygls.workspace.position_codec import PositionCodec
 
 logger = logging.getLogger("cudalens.server")
 

@@ -39,7 +39,7 @@ async def test_bank_conflict_quick_fix_applies_and_the_finding_goes_away(client:
 
 
 async def test_suppression_comment_silences_the_line(client: LanguageClient):
-    text = kernel("transpose.cu")
+    text = kernel("strided.cu")
     uri = open_doc(client, client.root / "t.cu", text)
     store = next(d for d in await diagnostics_for(client, uri, 1) if d.code == "CL101")
     actions = await actions_at(client, uri, store)

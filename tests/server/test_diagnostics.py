@@ -17,7 +17,7 @@ from pytest_lsp import LanguageClient
 
 
 async def test_open_reports_uncoalesced_store(client: LanguageClient):
-    uri = open_doc(client, client.root / "transpose.cu", kernel("transpose.cu"))
+    uri = open_doc(client, client.root / "strided.cu", kernel("strided.cu"))
     diagnostics = await diagnostics_for(client, uri, 1)
     cl101 = [d for d in diagnostics if d.code == "CL101"]
     assert cl101, codes(diagnostics)
@@ -32,7 +32,7 @@ async def test_open_reports_uncoalesced_store(client: LanguageClient):
 async def test_change_updates_diagnostics_with_version(client: LanguageClient):
     uri = open_doc(client, client.root / "k.cu", kernel("copy.cu"))
     assert "CL101" not in codes(await diagnostics_for(client, uri, 1))
-    replace_all(client, uri, kernel("transpose.cu"), 2)
+    replace_all(client, uri, kernel("strided.cu"), 2)
     assert "CL101" in codes(await diagnostics_for(client, uri, 2))
     replace_all(client, uri, kernel("copy.cu"), 3)
     assert "CL101" not in codes(await diagnostics_for(client, uri, 3))
@@ -52,14 +52,14 @@ async def test_cuda_inside_python_lands_on_python_lines(client: LanguageClient):
 
 async def test_plain_python_costs_nothing(client: LanguageClient):
     plain = open_doc(client, client.root / "plain.py", "import os\nprint(os.getcwd())\n", language="python")
-    cuda = open_doc(client, client.root / "t.cu", kernel("transpose.cu"))
+    cuda = open_doc(client, client.root / "t.cu", kernel("strided.cu"))
     await diagnostics_for(client, cuda, 1)
     assert all(p.uri != plain for p in client.published)
 
 
 async def test_non_ascii_text_before_a_finding_shifts_utf16_columns(client: LanguageClient):
     # 'é' is one UTF-16 unit, '😀' two: the diagnostic must start where the editor shows `out[`.
-    text = kernel("transpose.cu").replace("        out[x * n + y]", "/*é😀*/  out[x * n + y]")
+    text = kernel("strided.cu").replace("        out[x * n + y]", "/*é😀*/  out[x * n + y]")
     uri = open_doc(client, client.root / "u.cu", text)
     diagnostics = await diagnostics_for(client, uri, 1)
     cl101 = [d for d in diagnostics if d.code == "CL101"]
@@ -75,7 +75,7 @@ async def test_burst_of_50_edits_ends_with_the_last_version_only(client: Languag
     start = len(client.published)
     for version in range(2, 52):
         # the last edit brings the uncoalesced store in; every earlier one is coalesced
-        replace_all(client, uri, kernel("transpose.cu" if version == 51 else "copy.cu") + "\n" * version, version)
+        replace_all(client, uri, kernel("strided.cu" if version == 51 else "copy.cu") + "\n" * version, version)
     final = await diagnostics_for(client, uri, 51)
     assert "CL101" in codes(final)
     await asyncio.sleep(0.3)  # let anything still in flight arrive, so a late stale publish would show
@@ -86,9 +86,9 @@ async def test_burst_of_50_edits_ends_with_the_last_version_only(client: Languag
 
 
 async def test_closed_document_is_cleared_and_gets_nothing_more(client: LanguageClient):
-    uri = open_doc(client, client.root / "c.cu", kernel("transpose.cu"))
+    uri = open_doc(client, client.root / "c.cu", kernel("strided.cu"))
     assert await diagnostics_for(client, uri, 1)
-    replace_all(client, uri, kernel("transpose.cu") + "\n", 2)
+    replace_all(client, uri, kernel("strided.cu") + "\n", 2)
     client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
     await wait_until(lambda: client.published[-1].uri == uri and client.published[-1].version is None, "the clearing")
     marker = open_doc(client, client.root / "m.cu", kernel("copy.cu"))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from cudalens.server.commands import COMMANDS
 from lsprotocol import types
 from lsptools import diagnostics_for, kernel, open_doc, wait_until
 from pytest_lsp import LanguageClient
+
+from cudalens.server.commands import COMMANDS
 
 
 def position_of(text: str, needle: str) -> types.Position:
@@ -23,18 +24,18 @@ async def hover(client: LanguageClient, uri: str, position: types.Position) -> s
 
 
 async def test_hover_on_a_kernel_shows_its_model(client: LanguageClient):
-    text = kernel("transpose.cu")
+    text = kernel("strided.cu")
     uri = open_doc(client, client.root / "t.cu", text)
     await diagnostics_for(client, uri, 1)
-    shown = await hover(client, uri, position_of(text, "transpose_naive("))
+    shown = await hover(client, uri, position_of(text, "scale_columns("))
     assert shown is not None
-    assert "transpose_naive" in shown
+    assert "scale_columns" in shown
     assert "warp shape" in shown
     assert "CL101" in shown  # the kernel's findings
 
 
 async def test_hover_on_a_finding_shows_the_rule(client: LanguageClient):
-    text = kernel("transpose.cu")
+    text = kernel("strided.cu")
     uri = open_doc(client, client.root / "t.cu", text)
     store = next(d for d in await diagnostics_for(client, uri, 1) if d.code == "CL101")
     shown = await hover(client, uri, store.range.start)
@@ -42,17 +43,17 @@ async def test_hover_on_a_finding_shows_the_rule(client: LanguageClient):
 
 
 async def test_code_lens_per_kernel_with_commands(client: LanguageClient):
-    text = kernel("transpose.cu")
+    text = kernel("strided.cu")
     uri = open_doc(client, client.root / "t.cu", text)
     await diagnostics_for(client, uri, 1)
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
-    kernel_line = position_of(text, "transpose_naive(").line
+    kernel_line = position_of(text, "scale_columns(").line
     assert {lens.range.start.line for lens in lenses} == {kernel_line}
     titles = [lens.command.title for lens in lenses]
     assert any("CL101" in t for t in titles), titles
     commands = {lens.command.command: lens.command.arguments for lens in lenses if lens.command.command}
     assert set(commands) == {"cudalens.runTests", "cudalens.profile", "cudalens.optimizeKernel"}
-    assert list(commands["cudalens.runTests"]) == [uri, "transpose_naive"]
+    assert list(commands["cudalens.runTests"]) == [uri, "scale_columns"]
 
 
 async def test_commands_not_yet_implemented_say_so(client: LanguageClient):
@@ -61,7 +62,7 @@ async def test_commands_not_yet_implemented_say_so(client: LanguageClient):
         assert set(COMMANDS) <= set(caps.execute_command_provider.commands)
     uri = (client.root / "t.cu").as_uri()
     result = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams("cudalens.profile", [uri, "transpose_naive"])
+        types.ExecuteCommandParams("cudalens.profile", [uri, "scale_columns"])
     )
     assert result["ok"] is False
     await wait_until(lambda: any("not available yet" in m.message for m in client.messages), "the message")

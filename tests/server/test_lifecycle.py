@@ -9,9 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-from cudalens.server.lifecycle import Children
 from lsptools import WAIT_S, kernel, open_doc, server_command, start
 from pytest_lsp import LanguageClient
+
+from cudalens.server.lifecycle import Children
 
 # The "editor": starts the server with a stdin it does not own, says its pid, and exits when told to.
 EDITOR = """
@@ -72,7 +73,7 @@ def test_server_exits_when_its_editor_dies(tmp_path: Path):
 
 async def test_shutdown_returns_with_work_in_flight(bare_client: LanguageClient):
     await start(bare_client, bare_client.root)
-    big = "\n".join(kernel("transpose.cu").replace("transpose_naive", f"transpose_{i}") for i in range(150))
+    big = "\n".join(kernel("strided.cu").replace("scale_columns", f"scale_{i}") for i in range(150))
     for i in range(5):
         open_doc(bare_client, bare_client.root / f"big{i}.cu", big)
     await bare_client.shutdown_session()  # returns although analyses are queued

@@ -78,7 +78,7 @@ def test_unknown_methods(raw: RawConnection):
 
 
 async def test_out_of_range_positions_and_unopened_documents(client: LanguageClient):
-    text = kernel("transpose.cu")
+    text = kernel("strided.cu")
     uri = open_doc(client, client.root / "t.cu", text)
     await diagnostics_for(client, uri, 1)
     far = types.Position(10_000, 10_000)
@@ -109,7 +109,7 @@ async def test_out_of_range_positions_and_unopened_documents(client: LanguageCli
 
 
 async def test_a_10_mb_file_does_not_stop_the_server(client: LanguageClient):
-    body = kernel("transpose.cu")
+    body = kernel("strided.cu")
     huge = body * (10_000_000 // len(body) + 1)
     open_doc(client, client.root / "huge.cu", huge)
     await wait_until(lambda: any("huge.cu" in m.message for m in client.messages), "the size notice")

@@ -14,12 +14,12 @@ def republished(client: LanguageClient, uri: str, after: int):
 
 async def test_initialization_options_ignore_a_rule(bare_client: LanguageClient):
     await start(bare_client, bare_client.root, {"settings": {"ignore": ["CL101"]}})
-    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("transpose.cu"))
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
     assert "CL101" not in codes(await diagnostics_for(bare_client, uri, 1))
 
 
 async def test_did_change_configuration_rechecks_open_documents(client: LanguageClient):
-    uri = open_doc(client, client.root / "t.cu", kernel("transpose.cu"))
+    uri = open_doc(client, client.root / "t.cu", kernel("strided.cu"))
     assert "CL101" in codes(await diagnostics_for(client, uri, 1))
     seen = len(client.published)
     client.workspace_did_change_configuration(
@@ -31,7 +31,7 @@ async def test_did_change_configuration_rechecks_open_documents(client: Language
 
 
 async def test_settings_pulled_with_workspace_configuration(client: LanguageClient):
-    uri = open_doc(client, client.root / "t.cu", kernel("transpose.cu"))
+    uri = open_doc(client, client.root / "t.cu", kernel("strided.cu"))
     assert "CL101" in codes(await diagnostics_for(client, uri, 1))
     seen = len(client.published)
     client.set_configuration({"ignore": ["CL1"]}, section="cudalens")
@@ -43,7 +43,7 @@ async def test_settings_pulled_with_workspace_configuration(client: LanguageClie
 async def test_pyproject_table_is_used_and_editor_settings_override_it(bare_client: LanguageClient):
     (bare_client.root / "pyproject.toml").write_text('[tool.cudalens]\nignore = ["CL101"]\n')
     await start(bare_client, bare_client.root)
-    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("transpose.cu"))
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
     assert "CL101" not in codes(await diagnostics_for(bare_client, uri, 1))
     seen = len(bare_client.published)
     bare_client.workspace_did_change_configuration(
@@ -55,7 +55,7 @@ async def test_pyproject_table_is_used_and_editor_settings_override_it(bare_clie
 
 async def test_a_bad_setting_is_shown_once_and_defaults_are_used(bare_client: LanguageClient):
     await start(bare_client, bare_client.root, {"settings": {"select": 5, "onSave": {"compile": "yes"}}})
-    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("transpose.cu"))
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
     assert "CL101" in codes(await diagnostics_for(bare_client, uri, 1))  # select fell back to "all"
     about_select = [m for m in bare_client.messages if "'select'" in m.message]
     assert len(about_select) == 1

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
 from cudalens.analysis.findings import Span
 from cudalens.server.actions import comment_marker, suppression_edit, wanted
 from cudalens.server.convert import Positions
@@ -12,8 +15,6 @@ from cudalens.server.documents import Analysed, DocState, may_contain_cuda, serv
 from cudalens.server.scheduler import Scheduler
 from cudalens.server.settings import ServerSettings, parse_settings, settings_from_initialization_options
 from cudalens.server.watch import ignored_dir, relevant_file
-from lsprotocol import types
-from pygls.workspace.position_codec import PositionCodec
 
 LINES = ["int a; // é😀 x = out[i];\n", "\n", "last"]
 

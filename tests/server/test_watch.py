@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from lsptools import codes, diagnostics_for, open_doc, wait_until
+from lsptools import codes, diagnostics_for, kernel, open_doc, wait_until
 from pytest_lsp import LanguageClient
 
-MAIN = """#include "tile.cuh"
-
-__global__ void transpose_naive(const float* in, float* out, int n) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x < n && y < n) {
-        out[x * n + y] = in[y * n + x];
-    }
-}
-"""
+MAIN = '#include "tile.cuh"\n\n' + kernel("strided.cu")
 
 
 def rechecks(client: LanguageClient, uri: str, after: int):
