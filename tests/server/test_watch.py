@@ -13,14 +13,17 @@ def rechecks(client: LanguageClient, uri: str, after: int):
 
 
 async def test_changing_an_included_header_on_disk_rechecks_the_open_file(client: LanguageClient):
+    # The tile's row length comes from the header: 32 floats conflict, 33 do not.
     (client.root / "src").mkdir()
-    (client.root / "src" / "tile.cuh").write_text("#define TILE 32\n")
-    uri = open_doc(client, client.root / "src" / "main.cu", MAIN)
-    await diagnostics_for(client, uri, 1)
+    header = client.root / "src" / "tile.cuh"
+    header.write_text("#define TILE_COLS 32\n")
+    text = '#include "tile.cuh"\n' + kernel("bank_conflict.cu").replace("tile[32][32]", "tile[32][TILE_COLS]")
+    uri = open_doc(client, client.root / "src" / "main.cu", text)
+    assert "CL301" in codes(await diagnostics_for(client, uri, 1))
     seen = len(client.published)
-    (client.root / "src" / "tile.cuh").write_text("#define TILE 16\n")
+    header.write_text("#define TILE_COLS 33\n")
     again = await wait_until(lambda: rechecks(client, uri, seen), "a re-check after the header changed")
-    assert "CL101" in codes(again[-1].diagnostics)
+    assert "CL301" not in codes(again[-1].diagnostics)
     assert any("tile.cuh changed" in m.message for m in client.log_messages)
 
 
