@@ -62,8 +62,15 @@ class CudalensServer(LanguageServer):
         self._errors = 0
 
     # --- Output, for the service -------------------------------------------------------------------------
-    def publish(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics, version))
+    def publish(self, uri: str, version: int | None, diagnostics: list[dict]) -> None:
+        # Sent as plain JSON: the diagnostics were unstructured once (and cached); pygls' own path would
+        # unstructure every one of them again on each keystroke.
+        params: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
+        if version is not None:
+            params["version"] = version
+        self.protocol._send_data(
+            {"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params}
+        )
 
     def show(self, message: str, kind: types.MessageType) -> None:
         self.window_show_message(types.ShowMessageParams(kind, message))

@@ -16,7 +16,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
-from cudalens.server.convert import Positions, to_diagnostic
+from cudalens.server.convert import DiagnosticCache, Positions
 from cudalens.server.documents import (
     MAX_ANALYSED_CHARS,
     Analysed,
@@ -33,7 +33,8 @@ logger = logging.getLogger("cudalens.server")
 
 
 class Output(Protocol):
-    def publish(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None: ...
+    def publish(self, uri: str, version: int | None, diagnostics: list[dict]) -> None:
+        """`diagnostics` are already in JSON form (lsprotocol Diagnostics, unstructured)."""
     def show(self, message: str, kind: types.MessageType) -> None: ...
     def refresh_diagnostics(self) -> None: ...
 
@@ -60,6 +61,7 @@ class Service:
         self.scheduler = Scheduler(self._analyse, self._deliver, self._failed)
         self._configs: dict[Path, ConfigResult] = {}
         self._analyzers: dict[str, _Analyzer] = {}
+        self._converted: dict[str, DiagnosticCache] = {}
         self._shown: set[str] = set()
 
     # --- documents -------------------------------------------------------------------------------------
@@ -77,6 +79,7 @@ class Service:
         state = self.documents.close(uri)
         self.scheduler.cancel(uri)
         self._analyzers.pop(uri, None)
+        self._converted.pop(uri, None)
         if state is not None and not self.pull and state.result is not None and state.result.findings:
             self.out.publish(uri, None, [])  # a closed document keeps no diagnostics
 
@@ -102,7 +105,8 @@ class Service:
             logger.info("ignoring unknown settings: %s", ", ".join(parsed.unknown))
         changed = parsed.settings != self.settings
         self.settings = parsed.settings
-        set_level(self.settings.log_level)
+        if self.settings.log_level is not None:
+            set_level(self.settings.log_level)
         if changed:
             self.recheck(list(self.documents), "settings changed")
 
@@ -113,14 +117,20 @@ class Service:
     def positions(self, result: Analysed) -> Positions:
         return Positions(result.lines, self.codec)
 
-    def diagnostics(self, state: DocState) -> list[types.Diagnostic]:
+    def _converted_entries(self, state: DocState) -> list[tuple[types.Diagnostic, dict]]:
         result = state.result
         if result is None:
             return []
         if result.diagnostics is None:
-            pos = self.positions(result)
-            result.diagnostics = [to_diagnostic(f, state.uri, pos) for f in result.findings]
+            cache = self._converted.setdefault(state.uri, DiagnosticCache())
+            result.diagnostics = cache.convert(result.findings, state.uri, self.positions(result))
         return result.diagnostics
+
+    def diagnostics(self, state: DocState) -> list[types.Diagnostic]:
+        return [diagnostic for diagnostic, _ in self._converted_entries(state)]
+
+    def diagnostics_json(self, state: DocState) -> list[dict]:
+        return [as_json for _, as_json in self._converted_entries(state)]
 
     async def current_result(self, state: DocState) -> Analysed | None:
         """The result for the document's current version, waiting for the analysis if need be."""
@@ -193,7 +203,7 @@ class Service:
             if previous is not None and previous.findings:
                 self.out.publish(state.uri, result.version, [])
             return
-        self.out.publish(state.uri, result.version, self.diagnostics(state))
+        self.out.publish(state.uri, result.version, self.diagnostics_json(state))
 
     def _failed(self, state: DocState, exc: BaseException) -> None:
         logger.error("analysis of %s failed", state.path, exc_info=(type(exc), exc, exc.__traceback__))

@@ -59,7 +59,7 @@ class ServerSettings:
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     coder: CoderSettings = field(default_factory=CoderSettings)
     optimize: OptimizeSettings = field(default_factory=OptimizeSettings)
-    log_level: str = "info"
+    log_level: str | None = None  # None: as `cudalens serve --log-level` says
     # Quiet time after an edit before analysing; a burst of keystrokes is analysed once.
     debounce_ms: int = 15
 
@@ -136,7 +136,7 @@ def _parse_into(cls: type, values: Any, prefix: str, out: ParsedSettings) -> Any
         else:
             changes[name] = _coerce(full, hints[name], current, value, out)
     result = replace(default, **changes)
-    if cls is ServerSettings and result.log_level not in LOG_LEVELS:
+    if cls is ServerSettings and result.log_level not in (None, *LOG_LEVELS):
         out.errors.append(
             f"cudalens: setting 'logLevel' must be one of {', '.join(LOG_LEVELS)}, not {result.log_level!r};"
             " using the default"

@@ -88,7 +88,9 @@ async def test_burst_of_50_edits_ends_with_the_last_version_only(client: Languag
 async def test_closed_document_is_cleared_and_gets_nothing_more(client: LanguageClient):
     uri = open_doc(client, client.root / "c.cu", kernel("strided.cu"))
     assert await diagnostics_for(client, uri, 1)
-    replace_all(client, uri, kernel("strided.cu") + "\n", 2)
+    # a version that takes a while to analyse, closed while its analysis runs
+    big = "\n".join(kernel("strided.cu").replace("scale_columns", f"scale_{i}") for i in range(100))
+    replace_all(client, uri, big, 2)
     client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
     await wait_until(lambda: client.published[-1].uri == uri and client.published[-1].version is None, "the clearing")
     marker = open_doc(client, client.root / "m.cu", kernel("copy.cu"))
