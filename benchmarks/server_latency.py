@@ -22,6 +22,7 @@ from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
+from pygls.protocol import LanguageServerProtocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -30,9 +31,20 @@ from big_cuda_file import big_cuda_source
 EDIT_ANCHOR = "out[i] = in[i];"
 
 
+class TimingProtocol(LanguageServerProtocol):
+    """Notes when a publishDiagnostics message has been read, before the client turns its JSON into objects
+    (for a few hundred diagnostics that takes the client longer than it takes the server to send them)."""
+
+    def structure_message(self, data):
+        if data.get("method") == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and "params" in data:
+            params = data["params"]
+            self._server.arrivals.setdefault((params.get("uri"), params.get("version")), time.perf_counter())
+        return super().structure_message(data)
+
+
 class Client(LanguageClient):
     def __init__(self) -> None:
-        super().__init__("cudalens-benchmark", "1")
+        super().__init__("cudalens-benchmark", "1", protocol_cls=TimingProtocol)
         self.arrivals: dict[tuple[str, int | None], float] = {}
         self.events: dict[str, asyncio.Event] = {}
 
@@ -68,6 +80,28 @@ def cpu_seconds(pid: int) -> float:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def edited_lines(text: str, line_no: int, edits: int) -> list[str]:
+    original = text.splitlines()[line_no]
+    return [original.replace(EDIT_ANCHOR, f"out[i] = in[i] + {k}.0f;") if k % 2 == 0 else original
+            for k in range(edits)]
+
+
+def analyzer_alone(text: str, line_no: int, edits: int) -> list[float]:
+    """The same edits through a DocumentAnalyzer in this process: what the server cannot go below."""
+    from cudalens.analysis.api import DocumentAnalyzer
+
+    doc = DocumentAnalyzer("/tmp/big0.cu")
+    doc.update(text)
+    lines = text.splitlines(keepends=True)
+    times = []
+    for new in edited_lines(text, line_no, edits):
+        edited = "".join(lines[:line_no]) + new + "\n" + "".join(lines[line_no + 1:])
+        t0 = time.perf_counter()
+        doc.update(edited)
+        times.append(time.perf_counter() - t0)
+    return times
 
 
 async def run(edits: int, files: int, idle_s: float) -> None:
@@ -106,9 +140,8 @@ async def run(edits: int, files: int, idle_s: float) -> None:
     line_no = next(i for i, line in enumerate(lines) if EDIT_ANCHOR in line)
     current = lines[line_no]
     latencies = []
-    for k in range(edits):
+    for k, new in enumerate(edited_lines(text, line_no, edits)):
         version = k + 2
-        new = current.replace(EDIT_ANCHOR, f"out[i] = in[i] + {k}.0f;") if k % 2 == 0 else lines[line_no]
         change = types.TextDocumentContentChangePartial(
             range=types.Range(types.Position(line_no, 0), types.Position(line_no, len(current))), text=new
         )
@@ -124,6 +157,35 @@ async def run(edits: int, files: int, idle_s: float) -> None:
         f"p95 {percentile(latencies, 0.95) * 1000:.1f} ms (goal: median <= 30 ms)",
         flush=True,
     )
+    alone = analyzer_alone(text, line_no, edits)
+    print(
+        f"  the analyzer alone on the same edits (in-process): median {statistics.median(alone) * 1000:.1f} ms; "
+        f"the server adds ~{(statistics.median(latencies) - statistics.median(alone)) * 1000:.1f} ms",
+        flush=True,
+    )
+
+    # the same on a one-kernel file: the server's fixed cost per edit, without hundreds of findings to send
+    small_text = (Path(__file__).resolve().parents[1] / "tests" / "server" / "kernels" / "strided.cu").read_text()
+    small = root / "src" / "small.cu"
+    small.write_text(small_text)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(small.as_uri(), "cuda", 1, small_text))
+    )
+    await client.wait_for(small.as_uri(), 1)
+    small_latencies = []
+    for k in range(edits):
+        sent = time.perf_counter()
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=k + 2, uri=small.as_uri()),
+                [types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(0, 0), types.Position(0, 0)), text=" " if k % 2 else "")],
+            )
+        )
+        small_latencies.append(await client.wait_for(small.as_uri(), k + 2) - sent)
+        await asyncio.sleep(0.05)
+    print(f"  on a {small_text.count(chr(10))}-line file: median {statistics.median(small_latencies) * 1000:.1f} ms",
+          flush=True)
 
     # memory after opening N files
     started = time.perf_counter()

@@ -180,8 +180,10 @@ def create_server() -> CudalensServer:
                 types.DiagnosticOptions(identifier="cudalens", inter_file_dependencies=True, workspace_diagnostics=False),
             )(pull_diagnostics)
         svc.apply_settings(settings_from_initialization_options(params.initialization_options))
-        if params.process_id:
+        if params.process_id and lifecycle.pid_alive(params.process_id):
             ls.spawn(lifecycle.watch_parent(params.process_id, lambda: lifecycle.hard_exit(0)))
+        elif params.process_id:  # another pid namespace (a container, WSL): we cannot see the editor
+            logger.info("editor pid %d is not visible from here; not watching it", params.process_id)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CudalensServer, params: types.InitializedParams) -> None:
@@ -191,6 +193,12 @@ def create_server() -> CudalensServer:
         ls.watcher = WorkspaceWatcher(asyncio.get_running_loop(), ls.service.files_changed)
         ls.watcher.start(folders)
         await _pull_settings(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: CudalensServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        if ls.watcher is not None:
+            for folder in params.event.added:
+                ls.watcher.add_tree(_path(folder.uri))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: CudalensServer, params: types.DidChangeConfigurationParams) -> None:

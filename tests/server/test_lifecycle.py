@@ -110,3 +110,45 @@ def _pids_in_group(pgid: int) -> list[str]:
             if int(fields[2]) == pgid:
                 found.append(entry)
     return found
+
+
+def test_tcp_mode_for_debugging(tmp_path: Path):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([*server_command(), "--tcp", f"127.0.0.1:{port}"])
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            try:
+                conn = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
+                break
+            except ConnectionRefusedError:
+                assert time.monotonic() < deadline, "the server never listened"
+                time.sleep(0.1)
+        with conn:
+            conn.sendall(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}}))
+            received = b""
+            while b"capabilities" not in received:
+                chunk = conn.recv(65536)
+                assert chunk, "the connection closed"
+                received += chunk
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_serve_command_line():
+    import argparse
+
+    from cudalens.cli import serve_cmd
+
+    parser = argparse.ArgumentParser()
+    serve_cmd.add_arguments(parser)
+    args = parser.parse_args(["--tcp", "127.0.0.1:2087", "--log-file", "x.log"])
+    assert args.tcp == "127.0.0.1:2087" and args.log_file == "x.log"
+    bad = subprocess.run([*server_command(), "--tcp", "nonsense"], capture_output=True, text=True, timeout=WAIT_S)
+    assert bad.returncode == 2 and "HOST:PORT" in bad.stderr and bad.stdout == ""
