@@ -17,9 +17,14 @@ REGISTRY: dict[str, str] = {
     "CL104": "data_dependent_global_access:DataDependentGlobalAccess",
     "CL201": "divergent_branch:DivergentBranch",
     "CL202": "divergent_loop_trip_count:DivergentLoopTripCount",
+    "CL203": "data_dependent_branch:DataDependentBranch",
     "CL301": "shared_bank_conflict:SharedBankConflict",
     "CL302": "barrier_in_divergent_code:BarrierInDivergentCode",
     "CL303": "shared_memory_race:SharedMemoryRace",
+    "CL801": "compile_error:CompileError",
+    "CL802": "compile_warning:CompileWarning",
+    "CL803": "register_spills:RegisterSpills",
+    "CL804": "low_theoretical_occupancy:LowTheoreticalOccupancy",
 }
 
 

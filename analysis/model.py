@@ -177,12 +177,13 @@ def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
 SiteKey = tuple[int, int]
 
 
-def sites(model: KernelModel, events: str, keep: Callable[[object], bool] = lambda e: True
-          ) -> dict[SiteKey, list[list]]:
-    """Events of one kind ("accesses", "branches", "barriers") grouped by source site, one list per run."""
+def sites(model: KernelModel, events: str | Callable[[SimResult], list],
+          keep: Callable[[object], bool] = lambda e: True) -> dict[SiteKey, list[list]]:
+    """Events grouped by source site, one list per run. `events` names a list of the runs ("accesses",
+    "branches", "barriers") or derives one from a run."""
     grouped: dict[SiteKey, list[list]] = {}
     for i, run in enumerate(model.runs):
-        for event in getattr(run, events):
+        for event in (getattr(run, events) if isinstance(events, str) else events(run)):
             if not keep(event):
                 continue
             key = (event.node.start_byte, event.node.end_byte)

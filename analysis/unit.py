@@ -65,6 +65,8 @@ class Unit:
     launches: list[Launch]
     includes: list[str]
     constants: dict[str, Node]  # file-scope `const int N = 1024;` / constexpr
+    # Structs whose conversion returns the dynamic shared memory (cuda-samples' `SharedMemory<T>()` idiom).
+    shared_accessors: set[str] = field(default_factory=set)
 
     @property
     def kernels(self) -> list[Function]:
@@ -78,6 +80,7 @@ class Unit:
             self.types.structs.setdefault(name, info)
         for name, node in header.constants.items():
             self.constants.setdefault(name, node)
+        self.shared_accessors |= header.shared_accessors
         for name, fs in header.functions.items():
             if name not in self.functions:
                 self.functions[name] = [f for f in fs if not f.is_kernel]
@@ -204,6 +207,7 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
     launches: list[Launch] = []
     includes: list[str] = []
     constants: dict[str, Node] = {}
+    accessors: set[str] = set()
     for node in _top_level(tree.root_node):
         t = node.type
         if t == "function_definition":
@@ -223,11 +227,11 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
             if path is not None:
                 includes.append(ts.text(path).strip('"<>'))
         elif t in ("struct_specifier", "type_definition", "declaration"):
-            _struct_or_constant(node, types, constants)
-    return Unit(tree, source, macros, types, functions, launches, includes, constants)
+            _struct_or_constant(node, types, constants, accessors)
+    return Unit(tree, source, macros, types, functions, launches, includes, constants, accessors)
 
 
-def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node]) -> None:
+def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node], accessors: set[str]) -> None:
     spec = node if node.type == "struct_specifier" else node.child_by_field_name("type")
     if spec is not None and spec.type == "struct_specifier":
         body = spec.child_by_field_name("body")
@@ -236,6 +240,8 @@ def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node]
             name_node = node.child_by_field_name("declarator") or name_node
         if body is not None and name_node is not None:
             types.add_struct(ts.text(name_node), _struct_members(body))
+            if b"extern __shared__" in body.text:
+                accessors.add(ts.text(name_node))
         return
     if node.type == "declaration":
         constants.update(_file_constants(node))

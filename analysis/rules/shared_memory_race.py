@@ -15,18 +15,22 @@ from cudalens.analysis.simulate import Access, SimResult
 _KEY = 1 << 20  # thread ids stay below this in the packed (word, thread) keys
 
 
-def _words(a: Access) -> tuple[np.ndarray, np.ndarray]:
+def _words(a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The 4-byte words an access touches and who touches them: threads, or (after a `__syncwarp()` between
+    the two accesses) warps — lanes of one warp are then ordered and cannot race with each other."""
     threads = np.flatnonzero(a.mask)
     addr = a.addr[threads]  # type: ignore[index]
     per = max(1, a.size // 4)
     words = (addr // 4)[:, None] + np.arange(per)[None, :]
-    return words.ravel(), np.repeat(threads, per)
+    actors = threads // 32 * 32 if by_warp else threads
+    return words.ravel(), np.repeat(actors, per)
 
 
 def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
     """(word, thread of first, thread of second) where different threads touch one word, or None."""
-    w1, t1 = _words(first)
-    w2, t2 = _words(second)
+    by_warp = first.warp_epoch != second.warp_epoch
+    w1, t1 = _words(first, by_warp)
+    w2, t2 = _words(second, by_warp)
     common = np.intersect1d(w1, w2)
     if common.size == 0:
         return None
