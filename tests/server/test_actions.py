@@ -25,31 +25,39 @@ def edits_of(action: types.CodeAction, uri: str, version: int) -> list[types.Tex
     return list(change.edits)
 
 
+async def apply_action(client: LanguageClient, name: str, code: str, choose) -> tuple[str, list[str], types.Diagnostic]:
+    """Opens kernel `name`, applies the action `choose` picks for its `code` diagnostic and sends the result as
+    version 2: the new text, the codes reported for it, and the diagnostic the action was for."""
+    text = kernel(name)
+    uri = open_doc(client, client.root / name, text)
+    diagnostic = next(d for d in await diagnostics_for(client, uri, 1) if d.code == code)
+    action = choose(await actions_at(client, uri, diagnostic))
+    changed = apply_edits(text, edits_of(action, uri, 1))
+    replace_all(client, uri, changed, 2)
+    return changed, codes(await diagnostics_for(client, uri, 2)), diagnostic
+
+
+def preferred_fix(actions: list[types.CodeAction]) -> types.CodeAction:
+    return next(a for a in actions if a.kind == types.CodeActionKind.QuickFix and a.is_preferred)
+
+
+def suppression(actions: list[types.CodeAction]) -> types.CodeAction:
+    action = next(a for a in actions if a.title == "Suppress CL101 on this line")
+    assert not action.is_preferred
+    return action
+
+
 async def test_bank_conflict_quick_fix_applies_and_the_finding_goes_away(client: LanguageClient):
-    text = kernel("bank_conflict.cu")
-    uri = open_doc(client, client.root / "bank.cu", text)
-    conflict = next(d for d in await diagnostics_for(client, uri, 1) if d.code == "CL301")
+    fixed, after, conflict = await apply_action(client, "bank_conflict.cu", "CL301", preferred_fix)
     assert conflict.related_information, "the conflict points at the shared array's declaration"
-    actions = await actions_at(client, uri, conflict)
-    fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix and a.is_preferred)
-    fixed = apply_edits(text, edits_of(fix, uri, 1))
     assert "tile[32][33]" in fixed
-    replace_all(client, uri, fixed, 2)
-    assert "CL301" not in codes(await diagnostics_for(client, uri, 2))
+    assert "CL301" not in after
 
 
 async def test_suppression_comment_silences_the_line(client: LanguageClient):
-    text = kernel("strided.cu")
-    uri = open_doc(client, client.root / "t.cu", text)
-    store = next(d for d in await diagnostics_for(client, uri, 1) if d.code == "CL101")
-    actions = await actions_at(client, uri, store)
-    suppress = next(a for a in actions if a.title == "Suppress CL101 on this line")
-    assert not suppress.is_preferred
-    suppressed = apply_edits(text, edits_of(suppress, uri, 1))
-    line = suppressed.splitlines()[store.range.start.line]
-    assert line.endswith("// cudalens: ignore[CL101]")
-    replace_all(client, uri, suppressed, 2)
-    assert "CL101" not in codes(await diagnostics_for(client, uri, 2))
+    suppressed, after, store = await apply_action(client, "strided.cu", "CL101", suppression)
+    assert suppressed.splitlines()[store.range.start.line].endswith("// cudalens: ignore[CL101]")
+    assert "CL101" not in after
 
 
 async def test_fix_all_offers_only_safe_fixes_as_one_source_action(client: LanguageClient):
