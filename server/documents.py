@@ -10,13 +10,11 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cudalens.analysis import embedded
 from cudalens.analysis.api import AnalysisReport, DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-# A Python file is worth analysing only if its text contains one of these; other Python files cost one
-# substring search per edit.
-CUDA_PYTHON_MARKERS = ("__global__", "load_inline", "RawKernel", "RawModule", "ModelNew", "cpp_extension")
 # Beyond this size a document is not analysed as you type (it would hold the analysis thread for seconds).
 MAX_ANALYSED_CHARS = 4_000_000
 
@@ -31,7 +29,8 @@ def served_kind(path: str) -> str | None:
 
 
 def may_contain_cuda(kind: str, text: str) -> bool:
-    return kind == "cuda" or any(marker in text for marker in CUDA_PYTHON_MARKERS)
+    """A Python file is worth analysing only if it mentions CUDA; any other costs a few substring searches."""
+    return kind == "cuda" or embedded.may_contain_cuda(text)
 
 
 @dataclass
@@ -138,16 +137,15 @@ class IncludeResolver:
     """Reads `#include "x.cuh"` headers for the analyzer: the editor's text when the header is open, else the
     disk, looked up next to the including file and in the configured include folders. Records what it read."""
 
-    def __init__(self, store: DocumentStore, config: AnalysisConfig, root: str | None) -> None:
+    def __init__(self, store: DocumentStore, config: AnalysisConfig, base: str | None) -> None:
         self.store = store
         self.config = config
-        self.root = root
+        self.base = base  # relative include folders start here: the folder of the pyproject.toml that set them
         self.read: set[str] = set()
 
     def candidates(self, name: str, including: str) -> list[Path]:
         here = Path(including).parent
-        folders = [here, *(Path(d) if Path(d).is_absolute() else Path(self.root or here) / d
-                           for d in self.config.include_dirs)]
+        folders = [here, *(Path(self.base or here) / d for d in self.config.include_dirs)]
         return [folder / name for folder in folders]
 
     def locate(self, name: str, including: str) -> str | None:

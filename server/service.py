@@ -167,28 +167,32 @@ class Service:
             return
         self.scheduler.request(state, delay_s)
 
-    def _config_for(self, path: str) -> tuple[AnalysisConfig, list[str]]:
+    def _config_for(self, path: str) -> tuple[AnalysisConfig, ConfigResult]:
         folder = Path(path).parent
         result = self._configs.get(folder)
         if result is None:
             result = self._configs[folder] = load_config(folder)
-        return self.settings.analysis_config(result.config), result.errors
+        return self.settings.analysis_config(result.config), result
 
     def _analyse(self, state: DocState, version: int | None, text: str) -> Analysed:
         """In the analysis thread."""
-        config, messages = self._config_for(state.path)
+        config, project = self._config_for(state.path)
         entry = self._analyzers.get(state.uri)
         if entry is None or entry.config != config:
-            resolver = IncludeResolver(self.documents, config, self.root)
+            base = str(project.source.parent) if project.source else self.root
+            resolver = IncludeResolver(self.documents, config, base)
             entry = _Analyzer(DocumentAnalyzer(state.path, config, resolver), config, resolver)
             self._analyzers[state.uri] = entry
         entry.resolver.read.clear()
         report = entry.analyzer.update(text)
-        report.findings = [f for f in report.findings if config.enabled(f.code)]
+        for error in report.errors:
+            logger.warning("%s", error)
+        # Only this document's own findings: one inside an included header has the header's positions.
+        report.findings = [f for f in report.findings if config.enabled(f.code) and f.path == state.path]
         lines = text.splitlines(keepends=True)
         # Every header the document includes is a dependency, whether or not the analyzer read it.
         depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path) for n in report.includes)))
-        return Analysed(version, report, lines, frozenset(depends), tuple(messages))
+        return Analysed(version, report, lines, frozenset(depends), tuple(project.errors))
 
     def _deliver(self, state: DocState, result: Analysed) -> None:
         previous = state.result
