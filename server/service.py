@@ -182,7 +182,8 @@ class Service:
             base = str(project.source.parent) if project.source else self.root
             resolver = IncludeResolver(self.documents, config, base)
             entry = _Analyzer(DocumentAnalyzer(state.path, config, resolver), config, resolver)
-            self._analyzers[state.uri] = entry
+            if not state.closed:  # closed meanwhile: don't keep an analyzer nobody will use
+                self._analyzers[state.uri] = entry
         entry.resolver.read.clear()
         report = entry.analyzer.update(text)
         for error in report.errors:
