@@ -53,6 +53,14 @@ class Client(LanguageClient):
             self.arrivals.setdefault((params.uri, params.version), time.perf_counter())
             self.events.setdefault(params.uri, asyncio.Event()).set()
 
+        @self.feature(types.WINDOW_LOG_MESSAGE)
+        def log_message(params: types.LogMessageParams) -> None:
+            pass
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE)
+        def show_message(params: types.ShowMessageParams) -> None:
+            print(f"  (server says: {params.message})", flush=True)
+
         @self.feature(types.WORKSPACE_CONFIGURATION)
         def configuration(params: types.ConfigurationParams) -> list[None]:
             return [None for _ in params.items]
