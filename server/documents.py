@@ -15,8 +15,9 @@ from cudalens.analysis.api import AnalysisReport, DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-# Beyond this size a document is not analysed as you type (it would hold the analysis thread for seconds).
-MAX_ANALYSED_CHARS = 4_000_000
+# Beyond this size a document is not analysed as you type: cold, the analyzer needs ~25 s per million characters,
+# and it would hold the analysis thread (every other document waits) that long.
+MAX_ANALYSED_CHARS = 1_000_000
 
 
 def served_kind(path: str) -> str | None:

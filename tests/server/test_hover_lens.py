@@ -40,6 +40,7 @@ async def test_hover_on_a_finding_shows_the_rule(client: LanguageClient):
     store = next(d for d in await diagnostics_for(client, uri, 1) if d.code == "CL101")
     shown = await hover(client, uri, store.range.start)
     assert shown is not None and "CL101" in shown and store.message in shown
+    assert "What it does" in shown  # the rule's documentation
 
 
 async def test_code_lens_per_kernel_with_commands(client: LanguageClient):
