@@ -80,3 +80,10 @@ async def test_no_actions_where_there_is_no_finding(client: LanguageClient):
         )
     )
     assert not result
+
+
+async def test_suppression_inside_cuda_embedded_in_python_uses_a_cuda_comment(client: LanguageClient):
+    # a `#` inside the CUDA string would become a preprocessor line; the action writes `//` there
+    suppressed, after, store = await apply_action(client, "embedded.py", "CL101", suppression)
+    assert suppressed.splitlines()[store.range.start.line].endswith("// cudalens: ignore[CL101]")
+    assert "CL101" not in after
