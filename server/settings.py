@@ -66,8 +66,9 @@ class ServerSettings:
     def analysis_config(self, base: AnalysisConfig) -> AnalysisConfig:
         """The project's `[tool.cudalens]` config with the editor's settings on top."""
         changes: dict[str, Any] = {}
-        if self.select is not None:
+        if self.select is not None:  # exactly these codes, as `cudalens check --select` means
             changes["select"] = self.select
+            changes["extend_select"] = ()
         if self.ignore is not None:
             changes["ignore"] = self.ignore
         if self.arch is not None:
