@@ -113,7 +113,9 @@ class CudalensServer(LanguageServer):
 
 
 def _path(uri: str) -> str:
-    path = to_fs_path(uri) or uri
+    path = to_fs_path(uri)
+    if path is None:  # not a file (an unsaved buffer): the URI is its name
+        return uri
     try:
         return str(Path(path).resolve())
     except (OSError, RuntimeError):
@@ -211,7 +213,7 @@ def create_server() -> CudalensServer:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CudalensServer, params: types.DidOpenTextDocumentParams) -> None:
         doc = params.text_document
-        ls.service.open(doc.uri, _path(doc.uri), doc.version, doc.text)
+        ls.service.open(doc.uri, _path(doc.uri), doc.version, doc.text, doc.language_id)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: CudalensServer, params: types.DidChangeTextDocumentParams) -> None:

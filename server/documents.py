@@ -20,12 +20,18 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 MAX_ANALYSED_CHARS = 1_000_000
 
 
-def served_kind(path: str) -> str | None:
+# Only for documents without a file name (an unsaved "Untitled-1"): otherwise the extension decides.
+LANGUAGE_KINDS = {"cuda-cpp": "cuda", "cuda": "cuda", "python": "python"}
+
+
+def served_kind(path: str, language_id: str | None = None) -> str | None:
     """"cuda" for .cu/.cuh, "python" for .py, None for everything else (by extension, not language id)."""
     if path.endswith(CUDA_SUFFIXES):
         return "cuda"
     if path.endswith(".py"):
         return "python"
+    if language_id and not Path(path).suffix and not path.startswith("/"):
+        return LANGUAGE_KINDS.get(language_id)
     return None
 
 
@@ -68,6 +74,13 @@ class DocState:
     # Set whenever `result` changes: pull-diagnostics requests wait on it.
     updated: asyncio.Event = field(default_factory=asyncio.Event)
 
+    @property
+    def analysis_path(self) -> str:
+        """The name the analyzer sees: it goes by extension too, so an unsaved buffer gets one."""
+        if served_kind(self.path) == self.kind:
+            return self.path
+        return self.path + (".cu" if self.kind == "cuda" else ".py")
+
     def set_result(self, result: Analysed) -> None:
         self.result = result
         self.updated.set()
@@ -80,8 +93,10 @@ class DocumentStore:
     def __init__(self) -> None:
         self._docs: dict[str, DocState] = {}
 
-    def open(self, uri: str, path: str, version: int | None, text: str) -> DocState | None:
-        kind = served_kind(path)
+    def open(
+        self, uri: str, path: str, version: int | None, text: str, language_id: str | None = None
+    ) -> DocState | None:
+        kind = served_kind(path, language_id)
         if kind is None:
             return None
         state = DocState(uri, path, kind, version, text)

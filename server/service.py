@@ -65,8 +65,8 @@ class Service:
         self._shown: set[str] = set()
 
     # --- documents -------------------------------------------------------------------------------------
-    def open(self, uri: str, path: str, version: int | None, text: str) -> None:
-        state = self.documents.open(uri, path, version, text)
+    def open(self, uri: str, path: str, version: int | None, text: str, language_id: str | None = None) -> None:
+        state = self.documents.open(uri, path, version, text, language_id)
         if state is not None:
             self._schedule(state, 0.0)
 
@@ -181,7 +181,7 @@ class Service:
         if entry is None or entry.config != config:
             base = str(project.source.parent) if project.source else self.root
             resolver = IncludeResolver(self.documents, config, base)
-            entry = _Analyzer(DocumentAnalyzer(state.path, config, resolver), config, resolver)
+            entry = _Analyzer(DocumentAnalyzer(state.analysis_path, config, resolver), config, resolver)
             if not state.closed:  # closed meanwhile: don't keep an analyzer nobody will use
                 self._analyzers[state.uri] = entry
         entry.resolver.read.clear()
@@ -189,7 +189,8 @@ class Service:
         for error in report.errors:
             logger.warning("%s", error)
         # Only this document's own findings: one inside an included header has the header's positions.
-        report.findings = [f for f in report.findings if config.enabled(f.code) and f.path == state.path]
+        own = state.analysis_path
+        report.findings = [f for f in report.findings if config.enabled(f.code) and f.path == own]
         lines = text.splitlines(keepends=True)
         # Every header the document includes is a dependency, whether or not the analyzer read it.
         depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path) for n in report.includes)))

@@ -98,3 +98,11 @@ async def test_closed_document_is_cleared_and_gets_nothing_more(client: Language
     cleared = max(i for i, p in enumerate(client.published) if p.uri == uri)
     assert list(client.published[cleared].diagnostics) == []
     assert not any(p.uri == uri and p.version == 2 for p in client.published)
+
+
+async def test_an_unsaved_buffer_is_served_by_its_language(client: LanguageClient):
+    uri = "untitled:Untitled-1"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "cuda-cpp", 1, kernel("strided.cu")))
+    )
+    assert "CL101" in codes(await diagnostics_for(client, uri, 1))

@@ -64,6 +64,8 @@ def test_code_action_kind_filter():
 def test_which_files_are_served():
     assert served_kind("/a/k.cu") == "cuda" and served_kind("/a/k.cuh") == "cuda"
     assert served_kind("/a/m.py") == "python" and served_kind("/a/m.cpp") is None
+    assert served_kind("/a/m.cpp", "cuda-cpp") is None  # a file name wins over the language id
+    assert served_kind("untitled:Untitled-1", "cuda-cpp") == "cuda"  # an unsaved buffer has only its language
     assert not may_contain_cuda("python", "import os\n")
     assert may_contain_cuda("python", "from torch.utils.cpp_extension import load_inline\n")
     assert may_contain_cuda("python", "class ModelNew(nn.Module): ...\n")
