@@ -213,7 +213,10 @@ def create_server() -> CudalensServer:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CudalensServer, params: types.DidOpenTextDocumentParams) -> None:
         doc = params.text_document
-        ls.service.open(doc.uri, _path(doc.uri), doc.version, doc.text, doc.language_id)
+        path = _path(doc.uri)
+        ls.service.open(doc.uri, path, doc.version, doc.text, doc.language_id)
+        if ls.watcher is not None and ls.service.documents.get(doc.uri) is not None and path.startswith("/"):
+            ls.watcher.watch_folder(str(Path(path).parent))  # its headers, even outside the workspace
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: CudalensServer, params: types.DidChangeTextDocumentParams) -> None:

@@ -93,14 +93,18 @@ class WorkspaceWatcher:
         if not os.path.isdir(root):
             return
         for folder in watched_dirs(root, MAX_WATCHED_DIRS - len(self._watched)):
-            if folder in self._watched:
-                continue
-            try:
-                self._observer.schedule(self._handler, folder, recursive=False)
-            except OSError as exc:  # inotify watch limit, permissions, a folder gone meanwhile
-                logger.warning("cannot watch %s: %s", folder, exc)
-                continue
-            self._watched.add(folder)
+            self.watch_folder(folder)
+
+    def watch_folder(self, folder: str) -> None:
+        """One folder, not its subfolders: the folder of a file opened outside the workspace folders."""
+        if folder in self._watched or not os.path.isdir(folder) or len(self._watched) >= MAX_WATCHED_DIRS:
+            return
+        try:
+            self._observer.schedule(self._handler, folder, recursive=False)
+        except OSError as exc:  # inotify watch limit, permissions, a folder gone meanwhile
+            logger.warning("cannot watch %s: %s", folder, exc)
+            return
+        self._watched.add(folder)
 
     def notice(self, path: str) -> None:
         """From watchdog's thread."""

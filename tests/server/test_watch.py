@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lsptools import codes, diagnostics_for, kernel, open_doc, wait_until
+from lsptools import codes, diagnostics_for, kernel, open_doc, start, wait_until
 from pytest_lsp import LanguageClient
 
 MAIN = '#include "tile.cuh"\n\n' + kernel("strided.cu")
@@ -56,3 +56,19 @@ async def test_pyproject_change_rechecks_with_the_new_config(client: LanguageCli
         "a re-check under the new pyproject.toml",
     )
     assert again
+
+
+async def test_headers_next_to_a_file_outside_the_workspace_are_watched(bare_client: LanguageClient):
+    workspace, elsewhere = bare_client.root / "workspace", bare_client.root / "elsewhere"
+    workspace.mkdir()
+    elsewhere.mkdir()
+    await start(bare_client, workspace)
+    header = elsewhere / "tile.cuh"
+    header.write_text("#define TILE_COLS 32\n")
+    text = '#include "tile.cuh"\n' + kernel("bank_conflict.cu").replace("tile[32][32]", "tile[32][TILE_COLS]")
+    uri = open_doc(bare_client, elsewhere / "main.cu", text)
+    assert "CL301" in codes(await diagnostics_for(bare_client, uri, 1))
+    seen = len(bare_client.published)
+    header.write_text("#define TILE_COLS 33\n")
+    again = await wait_until(lambda: rechecks(bare_client, uri, seen), "a re-check after the header changed")
+    assert "CL301" not in codes(again[-1].diagnostics)
