@@ -1,5 +1,5 @@
-"""Per-document state: which files the server serves, their analyzers, their latest results, and which files on
-disk each result depends on.
+"""Per-document state: which files the server serves, their latest results, which files on disk each result
+depends on, and how their `#include`s are read.
 
 Plain Python, no LSP types: the scheduler and the handlers share it; it is tested without a server.
 """
@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudalens.analysis import embedded
-from cudalens.analysis.api import AnalysisReport, DocumentAnalyzer
+from cudalens.analysis.api import AnalysisReport, KernelInfo
 from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.findings import Finding
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 # Beyond this size a document is not analysed as you type: cold, the analyzer needs ~25 s per million characters,
@@ -52,11 +53,11 @@ class Analysed:
     diagnostics: list | None = None  # the LSP form, made once on first use
 
     @property
-    def findings(self):
+    def findings(self) -> list[Finding]:
         return self.report.findings if self.report is not None and self.report.is_cuda else []
 
     @property
-    def kernels(self):
+    def kernels(self) -> list[KernelInfo]:
         return self.report.kernels if self.report is not None and self.report.is_cuda else []
 
 
@@ -67,10 +68,8 @@ class DocState:
     kind: str
     version: int | None
     text: str
-    analyzer: DocumentAnalyzer | None = None
     result: Analysed | None = None
     closed: bool = False
-    too_large_reported: bool = False
     # Set whenever `result` changes: pull-diagnostics requests wait on it.
     updated: asyncio.Event = field(default_factory=asyncio.Event)
 
