@@ -26,7 +26,7 @@ from cudalens.server.documents import (
     may_contain_cuda,
 )
 from cudalens.server.lifecycle import set_level
-from cudalens.server.scheduler import Scheduler
+from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ParsedSettings, ServerSettings
 
 logger = logging.getLogger("cudalens.server")
@@ -68,7 +68,7 @@ class Service:
     def open(self, uri: str, path: str, version: int | None, text: str, language_id: str | None = None) -> None:
         state = self.documents.open(uri, path, version, text, language_id)
         if state is not None:
-            self._schedule(state, 0.0)
+            self._schedule(state, 0.0, Priority.OPEN)
 
     def change(self, uri: str, version: int | None, text: str) -> None:
         state = self.documents.change(uri, version, text)
@@ -87,7 +87,7 @@ class Service:
         for state in states:
             logger.info("re-checking %s: %s", Path(state.path).name, why)
             self._analyzers.pop(state.uri, None)  # its config or headers may have changed
-            self._schedule(state, 0.0)
+            self._schedule(state, 0.0, Priority.RECHECK)
 
     def files_changed(self, paths: set[str]) -> None:
         """Files changed on disk (from the watcher)."""
@@ -150,7 +150,7 @@ class Service:
             self.out.show(message, kind)
 
     # --- scheduling and analysis -------------------------------------------------------------------------
-    def _schedule(self, state: DocState, delay_s: float) -> None:
+    def _schedule(self, state: DocState, delay_s: float, priority: Priority = Priority.EDIT) -> None:
         if not may_contain_cuda(state.kind, state.text):
             self.scheduler.cancel(state.uri)
             self._deliver(state, Analysed(state.version, None, []))
@@ -165,7 +165,7 @@ class Service:
             )
             self._deliver(state, Analysed(state.version, None, []))
             return
-        self.scheduler.request(state, delay_s)
+        self.scheduler.request(state, delay_s, priority)
 
     def _config_for(self, path: str) -> tuple[AnalysisConfig, ConfigResult]:
         folder = Path(path).parent

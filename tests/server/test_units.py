@@ -12,7 +12,7 @@ from cudalens.analysis.findings import Span
 from cudalens.server.actions import comment_marker, suppression_edit, wanted
 from cudalens.server.convert import Positions
 from cudalens.server.documents import Analysed, DocState, may_contain_cuda, served_kind
-from cudalens.server.scheduler import Scheduler
+from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ServerSettings, parse_settings, settings_from_initialization_options
 from cudalens.server.watch import ignored_dir, relevant_file
 
@@ -118,3 +118,25 @@ async def test_scheduler_newest_version_wins_and_closed_documents_get_nothing():
     assert delivered[-1] == ("file:///a.cu", 19)
     assert [v for _, v in delivered] == sorted(v for _, v in delivered)
     assert all(uri == "file:///a.cu" for uri, _ in delivered)
+
+
+async def test_an_edit_jumps_the_queue_of_freshly_opened_files():
+    order: list[str] = []
+
+    def analyse(state: DocState, version, text: str) -> Analysed:
+        time.sleep(0.02)
+        return Analysed(version, None, [text])
+
+    scheduler = Scheduler(analyse, lambda s, r: order.append(s.uri), lambda s, e: None)
+    opened = [DocState(f"file:///{i}.cu", f"/{i}.cu", "cuda", 1, "x") for i in range(6)]
+    for doc in opened:
+        scheduler.request(doc, 0.0, Priority.OPEN)
+    await asyncio.sleep(0)  # the newest open is now running
+    edited = opened[2]
+    edited.version = 2
+    scheduler.request(edited, 0.0, Priority.EDIT)
+    while any(scheduler.pending(d.uri) for d in opened):
+        await asyncio.sleep(0.01)
+    scheduler.close()
+    assert order[:2] == [opened[-1].uri, edited.uri], order  # right after the job that was already running
+    assert sorted(order) == sorted(d.uri for d in opened)
