@@ -47,8 +47,15 @@ def _cache_load_inline(build_root: str) -> None:
     def load_inline(name, cpp_sources, cuda_sources=None, *args, **kwargs):
         if kwargs.get("build_directory") is None:
             key = json.dumps(
-                [name, cpp_sources, kwargs.get("functions"), kwargs.get("extra_cflags"),
-                 kwargs.get("extra_cuda_cflags"), kwargs.get("extra_include_paths"), kwargs.get("extra_ldflags")],
+                [
+                    name,
+                    cpp_sources,
+                    kwargs.get("functions"),
+                    kwargs.get("extra_cflags"),
+                    kwargs.get("extra_cuda_cflags"),
+                    kwargs.get("extra_include_paths"),
+                    kwargs.get("extra_ldflags"),
+                ],
                 default=str,
             )
             folder = os.path.join(build_root, f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}")
@@ -96,9 +103,14 @@ def _compare(ref, out) -> tuple[bool, str, float, float]:
     if len(refs) != len(outs):
         return False, f"returned {len(outs)} tensors, the reference {len(refs)}", float("inf"), float("inf")
     worst_abs = worst_rel = 0.0
-    for r, o in zip(refs, outs):
+    for r, o in zip(refs, outs, strict=False):
         if tuple(r.shape) != tuple(o.shape):
-            return False, f"output shape {tuple(o.shape)}, expected {tuple(r.shape)}", float("inf"), float("inf")
+            return (
+                False,
+                f"output shape {tuple(o.shape)}, expected {tuple(r.shape)}",
+                float("inf"),
+                float("inf"),
+            )
         if not torch.isfinite(o).all() and torch.isfinite(r).all():
             return False, "output contains NaN or Inf", float("inf"), float("inf")
         rf, of = r.detach().double(), o.detach().double()
@@ -107,7 +119,12 @@ def _compare(ref, out) -> tuple[bool, str, float, float]:
         worst_rel = max(worst_rel, float((diff / rf.abs().clamp_min(1e-12)).max()) if diff.numel() else 0.0)
         tol = _tolerance(r.dtype)
         if not torch.allclose(of, rf, atol=tol, rtol=tol, equal_nan=False):
-            return False, f"output mismatch: max abs error {worst_abs:.3g} (tolerance {tol:g})", worst_abs, worst_rel
+            return (
+                False,
+                f"output mismatch: max abs error {worst_abs:.3g} (tolerance {tol:g})",
+                worst_abs,
+                worst_rel,
+            )
     return True, "", worst_abs, worst_rel
 
 
@@ -148,13 +165,13 @@ class _Clock:
             return samples
         starts = [self.event(enable_timing=True) for _ in range(reps)]
         ends = [self.event(enable_timing=True) for _ in range(reps)]
-        for s, e in zip(starts, ends):
+        for s, e in zip(starts, ends, strict=False):
             self.flush_buffer.zero_()
             s.record()
             fn()
             e.record()
         self.synchronize()
-        return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+        return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=False)]
 
 
 def run(job: dict) -> dict:
@@ -194,8 +211,10 @@ def run(job: dict) -> dict:
     }
     patched = [name for name in guarded if current[name] is not guarded[name]]
     if patched:
-        result["correctness"] = {"status": "failed", "message": f"the candidate replaces {', '.join(patched)} "
-                                 "(timing manipulation)"}
+        result["correctness"] = {
+            "status": "failed",
+            "message": f"the candidate replaces {', '.join(patched)} (timing manipulation)",
+        }
         return result
 
     get_inputs = getattr(candidate, "get_inputs", None) or reference.get_inputs
@@ -205,8 +224,15 @@ def run(job: dict) -> dict:
         return result
     seed = int(job.get("seed", 42))
     trials = max(int(job.get("trials", 5)), 1)
-    correctness = {"status": "passed", "trials": trials, "passed_trials": 0, "max_abs_error": 0.0,
-                   "max_rel_error": 0.0, "message": "", "warnings": []}
+    correctness = {
+        "status": "passed",
+        "trials": trials,
+        "passed_trials": 0,
+        "max_abs_error": 0.0,
+        "max_rel_error": 0.0,
+        "message": "",
+        "warnings": [],
+    }
     try:
         with torch.no_grad():
             _seed(seed)
@@ -229,9 +255,13 @@ def run(job: dict) -> dict:
                 ):
                     correctness.update(status="failed", message="ModelNew returns one of its inputs")
                     break
-                if previous is not None and any(a is b for a, b in zip(_tensors(out), previous)):
-                    correctness.update(status="failed", message="ModelNew returns the same tensor object on "
-                                       "every call (cached output)")
+                if previous is not None and any(
+                    a is b for a, b in zip(_tensors(out), previous, strict=False)
+                ):
+                    correctness.update(
+                        status="failed",
+                        message="ModelNew returns the same tensor object on every call (cached output)",
+                    )
                     break
                 previous = _tensors(out)
                 if all(float(t.detach().abs().max()) < 1e-8 for t in _tensors(ref) if t.numel()):

@@ -124,7 +124,9 @@ class ProfileMetrics:
         return default
 
     @classmethod
-    def of(cls, kernel: str, metrics: dict[str, float], lines: tuple[LineCounter, ...] = ()) -> ProfileMetrics:
+    def of(
+        cls, kernel: str, metrics: dict[str, float], lines: tuple[LineCounter, ...] = ()
+    ) -> ProfileMetrics:
         return cls(kernel, tuple(sorted(metrics.items())), lines)
 
 

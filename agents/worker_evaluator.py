@@ -50,11 +50,7 @@ class WorkerSettings:
 
 def scrubbed_environment(secret_names: tuple[str, ...], home: str) -> dict[str, str]:
     """The parent's environment without the Coder's key or anything named like a credential."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in secret_names and not _SECRET_NAME.search(k)
-    }
+    env = {k: v for k, v in os.environ.items() if k not in secret_names and not _SECRET_NAME.search(k)}
     env.update(HOME=home, TMPDIR=home, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     return env
 
@@ -101,7 +97,9 @@ class WorkerEvaluator:
             raw, stderr, timed_out = self._run(job, tmp)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        return _evaluation(source, raw, stderr, timed_out, self.settings.timeout_s, time.perf_counter() - started)
+        return _evaluation(
+            source, raw, stderr, timed_out, self.settings.timeout_s, time.perf_counter() - started
+        )
 
     def _run(self, job: dict, cwd: str) -> tuple[dict | None, str, bool]:
         limit = self.settings.max_file_bytes
@@ -151,8 +149,9 @@ def _evaluation(
         return Evaluation(
             digest,
             CompileOutcome(ok=True),
-            CorrectnessOutcome("timeout", message=f"the candidate ran past the worker's {timeout_s:g} s limit "
-                               "and was killed"),
+            CorrectnessOutcome(
+                "timeout", message=f"the candidate ran past the worker's {timeout_s:g} s limit and was killed"
+            ),
             seconds=seconds,
             notes=(tail,) if tail else (),
         )
@@ -165,10 +164,17 @@ def _evaluation(
             seconds=seconds,
         )
     comp = raw.get("compile", {})
-    compile_outcome = CompileOutcome(ok=bool(comp.get("ok")), log=comp.get("log", ""), seconds=comp.get("seconds", 0))
+    compile_outcome = CompileOutcome(
+        ok=bool(comp.get("ok")), log=comp.get("log", ""), seconds=comp.get("seconds", 0)
+    )
     if not compile_outcome.ok:
-        return Evaluation(digest, compile_outcome, CorrectnessOutcome("not_run"), device=raw.get("device", "cpu"),
-                          seconds=seconds)
+        return Evaluation(
+            digest,
+            compile_outcome,
+            CorrectnessOutcome("not_run"),
+            device=raw.get("device", "cpu"),
+            seconds=seconds,
+        )
     c = raw.get("correctness", {})
     correctness = CorrectnessOutcome(
         status=c.get("status", "crashed"),
@@ -183,5 +189,9 @@ def _evaluation(
     timing = None
     if "timing" in raw:
         t = raw["timing"]
-        timing = TimingOutcome(Measurement.of(t["candidate"]), Measurement.of(t["reference"]), t.get("device", "cpu"))
-    return Evaluation(digest, compile_outcome, correctness, timing, device=raw.get("device", "cpu"), seconds=seconds)
+        timing = TimingOutcome(
+            Measurement.of(t["candidate"]), Measurement.of(t["reference"]), t.get("device", "cpu")
+        )
+    return Evaluation(
+        digest, compile_outcome, correctness, timing, device=raw.get("device", "cpu"), seconds=seconds
+    )
