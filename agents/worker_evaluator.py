@@ -13,6 +13,7 @@ import os
 import re
 import resource
 import shutil
+import site
 import signal
 import subprocess
 import sys
@@ -51,6 +52,9 @@ class WorkerSettings:
 def scrubbed_environment(secret_names: tuple[str, ...], home: str) -> dict[str, str]:
     """The parent's environment without the Coder's key or anything named like a credential."""
     env = {k: v for k, v in os.environ.items() if k not in secret_names and not _SECRET_NAME.search(k)}
+    # HOME and TMPDIR point into the candidate's scratch folder (deleted afterwards); the user's site-packages
+    # stay importable through PYTHONUSERBASE.
+    env.setdefault("PYTHONUSERBASE", site.getuserbase())
     env.update(HOME=home, TMPDIR=home, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     return env
 
