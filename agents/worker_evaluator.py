@@ -13,8 +13,8 @@ import os
 import re
 import resource
 import shutil
-import site
 import signal
+import site
 import subprocess
 import sys
 import tempfile

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from cudalens.agents.anti_cheat import AntiCheatPolicy, check_candidate, rejected
 
 HEADER = '''import torch

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from cudalens.agents.coder.extract import NoCodeError, extract_source
 
 FILE = '''import torch
@@ -63,13 +62,13 @@ def test_single_kernel_replaces_the_kernel_of_the_same_name(lang: str) -> None:
 
 
 def test_kernel_for_an_unknown_name_is_a_clear_error() -> None:
-    with pytest.raises(NoCodeError, match="other_kernel.*relu_kernel"):
+    with pytest.raises(NoCodeError, match=r"other_kernel.*relu_kernel"):
         extract_source("```cuda\n__global__ void other_kernel(float* y) { y[0] = 1; }\n```", FILE)
 
 
 @pytest.mark.parametrize("text", ["I think the kernel is already optimal.", "", "```bash\nnvcc -O3 k.cu\n```"])
 def test_no_code_is_a_clear_error(text: str) -> None:
-    with pytest.raises(NoCodeError, match="no ModelNew file and no kernel|empty"):
+    with pytest.raises(NoCodeError, match=r"no ModelNew file and no kernel|empty"):
         extract_source(text, FILE)
 
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
 from cudalens.agents.anti_cheat import CheatFinding
 from cudalens.agents.evaluation import (
     CompileOutcome,
     CorrectnessOutcome,
-    KernelResources,
     LineCounter,
     Measurement,
     ProfileMetrics,
