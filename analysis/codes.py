@@ -19,6 +19,7 @@ REGISTRY: dict[str, str] = {
     "CL301": "shared_bank_conflict:SharedBankConflict",
     "CL302": "barrier_in_divergent_code:BarrierInDivergentCode",
     "CL303": "shared_memory_race:SharedMemoryRace",
+    "CL910": "judge_verdict:JudgeVerdict",
 }
 
 
