@@ -184,7 +184,9 @@ def run(job: dict) -> dict:
         major, minor = torch.cuda.get_device_capability(device)
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", f"{major}.{minor}")  # one arch: a third of the build
     else:
-        torch.set_num_threads(1)  # CPU timings: one thread, so a busy machine's thread pool does not decide them
+        torch.set_num_threads(
+            1
+        )  # CPU timings: one thread, so a busy machine's thread pool does not decide them
     if job.get("build_root"):
         _cache_load_inline(job["build_root"])
     guarded = {
