@@ -67,11 +67,12 @@ def _relu(kernel: str, launch: str) -> str:
     return _file(RELU_REF, "cl_relu", kernel + RELU_LAUNCH.replace("LAUNCH", launch))
 
 
-RELU_START = _relu(
+RELU_START = _relu(  # neighbouring threads are n/32 elements apart: every load is its own sector
     "__global__ void relu_kernel(const float* x, float* y, int n) {\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n) y[i] = x[i] > 0.f ? x[i] : 0.f;\n}\n",
-    "relu_kernel<<<(n + 31) / 32, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);",
+    "    int t = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    int i = (t % 32) * (n / 32) + t / 32;  // assumes n % 32 == 0\n"
+    "    if (t < n) y[i] = x[i] > 0.f ? x[i] : 0.f;\n}\n",
+    "relu_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);",
 )
 RELU_WRONG = _relu(
     "__global__ void relu_kernel(const float* x, float* y, int n) {\n"

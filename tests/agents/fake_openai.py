@@ -64,16 +64,30 @@ class FakeOpenAI:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake._lock:
-                    fake.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                    fake.requests.append(
+                        Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    )
                     step = fake.script.pop(0) if fake.script else Scripted("I have nothing more to add.")
                 if step.delay_s:
                     time.sleep(step.delay_s)
                 try:
                     if not self.path.endswith("/chat/completions"):
-                        fake._json(self, 404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+                        fake._json(
+                            self, 404, {"error": {"message": "not found", "type": "invalid_request_error"}}
+                        )
                     elif step.status != 200:
-                        fake._json(self, step.status, {"error": {"message": step.error, "type": "server_error",
-                                                                 "code": str(step.status)}}, step.headers)
+                        fake._json(
+                            self,
+                            step.status,
+                            {
+                                "error": {
+                                    "message": step.error,
+                                    "type": "server_error",
+                                    "code": str(step.status),
+                                }
+                            },
+                            step.headers,
+                        )
                     elif body.get("stream"):
                         fake._sse(self, step, body)
                     else:
@@ -104,14 +118,26 @@ class FakeOpenAI:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", self.model),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": step.content},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": step.prompt_tokens, "completion_tokens": step.completion_tokens,
-                      "total_tokens": step.prompt_tokens + step.completion_tokens} if step.send_usage else None,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": step.content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": step.prompt_tokens,
+                "completion_tokens": step.completion_tokens,
+                "total_tokens": step.prompt_tokens + step.completion_tokens,
+            }
+            if step.send_usage
+            else None,
         }
 
     @staticmethod
-    def _json(handler: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None) -> None:
+    def _json(
+        handler: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
@@ -127,8 +153,12 @@ class FakeOpenAI:
         handler.send_header("Cache-Control", "no-cache")
         handler.send_header("Connection", "close")
         handler.end_headers()
-        base = {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": body.get("model", self.model)}
+        base = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", self.model),
+        }
 
         def send(obj: dict) -> None:
             handler.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
@@ -141,9 +171,17 @@ class FakeOpenAI:
             send({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
         send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         if step.send_usage and (body.get("stream_options") or {}).get("include_usage"):
-            send({**base, "choices": [], "usage": {"prompt_tokens": step.prompt_tokens,
-                                                   "completion_tokens": step.completion_tokens,
-                                                   "total_tokens": step.prompt_tokens + step.completion_tokens}})
+            send(
+                {
+                    **base,
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": step.prompt_tokens,
+                        "completion_tokens": step.completion_tokens,
+                        "total_tokens": step.prompt_tokens + step.completion_tokens,
+                    },
+                }
+            )
         handler.wfile.write(b"data: [DONE]\n\n")
         handler.wfile.flush()
         handler.close_connection = True

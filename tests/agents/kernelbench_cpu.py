@@ -31,12 +31,16 @@ def model_new(body: str) -> str:
     return REFERENCE + f"\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n{lines}\n"
 
 
-START = model_new("out = torch.zeros(x.shape[0], dtype=x.dtype)\nfor j in range(x.shape[1]):\n"
-                  "    out = out + x[:, j]\nreturn out")
+START = model_new(
+    "out = torch.zeros(x.shape[0], dtype=x.dtype)\nfor j in range(x.shape[1]):\n"
+    "    out = out + x[:, j]\nreturn out"
+)
 WRONG = model_new("return x.sum(dim=1) * 1.01")
-SLOW = model_new("out = torch.zeros(x.shape[0], dtype=x.dtype)\nfor _ in range(3):\n"
-                 "    out = torch.zeros(x.shape[0], dtype=x.dtype)\n    for j in range(x.shape[1]):\n"
-                 "        out = out + x[:, j]\nreturn out")
+SLOW = model_new(
+    "out = torch.zeros(x.shape[0], dtype=x.dtype)\nfor _ in range(3):\n"
+    "    out = torch.zeros(x.shape[0], dtype=x.dtype)\n    for j in range(x.shape[1]):\n"
+    "        out = out + x[:, j]\nreturn out"
+)
 FAST = model_new("return x.sum(dim=1)")
 
 

@@ -24,11 +24,14 @@ class Model(nn.Module):
         return torch.relu(x)
 '''
 
-HONEST = HEADER + '''
+HONEST = (
+    HEADER
+    + """
 class ModelNew(nn.Module):
     def forward(self, x):  # torch.relu(x) in a comment is fine
         return ext.relu(x)
-'''
+"""
+)
 
 CHEATS = {
     "try-except-fallback": "class ModelNew(nn.Module):\n    def forward(self, x):\n        try:\n"
@@ -65,12 +68,17 @@ def test_each_cheat_is_rejected_by_its_check(check: str) -> None:
 
 
 def test_no_custom_kernel_when_required() -> None:
-    plain = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+    plain = (
+        "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+    )
     assert [f.check for f in check_candidate(plain)] == ["no-custom-kernel"]
     assert check_candidate(plain, AntiCheatPolicy(require_custom_kernel=False)) == []
 
 
 def test_torch_ops_allowed_by_policy_and_precision_downgrade_warns() -> None:
-    src = HEADER + "\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return F.relu(x.half()).float()\n"
+    src = (
+        HEADER
+        + "\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return F.relu(x.half()).float()\n"
+    )
     found = check_candidate(src, AntiCheatPolicy(allow_torch_compute=True))
     assert [(f.check, f.severity) for f in found] == [("precision-downgrade", "warn")]

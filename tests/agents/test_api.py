@@ -46,14 +46,24 @@ def test_predicted_verdicts_for_an_analysed_file() -> None:
 
 def test_llm_judge_returns_the_same_structure(client_for) -> None:
     answer = {
-        "status": "measured", "summary": "Memory-bound: the transpose reads columns",
-        "critical_issue": "", "why_it_matters": "", "fix_hint": "", "bottleneck": "memory",
-        "method": "coalesce-global-access", "plan": ["Stage a 32x33 tile in shared memory."],
+        "status": "measured",
+        "summary": "Memory-bound: the transpose reads columns",
+        "critical_issue": "",
+        "why_it_matters": "",
+        "fix_hint": "",
+        "bottleneck": "memory",
+        "method": "coalesce-global-access",
+        "plan": ["Stage a 32x33 tile in shared memory."],
         "evidence": [{"metric": "sectors/request", "value": 32, "meaning": "uncoalesced", "line": 26}],
     }
-    inp = JudgeInput("transpose_naive", compile=CompileOutcome(True), correctness=CorrectnessOutcome("passed", 5, 5),
-                     metrics=ProfileMetrics.of("transpose_naive", {
-                         "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 80.0}))
+    inp = JudgeInput(
+        "transpose_naive",
+        compile=CompileOutcome(True),
+        correctness=CorrectnessOutcome("passed", 5, 5),
+        metrics=ProfileMetrics.of(
+            "transpose_naive", {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 80.0}
+        ),
+    )
     with FakeOpenAI([reply(json.dumps(answer)), reply("not json at all")]) as fake:
         client = client_for(fake)
         verdict, why = llm_judge(client, inp, FIXTURE.read_text())
@@ -67,10 +77,17 @@ def test_llm_judge_returns_the_same_structure(client_for) -> None:
 
 
 def test_ask_coder_returns_one_suggestion(client_for) -> None:
-    text = ("The loads stride by `height`. Read a tile row-wise into shared memory.\n\n"
-            "```cuda\n__shared__ float tile[32][33];\n```\n")
+    text = (
+        "The loads stride by `height`. Read a tile row-wise into shared memory.\n\n"
+        "```cuda\n__shared__ float tile[32][33];\n```\n"
+    )
     with FakeOpenAI([reply(text)]) as fake:
-        s = ask_coder(client_for(fake), "CL101 uncoalesced global access", "out[x * height + y] = in[IDX(y, x)];",
-                      "k.cu", 26)
+        s = ask_coder(
+            client_for(fake),
+            "CL101 uncoalesced global access",
+            "out[x * height + y] = in[IDX(y, x)];",
+            "k.cu",
+            26,
+        )
     assert s.explanation.startswith("The loads stride") and s.code == "__shared__ float tile[32][33];\n"
     assert "lines 26-26 of k.cu" in fake.requests[0].prompt and s.usage.requests == 1

@@ -21,15 +21,24 @@ def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _client(fake: FakeOpenAI, key_env: str, **kw) -> CoderClient:
-    settings = CoderSettings(base_url=fake.base_url, model="fake-o3", api_key_env=key_env, backoff_s=0.01,
-                             price_in_per_1k=0.002, price_out_per_1k=0.008, **kw)
+    settings = CoderSettings(
+        base_url=fake.base_url,
+        model="fake-o3",
+        api_key_env=key_env,
+        backoff_s=0.01,
+        price_in_per_1k=0.002,
+        price_out_per_1k=0.008,
+        **kw,
+    )
     return CoderClient(settings)
 
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_reply_text_usage_and_cost(key_env: str, stream: bool) -> None:
     seen: list[str] = []
-    with FakeOpenAI([reply("```python\nprint('x' * 100)\n```", prompt_tokens=1200, completion_tokens=300)]) as fake:
+    with FakeOpenAI(
+        [reply("```python\nprint('x' * 100)\n```", prompt_tokens=1200, completion_tokens=300)]
+    ) as fake:
         r = _client(fake, key_env, stream=stream, temperature=0.3).complete(MESSAGES, on_text=seen.append)
     assert r.text == "```python\nprint('x' * 100)\n```"
     assert (r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.requests) == (1200, 300, 1)
@@ -94,9 +103,23 @@ def test_cancel_interrupts_the_backoff(key_env: str) -> None:
 
 
 def test_settings_from_lsp_mapping() -> None:
-    s, errors = coder_settings_from_mapping({"baseUrl": "http://x/v1", "model": "m", "apiKeyEnv": "K",
-                                             "temperature": 0.1, "timeoutSeconds": 30, "retries": "many",
-                                             "bogus": 1})
-    assert (s.base_url, s.model, s.api_key_env, s.temperature, s.timeout_s) == ("http://x/v1", "m", "K", 0.1, 30)
+    s, errors = coder_settings_from_mapping(
+        {
+            "baseUrl": "http://x/v1",
+            "model": "m",
+            "apiKeyEnv": "K",
+            "temperature": 0.1,
+            "timeoutSeconds": 30,
+            "retries": "many",
+            "bogus": 1,
+        }
+    )
+    assert (s.base_url, s.model, s.api_key_env, s.temperature, s.timeout_s) == (
+        "http://x/v1",
+        "m",
+        "K",
+        0.1,
+        30,
+    )
     assert s.retries == CoderSettings().retries
     assert any("retries" in e for e in errors) and any("bogus" in e for e in errors)

@@ -34,8 +34,10 @@ def test_whole_file_in_a_fence_with_or_without_language(fence: str) -> None:
 
 
 def test_several_fences_pick_the_complete_file() -> None:
-    reply = (f"First the kernel:\n```cuda\n{NEW_KERNEL}\n```\nThen usage:\n```bash\npython run.py\n```\n"
-             f"And the file:\n```python\n{FILE}```\nA shorter sketch:\n```python\nx = 1\n```\n")
+    reply = (
+        f"First the kernel:\n```cuda\n{NEW_KERNEL}\n```\nThen usage:\n```bash\npython run.py\n```\n"
+        f"And the file:\n```python\n{FILE}```\nA shorter sketch:\n```python\nx = 1\n```\n"
+    )
     assert extract_source(reply, FILE).source == FILE
 
 
@@ -66,7 +68,9 @@ def test_kernel_for_an_unknown_name_is_a_clear_error() -> None:
         extract_source("```cuda\n__global__ void other_kernel(float* y) { y[0] = 1; }\n```", FILE)
 
 
-@pytest.mark.parametrize("text", ["I think the kernel is already optimal.", "", "```bash\nnvcc -O3 k.cu\n```"])
+@pytest.mark.parametrize(
+    "text", ["I think the kernel is already optimal.", "", "```bash\nnvcc -O3 k.cu\n```"]
+)
 def test_no_code_is_a_clear_error(text: str) -> None:
     with pytest.raises(NoCodeError, match=r"no ModelNew file and no kernel|empty"):
         extract_source(text, FILE)

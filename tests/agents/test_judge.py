@@ -133,14 +133,29 @@ def test_recorded_profile_yields_expected_bottleneck_and_method(case: str) -> No
 
 def test_evidence_points_at_the_hottest_line_or_the_static_finding() -> None:
     metrics, _, _ = CASES["uncoalesced"]
-    lines = (LineCounter(12, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 9e6),
-             LineCounter(14, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1e5))
-    v = judge(JudgeInput("k", correctness=CorrectnessOutcome("passed", 5, 5),
-                         metrics=ProfileMetrics.of("k", metrics, lines)))
+    lines = (
+        LineCounter(12, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 9e6),
+        LineCounter(14, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1e5),
+    )
+    v = judge(
+        JudgeInput(
+            "k",
+            correctness=CorrectnessOutcome("passed", 5, 5),
+            metrics=ProfileMetrics.of("k", metrics, lines),
+        )
+    )
     assert v.evidence[0].line == 12 and v.lines == (12,)
-    finding = Finding("k.cu", "CL301", "shared-bank-conflict", Severity.WARNING, "conflict", Span(20, 5, 20, 9), "k")
-    v = judge(JudgeInput("k", findings=(finding,), correctness=CorrectnessOutcome("passed", 5, 5),
-                         metrics=ProfileMetrics.of("k", CASES["bank-conflicted"][0])))
+    finding = Finding(
+        "k.cu", "CL301", "shared-bank-conflict", Severity.WARNING, "conflict", Span(20, 5, 20, 9), "k"
+    )
+    v = judge(
+        JudgeInput(
+            "k",
+            findings=(finding,),
+            correctness=CorrectnessOutcome("passed", 5, 5),
+            metrics=ProfileMetrics.of("k", CASES["bank-conflicted"][0]),
+        )
+    )
     assert v.method == "pad-shared-memory" and v.evidence[0].line == 20
 
 
@@ -150,29 +165,52 @@ def test_failing_kernels_get_critical_issue_and_minimal_fix() -> None:
     assert v.status == "failing" and "blockDimx" in v.critical_issue and "blockDimx" in v.fix_hint
     assert v.evidence[0].line == 7
 
-    v = judge(JudgeInput("k", compile=CompileOutcome(ok=True), correctness=CorrectnessOutcome(
-        "failed", 5, 0, max_abs_error=0.5, message="trial 1/5: output mismatch")))
+    v = judge(
+        JudgeInput(
+            "k",
+            compile=CompileOutcome(ok=True),
+            correctness=CorrectnessOutcome(
+                "failed", 5, 0, max_abs_error=0.5, message="trial 1/5: output mismatch"
+            ),
+        )
+    )
     assert v.status == "failing" and "0 of 5" in v.why_it_matters and v.method is None
 
-    race = Finding("k.cu", "CL303", "shared-race", Severity.WARNING, "read before barrier", Span(9, 1, 9, 4), "k")
-    v = judge(JudgeInput("k", findings=(race,), correctness=CorrectnessOutcome("failed", 5, 2, message="mismatch")))
+    race = Finding(
+        "k.cu", "CL303", "shared-race", Severity.WARNING, "read before barrier", Span(9, 1, 9, 4), "k"
+    )
+    v = judge(
+        JudgeInput("k", findings=(race,), correctness=CorrectnessOutcome("failed", 5, 2, message="mismatch"))
+    )
     assert "race" in v.fix_hint and any(e.line == 9 for e in v.evidence)
 
-    v = judge(JudgeInput("k", correctness=CorrectnessOutcome(
-        "crashed", message="RuntimeError: CUDA error: an illegal memory access was encountered")))
+    v = judge(
+        JudgeInput(
+            "k",
+            correctness=CorrectnessOutcome(
+                "crashed", message="RuntimeError: CUDA error: an illegal memory access was encountered"
+            ),
+        )
+    )
     assert "if (i < n)" in v.fix_hint
 
     v = judge(JudgeInput("k", correctness=CorrectnessOutcome("timeout", message="killed")))
     assert "barrier" in v.fix_hint
 
-    v = judge(JudgeInput("k", correctness=CorrectnessOutcome("passed", 5, 5),
-                         cheats=(CheatFinding("torch-fallback", "torch.relu() does the work", 5),)))
+    v = judge(
+        JudgeInput(
+            "k",
+            correctness=CorrectnessOutcome("passed", 5, 5),
+            cheats=(CheatFinding("torch-fallback", "torch.relu() does the work", 5),),
+        )
+    )
     assert v.status == "failing" and "torch.relu" in v.critical_issue
 
 
 def test_predicted_verdict_from_static_features_only() -> None:
-    uncoalesced = Finding("k.cu", "CL101", "uncoalesced-global-access", Severity.WARNING, "stride",
-                          Span(6, 3, 6, 20), "k")
+    uncoalesced = Finding(
+        "k.cu", "CL101", "uncoalesced-global-access", Severity.WARNING, "stride", Span(6, 3, 6, 20), "k"
+    )
     v = judge(JudgeInput("k", findings=(uncoalesced,)))
     assert (v.status, v.bottleneck, v.method) == ("predicted", "memory", "coalesce-global-access")
     assert v.evidence[0].line == 6
@@ -181,17 +219,32 @@ def test_predicted_verdict_from_static_features_only() -> None:
 
     from cudalens.analysis.api import KernelInfo
 
-    info = KernelInfo("gemm", Span(1, 1, 30, 1), Span(1, 17, 1, 21), (16, 16, 1), None, "16×2 lanes", 2048, False,
-                      features=(("arithmetic_intensity", 64.0), ("global_accesses", 3.0)))
+    info = KernelInfo(
+        "gemm",
+        Span(1, 1, 30, 1),
+        Span(1, 17, 1, 21),
+        (16, 16, 1),
+        None,
+        "16×2 lanes",
+        2048,
+        False,
+        features=(("arithmetic_intensity", 64.0), ("global_accesses", 3.0)),
+    )
     v = judge(JudgeInput("gemm", kernel_info=info))
     assert (v.bottleneck, v.method) == ("compute", "use-tensor-cores")
     assert dict((e.metric, e.value) for e in v.evidence)["threads_per_block"] == 256.0
 
 
 def test_verdict_becomes_a_cl910_finding_and_round_trips_json() -> None:
-    v = judge(JudgeInput("k", correctness=CorrectnessOutcome("passed", 5, 5),
-                         metrics=ProfileMetrics.of("k", CASES["divergent"][0],
-                                                   (LineCounter(8, "smsp__thread_inst_executed", 5.0),))))
+    v = judge(
+        JudgeInput(
+            "k",
+            correctness=CorrectnessOutcome("passed", 5, 5),
+            metrics=ProfileMetrics.of(
+                "k", CASES["divergent"][0], (LineCounter(8, "smsp__thread_inst_executed", 5.0),)
+            ),
+        )
+    )
     (f,) = verdict_findings(v, "k.cu", Span(3, 17, 3, 18))
     assert f.code == "CL910" and f.severity == Severity.INFO and "divergence" in f.message.lower()
     assert f.related and f.related[0].span.line == 8

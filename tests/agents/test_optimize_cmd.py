@@ -31,11 +31,21 @@ def problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _common(fake: FakeOpenAI) -> list[str]:
-    return ["--base-url", fake.base_url, "--api-key-env", "CLI_TEST_KEY", "--allow-torch-ops", "--rounds", "1",
-            "--quiet"]
+    return [
+        "--base-url",
+        fake.base_url,
+        "--api-key-env",
+        "CLI_TEST_KEY",
+        "--allow-torch-ops",
+        "--rounds",
+        "1",
+        "--quiet",
+    ]
 
 
-def test_best_candidate_goes_to_a_new_file_never_the_input(problem: Path, capsys: pytest.CaptureFixture) -> None:
+def test_best_candidate_goes_to_a_new_file_never_the_input(
+    problem: Path, capsys: pytest.CaptureFixture
+) -> None:
     with FakeOpenAI([reply(fenced(FAST))]) as fake:
         code = _run([str(problem), *_common(fake)])
     assert code == 0
@@ -63,8 +73,9 @@ def test_diff_to_stdout(problem: Path, capsys: pytest.CaptureFixture) -> None:
         (["notes.txt"], "not a KernelBench-style"),
     ],
 )
-def test_bad_input_is_a_one_line_error(argv: list[str], message: str, tmp_path: Path, monkeypatch,
-                                       capsys: pytest.CaptureFixture) -> None:
+def test_bad_input_is_a_one_line_error(
+    argv: list[str], message: str, tmp_path: Path, monkeypatch, capsys: pytest.CaptureFixture
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "notes.txt").write_text("hello")
     assert _run(argv) == 2

@@ -25,16 +25,49 @@ def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
     return "CUDALENS_LOOP_KEY"
 
 
-def _loop(fake: FakeOpenAI, key_env: str, tmp_path: Path, *, stream: bool = False, price: float = 0.001,
-          cancel: threading.Event | None = None, on_progress=None, timeout_s: float = 120, **loop_kw) -> OptimizeLoop:
-    coder = CoderClient(CoderSettings(base_url=fake.base_url, model="fake", api_key_env=key_env, stream=stream,
-                                      backoff_s=0.01, price_in_per_1k=price, price_out_per_1k=price))
-    evaluator = WorkerEvaluator(REFERENCE, WorkerSettings(timeout_s=timeout_s, time_budget_ms=100,
-                                                          build_root=str(tmp_path / "builds"),
-                                                          secret_env=(key_env,)))
+def _loop(
+    fake: FakeOpenAI,
+    key_env: str,
+    tmp_path: Path,
+    *,
+    stream: bool = False,
+    price: float = 0.001,
+    cancel: threading.Event | None = None,
+    on_progress=None,
+    timeout_s: float = 120,
+    **loop_kw,
+) -> OptimizeLoop:
+    coder = CoderClient(
+        CoderSettings(
+            base_url=fake.base_url,
+            model="fake",
+            api_key_env=key_env,
+            stream=stream,
+            backoff_s=0.01,
+            price_in_per_1k=price,
+            price_out_per_1k=price,
+        )
+    )
+    evaluator = WorkerEvaluator(
+        REFERENCE,
+        WorkerSettings(
+            timeout_s=timeout_s,
+            time_budget_ms=100,
+            build_root=str(tmp_path / "builds"),
+            secret_env=(key_env,),
+        ),
+    )
     settings = LoopSettings(anti_cheat=CPU_POLICY, **loop_kw)
-    return OptimizeLoop(evaluator, coder, REFERENCE, kernel="row_sum", settings=settings, cancel=cancel,
-                        on_progress=on_progress, run_root=tmp_path / ".cudalens" / "runs")
+    return OptimizeLoop(
+        evaluator,
+        coder,
+        REFERENCE,
+        kernel="row_sum",
+        settings=settings,
+        cancel=cancel,
+        on_progress=on_progress,
+        run_root=tmp_path / ".cudalens" / "runs",
+    )
 
 
 def test_repair_then_optimize_keeps_the_fastest_correct_candidate(key_env: str, tmp_path: Path) -> None:
@@ -103,7 +136,9 @@ def test_cancel_kills_the_candidate_in_flight(key_env: str, tmp_path: Path) -> N
 
     hang = FAST + "\nwhile True:  # never finishes importing\n    pass\n"
     with FakeOpenAI([reply(fenced(hang))]) as fake:
-        result = _loop(fake, key_env, tmp_path, rounds=3, cancel=cancel, on_progress=on_progress).run(REFERENCE)
+        result = _loop(fake, key_env, tmp_path, rounds=3, cancel=cancel, on_progress=on_progress).run(
+            REFERENCE
+        )
     assert result.stop_reason == "cancelled"
     assert result.rounds[-1].evaluation.correctness.status in ("crashed", "timeout")
 
@@ -117,8 +152,10 @@ def test_coder_failure_stops_with_its_message_and_no_key(key_env: str, tmp_path:
 
 
 def test_cheating_candidate_is_rejected_before_it_runs(key_env: str, tmp_path: Path) -> None:
-    cheat = REFERENCE + "\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        try:\n" \
+    cheat = (
+        REFERENCE + "\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        try:\n"
         "            return x.sum(dim=1)\n        except Exception:\n            return Model()(x)\n"
+    )
     with FakeOpenAI([reply(fenced(cheat))]) as fake:
         result = _loop(fake, key_env, tmp_path, rounds=1).run(REFERENCE)
     r = result.rounds[-1]

@@ -27,7 +27,9 @@ def test_escaping_candidate_stays_inside_the_worker(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("OTHER_SERVICE_TOKEN", KEY)
     pid_file = tmp_path / "grandchild.pid"
     home = Path.home()
-    escape = FAST + f'''
+    escape = (
+        FAST
+        + f"""
 import os, pathlib, subprocess
 leaked = os.environ.get("OPENAI_API_KEY") or os.environ.get("OTHER_SERVICE_TOKEN") or "absent"
 print("KEY=" + leaked, flush=True)
@@ -37,7 +39,8 @@ child = subprocess.Popen(["sleep", "600"])
 pathlib.Path({str(pid_file)!r}).write_text(str(child.pid))
 while True:
     pass
-'''
+"""
+    )
     evaluator = WorkerEvaluator(REFERENCE, WorkerSettings(timeout_s=8, build_root=str(tmp_path / "b")))
     result = evaluator.evaluate(escape)
     assert result.correctness.status == "timeout" and "limit" in result.correctness.message
@@ -52,8 +55,9 @@ while True:
 
 
 def test_correct_wrong_and_broken_candidates(tmp_path: Path) -> None:
-    evaluator = WorkerEvaluator(REFERENCE, WorkerSettings(timeout_s=60, time_budget_ms=50,
-                                                          build_root=str(tmp_path / "b")))
+    evaluator = WorkerEvaluator(
+        REFERENCE, WorkerSettings(timeout_s=60, time_budget_ms=50, build_root=str(tmp_path / "b"))
+    )
     good = evaluator.evaluate(FAST)
     assert good.correct and good.correctness.passed_trials == 5 and good.speedup is not None
     assert len(good.timing.candidate.samples_ms) >= 5
@@ -73,7 +77,9 @@ def test_correct_wrong_and_broken_candidates(tmp_path: Path) -> None:
 
 def test_patched_timer_is_caught_at_run_time(tmp_path: Path) -> None:
     patched = FAST + "\nimport time\ntime.perf_counter = lambda: 0.0\n"
-    result = WorkerEvaluator(REFERENCE, WorkerSettings(timeout_s=60, build_root=str(tmp_path))).evaluate(patched)
+    result = WorkerEvaluator(REFERENCE, WorkerSettings(timeout_s=60, build_root=str(tmp_path))).evaluate(
+        patched
+    )
     assert result.correctness.status == "failed" and "time.perf_counter" in result.correctness.message
 
 
