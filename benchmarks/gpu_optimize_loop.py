@@ -29,6 +29,7 @@ from cudalens.agents.coder.settings import CoderSettings  # noqa: E402
 from cudalens.agents.gpu_specs import gpu_by_name  # noqa: E402
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop  # noqa: E402
 from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings  # noqa: E402
+from cudalens.analysis.api import analyze_text  # noqa: E402
 from optimize_problems import PROBLEMS, reference_file  # noqa: E402
 
 from tests.agents.fake_openai import FakeOpenAI, reply  # noqa: E402
@@ -49,7 +50,9 @@ def device_name() -> str | None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=None, help="folder for run logs and the build cache (default: a temp dir)")
+    ap.add_argument(
+        "--out", default=None, help="folder for run logs and the build cache (default: a temp dir)"
+    )
     ap.add_argument("--problems", default=",".join(p.name for p in PROBLEMS))
     ap.add_argument("--timeout", type=float, default=600.0)
     args = ap.parse_args()
@@ -69,42 +72,80 @@ def main() -> int:
     for problem in chosen:
         script = [reply(fenced(problem.wrong)), reply(fenced(problem.slow)), reply(fenced(problem.fast))]
         with FakeOpenAI(script) as fake:
-            coder = CoderClient(CoderSettings(base_url=fake.base_url, model="scripted", api_key_env="CUDALENS_BENCH_KEY",
-                                              price_in_per_1k=0.002, price_out_per_1k=0.008))
-            evaluator = WorkerEvaluator(reference_file(problem), WorkerSettings(
-                timeout_s=args.timeout, build_root=str(builds), secret_env=("CUDALENS_BENCH_KEY",)))
-            loop = OptimizeLoop(evaluator, coder, reference_file(problem), kernel=problem.name, gpu=gpu,
-                                settings=LoopSettings(rounds=3, patience=5), run_root=out / "runs")
+            coder = CoderClient(
+                CoderSettings(
+                    base_url=fake.base_url,
+                    model="scripted",
+                    api_key_env="CUDALENS_BENCH_KEY",
+                    price_in_per_1k=0.002,
+                    price_out_per_1k=0.008,
+                )
+            )
+            evaluator = WorkerEvaluator(
+                reference_file(problem),
+                WorkerSettings(
+                    timeout_s=args.timeout, build_root=str(builds), secret_env=("CUDALENS_BENCH_KEY",)
+                ),
+            )
+            loop = OptimizeLoop(
+                evaluator,
+                coder,
+                reference_file(problem),
+                kernel=problem.name,
+                gpu=gpu,
+                settings=LoopSettings(rounds=3, patience=5),
+                run_root=out / "runs",
+                findings_for=lambda src, name=problem.name: analyze_text(f"{name}.py", src).findings,
+            )
             t0 = time.perf_counter()
             result = loop.run(problem.start)
             wall = time.perf_counter() - t0
         print(f"\n== {problem.name}: {result.summary_line()} ({wall:.1f} s wall)")
-        print(f"   {'round':>5} {'kind':>9} {'status':>9} {'speedup':>8} {'eval s':>7} {'build+import s':>14} "
-              f"{'LLM s':>6}  verdict")
+        print(
+            f"   {'round':>5} {'kind':>9} {'status':>9} {'speedup':>8} {'eval s':>7} {'build+import s':>14} "
+            f"{'LLM s':>6}  verdict"
+        )
         for r in result.rounds:
             ev = r.evaluation
-            status = "rejected" if r.evaluation is None and r.source else (
-                "correct" if ev and ev.correct else (ev.correctness.status if ev and ev.compile.ok else "no-build"))
+            status = (
+                "rejected"
+                if r.evaluation is None and r.source
+                else (
+                    "correct"
+                    if ev and ev.correct
+                    else (ev.correctness.status if ev and ev.compile.ok else "no-build")
+                )
+            )
             speed = f"{r.speedup:.2f}x" if r.speedup else "-"
             build = f"{ev.compile.seconds:.1f}" if ev else "-"
-            print(f"   {r.index:>5} {r.kind:>9} {status:>9} {speed:>8} {r.seconds_eval:>7.1f} {build:>14} "
-                  f"{r.seconds_llm:>6.2f}  {r.verdict.summary if r.verdict else r.error}")
+            print(
+                f"   {r.index:>5} {r.kind:>9} {status:>9} {speed:>8} {r.seconds_eval:>7.1f} {build:>14} "
+                f"{r.seconds_llm:>6.2f}  {r.verdict.summary if r.verdict else r.error}"
+            )
             if ev and not ev.correct and (ev.compile.log or ev.correctness.traceback):
-                print("         " + (ev.compile.log or ev.correctness.traceback).strip().splitlines()[-1][:200])
+                print(
+                    "         " + (ev.compile.log or ev.correctness.traceback).strip().splitlines()[-1][:200]
+                )
         evals = [r.seconds_eval for r in result.rounds if r.evaluation is not None]
         warm = evals[1:]
         all_warm += warm
-        print(f"   per-round overhead excluding the LLM: round 0 (cold build) {evals[0]:.1f} s; later rounds "
-              f"median {statistics.median(warm) if warm else float('nan'):.1f} s, max {max(warm, default=0):.1f} s")
+        print(
+            f"   per-round overhead excluding the LLM: round 0 (cold build) {evals[0]:.1f} s; later rounds "
+            f"median {statistics.median(warm) if warm else float('nan'):.1f} s, max {max(warm, default=0):.1f} s"
+        )
         fast_round = len(result.rounds) - 1
         if result.best_round != fast_round or result.best_source != problem.fast:
-            print(f"   FAIL: expected the fast candidate (round {fast_round}) to win, got round {result.best_round}")
+            print(
+                f"   FAIL: expected the fast candidate (round {fast_round}) to win, got round {result.best_round}"
+            )
             ok = False
         else:
             print(f"   ends on the fast candidate: {result.best_speedup:.2f}x vs PyTorch")
     if all_warm:
-        print(f"\nall problems: median per-round overhead (cached builds, excluding the LLM) "
-              f"{statistics.median(all_warm):.1f} s (goal <= 15 s; CudaForge ~122 s before its LLM call)")
+        print(
+            f"\nall problems: median per-round overhead (cached builds, excluding the LLM) "
+            f"{statistics.median(all_warm):.1f} s (goal <= 15 s; CudaForge ~122 s before its LLM call)"
+        )
     return 0 if ok else 1
 
 

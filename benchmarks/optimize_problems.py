@@ -18,7 +18,8 @@ CPP = '"torch::Tensor run(torch::Tensor x);"'
 
 def _file(reference: str, name: str, cuda: str) -> str:
     return (
-        HEAD + reference
+        HEAD
+        + reference
         + f'\n\ncuda_src = r"""\n#include <torch/extension.h>\n#include <cuda_runtime.h>\n{cuda.strip()}\n"""\n\n'
         + f'ext = load_inline(name="{name}", cpp_sources={CPP}, cuda_sources=cuda_src, functions=["run"],\n'
         + '                  extra_cuda_cflags=["-O3", "-lineinfo"], verbose=False)\n\n\n'
@@ -144,10 +145,14 @@ _SERIAL_ROW = (
     "    for (int c = 0; c < cols; ++c) s += __expf(xr[c] - m);\n"
     "    for (int c = 0; c < cols; ++c) yr[c] = __expf(xr[c] - m)NORMALIZE;\n}\n"
 )
-SOFTMAX_START = _softmax(_SERIAL_ROW.replace("NORMALIZE", " / s"),
-                         "softmax_kernel<<<(rows + 31) / 32, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), rows, cols);")
-SOFTMAX_WRONG = _softmax(_SERIAL_ROW.replace("NORMALIZE", ""),  # forgets to divide by the sum
-                         "softmax_kernel<<<(rows + 31) / 32, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), rows, cols);")
+SOFTMAX_START = _softmax(
+    _SERIAL_ROW.replace("NORMALIZE", " / s"),
+    "softmax_kernel<<<(rows + 31) / 32, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), rows, cols);",
+)
+SOFTMAX_WRONG = _softmax(
+    _SERIAL_ROW.replace("NORMALIZE", ""),  # forgets to divide by the sum
+    "softmax_kernel<<<(rows + 31) / 32, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), rows, cols);",
+)
 _BLOCK_ROW = """
 __device__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
@@ -182,9 +187,12 @@ __global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ 
     for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = __expf(xr[c] - m) * inv;
 }
 """
-SOFTMAX_SLOW = _softmax(_BLOCK_ROW, "softmax_kernel<<<rows, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), rows, cols);")
-SOFTMAX_FAST = _softmax(_BLOCK_ROW,
-                        "softmax_kernel<<<rows, 1024>>>(x.data_ptr<float>(), y.data_ptr<float>(), rows, cols);")
+SOFTMAX_SLOW = _softmax(
+    _BLOCK_ROW, "softmax_kernel<<<rows, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), rows, cols);"
+)
+SOFTMAX_FAST = _softmax(
+    _BLOCK_ROW, "softmax_kernel<<<rows, 1024>>>(x.data_ptr<float>(), y.data_ptr<float>(), rows, cols);"
+)
 
 # --- Sum over dim 1 (keepdim) -------------------------------------------------------------------------------
 SUM_REF = """
@@ -226,12 +234,18 @@ _SUM_PER_OUTPUT = (
     "    for (int i = 0; i < LIMIT; ++i) acc += x[((size_t)bi * n + i) * m + j];\n"
     "    y[t] = acc;\n}\n"
 )
-SUM_START = _sum(_SUM_PER_OUTPUT.replace("LIMIT", "n"),
-                 "sum_kernel<<<(b * m + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), b, n, m);")
-SUM_WRONG = _sum(_SUM_PER_OUTPUT.replace("LIMIT", "n - 1"),  # drops the last row
-                 "sum_kernel<<<(b * m + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), b, n, m);")
-SUM_SLOW = _sum(_SUM_PER_OUTPUT.replace("LIMIT", "n"),
-                "sum_kernel<<<(b * m + 7) / 8, 8>>>(x.data_ptr<float>(), y.data_ptr<float>(), b, n, m);")
+SUM_START = _sum(
+    _SUM_PER_OUTPUT.replace("LIMIT", "n"),
+    "sum_kernel<<<(b * m + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), b, n, m);",
+)
+SUM_WRONG = _sum(
+    _SUM_PER_OUTPUT.replace("LIMIT", "n - 1"),  # drops the last row
+    "sum_kernel<<<(b * m + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), b, n, m);",
+)
+SUM_SLOW = _sum(
+    _SUM_PER_OUTPUT.replace("LIMIT", "n"),
+    "sum_kernel<<<(b * m + 7) / 8, 8>>>(x.data_ptr<float>(), y.data_ptr<float>(), b, n, m);",
+)
 SUM_FAST = _sum(
     """
 // block (32 x 8): 32 adjacent columns, 8 row-partitions summed in registers then combined in shared memory
