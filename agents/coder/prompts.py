@@ -17,16 +17,18 @@ forward does the main work in CUDA kernels built with torch.utils.cpp_extension.
 Never fall back to PyTorch ops for the main computation, never use try/except fallbacks, side streams, threads,
 cached or constant outputs, and never touch timing functions: such candidates are rejected."""
 
-OPTIMIZE = """Make this kernel faster while keeping it correct.
-
-## Target GPU
+CONTEXT = """## Target GPU
 {{gpu}}
 
 ## PyTorch reference (the ground truth; do not change it)
 ```python
 {{reference}}
 ```
+"""
 
+OPTIMIZE = """Make this kernel faster while keeping it correct.
+
+""" + CONTEXT + """
 ## Current candidate{{speed}}
 ```python
 {{source}}
@@ -40,14 +42,7 @@ Reply with the complete new Python file in one ```python fence."""
 
 REPAIR = """This candidate is wrong. Fix it with the smallest change that makes it correct; do not optimize.
 
-## Target GPU
-{{gpu}}
-
-## PyTorch reference (the ground truth; do not change it)
-```python
-{{reference}}
-```
-
+""" + CONTEXT + """
 ## Failing candidate
 ```python
 {{source}}
