@@ -41,7 +41,7 @@ while True:
     pass
 """
     )
-    evaluator = WorkerEvaluator(REFERENCE, WorkerSettings(timeout_s=8, build_root=str(tmp_path / "b")))
+    evaluator = WorkerEvaluator(REFERENCE, WorkerSettings(timeout_s=25, build_root=str(tmp_path / "b")))
     result = evaluator.evaluate(escape)
     assert result.correctness.status == "timeout" and "limit" in result.correctness.message
     assert any("KEY=absent" in note for note in result.notes)
