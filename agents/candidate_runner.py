@@ -15,16 +15,14 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 import traceback
 
-RESULT_FD = os.dup(1)
-os.dup2(2, 1)  # the candidate's prints (Python or C) land on stderr, never on the result channel
 
-
-def _emit(result: dict) -> None:
-    with os.fdopen(RESULT_FD, "w") as out:
+def _emit(result: dict, fd: int) -> None:
+    with os.fdopen(fd, "w") as out:
         out.write(json.dumps(result) + "\n")
 
 
@@ -36,10 +34,30 @@ def _load(path: str, name: str):
     return module
 
 
-def _cache_load_inline(build_root: str) -> None:
+_HEAVY_INCLUDE = re.compile(r"#\s*include\s*[<\"]torch/extension\.h[>\"]")
+_TORCH_NAME_ERROR = re.compile(
+    r"\b(torch|at|c10|pybind11|py)(::\w+)*\W.*(has no member|is undefined|not declared)|"
+    r"(has no member|is not a member|is undefined|not declared).*\b(torch|at|c10|pybind11|py)\b"
+)
+
+
+def _light_cuda_sources(cuda_sources):
+    """The CUDA text with torch/extension.h swapped for torch/types.h, or None when that cannot be right.
+
+    load_inline puts the Python bindings in its generated main.cpp, so the .cu file needs only ATen's tensor API;
+    torch/extension.h also drags in autograd, nn, optim and pybind11, which triples nvcc's front-end time."""
+    texts = [cuda_sources] if isinstance(cuda_sources, str) else list(cuda_sources or [])
+    joined = "\n".join(texts)
+    if not _HEAVY_INCLUDE.search(joined) or "PYBIND11_MODULE" in joined:
+        return None
+    light = [_HEAVY_INCLUDE.sub("#include <torch/types.h>", t) for t in texts]
+    return light[0] if isinstance(cuda_sources, str) else light
+
+
+def _cache_load_inline(build_root: str, notes: list) -> None:
     """Keep load_inline builds across evaluations: the build folder is keyed by everything but the CUDA text,
     so ninja recompiles only the .cu file when a candidate changes only its kernels, and nothing at all when the
-    same source is evaluated again."""
+    same source is evaluated again. The .cu file is compiled against the light torch header when it can be."""
     from torch.utils import cpp_extension
 
     original = cpp_extension.load_inline
@@ -61,6 +79,16 @@ def _cache_load_inline(build_root: str) -> None:
             folder = os.path.join(build_root, f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}")
             os.makedirs(folder, exist_ok=True)
             kwargs["build_directory"] = folder
+        light = _light_cuda_sources(cuda_sources)
+        if light is not None:
+            try:
+                module = original(name, cpp_sources, light, *args, **kwargs)
+                notes.append("cuda sources built against torch/types.h")
+                return module
+            except Exception as exc:
+                if not _TORCH_NAME_ERROR.search(str(exc)):
+                    raise
+                notes.append("cuda sources need torch/extension.h: rebuilt with it")
         return original(name, cpp_sources, cuda_sources, *args, **kwargs)
 
     cpp_extension.load_inline = load_inline
@@ -187,8 +215,10 @@ def run(job: dict) -> dict:
         torch.set_num_threads(
             1
         )  # CPU timings: one thread, so a busy machine's thread pool does not decide them
+    notes: list = []
+    result["notes"] = notes
     if job.get("build_root"):
-        _cache_load_inline(job["build_root"])
+        _cache_load_inline(job["build_root"], notes)
     guarded = {
         "torch.cuda.synchronize": torch.cuda.synchronize,
         "torch.cuda.Event": torch.cuda.Event,
@@ -306,12 +336,14 @@ def _short_traceback(exc: BaseException) -> str:
 
 
 def main() -> None:
+    result_fd = os.dup(1)
+    os.dup2(2, 1)  # the candidate's prints (Python or C) land on stderr, never on the result channel
     job = json.loads(sys.stdin.readline())
     try:
         result = run(job)
     except BaseException as exc:
         result = {"error": _short_traceback(exc)}
-    _emit(result)
+    _emit(result, result_fd)
     sys.stderr.flush()
     os._exit(0)  # skip interpreter teardown: a candidate's atexit hooks or threads must not hold the result
 

@@ -167,6 +167,7 @@ def _evaluation(
             CorrectnessOutcome("crashed", message="the worker process died", traceback=detail[-6000:]),
             seconds=seconds,
         )
+    notes = tuple(raw.get("notes", ()))
     comp = raw.get("compile", {})
     compile_outcome = CompileOutcome(
         ok=bool(comp.get("ok")), log=comp.get("log", ""), seconds=comp.get("seconds", 0)
@@ -178,6 +179,7 @@ def _evaluation(
             CorrectnessOutcome("not_run"),
             device=raw.get("device", "cpu"),
             seconds=seconds,
+            notes=notes,
         )
     c = raw.get("correctness", {})
     correctness = CorrectnessOutcome(
@@ -197,5 +199,11 @@ def _evaluation(
             Measurement.of(t["candidate"]), Measurement.of(t["reference"]), t.get("device", "cpu")
         )
     return Evaluation(
-        digest, compile_outcome, correctness, timing, device=raw.get("device", "cpu"), seconds=seconds
+        digest,
+        compile_outcome,
+        correctness,
+        timing,
+        device=raw.get("device", "cpu"),
+        seconds=seconds,
+        notes=notes,
     )

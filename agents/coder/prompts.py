@@ -26,9 +26,12 @@ CONTEXT = """## Target GPU
 ```
 """
 
-OPTIMIZE = """Make this kernel faster while keeping it correct.
+OPTIMIZE = (
+    """Make this kernel faster while keeping it correct.
 
-""" + CONTEXT + """
+"""
+    + CONTEXT
+    + """
 ## Current candidate{{speed}}
 ```python
 {{source}}
@@ -39,10 +42,14 @@ OPTIMIZE = """Make this kernel faster while keeping it correct.
 
 Apply exactly the Judge's method ({{method}}) following its plan. Keep everything else as it is.
 Reply with the complete new Python file in one ```python fence."""
+)
 
-REPAIR = """This candidate is wrong. Fix it with the smallest change that makes it correct; do not optimize.
+REPAIR = (
+    """This candidate is wrong. Fix it with the smallest change that makes it correct; do not optimize.
 
-""" + CONTEXT + """
+"""
+    + CONTEXT
+    + """
 ## Failing candidate
 ```python
 {{source}}
@@ -52,6 +59,7 @@ REPAIR = """This candidate is wrong. Fix it with the smallest change that makes 
 {{verdict}}
 {{details}}
 Reply with the complete corrected Python file in one ```python fence."""
+)
 
 FIRST = """Write a CUDA implementation of this PyTorch model as `ModelNew`.
 

@@ -91,3 +91,18 @@ def test_secrets_are_scrubbed_from_the_environment(monkeypatch: pytest.MonkeyPat
     env = scrubbed_environment(("MY_CODER_KEY",), "/tmp/h")
     assert "MY_CODER_KEY" not in env and "HF_TOKEN" not in env and env["HOME"] == "/tmp/h"
     assert env["PATH"] == os.environ["PATH"]
+
+
+def test_light_torch_header_for_load_inline_cuda_sources() -> None:
+    from cudalens.agents import candidate_runner as cr
+
+    src = "#include <torch/extension.h>\n__global__ void k() {}\ntorch::Tensor f(torch::Tensor x) { return x; }\n"
+    assert cr._light_cuda_sources(src).startswith("#include <torch/types.h>\n")
+    assert cr._light_cuda_sources([src])[0].startswith("#include <torch/types.h>")
+    assert cr._light_cuda_sources(src + "PYBIND11_MODULE(m, m) {}") is None  # bindings need the full header
+    assert cr._light_cuda_sources("__global__ void k() {}") is None
+    needs_full = 'cuda.cu(12): error: namespace "torch::nn" has no member "functional"'
+    assert cr._TORCH_NAME_ERROR.search(needs_full)
+    assert not cr._TORCH_NAME_ERROR.search('cuda.cu(3): error: identifier "blockDimx" is undefined')
+    assert not cr._TORCH_NAME_ERROR.search('cuda.cu(3): error: identifier "data" is undefined')
+    assert cr._TORCH_NAME_ERROR.search("main.cu:4:3: error: 'nn' is not a member of 'torch'")
