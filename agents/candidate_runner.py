@@ -5,7 +5,7 @@ interpreter (the one with torch and CUDA). `worker_evaluator` starts it in its o
 and a scrubbed environment; it reads one JSON job on stdin and writes one JSON result line on stdout.
 
 The job: {"reference": path, "candidate": path, "trials": 5, "seed": 42, "time_budget_ms": 200,
-"build_root": path or null, "kind": "full" | "test"}. Candidate output on stdout goes to stderr so it cannot forge
+"build_root": path or null, "kind": "full" | "test" | "profile"}. Candidate output on stdout goes to stderr so it cannot forge
 the result line.
 """
 
@@ -313,6 +313,18 @@ def run(job: dict) -> dict:
         correctness.update(status="crashed", message=_last_line(exc), traceback=_short_traceback(exc))
     result["correctness"] = correctness
     if correctness["status"] != "passed" or job.get("kind") == "test":
+        return result
+    if job.get("kind") == "profile":  # under `ncu --profile-from-start off`: one warm call, one profiled call
+        _seed(seed)
+        inputs = _to(device, get_inputs())
+        with torch.no_grad():
+            model_new(*inputs)
+            torch.cuda.synchronize()
+            torch.cuda.profiler.start()
+            model_new(*inputs)
+            torch.cuda.synchronize()
+            torch.cuda.profiler.stop()
+        result["profiled"] = True
         return result
 
     _seed(seed)

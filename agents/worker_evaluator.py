@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cudalens.agents.evaluation import (
@@ -32,6 +32,8 @@ from cudalens.agents.evaluation import (
     TimingOutcome,
     source_hash,
 )
+from cudalens.agents.judge.metrics import JUDGE_METRICS
+from cudalens.agents.ncu_csv import kernel_names, ncu_command, parse_ncu_csv
 
 RUNNER = Path(__file__).with_name("candidate_runner.py")
 _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
@@ -47,6 +49,8 @@ class WorkerSettings:
     build_root: str | None = None  # load_inline build cache; None: ~/.cache/cudalens/builds
     secret_env: tuple[str, ...] = ("OPENAI_API_KEY",)
     max_file_bytes: int = 4 * 2**30
+    ncu: str | None = None  # path of Nsight Compute's CLI: profile correct candidates on a GPU (None: don't)
+    ncu_metrics: tuple[str, ...] = JUDGE_METRICS
 
 
 def scrubbed_environment(secret_names: tuple[str, ...], home: str) -> dict[str, str]:
@@ -99,13 +103,41 @@ class WorkerEvaluator:
                 "kind": "test" if kind == "test" else "full",
             }
             raw, stderr, timed_out = self._run(job, tmp)
+            evaluation = _evaluation(source, raw, stderr, timed_out, self.settings.timeout_s, 0.0)
+            if (
+                self.settings.ncu
+                and kind in ("full", "profile")
+                and evaluation.correct
+                and evaluation.device != "cpu"
+            ):
+                profiles, note = self._profile(job, tmp, source)
+                evaluation = replace(
+                    evaluation, profiles=profiles, notes=(*evaluation.notes, *([note] if note else []))
+                )
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        return _evaluation(
-            source, raw, stderr, timed_out, self.settings.timeout_s, time.perf_counter() - started
-        )
+        return replace(evaluation, seconds=time.perf_counter() - started)
 
-    def _run(self, job: dict, cwd: str) -> tuple[dict | None, str, bool]:
+    def _profile(self, job: dict, cwd: str, source: str) -> tuple[tuple, str]:
+        """ncu metrics for the candidate's kernels (one profiled forward call), or why there are none."""
+        log = str(Path(cwd, "ncu.csv"))
+        prefix = ncu_command(self.settings.ncu, self.settings.ncu_metrics, kernel_names(source), log)
+        _raw, stderr, timed_out = self._run({**job, "kind": "profile", "trials": 1}, cwd, prefix)
+        try:
+            text = Path(log).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        profiles = tuple(parse_ncu_csv(text))
+        if profiles:
+            return profiles, ""
+        why = (
+            "timed out"
+            if timed_out
+            else (text.strip() or stderr.strip() or "no output").splitlines()[-1][:300]
+        )
+        return (), f"ncu profiled nothing: {why}"
+
+    def _run(self, job: dict, cwd: str, prefix: list[str] | None = None) -> tuple[dict | None, str, bool]:
         limit = self.settings.max_file_bytes
 
         def limits() -> None:
@@ -113,7 +145,7 @@ class WorkerEvaluator:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
         proc = subprocess.Popen(
-            [self.settings.python, str(RUNNER)],
+            [*(prefix or []), self.settings.python, str(RUNNER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

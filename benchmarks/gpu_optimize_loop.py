@@ -55,6 +55,8 @@ def main() -> int:
     )
     ap.add_argument("--problems", default=",".join(p.name for p in PROBLEMS))
     ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--ncu", default=shutil.which("ncu"), help="Nsight Compute CLI for measured verdicts")
+    ap.add_argument("--no-ncu", action="store_true", help="skip profiling (overhead without ncu)")
     args = ap.parse_args()
     name = device_name()
     if name is None:
@@ -66,6 +68,7 @@ def main() -> int:
     os.environ["CUDALENS_BENCH_KEY"] = "sk-bench-not-a-real-key"
     gpu = gpu_by_name(name)
     print(f"device: {name}; specs used by the Judge/prompts: {gpu.name}; logs in {out}")
+    print(f"ncu: {'off' if args.no_ncu or not args.ncu else args.ncu}")
     chosen = [p for p in PROBLEMS if p.name in args.problems.split(",")]
     ok = True
     all_warm: list[float] = []
@@ -84,7 +87,10 @@ def main() -> int:
             evaluator = WorkerEvaluator(
                 reference_file(problem),
                 WorkerSettings(
-                    timeout_s=args.timeout, build_root=str(builds), secret_env=("CUDALENS_BENCH_KEY",)
+                    timeout_s=args.timeout,
+                    build_root=str(builds),
+                    secret_env=("CUDALENS_BENCH_KEY",),
+                    ncu=None if args.no_ncu else args.ncu,
                 ),
             )
             loop = OptimizeLoop(
@@ -122,6 +128,8 @@ def main() -> int:
                 f"   {r.index:>5} {r.kind:>9} {status:>9} {speed:>8} {r.seconds_eval:>7.1f} {build:>14} "
                 f"{r.seconds_llm:>6.2f}  {r.verdict.summary if r.verdict else r.error}"
             )
+            for note in ev.notes if ev else ():
+                print("         note: " + note.strip().splitlines()[-1][:200])
             if ev and not ev.correct and (ev.compile.log or ev.correctness.traceback):
                 print(
                     "         " + (ev.compile.log or ev.correctness.traceback).strip().splitlines()[-1][:200]

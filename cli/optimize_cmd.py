@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import shutil
 import signal
 import sys
 import threading
@@ -56,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     worker = parser.add_argument_group("evaluation")
     worker.add_argument("--worker-python", default=sys.executable, help="interpreter with torch (and CUDA)")
     worker.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per candidate evaluation")
+    worker.add_argument(
+        "--ncu", default=shutil.which("ncu"), help="Nsight Compute CLI (default: ncu on PATH)"
+    )
+    worker.add_argument("--no-profile", action="store_true", help="do not profile candidates with ncu")
     worker.add_argument("--gpu", default="H200", help=f"specs for the prompts: {', '.join(KNOWN_GPUS)}")
     worker.add_argument(
         "--allow-torch-ops",
@@ -116,7 +121,12 @@ def run(args: argparse.Namespace) -> int:
     )
     evaluator = WorkerEvaluator(
         source,
-        WorkerSettings(python=args.worker_python, timeout_s=args.timeout, secret_env=(args.api_key_env,)),
+        WorkerSettings(
+            python=args.worker_python,
+            timeout_s=args.timeout,
+            secret_env=(args.api_key_env,),
+            ncu=None if args.no_profile else args.ncu,
+        ),
     )
 
     def findings_for(candidate: str) -> list:
