@@ -144,16 +144,20 @@ class WorkerEvaluator:
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-        proc = subprocess.Popen(
-            [*(prefix or []), self.settings.python, str(RUNNER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=scrubbed_environment(self.settings.secret_env, cwd),
-            start_new_session=True,  # its own process group: one killpg ends it and whatever it spawned
-            preexec_fn=limits,
-        )
+        command = [*(prefix or []), self.settings.python, str(RUNNER)]
+        try:
+            proc = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=scrubbed_environment(self.settings.secret_env, cwd),
+                start_new_session=True,  # its own process group: one killpg ends it and whatever it spawned
+                preexec_fn=limits,
+            )
+        except OSError as exc:
+            return {"error": f"cannot start the worker ({command[0]}): {exc.strerror or exc}"}, "", False
         with self._lock:
             self._proc = proc
         timed_out = False
@@ -196,7 +200,9 @@ def _evaluation(
         return Evaluation(
             digest,
             CompileOutcome(ok=True),
-            CorrectnessOutcome("crashed", message="the worker process died", traceback=detail[-6000:]),
+            CorrectnessOutcome(
+                "crashed", message=detail.strip().splitlines()[-1][:300], traceback=detail[-6000:]
+            ),
             seconds=seconds,
         )
     notes = tuple(raw.get("notes", ()))

@@ -89,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
             f"{path} is not a KernelBench-style Python file (it needs class Model and get_inputs(); "
             ".cu files need a PyTorch reference file)"
         )
+    if shutil.which(args.worker_python) is None:
+        return _fail(f"the worker interpreter {args.worker_python} was not found (--worker-python)")
     if args.rounds < 0:
         return _fail("--rounds must be at least 0")
     coder_settings = CoderSettings(

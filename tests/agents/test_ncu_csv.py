@@ -7,7 +7,7 @@ from cudalens.agents.judge import JudgeInput, judge
 from cudalens.agents.ncu_csv import kernel_names, ncu_command, parse_ncu_csv
 
 # The shape `ncu --csv --page raw --log-file f` writes: tool lines, a header, a units row, one row per launch.
-LOG = '''==PROF== Connected to process 4242 (/usr/bin/python3.12)
+LOG = """==PROF== Connected to process 4242 (/usr/bin/python3.12)
 ==PROF== Profiling "relu_kernel" - 0: 0%....50%....100% - 9 passes
 ==PROF== Disconnected from process 4242
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__bytes.sum","gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed","sm__throughput.avg.pct_of_peak_sustained_elapsed","smsp__sass_thread_inst_executed_op_fadd_pred_on.sum","launch__grid_size"
@@ -15,7 +15,7 @@ LOG = '''==PROF== Connected to process 4242 (/usr/bin/python3.12)
 "0","4242","python3.12","127.0.0.1","relu_kernel(const float4 *, float4 *, int)","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","134,217,728","91.52","17.30","0","16,384"
 "1","4242","python3.12","127.0.0.1","void scale<float>(float *, int)","1","7","(128, 1, 1)","(4, 1, 1)","0","9.0","1,024","3.1","2.5","n/a","4"
 "2","4242","python3.12","127.0.0.1","relu_kernel(const float4 *, float4 *, int)","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","134,217,728","91.00","17.00","0","16,384"
-'''
+"""
 
 
 def test_parse_raw_csv_per_kernel() -> None:

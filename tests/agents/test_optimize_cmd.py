@@ -87,3 +87,8 @@ def test_missing_key_is_a_usage_error(problem: Path, monkeypatch, capsys: pytest
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert _run([str(problem)]) == 2
     assert "OPENAI_API_KEY" in capsys.readouterr().err
+
+
+def test_missing_worker_interpreter_is_a_usage_error(problem: Path, capsys: pytest.CaptureFixture) -> None:
+    assert _run([str(problem), "--worker-python", "/no/such/python3", "--api-key-env", "CLI_TEST_KEY"]) == 2
+    assert "/no/such/python3 was not found" in capsys.readouterr().err

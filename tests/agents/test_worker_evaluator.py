@@ -106,3 +106,9 @@ def test_light_torch_header_for_load_inline_cuda_sources() -> None:
     assert not cr._TORCH_NAME_ERROR.search('cuda.cu(3): error: identifier "blockDimx" is undefined')
     assert not cr._TORCH_NAME_ERROR.search('cuda.cu(3): error: identifier "data" is undefined')
     assert cr._TORCH_NAME_ERROR.search("main.cu:4:3: error: 'nn' is not a member of 'torch'")
+
+
+def test_worker_that_cannot_start_is_a_crash_with_the_reason(tmp_path: Path) -> None:
+    settings = WorkerSettings(python=str(tmp_path / "no-python"), build_root=str(tmp_path))
+    result = WorkerEvaluator(REFERENCE, settings).evaluate(FAST)
+    assert result.correctness.status == "crashed" and "cannot start the worker" in result.correctness.message
