@@ -1,12 +1,14 @@
-"""Peak figures of the GPUs the Judge reasons about (roofline ridge point, occupancy limits).
+"""The GPU figures the Judge and the prompts reason with (roofline ridge point, occupancy limits).
 
-The profiler owns querying the real device; these are the datasheet numbers the Judge needs offline, and what
-it falls back to when a verdict is predicted without a GPU.
+A thin view over the profiler's `GpuFacts` (device query plus its table of known parts), reduced to what the
+Judge needs and never missing a number: without a GPU, or for a part the table lacks, the H200's figures.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from cudalens.profiler.gpu_specs import KNOWN_PARTS, GpuFacts, NoGpu, detect_gpu, facts_for_part
 
 
 @dataclass(frozen=True)
@@ -36,38 +38,37 @@ class GpuSpecs:
             f"and {self.registers_per_sm} registers per SM, ridge point {self.ridge_point:.1f} FLOP/byte"
         )
 
-
-KNOWN_GPUS: dict[str, GpuSpecs] = {
-    g.name: g
-    for g in (
-        GpuSpecs("H200", "sm_90", 132, 67.0, 989.0, 4800.0, 50 * 1024 * 1024),
-        GpuSpecs("H100", "sm_90", 132, 67.0, 989.0, 3350.0, 50 * 1024 * 1024),
-        GpuSpecs("A100", "sm_80", 108, 19.5, 312.0, 2039.0, 40 * 1024 * 1024, 164 * 1024),
-        GpuSpecs(
-            "L40S", "sm_89", 142, 91.6, 362.0, 864.0, 96 * 1024 * 1024, 100 * 1024, max_threads_per_sm=1536
-        ),
-        GpuSpecs(
-            "RTX 4090",
-            "sm_89",
-            128,
-            82.6,
-            165.0,
-            1008.0,
-            72 * 1024 * 1024,
-            100 * 1024,
-            max_threads_per_sm=1536,
-        ),
-    )
-}
-
-DEFAULT_GPU = KNOWN_GPUS["H200"]
+    @classmethod
+    def from_facts(cls, facts: GpuFacts, fallback: GpuSpecs | None = None) -> GpuSpecs:
+        base = fallback or DEFAULT_GPU
+        return cls(
+            name=facts.name,
+            arch=facts.arch,
+            sm_count=facts.sm_count or base.sm_count,
+            peak_fp32_tflops=facts.fp32_tflops or base.peak_fp32_tflops,
+            peak_tensor_tflops=facts.fp16_tensor_tflops
+            or facts.bf16_tensor_tflops
+            or base.peak_tensor_tflops,
+            dram_bandwidth_gbs=facts.memory_bandwidth_gbs or base.dram_bandwidth_gbs,
+            l2_bytes=facts.l2_bytes or base.l2_bytes,
+            shared_bytes_per_sm=facts.shared_per_sm_bytes,
+            registers_per_sm=facts.registers_per_sm,
+            max_threads_per_sm=facts.max_threads_per_sm,
+            max_blocks_per_sm=facts.max_blocks_per_sm,
+        )
 
 
-def gpu_by_name(device_name: str | None) -> GpuSpecs:
-    """The specs whose name appears in a device name such as 'NVIDIA H200' (the H200's when none matches)."""
-    if device_name:
-        upper = device_name.upper()
-        for name in sorted(KNOWN_GPUS, key=len, reverse=True):
-            if name.upper() in upper:
-                return KNOWN_GPUS[name]
-    return DEFAULT_GPU
+DEFAULT_GPU = GpuSpecs("NVIDIA H200", "sm_90", 132, 67.0, 989.5, 4800.0, 50 * 1024 * 1024)
+KNOWN_GPUS: tuple[str, ...] = tuple(p.name for p in KNOWN_PARTS)
+
+
+def gpu_by_name(name: str | None) -> GpuSpecs:
+    """The table's specs for a part such as 'H100' or 'NVIDIA A100 80GB' (the H200's when unknown)."""
+    facts = facts_for_part(name) if name else None
+    return DEFAULT_GPU if facts is None or isinstance(facts, NoGpu) else GpuSpecs.from_facts(facts)
+
+
+def detect_gpu_specs() -> GpuSpecs:
+    """This machine's first GPU (the H200's figures when there is none: verdicts are then predictions)."""
+    facts = detect_gpu()
+    return DEFAULT_GPU if isinstance(facts, NoGpu) else GpuSpecs.from_facts(facts)

@@ -24,14 +24,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from optimize_problems import PROBLEMS, reference_file  # noqa: E402
+
 from cudalens.agents.coder.client import CoderClient  # noqa: E402
 from cudalens.agents.coder.settings import CoderSettings  # noqa: E402
 from cudalens.agents.gpu_specs import gpu_by_name  # noqa: E402
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop  # noqa: E402
 from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings  # noqa: E402
 from cudalens.analysis.api import analyze_text  # noqa: E402
-from optimize_problems import PROBLEMS, reference_file  # noqa: E402
-
 from tests.agents.fake_openai import FakeOpenAI, reply  # noqa: E402
 
 

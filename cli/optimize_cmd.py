@@ -17,7 +17,7 @@ from pathlib import Path
 from cudalens.agents.anti_cheat import AntiCheatPolicy
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
-from cudalens.agents.gpu_specs import KNOWN_GPUS, gpu_by_name
+from cudalens.agents.gpu_specs import KNOWN_GPUS, detect_gpu_specs, gpu_by_name
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
 from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
 from cudalens.analysis.api import analyze_text
@@ -61,7 +61,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ncu", default=shutil.which("ncu"), help="Nsight Compute CLI (default: ncu on PATH)"
     )
     worker.add_argument("--no-profile", action="store_true", help="do not profile candidates with ncu")
-    worker.add_argument("--gpu", default="H200", help=f"specs for the prompts: {', '.join(KNOWN_GPUS)}")
+    worker.add_argument(
+        "--gpu",
+        default="auto",
+        help=f"specs for the Judge and prompts: auto (this machine's), {', '.join(KNOWN_GPUS)}",
+    )
     worker.add_argument(
         "--allow-torch-ops",
         action="store_true",
@@ -150,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
             CoderClient(coder_settings),
             source,
             kernel=args.kernel or path.stem,
-            gpu=gpu_by_name(args.gpu),
+            gpu=detect_gpu_specs() if args.gpu == "auto" else gpu_by_name(args.gpu),
             settings=settings,
             cancel=cancel,
             on_progress=on_progress,

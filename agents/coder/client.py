@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import openai
+
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.coder.usage import Usage
 

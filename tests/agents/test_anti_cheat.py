@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cudalens.agents.anti_cheat import AntiCheatPolicy, check_candidate, rejected
 
 HEADER = '''import torch

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from cudalens.agents.api import ask_coder, judge_findings, kernel_verdicts
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
@@ -13,7 +14,6 @@ from cudalens.agents.evaluation import CompileOutcome, CorrectnessOutcome, Profi
 from cudalens.agents.judge.inputs import JudgeInput
 from cudalens.agents.judge.llm_judge import llm_judge
 from cudalens.analysis.api import analyze_text
-
 from tests.agents.fake_openai import FakeOpenAI, reply
 
 FIXTURE = Path(__file__).parent.parent / "analysis" / "fixtures" / "CL1_coalescing.cu"

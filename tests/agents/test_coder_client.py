@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 import pytest
+
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
 from cudalens.agents.coder.settings import CoderSettings, coder_settings_from_mapping
-
 from tests.agents.fake_openai import FakeOpenAI, error, reply
 
 KEY = "sk-test-SECRET-0123456789"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cudalens.agents.coder.extract import NoCodeError, extract_source
 
 FILE = '''import torch

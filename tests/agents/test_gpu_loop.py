@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop
 from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
-
 from tests.agents.fake_openai import FakeOpenAI, reply
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "optimize_problems.py"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cudalens.agents.anti_cheat import CheatFinding
 from cudalens.agents.evaluation import (
     CompileOutcome,

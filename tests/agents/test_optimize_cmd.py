@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from cudalens.cli import optimize_cmd
 
+from cudalens.cli import optimize_cmd
 from tests.agents.fake_openai import FakeOpenAI, reply
 from tests.agents.kernelbench_cpu import FAST, START, fenced
 

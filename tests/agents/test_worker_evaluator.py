@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
-from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
 
+from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
 from tests.agents.kernelbench_cpu import FAST, REFERENCE, WRONG
 
 KEY = "sk-worker-SECRET-42424242"
