@@ -30,6 +30,7 @@ from cudalens.agents.coder.client import CoderClient  # noqa: E402
 from cudalens.agents.coder.settings import CoderSettings  # noqa: E402
 from cudalens.agents.gpu_specs import gpu_by_name  # noqa: E402
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop  # noqa: E402
+from cudalens.agents.resources import WithCompileResources  # noqa: E402
 from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings  # noqa: E402
 from cudalens.analysis.api import analyze_text  # noqa: E402
 from tests.agents.fake_openai import FakeOpenAI, reply  # noqa: E402
@@ -93,6 +94,7 @@ def main() -> int:
                     ncu=None if args.no_ncu else args.ncu,
                 ),
             )
+            evaluator = WithCompileResources(evaluator, f"{problem.name}.py")
             loop = OptimizeLoop(
                 evaluator,
                 coder,
@@ -128,6 +130,17 @@ def main() -> int:
                 f"   {r.index:>5} {r.kind:>9} {status:>9} {speed:>8} {r.seconds_eval:>7.1f} {build:>14} "
                 f"{r.seconds_llm:>6.2f}  {r.verdict.summary if r.verdict else r.error}"
             )
+            for k in ev.compile.kernels if ev else ():
+                occ = (
+                    f"{k.theoretical_occupancy:.0%} ({k.occupancy_limiter})"
+                    if k.theoretical_occupancy
+                    else "?"
+                )
+                print(
+                    f"         {k.kernel}: {k.registers} regs, {k.static_shared_bytes} B smem, occupancy {occ}"
+                )
+            for p in ev.profiles if ev else ():
+                print(f"         ncu {p.kernel}: {len(p.metrics)} metrics")
             for note in ev.notes if ev else ():
                 print("         note: " + note.strip().splitlines()[-1][:200])
             if ev and not ev.correct and (ev.compile.log or ev.correctness.traceback):

@@ -19,6 +19,7 @@ from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.gpu_specs import KNOWN_GPUS, detect_gpu_specs, gpu_by_name
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
+from cudalens.agents.resources import WithCompileResources
 from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
 from cudalens.analysis.api import analyze_text
 
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         repair_only=args.repair_only,
         anti_cheat=policy,
     )
-    evaluator = WorkerEvaluator(
+    worker = WorkerEvaluator(
         source,
         WorkerSettings(
             python=args.worker_python,
@@ -134,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
             ncu=None if args.no_profile else args.ncu,
         ),
     )
+    evaluator = WithCompileResources(worker, str(path))
 
     def findings_for(candidate: str) -> list:
         report = analyze_text(str(path), candidate)
