@@ -32,7 +32,7 @@ from cudalens.agents.evaluation import (
     TimingOutcome,
     source_hash,
 )
-from cudalens.agents.judge.metrics import JUDGE_METRICS
+from cudalens.agents.judge.metrics import CORE_METRICS, JUDGE_METRICS
 from cudalens.agents.ncu_csv import kernel_names, ncu_command, parse_ncu_csv
 
 RUNNER = Path(__file__).with_name("candidate_runner.py")
@@ -78,6 +78,7 @@ class WorkerEvaluator:
     settings: WorkerSettings = field(default_factory=WorkerSettings)
     _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _stdout: str = field(default="", init=False, repr=False)
 
     def cancel(self) -> None:
         with self._lock:
@@ -119,22 +120,28 @@ class WorkerEvaluator:
         return replace(evaluation, seconds=time.perf_counter() - started)
 
     def _profile(self, job: dict, cwd: str, source: str) -> tuple[tuple, str]:
-        """ncu metrics for the candidate's kernels (one profiled forward call), or why there are none."""
-        log = str(Path(cwd, "ncu.csv"))
-        prefix = ncu_command(self.settings.ncu, self.settings.ncu_metrics, kernel_names(source), log)
-        _raw, stderr, timed_out = self._run({**job, "kind": "profile", "trials": 1}, cwd, prefix)
-        try:
-            text = Path(log).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
-        profiles = tuple(parse_ncu_csv(text))
-        if profiles:
-            return profiles, ""
-        why = (
-            "timed out"
-            if timed_out
-            else (text.strip() or stderr.strip() or "no output").splitlines()[-1][:300]
-        )
+        """ncu metrics for the candidate's kernels (one profiled forward call), or why there are none. A metric
+        this ncu or GPU does not know fails the whole run, so that case is retried with the core set."""
+        text, why = "", "no output"
+        for metrics in (self.settings.ncu_metrics, CORE_METRICS):
+            log = Path(cwd, "ncu.csv")
+            log.unlink(missing_ok=True)
+            prefix = ncu_command(self.settings.ncu, metrics, kernel_names(source), str(log))
+            _raw, stderr, timed_out = self._run({**job, "kind": "profile", "trials": 1}, cwd, prefix)
+            try:
+                text = log.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            profiles = tuple(parse_ncu_csv(text + "\n" + self._stdout))  # the CSV lands in one or the other
+            if profiles:
+                return profiles, ""
+            why = (
+                "timed out"
+                if timed_out
+                else (text.strip() or stderr.strip() or "no output").splitlines()[-1][:300]
+            )
+            if timed_out or "metric" not in (text + stderr).lower():
+                break
         return (), f"ncu profiled nothing: {why}"
 
     def _run(self, job: dict, cwd: str, prefix: list[str] | None = None) -> tuple[dict | None, str, bool]:
@@ -172,6 +179,7 @@ class WorkerEvaluator:
             with self._lock:
                 self._proc = None
         out, err = out.decode(errors="replace"), err.decode(errors="replace")
+        self._stdout = out
         for line in reversed(out.strip().splitlines()):
             try:
                 return json.loads(line), err, timed_out

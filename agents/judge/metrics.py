@@ -37,6 +37,9 @@ OCCUPANCY_LIMITS = {
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
 
+# the few every ncu since 2020 knows on every GPU: enough for the bottleneck, the fallback set
+CORE_METRICS: tuple[str, ...] = (SM_THROUGHPUT, MEMORY_THROUGHPUT, DRAM_THROUGHPUT, ACHIEVED_OCCUPANCY)
+
 # the metric set a profiler run should collect for the Judge (ncu --metrics)
 JUDGE_METRICS: tuple[str, ...] = (
     SM_THROUGHPUT,
