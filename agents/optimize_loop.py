@@ -37,7 +37,7 @@ class LoopSettings:
     rounds: int = 10
     budget_usd: float | None = None
     budget_tokens: int | None = None
-    patience: int = 4  # stop after this many Coder rounds without a better correct candidate
+    patience: int = 4  # stop after this many rounds without beating the best correct candidate (or without code)
     min_improvement: float = 0.02  # a new best must be this much faster (2 %)
     repair_only: bool = False  # "Fix with Coder": stop as soon as a candidate is correct
     anti_cheat: AntiCheatPolicy = field(default_factory=AntiCheatPolicy)
@@ -253,7 +253,8 @@ class OptimizeLoop:
                 stop = "cancelled"
                 break
             improved = self._consider(rec)
-            stale = 0 if improved else stale + 1
+            # "no progress" means the best stopped improving; while nothing is correct yet, repairs go on
+            stale = 0 if improved else stale + 1 if self.best is not None else stale
             last = rec
             if stale >= self.settings.patience:
                 stop = "no-progress"
