@@ -161,3 +161,18 @@ def test_cheating_candidate_is_rejected_before_it_runs(key_env: str, tmp_path: P
     r = result.rounds[-1]
     assert r.evaluation is None and r.verdict.status == "failing" and "try/except" in r.verdict.critical_issue
     assert result.best_source is None
+
+
+def test_fix_with_coder_stops_at_the_first_correct_candidate(key_env: str, tmp_path: Path) -> None:
+    with FakeOpenAI([reply(fenced(FAST)), reply(fenced(SLOW))]) as fake:
+        result = _loop(fake, key_env, tmp_path, rounds=5, repair_only=True).run(WRONG)
+    assert [r.kind for r in result.rounds] == ["initial", "repair"] and len(fake.requests) == 1
+    assert "This candidate is wrong" in fake.requests[0].prompt
+    assert result.stop_reason == "repaired" and result.best_source == FAST and result.improved
+
+
+def test_no_progress_after_patience_rounds_without_a_better_candidate(key_env: str, tmp_path: Path) -> None:
+    with FakeOpenAI([reply(fenced(SLOW))] * 5) as fake:
+        result = _loop(fake, key_env, tmp_path, rounds=5, patience=2).run(START)
+    assert result.stop_reason == "no-progress" and len(fake.requests) == 2
+    assert result.best_round == 0 and not result.improved
