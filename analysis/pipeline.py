@@ -14,6 +14,7 @@ from cudalens.analysis.features import kernel_features
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.model import KernelModel, PositionMap, build_model, launch_configs
 from cudalens.analysis.positions import LineIndex
+from cudalens.analysis.suppression import apply_suppressions
 from cudalens.analysis.unit import build_unit, header_unit
 
 if TYPE_CHECKING:
@@ -40,8 +41,9 @@ def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
         return AnalysisReport(path=doc.path, is_cuda=False)
     config = doc.config
     min_rank = Severity(config.min_severity).rank
-    report.findings = sorted(
-        (f for f in report.findings if config.enabled(f.code) and f.severity.rank >= min_rank), key=sort_key)
+    kept = [f for f in report.findings if config.enabled(f.code) and f.severity.rank >= min_rank]
+    # every consumer (CLI, server, pre-commit) sees the document's own suppression comments honoured
+    report.findings = sorted(apply_suppressions(text, kept, doc.path), key=sort_key)
     return report
 
 

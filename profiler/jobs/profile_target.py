@@ -1,0 +1,42 @@
+"""The program ncu and compute-sanitizer watch: builds a file's candidate and calls it on seeded inputs.
+
+`python profile_target.py PAYLOAD.json` (payload as for the `test` job, plus "reps"). Builds happen before
+the first launch, so with `--target-processes application-only` nvcc is never profiled. Exit status 0 when
+the calls returned, 1 (one line on stderr) when they raised. Standard library at top level.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+from pathlib import Path
+
+sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
+
+
+def main(argv: list[str]) -> int:
+    payload = json.loads(Path(argv[0]).read_text())
+    loader = sibling("problem_loader")
+    correctness = sibling("harness_correctness")
+    try:
+        import torch
+
+        problem = loader.load_problem(payload)
+        device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+        candidate = correctness.place(problem.make_candidate(), device, None)
+        torch.manual_seed(int(payload.get("seed", 42)))
+        inputs = correctness.make_inputs(problem.get_inputs, device)
+        with torch.no_grad():
+            for _ in range(int(payload.get("reps", 1))):
+                candidate(*inputs)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    except Exception as exc:
+        print(f"cudalens profile target: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
