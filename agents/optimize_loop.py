@@ -37,7 +37,9 @@ class LoopSettings:
     rounds: int = 10
     budget_usd: float | None = None
     budget_tokens: int | None = None
-    patience: int = 4  # stop after this many rounds without beating the best correct candidate (or without code)
+    patience: int = (
+        4  # stop after this many rounds without beating the best correct candidate (or without code)
+    )
     min_improvement: float = 0.02  # a new best must be this much faster (2 %)
     repair_only: bool = False  # "Fix with Coder": stop as soon as a candidate is correct
     anti_cheat: AntiCheatPolicy = field(default_factory=AntiCheatPolicy)

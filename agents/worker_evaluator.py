@@ -53,9 +53,16 @@ class WorkerSettings:
     ncu_metrics: tuple[str, ...] = JUDGE_METRICS
 
 
-def scrubbed_environment(secret_names: tuple[str, ...], home: str) -> dict[str, str]:
+def secret_names(named: tuple[str, ...]) -> list[str]:
+    """The variables of this environment a candidate must not see: those named, and any named like a
+    credential (…API_KEY, …TOKEN, …SECRET, …PASSWORD)."""
+    return [k for k in os.environ if k in named or _SECRET_NAME.search(k)]
+
+
+def scrubbed_environment(secret_env: tuple[str, ...], home: str) -> dict[str, str]:
     """The parent's environment without the Coder's key or anything named like a credential."""
-    env = {k: v for k, v in os.environ.items() if k not in secret_names and not _SECRET_NAME.search(k)}
+    hidden = set(secret_names(secret_env))
+    env = {k: v for k, v in os.environ.items() if k not in hidden}
     # HOME and TMPDIR point into the candidate's scratch folder (deleted afterwards); the user's site-packages
     # stay importable through PYTHONUSERBASE.
     env.setdefault("PYTHONUSERBASE", site.getuserbase())

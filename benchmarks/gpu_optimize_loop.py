@@ -30,6 +30,7 @@ from cudalens.agents.coder.client import CoderClient  # noqa: E402
 from cudalens.agents.coder.settings import CoderSettings  # noqa: E402
 from cudalens.agents.gpu_specs import gpu_by_name  # noqa: E402
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop  # noqa: E402
+from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings  # noqa: E402
 from cudalens.agents.resources import WithCompileResources  # noqa: E402
 from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings  # noqa: E402
 from cudalens.analysis.api import analyze_text  # noqa: E402
@@ -49,6 +50,24 @@ def device_name() -> str | None:
         return None
 
 
+def make_evaluator(args: argparse.Namespace, problem, builds: Path):
+    if args.evaluator == "isolated":
+        return WorkerEvaluator(
+            reference_file(problem),
+            WorkerSettings(
+                timeout_s=args.timeout,
+                build_root=str(builds),
+                secret_env=("CUDALENS_BENCH_KEY",),
+                ncu=None if args.no_ncu else args.ncu,
+            ),
+        )
+    # the scripted Coder's key is a dummy: nothing to hide from ncu's target
+    return ProfilerEvaluator(
+        reference_file(problem),
+        ProfilerEvaluatorSettings(timeout_s=args.timeout, profile=not args.no_ncu, secret_env=()),
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -58,6 +77,12 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--ncu", default=shutil.which("ncu"), help="Nsight Compute CLI for measured verdicts")
     ap.add_argument("--no-ncu", action="store_true", help="skip profiling (overhead without ncu)")
+    ap.add_argument(
+        "--evaluator",
+        choices=("profiler", "isolated"),
+        default="profiler",
+        help="the profiler's worker pool (default) or a fresh isolated process per candidate",
+    )
     args = ap.parse_args()
     name = device_name()
     if name is None:
@@ -69,7 +94,7 @@ def main() -> int:
     os.environ["CUDALENS_BENCH_KEY"] = "sk-bench-not-a-real-key"
     gpu = gpu_by_name(name)
     print(f"device: {name}; specs used by the Judge/prompts: {gpu.name}; logs in {out}")
-    print(f"ncu: {'off' if args.no_ncu or not args.ncu else args.ncu}")
+    print(f"evaluator: {args.evaluator}; ncu: {'off' if args.no_ncu else (args.ncu or 'not found')}")
     chosen = [p for p in PROBLEMS if p.name in args.problems.split(",")]
     ok = True
     all_warm: list[float] = []
@@ -85,15 +110,7 @@ def main() -> int:
                     price_out_per_1k=0.008,
                 )
             )
-            evaluator = WorkerEvaluator(
-                reference_file(problem),
-                WorkerSettings(
-                    timeout_s=args.timeout,
-                    build_root=str(builds),
-                    secret_env=("CUDALENS_BENCH_KEY",),
-                    ncu=None if args.no_ncu else args.ncu,
-                ),
-            )
+            evaluator = make_evaluator(args, problem, builds)
             evaluator = WithCompileResources(evaluator, f"{problem.name}.py")
             loop = OptimizeLoop(
                 evaluator,
@@ -106,7 +123,12 @@ def main() -> int:
                 findings_for=lambda src, name=problem.name: analyze_text(f"{name}.py", src).findings,
             )
             t0 = time.perf_counter()
-            result = loop.run(problem.start)
+            try:
+                result = loop.run(problem.start)
+            finally:
+                close = getattr(evaluator.inner, "close", None)
+                if close:
+                    close()
             wall = time.perf_counter() - t0
         print(f"\n== {problem.name}: {result.summary_line()} ({wall:.1f} s wall)")
         print(

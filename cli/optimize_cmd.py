@@ -19,6 +19,7 @@ from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.gpu_specs import KNOWN_GPUS, detect_gpu_specs, gpu_by_name
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
+from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources
 from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
 from cudalens.analysis.api import analyze_text
@@ -56,6 +57,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--price-out", type=float, default=0.0, metavar="USD", help="per 1000 completion tokens"
     )
     worker = parser.add_argument_group("evaluation")
+    worker.add_argument(
+        "--evaluator",
+        choices=("profiler", "isolated"),
+        default="profiler",
+        help="profiler: the profiler's worker pool (torch loaded once, ncu profiles with line counters); "
+        "isolated: a fresh process per candidate in a scratch folder (cached load_inline builds)",
+    )
     worker.add_argument("--worker-python", default=sys.executable, help="interpreter with torch (and CUDA)")
     worker.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per candidate evaluation")
     worker.add_argument(
@@ -126,15 +134,27 @@ def run(args: argparse.Namespace) -> int:
         repair_only=args.repair_only,
         anti_cheat=policy,
     )
-    worker = WorkerEvaluator(
-        source,
-        WorkerSettings(
-            python=args.worker_python,
-            timeout_s=args.timeout,
-            secret_env=(args.api_key_env,),
-            ncu=None if args.no_profile else args.ncu,
-        ),
-    )
+    worker: WorkerEvaluator | ProfilerEvaluator
+    if args.evaluator == "isolated":
+        worker = WorkerEvaluator(
+            source,
+            WorkerSettings(
+                python=args.worker_python,
+                timeout_s=args.timeout,
+                secret_env=(args.api_key_env,),
+                ncu=None if args.no_profile else args.ncu,
+            ),
+        )
+    else:
+        worker = ProfilerEvaluator(
+            source,
+            ProfilerEvaluatorSettings(
+                python=args.worker_python,
+                timeout_s=args.timeout,
+                profile=not args.no_profile,
+                secret_env=(args.api_key_env,),
+            ),
+        )
     evaluator = WithCompileResources(worker, str(path))
 
     def findings_for(candidate: str) -> list:
@@ -165,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
         )
         result = loop.run(source)
     finally:
+        if isinstance(worker, ProfilerEvaluator):
+            worker.close()
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, previous)
     print(f"cudalens optimize: {result.summary_line()}", file=sys.stderr)

@@ -39,6 +39,8 @@ def _common(fake: FakeOpenAI) -> list[str]:
         "--allow-torch-ops",
         "--rounds",
         "1",
+        "--evaluator",
+        "isolated",  # single-threaded CPU timing: the speedup of the fast candidate is not noise
         "--quiet",
     ]
 
@@ -92,3 +94,26 @@ def test_missing_key_is_a_usage_error(problem: Path, monkeypatch, capsys: pytest
 def test_missing_worker_interpreter_is_a_usage_error(problem: Path, capsys: pytest.CaptureFixture) -> None:
     assert _run([str(problem), "--worker-python", "/no/such/python3", "--api-key-env", "CLI_TEST_KEY"]) == 2
     assert "/no/such/python3 was not found" in capsys.readouterr().err
+
+
+def test_default_profiler_worker_and_no_better_candidate(
+    problem: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from tests.agents.kernelbench_cpu import WRONG
+
+    with FakeOpenAI([reply(fenced(WRONG))]) as fake:
+        argv = [
+            str(problem),
+            "--base-url",
+            fake.base_url,
+            "--api-key-env",
+            "CLI_TEST_KEY",
+            "--allow-torch-ops",
+            "--rounds",
+            "1",
+            "--no-profile",
+        ]
+        assert _run(argv) == 1
+    err = capsys.readouterr().err
+    assert "[1/1" in err and "no correct candidate" not in err  # round 0 was correct; round 1 was not better
+    assert problem.read_text() == START and not (problem.parent / "row_sum.optimized.py").exists()

@@ -41,11 +41,17 @@ def test_registers_and_occupancy_of_an_embedded_kernel() -> None:
 
 @needs_nvcc
 def test_resources_join_the_evaluation_and_the_judge_reads_them(tmp_path: Path) -> None:
-    inner = WorkerEvaluator(REFERENCE, WorkerSettings(timeout_s=120, time_budget_ms=50, build_root=str(tmp_path)))
+    inner = WorkerEvaluator(
+        REFERENCE, WorkerSettings(timeout_s=120, time_budget_ms=50, build_root=str(tmp_path))
+    )
     evaluation = WithCompileResources(inner, "heavy.py").evaluate(FAST + HEAVY)
     assert evaluation.correct and evaluation.compile.kernels[0].kernel == "heavy"
     verdict = judge(judge_input(evaluation, "heavy"))
-    assert verdict.predicted and verdict.bottleneck == "occupancy" and verdict.method == "reduce-register-pressure"
+    assert (
+        verdict.predicted
+        and verdict.bottleneck == "occupancy"
+        and verdict.method == "reduce-register-pressure"
+    )
 
 
 def test_no_cuda_no_resources() -> None:

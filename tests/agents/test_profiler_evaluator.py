@@ -1,0 +1,67 @@
+"""The loop's evaluator over the profiler's worker (its `test` job in a WorkerPool), on CPU torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cudalens.agents.anti_cheat import AntiCheatPolicy
+from cudalens.agents.coder.client import CoderClient
+from cudalens.agents.coder.settings import CoderSettings
+from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop
+from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
+from tests.agents.fake_openai import FakeOpenAI, reply
+from tests.agents.kernelbench_cpu import FAST, REFERENCE, START, WRONG, fenced
+
+KEY = "sk-pool-SECRET-777"
+
+
+@pytest.fixture
+def evaluator(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("POOL_TEST_KEY", KEY)
+    e = ProfilerEvaluator(
+        REFERENCE, ProfilerEvaluatorSettings(device="cpu", timeout_s=60, secret_env=("POOL_TEST_KEY",))
+    )
+    yield e
+    e.close()
+
+
+def test_outcomes_through_the_profiler_worker(evaluator: ProfilerEvaluator) -> None:
+    good = evaluator.evaluate(FAST)
+    assert good.correct and good.correctness.passed_trials == 5 and good.speedup is not None
+    wrong = evaluator.evaluate(WRONG)
+    assert wrong.correctness.status == "failed" and "trial 1/5" in wrong.correctness.message
+    broken = evaluator.evaluate(FAST.replace("return x.sum(dim=1)", "return x.sum(dim=1"))
+    assert not broken.compile.ok and "SyntaxError" in broken.compile.log
+
+
+def test_escaping_candidate_in_the_pool(evaluator: ProfilerEvaluator, tmp_path: Path) -> None:
+    leak = tmp_path / "leak.txt"
+    sneaky = (
+        FAST
+        + f"\nimport os, pathlib\npathlib.Path({str(leak)!r}).write_text(os.environ.get('POOL_TEST_KEY') or 'absent')\n"
+    )
+    assert evaluator.evaluate(sneaky).correct
+    assert leak.read_text() == "absent"
+    evaluator.settings = ProfilerEvaluatorSettings(device="cpu", timeout_s=5, secret_env=("POOL_TEST_KEY",))
+    hang = evaluator.evaluate(FAST + "\nwhile True:\n    pass\n")
+    assert hang.correctness.status == "timeout"
+    assert evaluator.evaluate(FAST).correct  # a fresh worker replaced the killed one
+
+
+def test_loop_over_the_profiler_worker(evaluator: ProfilerEvaluator, tmp_path: Path) -> None:
+    with FakeOpenAI([reply(fenced(WRONG)), reply(fenced(FAST))]) as fake:
+        coder = CoderClient(CoderSettings(base_url=fake.base_url, api_key_env="POOL_TEST_KEY"))
+        loop = OptimizeLoop(
+            evaluator,
+            coder,
+            REFERENCE,
+            kernel="row_sum",
+            run_root=tmp_path,
+            settings=LoopSettings(rounds=2, anti_cheat=AntiCheatPolicy(False, True)),
+        )
+        result = loop.run(START)
+    assert [r.kind for r in result.rounds] == ["initial", "optimize", "repair"]
+    assert [r.evaluation.correct for r in result.rounds] == [True, False, True]
+    assert "This candidate is wrong" in fake.requests[1].prompt
