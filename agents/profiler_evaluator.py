@@ -30,6 +30,7 @@ from cudalens.agents.evaluation import (
     TimingOutcome,
     source_hash,
 )
+from cudalens.agents.judge import metrics as M
 from cudalens.agents.worker_evaluator import secret_names
 from cudalens.profiler.protocol import JobRequest
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
@@ -124,28 +125,41 @@ class ProfilerEvaluator:
 
 
 def profile_metrics(profile: NcuProfile) -> tuple[ProfileMetrics, ...]:
-    """The Judge's view of an ncu profile: the first launch of each kernel, and per-line counters under the
-    metric fragments the Judge looks for (sectors, bank, thread_inst)."""
+    """The Judge's view of an ncu profile: the first launch of each kernel; its per-line source counters under
+    the metric fragments the Judge looks for (sectors, bank, thread_inst); and, where the kernel-level metric is
+    missing, sectors per request, bank conflicts and threads per instruction summed from those lines."""
     out: dict[str, ProfileMetrics] = {}
     for k in profile.kernels:
         if k.base_name in out:
             continue
+        rows = [c for c in profile.lines if not c.kernel or base(c.kernel) == k.base_name]
         lines = []
-        for c in profile.lines:
-            if c.kernel and base(c.kernel) != k.base_name:
-                continue
+        for c in rows:
             if c.global_sectors:
                 lines.append(LineCounter(c.line, "excess_sectors", c.excess_sectors))
             if c.shared_wavefronts:
                 lines.append(LineCounter(c.line, "bank_conflict_wavefronts", c.bank_conflict_wavefronts))
             if c.inst_executed:
-                lines.append(
-                    LineCounter(
-                        c.line, "thread_inst_lost", (32 - c.threads_per_instruction) * c.inst_executed
-                    )
-                )
-        out[k.base_name] = ProfileMetrics.of(k.base_name, dict(k.metrics), tuple(lines))
+                lost = (32 - c.threads_per_instruction) * c.inst_executed
+                lines.append(LineCounter(c.line, "thread_inst_lost", lost))
+        metrics = {**_from_lines(rows), **k.metrics}
+        out[k.base_name] = ProfileMetrics.of(k.base_name, metrics, tuple(lines))
     return tuple(out.values())
+
+
+def _from_lines(rows: list) -> dict[str, float]:
+    derived: dict[str, float] = {}
+    requests = sum(c.global_requests for c in rows)
+    if requests:
+        derived[M.SECTORS_PER_REQUEST] = sum(c.global_sectors for c in rows) / requests
+    wavefronts = sum(c.shared_wavefronts for c in rows)
+    if wavefronts:
+        derived[M.SHARED_WAVEFRONTS] = wavefronts
+        derived[M.SHARED_LD_CONFLICTS] = sum(c.bank_conflict_wavefronts for c in rows)
+    executed = sum(c.inst_executed for c in rows)
+    if executed and any(c.thread_inst_executed for c in rows):
+        derived[M.THREADS_PER_INST] = sum(c.thread_inst_executed for c in rows) / executed
+    return derived
 
 
 def base(name: str) -> str:

@@ -22,6 +22,7 @@ FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
 FADD = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"
 FMUL = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
 TENSOR_PIPE = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+TENSOR_PIPE_INST = "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active"
 DRAM_BYTES = "dram__bytes.sum"
 DRAM_BYTES_READ = "dram__bytes_read.sum"
 DRAM_BYTES_WRITE = "dram__bytes_write.sum"
@@ -36,6 +37,9 @@ OCCUPANCY_LIMITS = {
 }
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
+# the same reasons as a share of active warps (CudaForge's metric set, which the profiler collects)
+STALL_PCT_PREFIX = "smsp__warp_issue_stalled_"
+STALL_PCT_SUFFIX = "_per_warp_active.pct"
 
 # the few every ncu since 2020 knows on every GPU: enough for the bottleneck, the fallback set
 CORE_METRICS: tuple[str, ...] = (SM_THROUGHPUT, MEMORY_THROUGHPUT, DRAM_THROUGHPUT, ACHIEVED_OCCUPANCY)
@@ -127,11 +131,13 @@ def derive(p: ProfileMetrics) -> Derived:
         dram_bytes = (p.get(DRAM_BYTES_READ) or 0.0) + (p.get(DRAM_BYTES_WRITE) or 0.0)
     limits = {k: p.get(v) for k, v in OCCUPANCY_LIMITS.items() if p.get(v) is not None}
     limiter = min(limits, key=lambda k: limits[k]) if limits else None
-    stalls = {
-        name[len(STALL_PREFIX) : -len(STALL_SUFFIX)]: value
-        for name, value in p.metrics
-        if name.startswith(STALL_PREFIX) and name.endswith(STALL_SUFFIX)
-    }
+    stalls = {}
+    for prefix, suffix in ((STALL_PCT_PREFIX, STALL_PCT_SUFFIX), (STALL_PREFIX, STALL_SUFFIX)):
+        stalls = {
+            name[len(prefix) : -len(suffix)]: value
+            for name, value in p.metrics
+            if name.startswith(prefix) and name.endswith(suffix)
+        } or stalls
     top = max(stalls.items(), key=lambda kv: kv[1]) if stalls else None
     return Derived(
         sm_pct=p.get(SM_THROUGHPUT),
@@ -144,7 +150,7 @@ def derive(p: ProfileMetrics) -> Derived:
         threads_per_inst=p.get(THREADS_PER_INST),
         flops=flops,
         dram_bytes=dram_bytes,
-        tensor_pipe_pct=p.get(TENSOR_PIPE),
+        tensor_pipe_pct=p.get(TENSOR_PIPE, p.get(TENSOR_PIPE_INST)),
         occupancy_limiter=limiter,
         grid_size=p.get(GRID_SIZE),
         block_size=p.get(BLOCK_SIZE),

@@ -65,3 +65,47 @@ def test_loop_over_the_profiler_worker(evaluator: ProfilerEvaluator, tmp_path: P
     assert [r.kind for r in result.rounds] == ["initial", "optimize", "repair"]
     assert [r.evaluation.correct for r in result.rounds] == [True, False, True]
     assert "This candidate is wrong" in fake.requests[1].prompt
+
+
+def test_profile_becomes_the_judges_metrics_with_line_evidence() -> None:
+    from cudalens.agents.evaluation import CorrectnessOutcome
+    from cudalens.agents.judge import JudgeInput, judge
+    from cudalens.agents.profiler_evaluator import profile_metrics
+    from cudalens.profiler.results import KernelMetrics, LineCounters, NcuProfile
+
+    kernel = KernelMetrics(
+        "transpose_naive(const float *, float *, int, int)",
+        0,
+        {
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 81.0,
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed": 20.0,
+            "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct": 55.0,
+        },
+    )
+    lines = (
+        LineCounters(
+            "candidate.py",
+            26,
+            "transpose_naive",
+            inst_executed=100,
+            thread_inst_executed=3200,
+            global_requests=1000,
+            global_sectors=32000,
+            global_sectors_ideal=4000,
+        ),
+        LineCounters(
+            "candidate.py",
+            27,
+            "transpose_naive",
+            inst_executed=100,
+            thread_inst_executed=3200,
+            global_requests=1000,
+            global_sectors=4000,
+            global_sectors_ideal=4000,
+        ),
+    )
+    (p,) = profile_metrics(NcuProfile((kernel,), lines, "csv"))
+    assert p.kernel == "transpose_naive"
+    assert p.get("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio") == 18.0
+    v = judge(JudgeInput("transpose_naive", correctness=CorrectnessOutcome("passed", 5, 5), metrics=p))
+    assert (v.bottleneck, v.method) == ("memory", "coalesce-global-access") and v.evidence[0].line == 26
