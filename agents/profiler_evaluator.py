@@ -3,13 +3,13 @@ timing with CUDA events and L2 flushes) in a long-lived `WorkerPool` (torch impo
 retires the worker), and its Nsight Compute profile (`profile_file`: per-kernel metrics and per-line source
 counters) for correct candidates on a GPU.
 
-The Coder's API key never reaches candidate code: the worker is started with every secret variable blanked.
-`profile_file` runs its target with this process's environment, so it is skipped (with a note) while a secret
-is set here.
+The Coder's API key never reaches candidate code: the worker is started with every secret variable blanked, and
+`profile_file` (whose target inherits its process's environment) runs in a child without them.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -34,6 +34,7 @@ from cudalens.agents.judge import metrics as M
 from cudalens.agents.worker_evaluator import secret_names
 from cudalens.profiler.protocol import JobRequest
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
+from cudalens.profiler.tool_run import run_tool
 from cudalens.profiler.worker_client import WorkerPool
 
 
@@ -103,25 +104,45 @@ class ProfilerEvaluator:
                 and evaluation.correct
                 and evaluation.device.startswith("cuda")
             ):
-                evaluation = self._profiled(evaluation, candidate, reference)
+                evaluation = self.add_profile(evaluation, candidate, reference)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return _with_seconds(evaluation, time.perf_counter() - started)
 
-    def _profiled(self, evaluation: Evaluation, candidate: Path, reference: Path) -> Evaluation:
-        leaking = [n for n in self.settings.secret_env if os.environ.get(n)]
-        if leaking:
-            return _noted(evaluation, f"ncu profile skipped: its target would inherit {', '.join(leaking)}")
-        from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
-
-        profile = profile_file(
-            ProfileRequest(
-                str(candidate), str(reference), python=self.settings.python, timeout=self.settings.timeout_s
-            )
+    def add_profile(self, evaluation: Evaluation, candidate: Path, reference: Path) -> Evaluation:
+        """`profile_file` in a child of this interpreter whose environment has no secrets, so the profiled
+        target (the candidate, under ncu) inherits none."""
+        hidden = set(secret_names(self.settings.secret_env))
+        env = {k: v for k, v in os.environ.items() if k not in hidden}
+        run = run_tool(
+            [
+                sys.executable,
+                "-c",
+                _PROFILE_CHILD,
+                str(candidate),
+                str(reference),
+                self.settings.python,
+                str(self.settings.timeout_s),
+            ],
+            timeout=self.settings.timeout_s + 60,
+            env=env,
         )
+        try:
+            profile = NcuProfile.from_json(json.loads(run.stdout.strip().splitlines()[-1]))
+        except (ValueError, IndexError, KeyError):
+            detail = "timed out" if run.timed_out else (run.stderr.strip().splitlines() or ["no output"])[-1]
+            return _noted(evaluation, f"ncu profile failed: {detail[:300]}")
         if profile.error:
             return _noted(evaluation, f"ncu: {profile.error}")
         return Evaluation(**{**evaluation.__dict__, "profiles": profile_metrics(profile)})
+
+
+_PROFILE_CHILD = """
+import json, sys
+from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
+path, reference, python, timeout = sys.argv[1:5]
+print(json.dumps(profile_file(ProfileRequest(path, reference, python=python, timeout=float(timeout))).to_json()))
+"""
 
 
 def profile_metrics(profile: NcuProfile) -> tuple[ProfileMetrics, ...]:

@@ -109,3 +109,18 @@ def test_profile_becomes_the_judges_metrics_with_line_evidence() -> None:
     assert p.get("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio") == 18.0
     v = judge(JudgeInput("transpose_naive", correctness=CorrectnessOutcome("passed", 5, 5), metrics=p))
     assert (v.bottleneck, v.method) == ("memory", "coalesce-global-access") and v.evidence[0].line == 26
+
+
+def test_profile_step_runs_in_a_child_without_secrets_and_says_why_it_has_nothing(
+    evaluator: ProfilerEvaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cudalens.agents.evaluation import CompileOutcome, CorrectnessOutcome, Evaluation
+
+    monkeypatch.setenv("CUDALENS_NCU", str(tmp_path / "no-ncu-here"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    (tmp_path / "c.py").write_text(FAST)
+    (tmp_path / "r.py").write_text(REFERENCE)
+    passed = Evaluation("h", CompileOutcome(True), CorrectnessOutcome("passed", 5, 5))
+    noted = evaluator.add_profile(passed, tmp_path / "c.py", tmp_path / "r.py")
+    assert noted.profiles == () and len(noted.notes) == 1 and "ncu" in noted.notes[0]
+    assert KEY not in noted.notes[0]
