@@ -61,10 +61,11 @@ def make_evaluator(args: argparse.Namespace, problem, builds: Path):
                 ncu=None if args.no_ncu else args.ncu,
             ),
         )
-    # the scripted Coder's key is a dummy: nothing to hide from ncu's target
     return ProfilerEvaluator(
         reference_file(problem),
-        ProfilerEvaluatorSettings(timeout_s=args.timeout, profile=not args.no_ncu, secret_env=()),
+        ProfilerEvaluatorSettings(
+            timeout_s=args.timeout, profile=not args.no_ncu, secret_env=("CUDALENS_BENCH_KEY",)
+        ),
     )
 
 
