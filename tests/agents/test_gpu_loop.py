@@ -11,6 +11,7 @@ import pytest
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop
+from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
 from tests.agents.fake_openai import FakeOpenAI, reply
 
@@ -27,7 +28,10 @@ def _problems():
 
 @pytest.mark.gpu
 @pytest.mark.timeout(1200)
-def test_relu_loop_ends_on_the_fast_candidate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("evaluator_kind", ["isolated", "profiler"])
+def test_relu_loop_ends_on_the_fast_candidate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, evaluator_kind: str
+) -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA device here")
@@ -40,17 +44,24 @@ def test_relu_loop_ends_on_the_fast_candidate(tmp_path: Path, monkeypatch: pytes
         reply(fence.format(problem.slow)),
         reply(fence.format(problem.fast)),
     ]
+    if evaluator_kind == "isolated":
+        evaluator = WorkerEvaluator(
+            op.reference_file(problem), WorkerSettings(timeout_s=600, build_root=str(tmp_path / "b"))
+        )
+    else:
+        evaluator = ProfilerEvaluator(op.reference_file(problem), ProfilerEvaluatorSettings(timeout_s=600))
     with FakeOpenAI(script) as fake:
         loop = OptimizeLoop(
-            WorkerEvaluator(
-                op.reference_file(problem), WorkerSettings(timeout_s=600, build_root=str(tmp_path / "b"))
-            ),
+            evaluator,
             CoderClient(CoderSettings(base_url=fake.base_url, model="m", api_key_env="GPU_TEST_KEY")),
             op.reference_file(problem),
             kernel="relu_kernel",
             settings=LoopSettings(rounds=3, patience=5),
             run_root=tmp_path / "runs",
         )
-        result = loop.run(problem.start)
+        try:
+            result = loop.run(problem.start)
+        finally:
+            getattr(evaluator, "close", lambda: None)()
     assert [r.evaluation.correct for r in result.rounds] == [True, False, True, True]
     assert result.best_round == 3 and result.best_source == problem.fast and result.best_speedup > 0
