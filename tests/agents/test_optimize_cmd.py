@@ -30,7 +30,8 @@ def problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def _common(fake: FakeOpenAI) -> list[str]:
+def _common(fake: FakeOpenAI, evaluator: str = "isolated") -> list[str]:
+    # isolated by default: single-threaded CPU timing, so the fast candidate's speedup is not noise
     return [
         "--base-url",
         fake.base_url,
@@ -40,7 +41,7 @@ def _common(fake: FakeOpenAI) -> list[str]:
         "--rounds",
         "1",
         "--evaluator",
-        "isolated",  # single-threaded CPU timing: the speedup of the fast candidate is not noise
+        evaluator,
         "--quiet",
     ]
 
@@ -102,18 +103,8 @@ def test_default_profiler_worker_and_no_better_candidate(
     from tests.agents.kernelbench_cpu import WRONG
 
     with FakeOpenAI([reply(fenced(WRONG))]) as fake:
-        argv = [
-            str(problem),
-            "--base-url",
-            fake.base_url,
-            "--api-key-env",
-            "CLI_TEST_KEY",
-            "--allow-torch-ops",
-            "--rounds",
-            "1",
-            "--no-profile",
-        ]
+        argv = [str(problem), *_common(fake, "profiler"), "--no-profile"]
         assert _run(argv) == 1
     err = capsys.readouterr().err
-    assert "[1/1" in err and "no correct candidate" not in err  # round 0 was correct; round 1 was not better
+    assert "(round 0)" in err and "stopped: rounds" in err  # round 0 was correct; round 1 was wrong
     assert problem.read_text() == START and not (problem.parent / "row_sum.optimized.py").exists()
