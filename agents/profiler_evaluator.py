@@ -35,7 +35,7 @@ from cudalens.agents.worker_evaluator import secret_names
 from cudalens.profiler.protocol import JobRequest
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.tool_run import run_tool
-from cudalens.profiler.worker_client import WorkerPool
+from cudalens.profiler.worker_client import WorkerPool, WorkerStartError
 
 
 @dataclass(frozen=True)
@@ -93,11 +93,12 @@ class ProfilerEvaluator:
             self._job = pool.new_id()
             try:
                 result = pool.run(JobRequest(self._job, "test", payload, self.settings.timeout_s))
+                status, data, error = result.status, result.payload or {}, result.error
+            except WorkerStartError as exc:
+                status, data, error = "crash", {}, f"cannot start the worker: {exc}"
             finally:
                 self._job = None
-            evaluation = _evaluation(
-                source, result.status, result.payload or {}, result.error, self.settings.timeout_s
-            )
+            evaluation = _evaluation(source, status, data, error, self.settings.timeout_s)
             if (
                 kind in ("full", "profile")
                 and self.settings.profile

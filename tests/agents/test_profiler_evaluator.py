@@ -124,3 +124,12 @@ def test_profile_step_runs_in_a_child_without_secrets_and_says_why_it_has_nothin
     noted = evaluator.add_profile(passed, tmp_path / "c.py", tmp_path / "r.py")
     assert noted.profiles == () and len(noted.notes) == 1 and "ncu" in noted.notes[0]
     assert KEY not in noted.notes[0]
+
+
+def test_worker_that_cannot_start_is_a_crash(tmp_path: Path) -> None:
+    e = ProfilerEvaluator(REFERENCE, ProfilerEvaluatorSettings(python=str(tmp_path / "no-python")))
+    try:
+        result = e.evaluate(FAST)
+    finally:
+        e.close()
+    assert result.correctness.status == "crashed" and "cannot start the worker" in result.correctness.message
