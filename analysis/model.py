@@ -99,13 +99,21 @@ _COMPARED_LEFT = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<=|>=|<|>)(?![<>=])")
 _COMPARED_RIGHT = re.compile(r"(?<![<>])(?:<=|>=|<|>)\s*([A-Za-z_]\w*)\b")
 
 
+_STRIDE_LIKE = re.compile(r"stride|step|inc|offset|shift|skip|spacing|dilation", re.I)
+
+
 def _dimension_params(function: Function) -> set[str]:
-    """Integer parameters compared in conditions (`if (x < width)`): sizes of the data, never 1 in practice."""
+    """Integer parameters that are sizes of the data, never 1 in practice: compared in conditions
+    (`if (x < width)`), or multiplied into an index as a row length (`x * height`) — unless the name says it
+    is a stride the caller chooses (`stride`, `step`, `inc`...), which may well be 1."""
     names = {p.name for p in function.params if not p.pointer}
     body = ts.text(function.body) if function.body is not None else ""
     found: set[str] = set()
     for pattern in (_COMPARED_LEFT, _COMPARED_RIGHT):
         found |= {m.group(1) for m in pattern.finditer(body) if m.group(1) in names}
+    for name in names - found:
+        if not _STRIDE_LIKE.search(name) and re.search(rf"\*\s*{re.escape(name)}\b|\b{re.escape(name)}\s*\*", body):
+            found.add(name)
     return found
 
 

@@ -8,6 +8,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from cudalens.analysis.findings import Finding, Related, Severity
@@ -123,7 +124,25 @@ def run_sanitizer(
     if run.timed_out:
         return SanitizerResult(tool, error=f"compute-sanitizer {tool} exceeded {timeout:.0f} s")
     issues, count = parse(tool, run.output)
+    issues = [_in_build_dir(issue, run.output) for issue in issues]
     return SanitizerResult(tool, tuple(issues), count, run.returncode, run.output[-4000:])
+
+
+_BUILD_DIR = re.compile(r"cudalens-build-dir: (.+?)\s*$", re.M)
+
+
+def _in_build_dir(issue: SanitizerIssue, output: str) -> SanitizerIssue:
+    """Give a bare generated file name (load_inline's `cuda.cu`) the folder the target announced, so its lines
+    can be mapped back to the user's file by content."""
+    def where(name: str | None) -> str | None:
+        if not name or Path(name).is_absolute():
+            return name
+        for folder in _BUILD_DIR.findall(output):
+            if (Path(folder) / name).is_file():
+                return str(Path(folder) / name)
+        return name
+
+    return replace(issue, file=where(issue.file), other_file=where(issue.other_file))
 
 
 def sanitizer_findings(path: str, text: str, issues: Iterable[SanitizerIssue], files: dict[str, str] | None = None) -> list[Finding]:

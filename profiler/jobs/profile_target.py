@@ -15,6 +15,19 @@ from pathlib import Path
 sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
 
 
+def announce_build_dirs(module_names: list[str]) -> None:
+    """Where load_inline wrote the generated `cuda.cu`: tools such as compute-sanitizer report its lines by bare
+    file name, and the parent maps them back to the user's file by content."""
+    from torch.utils import cpp_extension
+
+    for name in module_names:
+        try:
+            folder = cpp_extension._get_build_directory(name, verbose=False)
+        except Exception:  # a private helper: fall back to the documented default location
+            folder = str(Path(cpp_extension.get_default_build_root()) / name)
+        print(f"cudalens-build-dir: {folder}", file=sys.stderr)
+
+
 def main(argv: list[str]) -> int:
     payload = json.loads(Path(argv[0]).read_text())
     loader = sibling("problem_loader")
@@ -23,6 +36,7 @@ def main(argv: list[str]) -> int:
         import torch
 
         problem = loader.load_problem(payload)
+        announce_build_dirs(problem.module_names)
         device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
         candidate = correctness.place(problem.make_candidate(), device, None)
         torch.manual_seed(int(payload.get("seed", 42)))
