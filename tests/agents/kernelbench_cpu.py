@@ -37,7 +37,7 @@ START = model_new(
 )
 WRONG = model_new("return x.sum(dim=1) * 1.01")
 SLOW = model_new(
-    "out = torch.zeros(x.shape[0], dtype=x.dtype)\nfor _ in range(3):\n"
+    "out = torch.zeros(x.shape[0], dtype=x.dtype)\nfor _ in range(5):\n"
     "    out = torch.zeros(x.shape[0], dtype=x.dtype)\n    for j in range(x.shape[1]):\n"
     "        out = out + x[:, j]\nreturn out"
 )
