@@ -6,6 +6,7 @@ The optimize loop itself is `cudalens.agents.optimize_loop.OptimizeLoop`; "Fix w
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from cudalens.agents.evaluation import Evaluation
 from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.agents.judge import Verdict, judge, judge_input
 from cudalens.agents.judge.render import render_markdown, verdict_findings
-from cudalens.agents.optimize_loop import LoopSettings
+from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, OptimizeResult
 from cudalens.agents.worker_evaluator import WorkerSettings
 from cudalens.analysis.api import AnalysisReport, KernelInfo
 from cudalens.analysis.findings import Finding
@@ -110,3 +111,16 @@ def loop_and_worker_settings(
         python = WorkerSettings.python
     timeout = number("worker", worker, "timeoutSeconds", float, WorkerSettings.timeout_s, 1)
     return loop, WorkerSettings(python=python, timeout_s=timeout, secret_env=(api_key_env,)), errors
+
+
+async def optimize_async(loop: OptimizeLoop, source: str) -> OptimizeResult:
+    """Run the loop off the event loop. Cancelling the awaiting task sets the loop's cancel event, which kills
+    the candidate in flight and ends the run ("cancelled"); the task then re-raises CancelledError. Progress
+    callbacks arrive on the loop's thread: marshal them with `call_soon_threadsafe`."""
+    task = asyncio.ensure_future(asyncio.to_thread(loop.run, source))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        loop.cancel.set()
+        await asyncio.wait([task])  # the run stops within a step: nothing is left behind
+        raise

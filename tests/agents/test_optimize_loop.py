@@ -176,3 +176,29 @@ def test_no_progress_after_patience_rounds_without_a_better_candidate(key_env: s
         result = _loop(fake, key_env, tmp_path, rounds=5, patience=2).run(START)
     assert result.stop_reason == "no-progress" and len(fake.requests) == 2
     assert result.best_round == 0 and not result.improved
+
+
+async def test_async_run_is_cancelled_with_its_task(key_env: str, tmp_path: Path) -> None:
+    import asyncio
+
+    from cudalens.agents.api import optimize_async
+
+    started = threading.Event()
+
+    def on_progress(p: Progress) -> None:
+        if p.phase == "evaluating" and p.round == 1:
+            started.set()
+
+    hang = FAST + "\nwhile True:  # never finishes importing\n    pass\n"
+    with FakeOpenAI([reply(fenced(hang))]) as fake:
+        loop = _loop(fake, key_env, tmp_path, rounds=3, on_progress=on_progress)
+        task = asyncio.ensure_future(optimize_async(loop, REFERENCE))
+        while not started.is_set():
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert loop.cancel.is_set()
+    summary = next((tmp_path / ".cudalens" / "runs").iterdir()) / "summary.json"
+    assert '"stop_reason": "cancelled"' in summary.read_text()
