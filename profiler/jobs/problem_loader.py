@@ -12,11 +12,13 @@ Standard library at top level; torch is imported inside functions (the job-modul
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import importlib.util
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,15 +80,49 @@ def reference_for(path: Path, text: str, given: str | None) -> Path | None:
     return None
 
 
+def content_name(name: str, cpp_sources: Any, cuda_sources: Any, options: dict[str, Any]) -> str:
+    """A load_inline extension name that changes with everything that is compiled into it."""
+    blob = repr((cpp_sources, cuda_sources, sorted((k, repr(v)) for k, v in options.items() if k != "verbose")))
+    return f"{name}_{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+
+
+@contextlib.contextmanager
+def content_addressed_builds() -> Iterator[None]:
+    """While a user's module runs, its `load_inline` builds are named by their content.
+
+    torch re-versions a name that is loaded again with other sources in the same process (`relu_v1`) and
+    rebuilds; a second process (the ncu or sanitizer target) then finds the first name's folder holding other
+    sources and rebuilds again. On the H200 that was two cold builds, ~110 s, per optimize round. Named by
+    content, each distinct source is built once and every later load, in any process, reuses it."""
+    try:
+        from torch.utils import cpp_extension
+    except ImportError:  # no torch: nothing to build
+        yield
+        return
+    original = cpp_extension.load_inline
+
+    @functools.wraps(original)
+    def load_inline(name: str, cpp_sources: Any, cuda_sources: Any = None, *args: Any, **kwargs: Any) -> Any:
+        key = content_name(name, cpp_sources, cuda_sources, {"args": args, **kwargs})
+        return original(key, cpp_sources, cuda_sources, *args, **kwargs)
+
+    cpp_extension.load_inline = load_inline
+    try:
+        yield
+    finally:
+        cpp_extension.load_inline = original
+
+
 def load_module(path: Path) -> Any:
-    """Executes a user's Python file as a fresh module (its load_inline builds run now)."""
+    """Executes a user's Python file as a fresh module (its load_inline builds run now, content-addressed)."""
     key = "_cudalens_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(key, path)
     if spec is None or spec.loader is None:
         raise ProblemError(f"{path}: cannot be loaded as Python")
     module = importlib.util.module_from_spec(spec)
     sys.modules[key] = module
-    spec.loader.exec_module(module)
+    with content_addressed_builds():
+        spec.loader.exec_module(module)
     return module
 
 
