@@ -77,8 +77,15 @@ class DocumentAnalyzer:
         self.path = path
         self.config = config or AnalysisConfig()
         self.read_include = read_include
+        # Per-kernel results of the last update, keyed by the kernel's text, context and position: an edit
+        # re-analyses only the kernels it touched.
+        self.kernel_cache: dict[tuple, tuple] = {}
+        self.next_cache: dict[tuple, tuple] = {}
 
     def update(self, text: str) -> AnalysisReport:
         from cudalens.analysis.pipeline import run_pipeline
 
-        return run_pipeline(self, text)
+        self.next_cache = {}
+        report = run_pipeline(self, text)
+        self.kernel_cache, self.next_cache = self.next_cache, {}
+        return report

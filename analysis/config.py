@@ -6,10 +6,11 @@ is used, the way jedi-language-server treats its initialization options.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 SEVERITIES = ("error", "warning", "info", "hint")
 

@@ -6,7 +6,7 @@ formats. Positions are 1-based lines and columns (columns count characters of th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Literal
 

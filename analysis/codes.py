@@ -1,0 +1,43 @@
+"""The one registry of rule codes. A code, once published, is never reused for another rule.
+
+Add a rule: write `analysis/rules/<pattern_name>.py` with one `Rule` subclass and list it here.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from cudalens.analysis.rule_base import Rule, RuleInfo
+
+# code -> "module:Class" under cudalens.analysis.rules, in code order.
+REGISTRY: dict[str, str] = {
+    "CL101": "uncoalesced_global_access:UncoalescedGlobalAccess",
+    "CL102": "array_of_structs_field_access:ArrayOfStructsFieldAccess",
+    "CL104": "data_dependent_global_access:DataDependentGlobalAccess",
+    "CL201": "divergent_branch:DivergentBranch",
+    "CL202": "divergent_loop_trip_count:DivergentLoopTripCount",
+    "CL301": "shared_bank_conflict:SharedBankConflict",
+    "CL302": "barrier_in_divergent_code:BarrierInDivergentCode",
+    "CL303": "shared_memory_race:SharedMemoryRace",
+}
+
+
+def rule_class(code: str) -> type[Rule]:
+    module, cls = REGISTRY[code].split(":")
+    return getattr(importlib.import_module(f"cudalens.analysis.rules.{module}"), cls)
+
+
+def all_rules() -> list[RuleInfo]:
+    return [RuleInfo.of(rule_class(code)) for code in REGISTRY]
+
+
+def rule_info(code_or_name: str) -> RuleInfo | None:
+    key = code_or_name.strip()
+    for info in all_rules():
+        if key.upper() == info.code or key == info.name:
+            return info
+    return None
+
+
+def static_rules() -> list[Rule]:
+    return [rule_class(code)() for code in REGISTRY if rule_class(code).source == "static"]

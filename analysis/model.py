@@ -1,0 +1,203 @@
+"""The kernel model: for each `__global__` function, its launch configuration (from `<<<...>>>` sites, `dim3`
+variables, `__launch_bounds__`), the warp shape that follows, and the lane interpreter's runs over one block —
+one run per plausible block shape and parameter sample, so a rule can tell what holds in all of them (proven)
+from what holds in some (it depends: `info`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.findings import Finding, Fix, Related, Severity, Span, TextEdit
+from cudalens.analysis.host_eval import dim3, eval_host
+from cudalens.analysis.positions import LineIndex
+from cudalens.analysis.simulate import SimResult, Simulator
+from cudalens.analysis.unit import Function, Unit
+
+Node = ts.Node
+# Integer parameters are sampled twice: conclusions that change between samples depend on run-time values.
+PARAM_SAMPLES = (4096, 4352)
+ASSUMED_1D_BLOCK = (256, 1, 1)
+ASSUMED_2D_BLOCKS = ((32, 8, 1), (16, 16, 1))
+PositionMap = Callable[[int, int], tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    block: tuple[int, int, int]
+    param_sample: int
+    label: str
+
+
+@dataclass
+class KernelModel:
+    path: str
+    unit: Unit
+    function: Function
+    index: LineIndex
+    to_file: PositionMap | None
+    block: tuple[int, int, int] | None  # known from every launch site / launch bounds, else None
+    block_source: str  # "launch", "launch_bounds", "assumed"
+    launch_sites: list[tuple[Node, tuple[int, int, int] | None, tuple[int, int, int] | None, int | None]]
+    configs: list[RunConfig] = field(default_factory=list)
+    runs: list[SimResult] = field(default_factory=list)
+    dimension_params: set[str] = field(default_factory=set)
+    uses_tid_yz: bool = False
+    template_values: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    @property
+    def primary(self) -> SimResult:
+        return self.runs[0]
+
+    def text(self, node: Node) -> str:
+        return ts.text(node)
+
+    def span(self, node: Node) -> Span:
+        s = self.index.span(node)
+        if self.to_file is None:
+            return s
+        line, col = self.to_file(s.line, s.column)
+        end_line, end_col = self.to_file(s.end_line, s.end_column)
+        return Span(line, col, end_line, end_col)
+
+    def finding(self, rule: type, node: Node, message: str, severity: Severity | None = None, *,
+                fix: Fix | None = None, evidence: dict | None = None,
+                related: tuple[tuple[Node, str], ...] = ()) -> Finding:
+        return Finding(
+            path=self.path,
+            code=rule.code,
+            rule=rule.name,
+            severity=severity or rule.default_severity,
+            message=message,
+            span=self.span(node),
+            kernel=self.name,
+            fix=fix,
+            evidence=tuple((evidence or {}).items()),
+            related=tuple(Related(self.span(n), m) for n, m in related),
+        )
+
+    def replace_fix(self, node: Node, new_text: str, message: str, safe: bool) -> Fix:
+        return Fix(message, (TextEdit(self.span(node), new_text),), "safe" if safe else "unsafe")
+
+    def simulate(self, cfg: RunConfig, pad: dict[str, int] | None = None) -> SimResult:
+        int_params = [p.name for p in self.function.params if not p.pointer]
+        return Simulator(self.unit, self.function, cfg.block, {p: cfg.param_sample for p in int_params},
+                         self.template_values, pad=pad).run()
+
+    def block_assumed(self) -> bool:
+        return self.block_source == "assumed"
+
+
+_TID_YZ = re.compile(r"threadIdx\s*\.\s*[yz]")
+_COMPARED_LEFT = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<=|>=|<|>)(?![<>=])")
+_COMPARED_RIGHT = re.compile(r"(?<![<>])(?:<=|>=|<|>)\s*([A-Za-z_]\w*)\b")
+
+
+def _dimension_params(function: Function) -> set[str]:
+    """Integer parameters compared in conditions (`if (x < width)`): sizes of the data, never 1 in practice."""
+    names = {p.name for p in function.params if not p.pointer}
+    body = ts.text(function.body) if function.body is not None else ""
+    found: set[str] = set()
+    for pattern in (_COMPARED_LEFT, _COMPARED_RIGHT):
+        found |= {m.group(1) for m in pattern.finditer(body) if m.group(1) in names}
+    return found
+
+
+def build_models(path: str, unit: Unit, index: LineIndex, to_file: PositionMap | None) -> list[KernelModel]:
+    models = []
+    for kernel in unit.kernels:
+        if kernel.body is None:
+            continue
+        models.append(build_model(path, unit, kernel, index, to_file))
+    return models
+
+
+def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
+                to_file: PositionMap | None) -> KernelModel:
+    sites = []
+    template_values: dict[str, int] = {}
+    for launch in unit.launches:
+        if launch.kernel != kernel.name:
+            continue
+        cfg = launch.config
+        grid = dim3(cfg[0], unit, launch.host_function) if len(cfg) > 0 else None
+        block = dim3(cfg[1], unit, launch.host_function) if len(cfg) > 1 else None
+        smem = eval_host(cfg[2], unit, launch.host_function) if len(cfg) > 2 else None
+        sites.append((launch.node, grid, block, smem[0] if smem else None))
+        for name, arg in zip(kernel.template_params, launch.template_args, strict=False):
+            value = eval_host(arg, unit, launch.host_function)
+            if value is not None and name not in template_values:
+                template_values[name] = value[0]
+    for name in kernel.template_params:
+        template_values.setdefault(name, 32)
+
+    blocks = {b for _, _, b, _ in sites if b is not None}
+    uses_yz = bool(_TID_YZ.search(ts.text(kernel.body)))
+    if len(blocks) == 1 and all(b is not None for _, _, b, _ in sites):
+        block, source, candidates = next(iter(blocks)), "launch", [next(iter(blocks))]
+    else:
+        bound = eval_host(kernel.launch_bounds[0], unit, None) if kernel.launch_bounds else None
+        if bound is not None and not uses_yz:
+            block, source, candidates = (bound[0], 1, 1), "launch_bounds", [(bound[0], 1, 1)]
+        else:
+            block, source = None, "assumed"
+            candidates = list(ASSUMED_2D_BLOCKS) if uses_yz else [ASSUMED_1D_BLOCK]
+            candidates = sorted(blocks) if blocks else candidates
+    model = KernelModel(path, unit, kernel, index, to_file, block, source, sites,
+                        dimension_params=_dimension_params(kernel), uses_tid_yz=uses_yz)
+    has_int_params = any(not p.pointer for p in kernel.params)
+    configs = [RunConfig(b, PARAM_SAMPLES[0], f"block {b[0]}×{b[1]}×{b[2]}") for b in candidates]
+    if has_int_params:
+        configs.append(RunConfig(candidates[0], PARAM_SAMPLES[1], "other sizes"))
+    model.template_values = template_values
+    for cfg in configs:
+        model.configs.append(cfg)
+        model.runs.append(model.simulate(cfg))
+    return model
+
+
+SiteKey = tuple[int, int]
+
+
+def sites(model: KernelModel, events: str, keep: Callable[[object], bool] = lambda e: True
+          ) -> dict[SiteKey, list[list]]:
+    """Events of one kind ("accesses", "branches", "barriers") grouped by source site, one list per run."""
+    grouped: dict[SiteKey, list[list]] = {}
+    for i, run in enumerate(model.runs):
+        for event in getattr(run, events):
+            if not keep(event):
+                continue
+            key = (event.node.start_byte, event.node.end_byte)
+            grouped.setdefault(key, [[] for _ in model.runs])[i].append(event)
+    return grouped
+
+
+def statement_cost(node: Node | None) -> int:
+    """A rough count of the work under a statement: statements, with loops weighing more."""
+    if node is None:
+        return 0
+    cost = 0
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("expression_statement", "declaration", "return_statement"):
+            cost += 1
+        elif n.type in ("for_statement", "while_statement", "do_statement"):
+            cost += 5
+        stack.extend(n.named_children)
+    return cost
+
+
+def describe_deps(deps: frozenset[str]) -> str:
+    names = []
+    for d, label in (("tid.x", "threadIdx.x"), ("tid.y", "threadIdx.y"), ("tid.z", "threadIdx.z")):
+        if d in deps:
+            names.append(label)
+    names += sorted(f"`{d.split(':', 1)[1]}`" for d in deps if d.startswith("param:"))
+    return ", ".join(names) or "thread-independent values"

@@ -1,0 +1,74 @@
+"""What every rule is: a code, a name, documentation in ruff's form, and a check over one kernel.
+
+Rules that the analyzer does not run itself (compiler results CL8xx, run-time results CL9xx) are documented
+the same way so that `cudalens rule CL801` works for every code a user can see.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from cudalens.analysis.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from cudalens.analysis.model import KernelModel
+
+DOC_HEADINGS = (
+    "What it does",
+    "Why is this bad?",
+    "Known problems",
+    "Example",
+    "Use instead",
+    "Fix safety",
+    "References",
+)
+
+
+class Rule:
+    """Base class. Subclasses set the class attributes and, for static rules, implement `check`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case
+    summary: ClassVar[str]  # one line, for `cudalens rules`
+    default_severity: ClassVar[Severity] = Severity.WARNING
+    fixable: ClassVar[bool] = False
+    since: ClassVar[str] = "0.1.0"
+    status: ClassVar[str] = "stable"  # stable | preview | removed
+    source: ClassVar[str] = "static"  # static | compiler | runtime | judge
+
+    def check(self, kernel: KernelModel) -> Iterable[Finding]:
+        return ()
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    code: str
+    name: str
+    summary: str
+    severity: Severity
+    fixable: bool
+    since: str
+    status: str
+    source: str
+    doc: str
+
+    @classmethod
+    def of(cls, rule: type[Rule]) -> RuleInfo:
+        return cls(
+            rule.code,
+            rule.name,
+            rule.summary,
+            rule.default_severity,
+            rule.fixable,
+            rule.since,
+            rule.status,
+            rule.source,
+            rule.documentation(),
+        )

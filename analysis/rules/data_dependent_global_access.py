@@ -1,0 +1,60 @@
+"""CL104: a global access whose address comes from loaded data (a gather or scatter)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.model import KernelModel, sites
+from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.values import DATA
+
+
+class DataDependentGlobalAccess(Rule):
+    """## What it does
+    Reports a global load or store whose index is itself loaded from memory (`x[idx[i]]`), so whether the
+    warp's request coalesces depends on the data, which static analysis cannot see.
+
+    ## Why is this bad?
+    Random gathers touch up to 32 sectors per request instead of 4. Often unavoidable (sparse matrices,
+    embeddings); when the indices are sorted or clustered, the cost is low.
+
+    ## Known problems
+    Always `info`: the cost depends on the index values. Profile with `cudalens profile` to see the
+    measured sectors per request on this line.
+
+    ## Example
+    ```cuda
+    out[i] = table[indices[i]];
+    ```
+
+    ## Use instead
+    Sort or bucket the indices so neighbouring lanes read neighbouring rows; for small tables, stage them in
+    shared memory; read rows as vectors (`float4`) when each lane gathers a whole row.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"
+    """
+
+    code = "CL104"
+    name = "data-dependent-global-access"
+    summary = "Gather/scatter: the address depends on loaded data"
+    default_severity = Severity.INFO
+
+    def check(self, kernel: KernelModel) -> Iterator[Finding]:
+        def keep(a) -> bool:
+            return a.space == "global" and a.addr is None and DATA in a.deps
+
+        for per_run in sites(kernel, "accesses", keep).values():
+            if not per_run[0]:
+                continue
+            a = per_run[0][0]
+            kind = "store to" if a.write else "load from"
+            yield kernel.finding(
+                type(self), a.node,
+                f"Data-dependent {kind} `{a.base}`: the address comes from loaded data, so coalescing depends on "
+                f"the index values (profile to measure sectors per request)",
+            )

@@ -1,0 +1,98 @@
+"""CL201: a branch whose condition splits the lanes of a warp, around enough work to matter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.memory import warps
+from cudalens.analysis.model import KernelModel, describe_deps, sites, statement_cost
+from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.values import DATA
+
+HEAVY_BODY = 3  # statements; shorter bodies are predicated by the compiler at little cost
+
+
+def warp_split(branches: list) -> tuple[int, int, bool] | None:
+    """(lanes taking the branch, active lanes, taken lanes not contiguous) of the first divergent warp."""
+    for b in branches:
+        if b.cond is None:
+            continue
+        for w in warps(len(b.mask)):
+            active = b.mask[w]
+            taken = (b.cond[w] != 0) & active
+            n_taken, n_active = int(taken.sum()), int(active.sum())
+            if 0 < n_taken < n_active:
+                lanes = np.flatnonzero(taken)
+                return n_taken, n_active, bool(lanes[-1] - lanes[0] + 1 != lanes.size)
+    return None
+
+
+class DivergentBranch(Rule):
+    """## What it does
+    Flags an `if`/`switch` whose condition differs between lanes of the same warp and that guards real work
+    (several statements, a loop, or an interleaved lane pattern such as `threadIdx.x % 2 == 0`).
+
+    ## Why is this bad?
+    A warp executes both sides of a divergent branch one after the other, with the lanes of the other side
+    idle: a heavy body under `threadIdx.x % 2` runs at half throughput. Interleaved patterns also keep every
+    warp busy where a contiguous split (`threadIdx.x < n/2`) would retire whole warps.
+
+    ## Known problems
+    A bare bounds check (`if (i < n)`), a branch on the warp index (`threadIdx.x / 32`) and a single lane
+    doing a short epilogue (`if (lane == 0) out[w] = sum;`) are not reported: they cost little or nothing.
+    Conditions on loaded data are not reported: their divergence depends on the data.
+
+    ## Example
+    ```cuda
+    for (int s = 1; s < blockDim.x; s *= 2) {
+        if (tid % (2 * s) == 0) sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+    ```
+
+    ## Use instead
+    Map the work to contiguous lanes so whole warps take the same path:
+    ```cuda
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+    ```
+
+    ## Fix safety
+    No automatic fix: remapping work to lanes changes the algorithm.
+
+    ## References
+    - CUDA C++ Best Practices Guide, "Branching and Divergence"
+    - Mark Harris, "Optimizing Parallel Reduction in CUDA"
+    """
+
+    code = "CL201"
+    name = "divergent-branch"
+    summary = "Branch that splits the lanes of a warp around non-trivial work"
+
+    def check(self, kernel: KernelModel) -> Iterator[Finding]:
+        def keep(b) -> bool:
+            return b.kind in ("if", "switch") and DATA not in b.deps and b.cond is not None
+
+        for per_run in sites(kernel, "branches", keep).values():
+            splits = [warp_split(run) for run in per_run]
+            if splits[0] is None:
+                continue
+            node = per_run[0][0].node
+            body_cost = sum(statement_cost(node.child_by_field_name(f)) for f in ("consequence", "alternative")) \
+                if node.type == "if_statement" else statement_cost(node.child_by_field_name("body"))
+            taken, active, interleaved = splits[0]
+            if body_cost < HEAVY_BODY and not (interleaved and 1 < taken <= active // 2):
+                continue
+            cond = node.child_by_field_name("condition") or node
+            severity = Severity.WARNING if all(s is not None for s in splits) else Severity.INFO
+            pattern = "interleaved " if interleaved else ""
+            yield kernel.finding(
+                type(self), cond,
+                f"Divergent branch: {taken} of {active} {pattern}lanes of a warp take it (the condition depends "
+                f"on {describe_deps(per_run[0][0].deps)}), so the warp runs both paths one after the other",
+                severity, evidence={"lanes_taken": taken, "lanes_active": active, "body_statements": body_cost},
+            )

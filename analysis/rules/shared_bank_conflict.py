@@ -1,0 +1,135 @@
+"""CL301: shared-memory accesses whose lanes collide in the same bank."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.findings import Finding, Fix, Severity
+from cudalens.analysis.memory import SharedRequest, shared_request, warps
+from cudalens.analysis.model import KernelModel, sites
+from cudalens.analysis.rule_base import Rule
+
+
+def worst_shared(accesses: list) -> SharedRequest | None:
+    worst = None
+    for a in accesses:
+        if a.addr is None:
+            continue
+        for w in warps(len(a.mask)):
+            r = shared_request(a.addr[w], a.mask[w], a.size)
+            if r is not None and (worst is None or r.degree > worst.degree):
+                worst = r
+    return worst
+
+
+def _last_dimension(decl: ts.Node, name: str) -> ts.Node | None:
+    """The size node of the last dimension of `name` in a declaration (`33` of `tile[32][33]`)."""
+    for d in decl.children_by_field_name("declarator"):
+        arr = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+        if arr is not None and arr.type == "array_declarator" and ts.text(arr).startswith(name):
+            inner = arr.child_by_field_name("declarator")
+            if inner is not None and inner.type == "array_declarator":
+                return arr.child_by_field_name("size")
+    return None
+
+
+def _only_subscripted(kernel: KernelModel, name: str, dims: int) -> bool:
+    """Every use of the array is a full subscript: padding the rows cannot change what the code reads."""
+    body = ts.text(kernel.function.body)
+    uses = len(re.findall(rf"\b{re.escape(name)}\b", body))
+    full = len(re.findall(rf"(?<![&\w]){re.escape(name)}\s*" + r"\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]\s*" * dims,
+                          body))
+    return uses == full  # the declaration is a full subscript too
+
+
+class SharedBankConflict(Rule):
+    """## What it does
+    Flags a shared-memory access where lanes of a warp hit the same one of the 32 banks in different 4-byte
+    words, and gives the n-way degree: the request is replayed n times. Lanes reading the same word are a
+    broadcast, not a conflict; 8- and 16-byte accesses are served in 2 and 4 phases and only conflict within a
+    phase.
+
+    ## Why is this bad?
+    An n-way conflict divides the shared-memory bandwidth of that instruction by n. The classic case is a
+    column read of a `[32][32]` float tile: all 32 lanes hit the same bank, 32 wavefronts instead of 1.
+
+    ## Known problems
+    Lanes are simulated for the block shape found at the launch site (or the usual shapes); accesses whose
+    index depends on loaded data are not judged.
+
+    ## Example
+    ```cuda
+    __shared__ float tile[32][32];
+    tile[threadIdx.y][threadIdx.x] = in[...];
+    __syncthreads();
+    out[...] = tile[threadIdx.x][threadIdx.y];   // 32-way conflict
+    ```
+
+    ## Use instead
+    Pad the rows so a column walks across banks:
+    ```cuda
+    __shared__ float tile[32][33];
+    ```
+
+    ## Fix safety
+    The padding fix is safe when the array is only ever used through full subscripts (`tile[i][j]`): it then
+    changes the layout, not the values. When the array's address is taken or it is indexed through a pointer,
+    the fix is offered as unsafe.
+
+    ## References
+    - CUDA C++ Programming Guide, "Shared Memory" (compute capability 5.x and later)
+    - Nsight Compute, "Shared Memory Bank Conflicts" (l1tex__data_bank_conflicts_pipe_lsu_mem_shared)
+    """
+
+    code = "CL301"
+    name = "shared-bank-conflict"
+    summary = "n-way shared-memory bank conflict"
+    fixable = True
+
+    def check(self, kernel: KernelModel) -> Iterator[Finding]:
+        def keep(a) -> bool:
+            return a.space == "shared" and not a.atomic and a.addr is not None
+
+        fixes: dict[str, Fix | None] = {}
+        for per_run in sites(kernel, "accesses", keep).values():
+            requests = [worst_shared(run) for run in per_run]
+            if requests[0] is None or not requests[0].conflicted:
+                continue
+            a = per_run[0][0]
+            r = requests[0]
+            if a.base not in fixes:
+                fixes[a.base] = self.padding_fix(kernel, a)
+            proven = all(q is not None and q.conflicted for q in requests)
+            kind = "write to" if a.write else "read of"
+            message = (f"{r.degree}-way bank conflict on {kind} shared `{a.base}`: lanes of a warp hit the same "
+                       f"bank in different words, so the request takes {r.wavefronts} wavefronts instead of "
+                       f"{r.ideal}")
+            fix = fixes[a.base]
+            if fix is not None:
+                message += f"; {fix.message[0].lower()}{fix.message[1:]}"
+            related = ((a.decl, f"`{a.base}` is declared here"),) if a.decl is not None else ()
+            yield kernel.finding(type(self), a.node, message, Severity.WARNING if proven else Severity.INFO,
+                                 fix=fix, related=related, evidence={
+                                     "n_way": r.degree, "wavefronts": r.wavefronts, "ideal_wavefronts": r.ideal,
+                                     "element_bytes": a.size})
+
+    def padding_fix(self, kernel: KernelModel, access) -> Fix | None:
+        ptr = kernel.primary.shared_arrays.get(access.base)
+        if ptr is None or len(ptr.dims) < 2 or access.decl is None:
+            return None
+        size_node = _last_dimension(access.decl, access.base)
+        if size_node is None:
+            return None
+        for pad in (1, 2, 4):
+            padded = kernel.simulate(kernel.configs[0], pad={access.base: pad})
+            worst = [worst_shared([a]) for a in padded.accesses if a.space == "shared" and a.base == access.base]
+            if all(r is None or not r.conflicted for r in worst):
+                break
+        else:
+            return None
+        old = ts.text(size_node)
+        new = str(int(old) + pad) if old.isdigit() else f"{old} + {pad}"
+        safe = _only_subscripted(kernel, access.base, len(ptr.dims))
+        return kernel.replace_fix(size_node, new, f"Pad the rows: `{access.base}[...][{new}]`", safe)

@@ -1,0 +1,122 @@
+"""CL303: a shared element written by one thread and accessed by another with no barrier between them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import combinations
+
+import numpy as np
+from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.model import KernelModel
+from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.simulate import Access, SimResult
+
+_KEY = 1 << 20  # thread ids stay below this in the packed (word, thread) keys
+
+
+def _words(a: Access) -> tuple[np.ndarray, np.ndarray]:
+    threads = np.flatnonzero(a.mask)
+    addr = a.addr[threads]  # type: ignore[index]
+    per = max(1, a.size // 4)
+    words = (addr // 4)[:, None] + np.arange(per)[None, :]
+    return words.ravel(), np.repeat(threads, per)
+
+
+def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
+    """(word, thread of first, thread of second) where different threads touch one word, or None."""
+    w1, t1 = _words(first)
+    w2, t2 = _words(second)
+    common = np.intersect1d(w1, w2)
+    if common.size == 0:
+        return None
+    k1 = np.unique(w1[np.isin(w1, common)] * _KEY + t1[np.isin(w1, common)])
+    k2 = np.unique(w2[np.isin(w2, common)] * _KEY + t2[np.isin(w2, common)])
+    both = np.unique(np.concatenate([k1, k2]))
+    words, counts = np.unique(both // _KEY, return_counts=True)
+    racy = words[counts > 1]
+    if racy.size == 0:
+        return None
+    word = int(racy[0])
+    a = int(k1[k1 // _KEY == word][0] % _KEY)
+    b_candidates = k2[(k2 // _KEY == word) & (k2 % _KEY != a)]
+    b = int(b_candidates[0] % _KEY) if b_candidates.size else int(k2[k2 // _KEY == word][0] % _KEY)
+    return word, a, b
+
+
+def races(run: SimResult) -> dict[tuple[int, int], tuple[Access, Access, tuple[int, int, int]]]:
+    """Racing pairs keyed by the later access's site."""
+    found: dict[tuple[int, int], tuple[Access, Access, tuple[int, int, int]]] = {}
+    groups: dict[tuple[str, int], list[Access]] = {}
+    for a in run.accesses:
+        if a.space == "shared" and a.addr is not None and not a.atomic:
+            groups.setdefault((a.base, a.epoch), []).append(a)
+    for accesses in groups.values():
+        for first, second in combinations(sorted(accesses, key=lambda a: a.order), 2):
+            if not (first.write or second.write):
+                continue
+            key = (second.node.start_byte, second.node.end_byte)
+            if key in found:
+                continue
+            hit = conflict(first, second)
+            if hit is not None:
+                found[key] = (first, second, hit)
+    return found
+
+
+class SharedMemoryRace(Rule):
+    """## What it does
+    Flags a shared-memory access that touches an element another thread of the block wrote (or will write)
+    with no `__syncthreads()` between the two accesses: a read-after-write, write-after-read or
+    write-after-write hazard, the ones `compute-sanitizer --tool racecheck` reports.
+
+    ## Why is this bad?
+    Threads of different warps run in any order, and since Volta even the lanes of one warp are not in
+    lockstep: without a barrier the reader may see the old value. The result changes from run to run.
+
+    ## Known problems
+    Loops are sampled for two iterations; hazards that need more iterations to appear are missed.
+    Accesses whose index depends on loaded data are not judged. Warp-synchronous code that relies on
+    `volatile` without `__syncwarp()` is reported: it is a race on current GPUs.
+
+    ## Example
+    ```cuda
+    smem[threadIdx.x] = in[i];
+    out[i] = smem[(threadIdx.x + 1) % blockDim.x];   // reads a neighbour's element: no barrier
+    ```
+
+    ## Use instead
+    ```cuda
+    smem[threadIdx.x] = in[i];
+    __syncthreads();
+    out[i] = smem[(threadIdx.x + 1) % blockDim.x];
+    ```
+
+    ## Fix safety
+    No automatic fix: where the barrier goes must keep every thread reaching it (see CL302).
+
+    ## References
+    - CUDA C++ Programming Guide, "Synchronization Functions"
+    - compute-sanitizer, racecheck tool
+    """
+
+    code = "CL303"
+    name = "shared-memory-race"
+    summary = "Shared element accessed by two threads with no barrier between"
+    default_severity = Severity.ERROR
+
+    def check(self, kernel: KernelModel) -> Iterator[Finding]:
+        per_run = [races(run) for run in kernel.runs]
+        for key, (first, second, (word, t1, t2)) in per_run[0].items():
+            proven = all(key in r for r in per_run)
+            hazard = ("read-after-write" if first.write and not second.write
+                      else "write-after-read" if second.write and not first.write else "write-after-write")
+            line = kernel.span(first.node).line
+            yield kernel.finding(
+                type(self), second.node,
+                f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {'writes' if second.write else 'reads'}"
+                f" the element that thread {t1} {'wrote' if first.write else 'read'} on line {line} with no "
+                f"__syncthreads() between them",
+                Severity.ERROR if proven else Severity.INFO,
+                related=((first.node, f"thread {t1} {'writes' if first.write else 'reads'} it here"),),
+                evidence={"word_offset": word * 4, "thread_a": t1, "thread_b": t2},
+            )

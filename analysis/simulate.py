@@ -1,0 +1,772 @@
+"""The lane interpreter: runs a kernel's body once for every thread of one block at the same time (numpy
+vectors), following masks through branches, loops (a few sampled iterations), early returns and inlined
+`__device__` helpers, and records what the rules need: memory accesses with per-thread addresses, branches with
+per-thread conditions, barriers with the threads that reach them.
+
+Nothing here knows about rules; it is the kernel model's dataflow. Unknown values (loaded data, unresolved
+names) stay unknown and say what they depend on, so rules can tell proven facts from data-dependent ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.types import FLOAT_TYPES, TypeInfo
+from cudalens.analysis.unit import Function, Unit, parse_expression
+from cudalens.analysis.values import (
+    BID,
+    DATA,
+    THREAD_DEPS,
+    TID_X,
+    TID_Y,
+    TID_Z,
+    Ptr,
+    Val,
+    binop,
+    const,
+    per_thread,
+    select,
+    unknown,
+)
+
+Node = ts.Node
+LOOP_SAMPLES = 2  # iterations simulated per loop: enough to see strides, races across iterations, trip counts
+MAX_INLINE_DEPTH = 4
+MAX_STEPS = 20000
+DEFAULT_ELEM = TypeInfo("float", 4, 4)
+_BUILTIN_DIMS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
+_LOAD_INTRINSICS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
+_BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
+_NUMBER = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9']+)([uUlL]*)$")
+
+
+@dataclass
+class Access:
+    node: Node
+    space: str  # global | shared | local | const
+    base: str
+    write: bool
+    atomic: bool
+    addr: np.ndarray | None  # byte offset in the allocation, per thread
+    size: int
+    mask: np.ndarray
+    deps: frozenset[str]
+    epoch: int
+    decl: object | None
+    field_name: str | None = None
+    struct_size: int | None = None
+    assumed_size: bool = False
+    order: int = 0
+
+
+@dataclass
+class Branch:
+    node: Node
+    kind: str  # if | loop | switch
+    cond: np.ndarray | None  # per thread (0/1), meaningful where mask
+    mask: np.ndarray
+    deps: frozenset[str]
+    iteration: int = 0
+
+    @property
+    def thread_dependent(self) -> bool:
+        return bool(self.deps & THREAD_DEPS)
+
+
+@dataclass
+class Barrier:
+    node: Node
+    mask: np.ndarray  # threads that reach it
+    alive: np.ndarray  # threads that have not returned
+    cond_deps: frozenset[str]  # what the enclosing conditions depend on
+    name: str = "__syncthreads"
+
+
+@dataclass
+class CallSite:
+    node: Node
+    name: str
+    args: list[Val | Ptr]
+    mask: np.ndarray
+
+
+@dataclass
+class SimResult:
+    block: tuple[int, int, int]
+    accesses: list[Access] = field(default_factory=list)
+    branches: list[Branch] = field(default_factory=list)
+    barriers: list[Barrier] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    shared_arrays: dict[str, Ptr] = field(default_factory=dict)
+    truncated: bool = False  # the step budget ran out
+
+
+class _Frame:
+    def __init__(self, n: int) -> None:
+        self.returned = np.zeros(n, dtype=bool)
+        self.ret: Val | Ptr | None = None
+
+
+class _Loop:
+    def __init__(self, n: int) -> None:
+        self.broken = np.zeros(n, dtype=bool)
+        self.continued = np.zeros(n, dtype=bool)
+
+
+class Budget(Exception):
+    pass
+
+
+class Simulator:
+    def __init__(self, unit: Unit, kernel: Function, block: tuple[int, int, int], params: dict[str, int],
+                 template_values: dict[str, int], grid: tuple[int, int, int] = (64, 64, 1),
+                 pad: dict[str, int] | None = None) -> None:
+        self.pad = pad or {}  # shared arrays whose rows get extra elements (to test a padding fix)
+        self.unit, self.kernel = unit, kernel
+        bx, by, bz = block
+        self.n = n = max(1, min(bx * by * bz, 1024))
+        lin = np.arange(n, dtype=np.int64)
+        self.builtins = {
+            "threadIdx": {"x": Val(lin % bx, frozenset({TID_X})), "y": Val((lin // bx) % by, frozenset({TID_Y})),
+                          "z": Val(lin // (bx * by), frozenset({TID_Z}))},
+            "blockIdx": {k: Val(np.array(1, dtype=np.int64), frozenset({BID})) for k in "xyz"},
+            "blockDim": {k: const(v) for k, v in zip("xyz", block, strict=True)},
+            "gridDim": {k: const(v) for k, v in zip("xyz", grid, strict=True)},
+        }
+        self.params, self.template_values = params, template_values
+        self.result = SimResult(block)
+        self.scopes: list[dict[str, Val | Ptr]] = [{}]
+        self.frames: list[_Frame] = [_Frame(n)]
+        self.loops: list[_Loop] = []
+        self.cond_deps: list[frozenset[str]] = []
+        self.epoch = 0
+        self.steps = 0
+        self.order = 0
+        self.report_node: Node | None = None  # a macro's call site, while its expansion is evaluated
+        self.inline_depth = 0
+
+    # ---- entry -------------------------------------------------------------------------------------------
+    def run(self) -> SimResult:
+        for p in self.kernel.params:
+            self.scopes[0][p.name] = self._param_value(p.name, p.type_text, p.pointer)
+        for name, value in self.template_values.items():
+            self.scopes[0].setdefault(name, const(value))
+        try:
+            if self.kernel.body is not None:
+                self.exec(self.kernel.body, np.ones(self.n, dtype=bool))
+        except (Budget, RecursionError):
+            self.result.truncated = True
+        return self.result
+
+    def _param_value(self, name: str, type_text: str, pointer: bool) -> Val | Ptr:
+        elem = self.unit.types.lookup(type_text)
+        if pointer:
+            return Ptr(name, "global", const(0), elem or DEFAULT_ELEM, assumed_size=elem is None)
+        if elem is not None and elem.name in FLOAT_TYPES:
+            return unknown(f"param:{name}")
+        if name in self.params:
+            return Val(np.array(self.params[name], dtype=np.int64), frozenset({f"param:{name}"}))
+        return unknown(f"param:{name}")
+
+    # ---- helpers -----------------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise Budget
+
+    def active(self, mask: np.ndarray) -> np.ndarray:
+        m = mask & ~self.frames[-1].returned
+        for loop in self.loops[-1:]:
+            m = m & ~loop.broken & ~loop.continued
+        return m
+
+    def lookup(self, name: str) -> Val | Ptr | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def assign(self, name: str, value: Val | Ptr, mask: np.ndarray) -> None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                old = scope[name]
+                if isinstance(value, Ptr) or isinstance(old, Ptr):
+                    scope[name] = value
+                else:
+                    scope[name] = select(mask | self._dead(), value, old)
+                return
+        self.scopes[-1][name] = value
+
+    def _dead(self) -> np.ndarray:
+        return self.frames[-1].returned
+
+    def node_for_report(self, node: Node) -> Node:
+        return self.report_node or node
+
+    # ---- statements --------------------------------------------------------------------------------------
+    def exec(self, node: Node, mask: np.ndarray) -> None:
+        self._tick()
+        mask = self.active(mask)
+        if not mask.any():
+            return
+        t = node.type
+        if t == "compound_statement":
+            self.scopes.append({})
+            for child in node.named_children:
+                self.exec(child, mask)
+                mask = self.active(mask)
+                if not mask.any():
+                    break
+            self.scopes.pop()
+        elif t == "declaration":
+            self.declaration(node, mask)
+        elif t == "expression_statement":
+            for child in node.named_children:
+                self.eval(child, mask)
+        elif t == "if_statement":
+            self.if_statement(node, mask)
+        elif t == "for_statement":
+            self.for_statement(node, mask)
+        elif t in ("while_statement", "do_statement"):
+            self.while_statement(node, mask, do=t == "do_statement")
+        elif t == "return_statement":
+            value = node.named_children[0] if node.named_children else None
+            frame = self.frames[-1]
+            if value is not None:
+                v = self.eval(value, mask)
+                frame.ret = v if frame.ret is None or isinstance(v, Ptr) or isinstance(frame.ret, Ptr) \
+                    else select(mask, v, frame.ret)
+            frame.returned = frame.returned | mask
+        elif t == "break_statement" and self.loops:
+            self.loops[-1].broken |= mask
+        elif t == "continue_statement" and self.loops:
+            self.loops[-1].continued |= mask
+        elif t == "switch_statement":
+            cond = node.child_by_field_name("condition")
+            c = self.eval(cond, mask) if cond is not None else unknown()
+            self.record_branch(node, "switch", c, mask)
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.cond_deps.append(c.deps)
+                for case in body.named_children:
+                    for stmt in case.named_children[1:] if case.type == "case_statement" else [case]:
+                        self.exec(stmt, mask)
+                self.cond_deps.pop()
+        elif t in ("labeled_statement",):
+            for child in node.named_children[1:]:
+                self.exec(child, mask)
+        elif t in ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif"):
+            for child in node.named_children:
+                if child.type.endswith("statement") or child.type == "declaration":
+                    self.exec(child, mask)
+
+    def declaration(self, node: Node, mask: np.ndarray) -> None:
+        text_head = ts.text(node).split("=")[0]
+        type_node = node.child_by_field_name("type")
+        type_text = ts.text(type_node) if type_node is not None else "int"
+        elem = self.unit.types.lookup(type_text)
+        shared = "__shared__" in text_head
+        is_float = elem is not None and elem.name in FLOAT_TYPES
+        for d in node.children_by_field_name("declarator"):
+            if d.type == "array_declarator" or (d.type == "init_declarator"
+                                                and d.child_by_field_name("declarator").type == "array_declarator"):
+                arr = d if d.type == "array_declarator" else d.child_by_field_name("declarator")
+                name, dims = self.array_dims(arr, mask)
+                if name in self.pad and len(dims) > 1:
+                    dims = (*dims[:-1], dims[-1] + self.pad[name])
+                ptr = Ptr(name, "shared" if shared else "local", const(0), elem or DEFAULT_ELEM, dims, node,
+                          assumed_size=elem is None)
+                if shared:
+                    self.result.shared_arrays[name] = ptr
+                self.scopes[-1][name] = ptr
+                continue
+            if d.type == "init_declarator":
+                target = d.child_by_field_name("declarator")
+                value_node = d.child_by_field_name("value")
+                name = _ident(target)
+                if value_node is None:
+                    continue
+                if value_node.type == "argument_list" or value_node.type == "initializer_list":
+                    self.scopes[-1][name] = self.dim3(value_node, mask, type_text)
+                    continue
+                value = self.eval(value_node, mask)
+                if target.type == "pointer_declarator" and isinstance(value, Ptr) and elem is not None \
+                        and value.elem.name != elem.name and not value.dims:
+                    value = Ptr(value.base, value.space, value.off, elem, (), value.decl)
+                if isinstance(value, Val) and not is_float and value.is_float and value.v is not None:
+                    value = Val(np.trunc(value.v).astype(np.int64), value.deps, False)
+                if isinstance(value, Val) and is_float:
+                    value = Val(value.v, value.deps, True) if value.v is not None else value
+                self.scopes[-1][name] = value
+            elif d.type in ("identifier", "pointer_declarator"):
+                self.scopes[-1][_ident(d)] = unknown("uninitialized")
+
+    def dim3(self, args: Node, mask: np.ndarray, type_text: str) -> Val | Ptr:
+        values = [self.eval(a, mask) for a in args.named_children]
+        if "dim3" in type_text:
+            return _Dim3(values + [const(1)] * (3 - len(values)))  # type: ignore[return-value]
+        return values[0] if values else unknown()
+
+    def array_dims(self, arr: Node, mask: np.ndarray) -> tuple[str, tuple[int, ...]]:
+        dims: list[int] = []
+        node = arr
+        while node is not None and node.type == "array_declarator":
+            size = node.child_by_field_name("size")
+            v = self.eval(size, mask) if size is not None else None
+            dims.append(int(np.max(v.v)) if isinstance(v, Val) and v.v is not None else 0)
+            node = node.child_by_field_name("declarator")
+        return _ident(node), tuple(reversed(dims))
+
+    def if_statement(self, node: Node, mask: np.ndarray) -> None:
+        cond_node = node.child_by_field_name("condition")
+        c = self.eval(cond_node, mask) if cond_node is not None else unknown()
+        c = c if isinstance(c, Val) else const(1)
+        self.record_branch(node, "if", c, mask)
+        cons, alt = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+        self.cond_deps.append(c.deps)
+        if c.v is None:
+            self.exec(cons, mask)
+            if alt is not None:
+                self.exec(alt, mask)
+        else:
+            truth = np.broadcast_to(c.v != 0, (self.n,))
+            self.exec(cons, mask & truth)
+            if alt is not None:
+                self.exec(alt, mask & ~truth)
+        self.cond_deps.pop()
+
+    def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> None:
+        cond = per_thread(c, self.n)
+        self.result.branches.append(Branch(node, kind, None if cond is None else cond.copy(), mask.copy(),
+                                           c.deps, iteration))
+
+    def for_statement(self, node: Node, mask: np.ndarray) -> None:
+        self.scopes.append({})
+        init = node.child_by_field_name("initializer")
+        if init is not None:
+            if init.type == "declaration":
+                self.declaration(init, mask)
+            else:
+                self.eval(init, mask)
+        loop_vars = set(self.scopes[-1])
+        if init is not None and init.type != "declaration":
+            loop_vars |= {_ident(init.child_by_field_name("left"))} if init.type == "assignment_expression" else set()
+        self.loop(node, mask, node.child_by_field_name("condition"), node.child_by_field_name("update"),
+                  loop_vars)
+        self.scopes.pop()
+
+    def while_statement(self, node: Node, mask: np.ndarray, do: bool) -> None:
+        cond = node.child_by_field_name("condition")
+        self.loop(node, mask, cond, None, set(), do=do)
+
+    def loop(self, node: Node, mask: np.ndarray, cond: Node | None, update: Node | None, loop_vars: set[str],
+             do: bool = False) -> None:
+        body = node.child_by_field_name("body")
+        state = _Loop(self.n)
+        running = mask.copy()
+        deps: frozenset[str] = frozenset()
+        for iteration in range(LOOP_SAMPLES):
+            for name in loop_vars:
+                v = self.lookup(name)
+                if isinstance(v, Val):
+                    self.assign(name, Val(v.v, v.deps | {f"loop:{name}"}, v.is_float), running)
+            if cond is not None and not (do and iteration == 0):
+                c = self.eval(cond, running)
+                c = c if isinstance(c, Val) else const(1)
+                self.record_branch(node, "loop", c, self.active(running), iteration)
+                deps = deps | c.deps
+                if c.v is not None:
+                    running = running & np.broadcast_to(c.v != 0, (self.n,))
+            running = running & ~state.broken & ~self.frames[-1].returned
+            if not running.any():
+                break
+            self.loops.append(state)
+            self.cond_deps.append(deps)
+            state.continued[:] = False
+            if body is not None:
+                self.exec(body, running)
+            self.cond_deps.pop()
+            self.loops.pop()
+            state.continued[:] = False
+            running = running & ~state.broken
+            if update is not None:
+                self.eval(update, running)
+
+    # ---- expressions -------------------------------------------------------------------------------------
+    def eval(self, node: Node | None, mask: np.ndarray) -> Val | Ptr:
+        if node is None:
+            return unknown()
+        self._tick()
+        t = node.type
+        if t == "number_literal":
+            return _number(ts.text(node))
+        if t in ("true", "false"):
+            return const(1 if t == "true" else 0)
+        if t in ("null", "nullptr"):
+            return const(0)
+        if t == "identifier":
+            return self.identifier(node, mask)
+        if t == "parenthesized_expression" or t == "condition_clause":
+            inner = node.child_by_field_name("value") if t == "condition_clause" else None
+            inner = inner or (node.named_children[-1] if node.named_children else None)
+            return self.eval(inner, mask)
+        if t == "field_expression":
+            return self.field_expression(node, mask)
+        if t == "subscript_expression":
+            ref = self.ref(node, mask)
+            return self.load(ref, node, mask) if isinstance(ref, _Ref) else ref
+        if t == "pointer_expression":
+            op = node.child_by_field_name("operator")
+            arg = node.child_by_field_name("argument")
+            if op is not None and ts.text(op) == "&":
+                ref = self.ref(arg, mask)
+                if isinstance(ref, _Ref):
+                    return ref.as_ptr()
+                return ref if isinstance(ref, Ptr) else unknown()
+            ref = self.ref(node, mask)
+            return self.load(ref, node, mask) if isinstance(ref, _Ref) else unknown()
+        if t == "binary_expression":
+            return self.binary(node, mask)
+        if t == "unary_expression":
+            op = ts.text(node.child_by_field_name("operator"))
+            v = self.eval(node.child_by_field_name("argument"), mask)
+            if not isinstance(v, Val):
+                return unknown()
+            if v.v is None:
+                return v
+            if op == "-":
+                return Val(-v.v, v.deps, v.is_float)
+            if op == "!":
+                return Val((v.v == 0).astype(np.int64), v.deps)
+            if op == "~":
+                return Val(~v.v.astype(np.int64), v.deps) if not v.is_float else unknown(v.deps)
+            return v
+        if t == "conditional_expression":
+            c = self.eval(node.child_by_field_name("condition"), mask)
+            c = c if isinstance(c, Val) else const(1)
+            truth = np.broadcast_to(c.v != 0, (self.n,)) if c.v is not None else None
+            a = self.eval(node.child_by_field_name("consequence"), mask if truth is None else mask & truth)
+            b = self.eval(node.child_by_field_name("alternative"), mask if truth is None else mask & ~truth)
+            if isinstance(a, Val) and isinstance(b, Val) and truth is not None:
+                return Val(select(truth, a, b).v, a.deps | b.deps | c.deps, a.is_float or b.is_float)
+            return a if isinstance(a, Ptr) else unknown(c.deps, a.deps if isinstance(a, Val) else frozenset())
+        if t == "cast_expression":
+            return self.cast(ts.text(node.child_by_field_name("type")),
+                             self.eval(node.child_by_field_name("value"), mask))
+        if t == "call_expression":
+            return self.call(node, mask)
+        if t == "assignment_expression":
+            return self.assignment(node, mask)
+        if t == "update_expression":
+            arg = node.child_by_field_name("argument")
+            op = "+" if "++" in ts.text(node) else "-"
+            old = self.eval(arg, mask)
+            new = old.moved(const(old.elem.size if op == "+" else -old.elem.size)) if isinstance(old, Ptr) \
+                else binop(op, old, const(1))
+            self.store(arg, new, mask)
+            return old
+        if t == "comma_expression":
+            self.eval(node.child_by_field_name("left"), mask)
+            return self.eval(node.child_by_field_name("right"), mask)
+        if t == "sizeof_expression":
+            tn = node.child_by_field_name("type")
+            info = self.unit.types.lookup(ts.text(tn)) if tn is not None else None
+            return const(info.size) if info is not None else unknown("sizeof")
+        if t == "initializer_list" or t == "argument_list":
+            vals = [self.eval(c, mask) for c in node.named_children]
+            return vals[0] if len(vals) == 1 else unknown()
+        # anything else (strings, lambdas, new/delete...): evaluate children for their accesses
+        for child in node.named_children:
+            self.eval(child, mask)
+        return unknown()
+
+    def identifier(self, node: Node, mask: np.ndarray) -> Val | Ptr:
+        name = ts.text(node)
+        v = self.lookup(name)
+        if v is not None:
+            return v
+        if name == "warpSize":
+            return const(32)
+        macro = self.unit.macros.get(name)
+        if macro is not None and macro.params is None:
+            return self.expand(macro.body, node, mask)
+        if name in self.unit.constants:
+            return self.eval(self.unit.constants[name], mask)
+        return unknown(f"name:{name}")
+
+    def expand(self, text: str, call_node: Node, mask: np.ndarray) -> Val | Ptr:
+        if self.inline_depth > MAX_INLINE_DEPTH:
+            return unknown("macro")
+        expr = parse_expression(text) if text else None
+        if expr is None:
+            return unknown("macro")
+        saved = self.report_node
+        self.report_node = saved or call_node
+        self.inline_depth += 1
+        try:
+            return self.eval(expr, mask)
+        finally:
+            self.inline_depth -= 1
+            self.report_node = saved
+
+    def field_expression(self, node: Node, mask: np.ndarray) -> Val | Ptr:
+        arg = node.child_by_field_name("argument")
+        fname = ts.text(node.child_by_field_name("field"))
+        if arg is not None and arg.type == "identifier" and ts.text(arg) in _BUILTIN_DIMS \
+                and self.lookup(ts.text(arg)) is None:
+            return self.builtins[ts.text(arg)].get(fname, unknown())
+        ref = self.ref(node, mask)
+        if isinstance(ref, _Ref):
+            return self.load(ref, node, mask)
+        base = self.eval(arg, mask) if arg is not None else unknown()
+        if isinstance(base, _Dim3):
+            return base.field(fname)
+        return unknown(base.deps if isinstance(base, Val) else frozenset({DATA}))
+
+    def binary(self, node: Node, mask: np.ndarray) -> Val | Ptr:
+        op = ts.text(node.child_by_field_name("operator"))
+        left = self.eval(node.child_by_field_name("left"), mask)
+        if op in ("&&", "||") and isinstance(left, Val) and left.v is not None:
+            # C short-circuits: the right side runs only where it decides the outcome
+            lv = np.broadcast_to(left.v != 0, (self.n,))
+            right = self.eval(node.child_by_field_name("right"), mask & (lv if op == "&&" else ~lv))
+        else:
+            right = self.eval(node.child_by_field_name("right"), mask)
+        if isinstance(left, Ptr) and isinstance(right, Val) and op in ("+", "-"):
+            scale = const(left.elem.size * (int(np.prod(left.dims[1:])) if len(left.dims) > 1 else 1))
+            delta = binop("*", right, scale)
+            return left.moved(delta if op == "+" else binop("-", const(0), delta))
+        if isinstance(right, Ptr) and isinstance(left, Val) and op == "+":
+            return right.moved(binop("*", left, const(right.elem.size)))
+        if isinstance(left, Ptr) and isinstance(right, Ptr):
+            if op == "-":
+                return binop("/", binop("-", left.off, right.off), const(left.elem.size))
+            return unknown()
+        if isinstance(left, Val) and isinstance(right, Val):
+            return binop(op, left, right)
+        return unknown()
+
+    def cast(self, type_text: str, value: Val | Ptr) -> Val | Ptr:
+        info = self.unit.types.lookup(type_text)
+        if "*" in type_text:
+            if isinstance(value, Ptr) and info is not None:
+                return Ptr(value.base, value.space, value.off, info, (), value.decl)
+            return value
+        if isinstance(value, Val) and info is not None and value.v is not None:
+            if info.name in FLOAT_TYPES:
+                return Val(value.v.astype(np.float64), value.deps, True)
+            return Val(np.trunc(value.v).astype(np.int64), value.deps, False)
+        return value
+
+    # ---- memory ------------------------------------------------------------------------------------------
+    def ref(self, node: Node, mask: np.ndarray) -> _Ref | Val | Ptr:
+        """The memory location an lvalue expression names (or its value when it is not memory)."""
+        t = node.type
+        if t == "parenthesized_expression" and node.named_children:
+            return self.ref(node.named_children[-1], mask)
+        if t == "subscript_expression":
+            base = self.eval(node.child_by_field_name("argument"), mask)
+            indices = node.child_by_field_name("indices")
+            idx_node = indices.named_children[0] if indices is not None and indices.named_children else None
+            index = self.eval(idx_node, mask)
+            if not isinstance(base, Ptr):
+                return unknown(base.deps if isinstance(base, Val) else frozenset(),
+                               index.deps if isinstance(index, Val) else frozenset())
+            if not isinstance(index, Val):
+                index = unknown()
+            if len(base.dims) > 1:
+                row = int(np.prod(base.dims[1:])) * base.elem.size
+                return Ptr(base.base, base.space, binop("+", base.off, binop("*", index, const(row))), base.elem,
+                           base.dims[1:], base.decl, base.assumed_size)
+            return _Ref(base, binop("+", base.off, binop("*", index, const(base.elem.size))), base.elem)
+        if t == "pointer_expression":
+            arg = self.eval(node.child_by_field_name("argument"), mask)
+            if isinstance(arg, Ptr):
+                return _Ref(arg, arg.off, arg.elem)
+            return unknown()
+        if t == "field_expression":
+            arg = node.child_by_field_name("argument")
+            fname = ts.text(node.child_by_field_name("field"))
+            op = next((ts.text(c) for c in node.children if not c.is_named), ".")
+            if op == "->":
+                p = self.eval(arg, mask)
+                base = _Ref(p, p.off, p.elem) if isinstance(p, Ptr) else None
+            else:
+                base = self.ref(arg, mask) if arg is not None and arg.type in (
+                    "subscript_expression", "pointer_expression", "field_expression",
+                    "parenthesized_expression") else None
+            if isinstance(base, _Ref):
+                f = base.elem.field(fname)
+                if f is not None:
+                    offset, ftype = f
+                    return _Ref(base.ptr, binop("+", base.off, const(offset)), ftype, fname,
+                                base.elem.size if base.elem.is_struct else None)
+            return self.eval(node, mask) if not isinstance(base, _Ref) and op != "->" and arg is not None \
+                and arg.type == "identifier" else unknown()
+        return self.eval(node, mask)
+
+    def load(self, ref: _Ref, node: Node, mask: np.ndarray) -> Val | Ptr:
+        self.record(ref, node, mask, write=False)
+        if ref.ptr.space == "shared" or ref.ptr.space == "local":
+            return unknown(ref.off.deps | {DATA})
+        return Val(None, frozenset({DATA}), ref.elem.name in FLOAT_TYPES)
+
+    def record(self, ref: _Ref, node: Node, mask: np.ndarray, write: bool, atomic: bool = False) -> None:
+        if not mask.any():
+            return
+        self.order += 1
+        self.result.accesses.append(Access(
+            node=self.node_for_report(node), space=ref.ptr.space, base=ref.ptr.base, write=write, atomic=atomic,
+            addr=None if ref.off.v is None else np.broadcast_to(ref.off.v, (self.n,)).astype(np.int64),
+            size=ref.elem.size, mask=mask.copy(), deps=ref.off.deps, epoch=self.epoch, decl=ref.ptr.decl,
+            field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
+            order=self.order))
+
+    def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:
+        if target.type == "identifier":
+            self.assign(ts.text(target), value, mask)
+            return
+        ref = self.ref(target, mask)
+        if isinstance(ref, _Ref):
+            self.record(ref, target, mask, write=True)
+
+    def assignment(self, node: Node, mask: np.ndarray) -> Val | Ptr:
+        left = node.child_by_field_name("left")
+        op = ts.text(node.child_by_field_name("operator"))
+        right = self.eval(node.child_by_field_name("right"), mask)
+        if op != "=":
+            old = self.eval(left, mask)
+            if isinstance(old, Ptr) and isinstance(right, Val):
+                right = old.moved(binop("*", right, const(old.elem.size if op[0] == "+" else -old.elem.size)))
+            elif isinstance(old, Val) and isinstance(right, Val):
+                right = binop(op[:-1], old, right)
+            else:
+                right = unknown()
+        self.store(left, right, mask)
+        return right
+
+    # ---- calls -------------------------------------------------------------------------------------------
+    def call(self, node: Node, mask: np.ndarray) -> Val | Ptr:
+        func = node.child_by_field_name("function")
+        args_node = node.child_by_field_name("arguments")
+        arg_nodes = list(args_node.named_children) if args_node is not None else []
+        if func is not None and func.type == "template_function":
+            name = ts.text(func.child_by_field_name("name"))
+            if name in ("reinterpret_cast", "static_cast", "const_cast", "dynamic_cast") and arg_nodes:
+                targs = func.child_by_field_name("arguments")
+                return self.cast(ts.text(targs.named_children[0]) if targs is not None and targs.named_children
+                                 else "", self.eval(arg_nodes[0], mask))
+        else:
+            name = ts.text(func) if func is not None else ""
+        name = name.split("::")[-1]
+        macro = self.unit.macros.get(name)
+        if macro is not None and macro.params is not None:
+            body = macro.body
+            for param, arg in zip(macro.params, arg_nodes, strict=False):
+                body = re.sub(rf"\b{re.escape(param)}\b", f"({ts.text(arg)})", body)
+            return self.expand(body, node, mask)
+        if name in _BARRIERS:
+            self.barrier(node, mask, name)
+            return unknown()
+        if name in _LOAD_INTRINSICS and arg_nodes:
+            p = self.eval(arg_nodes[0], mask)
+            if isinstance(p, Ptr):
+                return self.load(_Ref(p, p.off, p.elem), node, mask)
+            return unknown()
+        args = [self.eval(a, mask) for a in arg_nodes]
+        self.result.calls.append(CallSite(self.node_for_report(node), name, args, mask.copy()))
+        if name.startswith("atomic") and args and isinstance(args[0], Ptr):
+            self.record(_Ref(args[0], args[0].off, args[0].elem), node, mask, write=True, atomic=True)
+            return unknown()
+        if name in ("min", "max", "umin", "umax", "llmin", "llmax") and len(args) == 2 \
+                and all(isinstance(a, Val) and a.v is not None for a in args):
+            a, b = args
+            fn = np.minimum if "min" in name else np.maximum
+            return Val(fn(a.v, b.v), a.deps | b.deps, a.is_float or b.is_float)  # type: ignore[union-attr]
+        if name in ("__mul24", "__umul24") and len(args) == 2 and all(isinstance(a, Val) for a in args):
+            return binop("*", args[0], args[1])  # type: ignore[arg-type]
+        if name in ("abs", "llabs") and len(args) == 1 and isinstance(args[0], Val) and args[0].v is not None:
+            return Val(np.abs(args[0].v), args[0].deps, args[0].is_float)
+        callee = self.unit.device_function(name)
+        if callee is not None and self.inline_depth < MAX_INLINE_DEPTH:
+            return self.inline(callee, args, mask)
+        deps: frozenset[str] = frozenset({DATA})
+        for a in args:
+            deps |= a.deps if isinstance(a, Val) else a.off.deps
+        return Val(None, deps, True)
+
+    def inline(self, callee: Function, args: list[Val | Ptr], mask: np.ndarray) -> Val | Ptr:
+        scope: dict[str, Val | Ptr] = {}
+        for p, a in zip(callee.params, args, strict=False):
+            scope[p.name] = a
+        saved_scopes, saved_loops = self.scopes, self.loops
+        self.scopes, self.loops = [saved_scopes[0] | scope], []
+        self.frames.append(_Frame(self.n))
+        self.inline_depth += 1
+        try:
+            if callee.body is not None:
+                self.exec(callee.body, mask)
+            ret = self.frames[-1].ret
+        finally:
+            self.inline_depth -= 1
+            self.frames.pop()
+            self.scopes, self.loops = saved_scopes, saved_loops
+        return ret if ret is not None else unknown()
+
+    def barrier(self, node: Node, mask: np.ndarray, name: str) -> None:
+        alive = ~self.frames[0].returned
+        deps: frozenset[str] = frozenset()
+        for d in self.cond_deps:
+            deps |= d
+        self.result.barriers.append(Barrier(self.node_for_report(node), mask.copy(), alive.copy(), deps, name))
+        self.epoch += 1
+
+
+class _Dim3:
+    """A `dim3` local (`dim3 block(16, 16)`): only its fields are ever read."""
+
+    def __init__(self, values: list[Val | Ptr]) -> None:
+        self.values = [v if isinstance(v, Val) else unknown() for v in values[:3]]
+        self.deps = frozenset().union(*(v.deps for v in self.values))
+
+    def field(self, name: str) -> Val:
+        return self.values["xyz".index(name)] if name in ("x", "y", "z") else unknown()
+
+
+@dataclass
+class _Ref:
+    ptr: Ptr
+    off: Val
+    elem: TypeInfo
+    field_name: str | None = None
+    struct_size: int | None = None
+
+    def as_ptr(self) -> Ptr:
+        return Ptr(self.ptr.base, self.ptr.space, self.off, self.elem, (), self.ptr.decl, self.ptr.assumed_size)
+
+
+def _ident(node: Node | None) -> str:
+    while node is not None and node.type not in ("identifier", "field_identifier"):
+        nxt = node.child_by_field_name("declarator")
+        if nxt is None:
+            nxt = next((c for c in node.named_children if c.type == "identifier"), None)
+        node = nxt
+    return ts.text(node) if node is not None else ""
+
+
+def _number(text: str) -> Val:
+    t = text.replace("'", "")
+    m = _NUMBER.match(t)
+    if m:
+        try:
+            return const(int(m.group(1), 0) if not (m.group(1).startswith("0") and m.group(1).isdigit()
+                                                     and len(m.group(1)) > 1) else int(m.group(1), 8))
+        except ValueError:
+            return unknown()
+    try:
+        return const(float(t.rstrip("fFlL")), is_float=True)
+    except ValueError:
+        return unknown()

@@ -1,0 +1,67 @@
+"""The only module that calls the py-tree-sitter binding (pinned: tree-sitter 0.26, tree-sitter-cuda 0.21,
+tree-sitter-python 0.25), so an API change of the binding touches this file alone."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import tree_sitter
+import tree_sitter_cuda
+import tree_sitter_python
+
+Node = tree_sitter.Node
+Tree = tree_sitter.Tree
+Point = tree_sitter.Point
+
+QUERY_DIR = Path(__file__).parent / "queries"
+
+
+@cache
+def cuda_language() -> tree_sitter.Language:
+    return tree_sitter.Language(tree_sitter_cuda.language())
+
+
+@cache
+def python_language() -> tree_sitter.Language:
+    return tree_sitter.Language(tree_sitter_python.language())
+
+
+def parse_cuda(source: bytes, old_tree: Tree | None = None) -> Tree:
+    parser = tree_sitter.Parser(cuda_language())
+    return parser.parse(source, old_tree) if old_tree is not None else parser.parse(source)
+
+
+def parse_python(source: bytes) -> Tree:
+    return tree_sitter.Parser(python_language()).parse(source)
+
+
+@cache
+def query(language: str, name: str) -> tree_sitter.Query:
+    """A query from `queries/<name>.scm`; capture names are the contract with the Python that reads them."""
+    lang = cuda_language() if language == "cuda" else python_language()
+    return tree_sitter.Query(lang, (QUERY_DIR / f"{name}.scm").read_text(encoding="utf-8"))
+
+
+def captures(language: str, name: str, node: Node) -> dict[str, list[Node]]:
+    return tree_sitter.QueryCursor(query(language, name)).captures(node)
+
+
+def matches(language: str, name: str, node: Node) -> list[tuple[int, dict[str, list[Node]]]]:
+    return tree_sitter.QueryCursor(query(language, name)).matches(node)
+
+
+def edit_tree(tree: Tree, start_byte: int, old_end_byte: int, new_end_byte: int, start: Point,
+              old_end: Point, new_end: Point) -> None:
+    tree.edit(
+        start_byte=start_byte,
+        old_end_byte=old_end_byte,
+        new_end_byte=new_end_byte,
+        start_point=start,
+        old_end_point=old_end,
+        new_end_point=new_end,
+    )
+
+
+def text(node: Node) -> str:
+    return node.text.decode("utf-8", errors="replace") if node.text is not None else ""

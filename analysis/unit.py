@@ -1,0 +1,235 @@
+"""Facts of one CUDA translation unit: kernels, device helpers, macros, structs, launch sites, includes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.types import TypeTable
+
+Node = ts.Node
+
+
+@dataclass
+class Macro:
+    name: str
+    params: tuple[str, ...] | None  # None: object-like
+    body: str
+
+
+@dataclass
+class Param:
+    name: str
+    type_text: str
+    pointer: bool
+    node: Node
+
+
+@dataclass
+class Function:
+    name: str
+    node: Node  # function_definition
+    body: Node | None
+    params: list[Param]
+    is_kernel: bool
+    is_device: bool
+    template_params: list[str] = field(default_factory=list)
+    launch_bounds: tuple[Node, ...] = ()
+
+
+@dataclass
+class Launch:
+    kernel: str
+    node: Node  # the call expression
+    config: list[Node]  # grid, block, shared bytes, stream
+    template_args: list[Node]
+    host_function: Node | None
+
+
+@dataclass
+class Unit:
+    tree: ts.Tree
+    source: bytes
+    macros: dict[str, Macro]
+    types: TypeTable
+    functions: dict[str, list[Function]]
+    launches: list[Launch]
+    includes: list[str]
+    constants: dict[str, Node]  # file-scope `const int N = 1024;` / constexpr
+
+    @property
+    def kernels(self) -> list[Function]:
+        return [f for fs in self.functions.values() for f in fs if f.is_kernel]
+
+    def device_function(self, name: str) -> Function | None:
+        for f in self.functions.get(name, []):
+            if not f.is_kernel and f.body is not None:
+                return f
+        return None
+
+
+def _declarator_name(node: Node | None) -> tuple[str, bool]:
+    """The identifier a declarator declares, and whether it declares a pointer or array (for params)."""
+    pointer = False
+    while node is not None and node.type not in ("identifier", "field_identifier"):
+        if node.type in ("pointer_declarator", "array_declarator", "reference_declarator"):
+            pointer = pointer or node.type != "reference_declarator"
+        nxt = node.child_by_field_name("declarator")
+        if nxt is None:
+            nxt = next((c for c in node.named_children if c.type in ("identifier", "field_identifier")), None)
+        node = nxt
+    return (ts.text(node) if node is not None else ""), pointer
+
+
+def _params(declarator: Node) -> list[Param]:
+    plist = declarator.child_by_field_name("parameters")
+    out = []
+    for p in plist.named_children if plist is not None else []:
+        if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        name, pointer = _declarator_name(p.child_by_field_name("declarator"))
+        type_node = p.child_by_field_name("type")
+        quals = " ".join(ts.text(c) for c in p.children if c.type == "type_qualifier")
+        out.append(Param(name, f"{quals} {ts.text(type_node) if type_node else ''}".strip(), pointer, p))
+    return out
+
+
+def _function(node: Node) -> Function | None:
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None:
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    name = ts.text(name_node).split("::")[-1] if name_node is not None else ""
+    tokens = {c.type for c in node.children}
+    template_params: list[str] = []
+    parent = node.parent
+    if parent is not None and parent.type == "template_declaration":
+        tparams = parent.child_by_field_name("parameters")
+        for tp in tparams.named_children if tparams is not None else []:
+            pname, _ = _declarator_name(tp.child_by_field_name("declarator") or tp.child_by_field_name("name"))
+            if not pname:
+                ident = next((c for c in tp.named_children if c.type in ("identifier", "type_identifier")), None)
+                pname = ts.text(ident) if ident is not None else ""
+            template_params.append(pname)
+    bounds = tuple(c for c in node.children if c.type == "launch_bounds")
+    return Function(
+        name=name,
+        node=node,
+        body=node.child_by_field_name("body"),
+        params=_params(declarator),
+        is_kernel="__global__" in tokens,
+        is_device="__device__" in tokens,
+        template_params=template_params,
+        launch_bounds=tuple(n for b in bounds for n in b.named_children),
+    )
+
+
+def _struct_members(body: Node) -> list[tuple[str, str, int]]:
+    members = []
+    for decl in body.named_children:
+        if decl.type != "field_declaration":
+            continue
+        type_node = decl.child_by_field_name("type")
+        for d in decl.children_by_field_name("declarator"):
+            count = 1
+            if d.type == "array_declarator":
+                size = d.child_by_field_name("size")
+                count = int(ts.text(size)) if size is not None and ts.text(size).isdigit() else 0
+                if count == 0:
+                    return []
+            name, pointer = _declarator_name(d)
+            members.append((name, "size_t" if pointer and d.type != "array_declarator" else ts.text(type_node),
+                            count))
+    return members
+
+
+def _enclosing_function(node: Node) -> Node | None:
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node
+
+
+@lru_cache(maxsize=256)
+def _cached_unit(source: bytes) -> Unit:
+    return build_unit(source)
+
+
+def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
+    tree = tree or ts.parse_cuda(source)
+    caps = ts.matches("cuda", "cuda_unit", tree.root_node)
+    macros: dict[str, Macro] = {}
+    types = TypeTable()
+    functions: dict[str, list[Function]] = {}
+    launches: list[Launch] = []
+    includes: list[str] = []
+    for _, c in caps:
+        if "macro" in c:
+            value = c.get("macro.value")
+            macros[ts.text(c["macro.name"][0])] = Macro(
+                ts.text(c["macro.name"][0]), None, ts.text(value[0]).strip() if value else "")
+        elif "fmacro" in c:
+            params = tuple(ts.text(p) for p in c["fmacro.params"][0].named_children)
+            value = c.get("fmacro.value")
+            macros[ts.text(c["fmacro.name"][0])] = Macro(
+                ts.text(c["fmacro.name"][0]), params, ts.text(value[0]).strip() if value else "")
+        elif "function" in c:
+            f = _function(c["function"][0])
+            if f is not None and f.name:
+                functions.setdefault(f.name, []).append(f)
+        elif "struct" in c:
+            types.add_struct(ts.text(c["struct.name"][0]), _struct_members(c["struct.body"][0]))
+        elif "tstruct" in c:
+            types.add_struct(ts.text(c["tstruct.name"][0]), _struct_members(c["tstruct.body"][0]))
+        elif "launch" in c:
+            call = c["launch"][0]
+            func = call.child_by_field_name("function")
+            targs: list[Node] = []
+            if func is not None and func.type == "template_function":
+                args = func.child_by_field_name("arguments")
+                targs = list(args.named_children) if args is not None else []
+                func = func.child_by_field_name("name")
+            launches.append(Launch(
+                kernel=ts.text(func).split("::")[-1] if func is not None else "",
+                node=call,
+                config=list(c["launch.config"][0].named_children),
+                template_args=targs,
+                host_function=_enclosing_function(call),
+            ))
+        elif "include" in c:
+            includes.append(ts.text(c["include.path"][0]).strip('"<>'))
+    constants = _file_constants(tree.root_node)
+    return Unit(tree, source, macros, types, functions, launches, includes, constants)
+
+
+_CONST_DECL = re.compile(r"\b(const|constexpr)\b")
+
+
+def _file_constants(root: Node) -> dict[str, Node]:
+    """`const int N = 1024;` and `constexpr` values at file scope (used like macros)."""
+    out: dict[str, Node] = {}
+    for decl in root.named_children:
+        if decl.type != "declaration" or not _CONST_DECL.search(ts.text(decl).split("=")[0]):
+            continue
+        for d in decl.children_by_field_name("declarator"):
+            if d.type == "init_declarator":
+                name, _ = _declarator_name(d.child_by_field_name("declarator"))
+                value = d.child_by_field_name("value")
+                if name and value is not None:
+                    out[name] = value
+    return out
+
+
+@lru_cache(maxsize=4096)
+def parse_expression(text: str) -> Node | None:
+    """A C expression (a macro body, an expansion) parsed on its own; None when it is not one."""
+    tree = ts.parse_cuda(f"auto __cudalens_expr = ({text});".encode())
+    decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
+    if decl is None or tree.root_node.has_error:
+        return None
+    init = decl.child_by_field_name("declarator")
+    value = init.child_by_field_name("value") if init is not None else None
+    return value

@@ -1,0 +1,122 @@
+"""Values of the lane interpreter: each is known for every simulated thread at once (a numpy vector) or unknown,
+and remembers what it depends on (thread and block indices, parameters, loop variables, loaded data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from cudalens.analysis.types import TypeInfo
+
+# Dependency labels. Parameters and loop variables are "param:<name>" and "loop:<name>".
+TID_X, TID_Y, TID_Z = "tid.x", "tid.y", "tid.z"
+BID = "bid"
+DATA = "data"
+THREAD_DEPS = frozenset((TID_X, TID_Y, TID_Z))
+
+
+@dataclass(frozen=True)
+class Val:
+    v: np.ndarray | None  # per-thread values, or a 0-d array broadcast to all threads; None = unknown
+    deps: frozenset[str] = frozenset()
+    is_float: bool = False
+
+    @property
+    def known(self) -> bool:
+        return self.v is not None
+
+    @property
+    def thread_dependent(self) -> bool:
+        return bool(self.deps & THREAD_DEPS)
+
+    def params(self) -> set[str]:
+        return {d.split(":", 1)[1] for d in self.deps if d.startswith("param:")}
+
+
+def const(x: float | int, is_float: bool = False) -> Val:
+    return Val(np.array(x, dtype=np.float64 if is_float else np.int64), frozenset(), is_float)
+
+
+def unknown(*deps: str | frozenset[str]) -> Val:
+    out: set[str] = set()
+    for d in deps:
+        out |= {d} if isinstance(d, str) else set(d)
+    return Val(None, frozenset(out) | {DATA} if not out else frozenset(out))
+
+
+@dataclass(frozen=True)
+class Ptr:
+    """A pointer (or array) value: which allocation, which memory space, byte offset per thread, element type,
+    and for arrays the remaining dimensions (`tile` of `float tile[32][33]` has dims (32, 33))."""
+
+    base: str
+    space: str  # global | shared | local | const
+    off: Val
+    elem: TypeInfo
+    dims: tuple[int, ...] = ()
+    decl: object | None = None  # the declaration node (for related information and fixes)
+    assumed_size: bool = False
+
+    def moved(self, byte_delta: Val) -> Ptr:
+        return replace(self, off=binop("+", self.off, byte_delta))
+
+
+def _np(v: np.ndarray, is_float: bool) -> np.ndarray:
+    return v.astype(np.float64) if is_float and v.dtype != np.float64 else v
+
+
+def binop(op: str, a: Val, b: Val) -> Val:
+    deps = a.deps | b.deps
+    if a.v is None or b.v is None:
+        return Val(None, deps or frozenset({DATA}), a.is_float or b.is_float)
+    is_float = a.is_float or b.is_float
+    x, y = _np(a.v, is_float), _np(b.v, is_float)
+    with np.errstate(all="ignore"):
+        if op == "+":
+            r = x + y
+        elif op == "-":
+            r = x - y
+        elif op == "*":
+            r = x * y
+        elif op in ("/", "%"):
+            if not is_float and np.any(y == 0):
+                return Val(None, deps | {DATA}, False)
+            if is_float:
+                r = x / y if op == "/" else np.fmod(x, y)
+            else:
+                q = np.trunc(np.true_divide(x, y)).astype(np.int64)  # C truncates toward zero
+                r = q if op == "/" else x - q * y
+        elif op in ("<<", ">>", "&", "|", "^"):
+            if is_float:
+                return Val(None, deps | {DATA}, False)
+            r = {"<<": np.left_shift, ">>": np.right_shift, "&": np.bitwise_and, "|": np.bitwise_or,
+                 "^": np.bitwise_xor}[op](x, np.clip(y, 0, 63) if op in ("<<", ">>") else y)
+        elif op in ("<", "<=", ">", ">=", "==", "!="):
+            r = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+                 "==": np.equal, "!=": np.not_equal}[op](x, y).astype(np.int64)
+            return Val(r, deps, False)
+        elif op == "&&":
+            return Val(np.logical_and(x != 0, y != 0).astype(np.int64), deps)
+        elif op == "||":
+            return Val(np.logical_or(x != 0, y != 0).astype(np.int64), deps)
+        else:
+            return Val(None, deps | {DATA}, is_float)
+    if not is_float and r.dtype != np.int64:
+        r = r.astype(np.int64)
+    return Val(r, deps, is_float)
+
+
+def select(mask: np.ndarray, new: Val, old: Val | None) -> Val:
+    """`new` where mask is set (threads that executed the assignment), else `old`."""
+    if old is None or mask.all():
+        return new
+    if new.v is None or old.v is None:
+        return Val(None, new.deps | old.deps, new.is_float or old.is_float)
+    is_float = new.is_float or old.is_float
+    return Val(np.where(mask, _np(new.v, is_float), _np(old.v, is_float)), new.deps | old.deps, is_float)
+
+
+def per_thread(v: Val, n: int) -> np.ndarray | None:
+    if v.v is None:
+        return None
+    return np.broadcast_to(v.v, (n,))
