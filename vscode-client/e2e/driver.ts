@@ -1,0 +1,158 @@
+// Drives a running code-server (a real VS Code in the browser) with playwright-core and Debian's chromium, the way
+// a person would: open the CUDA file, read the Problems panel, apply a quick fix, run "cudalens: Optimize kernel".
+// Usage: node out/e2e/driver.js CONFIG.json — writes result.json and screenshots into the config's artifacts
+// folder. Assertions belong to the pytest test that starts it (tests/vscode/test_vscode_e2e.py); this script
+// records what it saw, and exits non-zero only when the editor itself could not be driven.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { chromium, type Page } from "playwright-core";
+
+interface DriverConfig {
+  url: string;
+  file: string;
+  artifacts: string;
+  // Text expected in the Problems panel before the driver moves on (rule codes).
+  expectCodes: string[];
+  // 1-based line of the finding whose quick fix is applied, and the title of that fix (a substring).
+  quickFixLine: number;
+  quickFixTitle: string;
+  // 1-based line inside the kernel to optimize.
+  kernelLine: number;
+  chromium: string;
+  timeoutMs: number;
+}
+
+interface DriverResult {
+  steps: string[];
+  statusBar: string[];
+  problems: string[];
+  quickFixes: string[];
+  quickFixApplied: boolean;
+  notifications: string[];
+  error?: string;
+}
+
+const config: DriverConfig = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const result: DriverResult = {
+  steps: [],
+  statusBar: [],
+  problems: [],
+  quickFixes: [],
+  quickFixApplied: false,
+  notifications: [],
+};
+
+function step(name: string): void {
+  result.steps.push(name);
+  console.log(`[driver] ${name}`);
+}
+
+function save(): void {
+  writeFileSync(path.join(config.artifacts, "result.json"), JSON.stringify(result, null, 2));
+}
+
+async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor();
+  await page.keyboard.press("Enter");
+}
+
+async function goToLine(page: Page, line: number): Promise<void> {
+  await page.keyboard.press("Control+G");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(`:${line}`);
+  await page.keyboard.press("Enter");
+}
+
+async function texts(page: Page, selector: string): Promise<string[]> {
+  return (await page.locator(selector).allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim()).filter(Boolean);
+}
+
+async function main(): Promise<void> {
+  mkdirSync(config.artifacts, { recursive: true });
+  const browser = await chromium.launch({
+    executablePath: config.chromium,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.setDefaultTimeout(config.timeoutMs);
+  try {
+    step("open the workspace");
+    await page.goto(config.url);
+    await page.locator(".monaco-workbench").waitFor();
+
+    step(`open ${config.file}`);
+    await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } });
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible" });
+    await input.fill(config.file);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: config.file }).first().waitFor();
+    await page.keyboard.press("Enter");
+    await page.locator(`.tab[aria-label*="${config.file}"]`).first().waitFor();
+    await page.locator(".monaco-editor .view-lines").first().waitFor();
+
+    step("wait for the diagnostics in the Problems panel");
+    await runCommand(page, "View: Focus Problems (Errors, Warnings, Infos)");
+    const markers = ".markers-panel .monaco-list-row";
+    for (const code of config.expectCodes) {
+      await page.locator(markers, { hasText: code }).first().waitFor();
+    }
+    result.problems = await texts(page, markers);
+    result.statusBar = await texts(page, ".statusbar-item");
+    save();
+
+    step("screenshot the editor with inline diagnostics");
+    await page.locator(".monaco-editor .squiggly-warning, .monaco-editor .squiggly-info").first().waitFor();
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await goToLine(page, config.quickFixLine);
+    await page.screenshot({ path: path.join(config.artifacts, "editor.png") });
+
+    step("apply the quick fix");
+    await page.keyboard.press("Control+.");
+    const actions = page.locator(".action-widget .monaco-list-row");
+    await actions.first().waitFor();
+    result.quickFixes = await texts(page, ".action-widget .monaco-list-row");
+    await actions.filter({ hasText: config.quickFixTitle }).first().click();
+    await page.keyboard.press("Control+S");
+    await page.locator(".tab.dirty").waitFor({ state: "detached" });
+    result.quickFixApplied = true;
+    save();
+
+    step("run cudalens: Optimize kernel");
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await goToLine(page, config.kernelLine);
+    await runCommand(page, "cudalens: Optimize kernel");
+    const toast = page.locator(".notification-toast .notification-list-item-message");
+    await toast.filter({ hasNotText: /^cudalens: Optimizing/ }).first().waitFor();
+    result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
+    result.statusBar = await texts(page, ".statusbar-item");
+    await page.screenshot({ path: path.join(config.artifacts, "optimize.png") });
+    step("done");
+  } catch (error) {
+    result.error = error instanceof Error ? error.message : String(error);
+    result.notifications = await texts(page, ".notification-toast .notification-list-item-message").catch(() => []);
+    result.statusBar = await texts(page, ".statusbar-item").catch(() => []);
+    await page.screenshot({ path: path.join(config.artifacts, "failure.png") }).catch(() => undefined);
+  } finally {
+    save();
+    await browser.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(`[driver] ${error instanceof Error ? error.message : error}`);
+  process.exit(1);
+});
