@@ -10,7 +10,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "vscode-client"
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 
 @pytest.fixture(scope="session")

@@ -16,8 +16,11 @@ interface DriverConfig {
   // 1-based line of the finding whose quick fix is applied, and the title of that fix (a substring).
   quickFixLine: number;
   quickFixTitle: string;
-  // 1-based line inside the kernel to optimize.
-  kernelLine: number;
+  // The key typed into "cudalens: Set API key" (VS Code's secret storage → the server's environment).
+  apiKey: string;
+  // The file and 1-based line inside the kernel to optimize.
+  optimizeFile: string;
+  optimizeLine: number;
   chromium: string;
   timeoutMs: number;
 }
@@ -66,6 +69,18 @@ async function goToLine(page: Page, line: number): Promise<void> {
   await input.waitFor({ state: "visible" });
   await input.fill(`:${line}`);
   await page.keyboard.press("Enter");
+  await input.waitFor({ state: "hidden" });
+}
+
+async function openFile(page: Page, file: string): Promise<void> {
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(file);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: file }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(`.tab.active[aria-label*="${file}"]`).first().waitFor();
+  await page.locator(".monaco-editor .view-lines").first().click();
 }
 
 async function texts(page: Page, selector: string): Promise<string[]> {
@@ -95,14 +110,7 @@ async function main(): Promise<void> {
 
     step(`open ${config.file}`);
     await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } });
-    await page.keyboard.press("Control+P");
-    const input = page.locator(".quick-input-widget input");
-    await input.waitFor({ state: "visible" });
-    await input.fill(config.file);
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: config.file }).first().waitFor();
-    await page.keyboard.press("Enter");
-    await page.locator(`.tab[aria-label*="${config.file}"]`).first().waitFor();
-    await page.locator(".monaco-editor .view-lines").first().waitFor();
+    await openFile(page, config.file);
 
     step("wait for the diagnostics in the Problems panel");
     await runCommand(page, "View: Focus Problems (Errors, Warnings, Infos)");
@@ -114,11 +122,20 @@ async function main(): Promise<void> {
     result.statusBar = await texts(page, ".statusbar-item");
     save();
 
-    step("screenshot the editor with inline diagnostics");
-    await page.locator(".monaco-editor .squiggly-warning, .monaco-editor .squiggly-info").first().waitFor();
+    step("screenshot the editor with inline diagnostics and the hover of one");
+    const squiggles = page.locator(".monaco-editor .squiggly-warning, .monaco-editor .squiggly-info");
+    await squiggles.first().waitFor();
     await page.locator(".monaco-editor .view-lines").first().click();
     await goToLine(page, config.quickFixLine);
+    // The squiggle sits under the text layer, so the mouse goes to its place rather than "onto" it.
+    const box = await squiggles.last().boundingBox();
+    if (box === null) {
+      throw new Error("the diagnostic's squiggle has no box on screen");
+    }
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.locator(".monaco-hover", { hasText: config.expectCodes[config.expectCodes.length - 1] }).first().waitFor();
     await page.screenshot({ path: path.join(config.artifacts, "editor.png") });
+    await page.keyboard.press("Escape");
 
     step("apply the quick fix");
     await page.keyboard.press("Control+.");
@@ -131,11 +148,21 @@ async function main(): Promise<void> {
     result.quickFixApplied = true;
     save();
 
-    step("run cudalens: Optimize kernel");
-    await page.locator(".monaco-editor .view-lines").first().click();
-    await goToLine(page, config.kernelLine);
-    await runCommand(page, "cudalens: Optimize kernel");
+    step("store the API key with cudalens: Set API key");
+    await runCommand(page, "cudalens: Set API key");
+    const keyInput = page.locator(".quick-input-widget input[type=password]");
+    await keyInput.waitFor({ state: "visible" });
+    await keyInput.fill(config.apiKey);
+    await page.keyboard.press("Enter");
     const toast = page.locator(".notification-toast .notification-list-item-message");
+    await toast.filter({ hasText: "API key stored" }).first().waitFor();
+    await page.keyboard.press("Escape");
+    await runCommand(page, "Notifications: Clear All Notifications");
+
+    step(`run cudalens: Optimize kernel in ${config.optimizeFile}`);
+    await openFile(page, config.optimizeFile);
+    await goToLine(page, config.optimizeLine);
+    await runCommand(page, "cudalens: Optimize kernel");
     await toast.filter({ hasNotText: /^cudalens: Optimizing/ }).first().waitFor();
     result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
     result.statusBar = await texts(page, ".statusbar-item");

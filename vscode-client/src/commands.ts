@@ -4,7 +4,7 @@
 import * as vscode from "vscode";
 import { ExecuteCommandRequest, LSPErrorCodes, ResponseError } from "vscode-languageclient/node";
 import { describeCommandResult } from "./commandResult";
-import { chooseKernel, type KernelMark, kernelFromLensArguments, kernelMarksInText } from "./kernels";
+import { chooseKernel, type KernelMark, kernelFromLensArguments, kernelMarksInText, withExtents } from "./kernels";
 import { API_KEY_SECRET, errorText, type ServerController } from "./serverController";
 
 interface KernelCommand {
@@ -42,6 +42,7 @@ async function runKernelCommand(
   uriArgument: unknown,
   kernelArgument: unknown,
 ): Promise<void> {
+  await controller.whenSettled();
   const client = controller.runningClient;
   if (client === undefined) {
     const choice = await vscode.window.showErrorMessage(controller.notRunningReason, "Show output");
@@ -109,7 +110,7 @@ async function pickKernel(editor: vscode.TextEditor): Promise<string | undefined
     void vscode.window.showErrorMessage("cudalens: no CUDA kernel (__global__ function) found in this file.");
     return undefined;
   }
-  const choice = chooseKernel(marks, editor.selection.active.line);
+  const choice = chooseKernel(withExtents(marks, document.getText()), editor.selection.active.line);
   if (choice.kernel !== undefined) {
     return choice.kernel;
   }

@@ -53,6 +53,67 @@ export function kernelMarksInText(text: string): KernelMark[] {
   return marks;
 }
 
+// The 0-based line of the brace that closes the body opening at or after `startLine`: a code lens gives only a
+// kernel's first line, and VS Code may have no symbol provider for CUDA. Comments and strings are skipped so that a
+// brace inside them does not count; undefined when the body does not close.
+export function bodyEndLine(text: string, startLine: number): number | undefined {
+  let line = 0;
+  let i = 0;
+  while (line < startLine && i < text.length) {
+    if (text.charCodeAt(i++) === 10) {
+      line++;
+    }
+  }
+  let depth = 0;
+  let opened = false;
+  while (i < text.length) {
+    const c = text[i];
+    const next = text[i + 1];
+    if (c === "/" && next === "/") {
+      const end = text.indexOf("\n", i);
+      i = end < 0 ? text.length : end;
+      continue;
+    }
+    if (c === "/" && next === "*") {
+      const end = text.indexOf("*/", i + 2);
+      const stop = end < 0 ? text.length : end + 2;
+      line += countNewlines(text.slice(i, stop), stop - i);
+      i = stop;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      i = skipQuoted(text, i);
+      continue;
+    }
+    if (c === "\n") {
+      line++;
+    } else if (c === "{") {
+      depth++;
+      opened = true;
+    } else if (c === "}" && opened && --depth === 0) {
+      return line;
+    } else if (c === ";" && !opened) {
+      return undefined; // a declaration, not a definition
+    }
+    i++;
+  }
+  return undefined;
+}
+
+function skipQuoted(text: string, start: number): number {
+  const quote = text[start];
+  let i = start + 1;
+  while (i < text.length && text[i] !== quote && text[i] !== "\n") {
+    i += text[i] === "\\" ? 2 : 1;
+  }
+  return i + 1;
+}
+
+// Fills in the extent of marks that have only a first line.
+export function withExtents(marks: readonly KernelMark[], text: string): KernelMark[] {
+  return marks.map((m) => (m.endLine !== undefined ? m : { ...m, endLine: bodyEndLine(text, m.startLine) }));
+}
+
 function countNewlines(text: string, end: number): number {
   let lines = 0;
   for (let i = 0; i < end; i++) {

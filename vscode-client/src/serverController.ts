@@ -67,6 +67,11 @@ export class ServerController implements vscode.Disposable {
     return this.client?.state === State.Running ? this.client : undefined;
   }
 
+  // Settles once the starts, stops and restarts asked for so far are done.
+  whenSettled(): Promise<void> {
+    return this.queue;
+  }
+
   get notRunningReason(): string {
     return this.lastError ?? "The cudalens server is not running.";
   }

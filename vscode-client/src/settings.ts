@@ -9,8 +9,9 @@ export interface OnSaveSettings {
 }
 
 export interface ServerSettings {
-  select: string[];
-  ignore: string[];
+  // null: not set in VS Code, so the project's `[tool.cudalens]` decides.
+  select: string[] | null;
+  ignore: string[] | null;
   arch: string | null;
   onSave: OnSaveSettings;
   worker: { python: string | null; timeoutSeconds: number };
@@ -23,7 +24,7 @@ export interface ServerSettings {
     timeoutSeconds: number;
     retries: number;
   };
-  optimize: { rounds: number; budgetUsd: number | null };
+  optimize: { rounds: number; budgetUsd: number };
   logLevel: string;
 }
 
@@ -37,10 +38,10 @@ export interface MappedSettings {
 }
 
 export const DEFAULT_SETTINGS: ServerSettings = {
-  select: [],
-  ignore: [],
+  select: null,
+  ignore: null,
   arch: null,
-  onSave: { compile: true, test: false, time: false, profile: false },
+  onSave: { compile: false, test: false, time: false, profile: false },
   worker: { python: null, timeoutSeconds: 300 },
   coder: {
     baseUrl: null,
@@ -48,10 +49,10 @@ export const DEFAULT_SETTINGS: ServerSettings = {
     apiKeyEnv: "OPENAI_API_KEY",
     temperature: null,
     reasoningEffort: null,
-    timeoutSeconds: 600,
+    timeoutSeconds: 120,
     retries: 2,
   },
-  optimize: { rounds: 10, budgetUsd: null },
+  optimize: { rounds: 10, budgetUsd: 1 },
   logLevel: "info",
 };
 
@@ -73,8 +74,11 @@ export function mapSettings(get: SettingGetter, fallbackPython?: string): Mapped
     }
     return value;
   };
-  const codes = (key: string): string[] =>
-    read(key, [] as string[], isStringList, "a list of rule codes").map((c) => c.trim()).filter((c) => c !== "");
+  const codes = (key: string): string[] | null => {
+    const list = read(key, [] as string[], isStringList, "a list of rule codes").map((c) => c.trim());
+    const nonEmpty = list.filter((c) => c !== "");
+    return nonEmpty.length > 0 ? nonEmpty : null;
+  };
   const bool = (key: string, fallback: boolean): boolean => read(key, fallback, isBoolean, "true or false");
   const positive = (key: string, fallback: number): number =>
     read(key, fallback, isPositiveNumber, "a positive number");
@@ -105,11 +109,11 @@ export function mapSettings(get: SettingGetter, fallbackPython?: string): Mapped
         temperature: optionalNumber("coder.temperature"),
         reasoningEffort: optionalText("coder.reasoningEffort"),
         timeoutSeconds: positive("coder.timeoutSeconds", d.coder.timeoutSeconds),
-        retries: read("coder.retries", d.coder.retries, isCount, "a whole number ≥ 0"),
+        retries: read("coder.retries", d.coder.retries, isNonNegativeInteger, "a whole number ≥ 0"),
       },
       optimize: {
         rounds: read("optimize.rounds", d.optimize.rounds, isPositiveInteger, "a whole number ≥ 1"),
-        budgetUsd: optionalNumber("optimize.budgetUsd"),
+        budgetUsd: read("optimize.budgetUsd", d.optimize.budgetUsd, isNonNegativeNumber, "a number ≥ 0"),
       },
       logLevel: read("logLevel", d.logLevel, isLogLevel, `one of ${LOG_LEVELS.join(", ")}`),
     },
@@ -142,8 +146,12 @@ function isPositiveInteger(v: unknown): v is number {
   return isPositiveNumber(v) && Number.isInteger(v);
 }
 
-function isCount(v: unknown): v is number {
+function isNonNegativeInteger(v: unknown): v is number {
   return typeof v === "number" && Number.isInteger(v) && v >= 0;
+}
+
+function isNonNegativeNumber(v: unknown): v is number {
+  return typeof v === "number" && Number.isFinite(v) && v >= 0;
 }
 
 function isNumberOrNull(v: unknown): v is number | null {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { describeCommandResult } from "../src/commandResult";
-import { chooseKernel, kernelFromLensArguments, kernelMarksInText } from "../src/kernels";
+import { bodyEndLine, chooseKernel, kernelFromLensArguments, kernelMarksInText, withExtents } from "../src/kernels";
 import { RestartPolicy } from "../src/restartPolicy";
 import { describeStatus, parseStatus } from "../src/status";
 
@@ -73,6 +73,42 @@ describe("chooseKernel", () => {
     ]);
     const python = 'src = """\nextern "C" __global__\nvoid relu(float* x) {}\n"""\n';
     assert.deepEqual(kernelMarksInText(python), [{ name: "relu", startLine: 2 }]);
+  });
+});
+
+describe("kernel extents", () => {
+  const cuda = [
+    "__global__ void a(float *x) {", // 0
+    '    const char *s = "}";  // } in a comment', // 1
+    "    /* { */ if (x) { x[0] = '}'; }", // 2
+    "}", // 3
+    "__global__ void declared(float *x);", // 4
+    "__global__ void b(float *x)", // 5
+    "{", // 6
+    "    /* a", // 7
+    "       } */", // 8
+    "}", // 9
+  ].join("\n");
+
+  it("finds the closing brace, skipping braces in strings, characters and comments", () => {
+    assert.equal(bodyEndLine(cuda, 0), 3);
+    assert.equal(bodyEndLine(cuda, 5), 9);
+  });
+
+  it("gives no extent to a declaration or an unclosed body", () => {
+    assert.equal(bodyEndLine(cuda, 4), undefined);
+    assert.equal(bodyEndLine("__global__ void k() {\n  x();\n", 0), undefined);
+  });
+
+  it("lets the cursor inside a kernel pick it without asking", () => {
+    const marks = withExtents(kernelMarksInText(cuda), cuda);
+    assert.deepEqual(marks, [
+      { name: "a", startLine: 0, endLine: 3 },
+      { name: "declared", startLine: 4, endLine: undefined },
+      { name: "b", startLine: 5, endLine: 9 },
+    ]);
+    assert.equal(chooseKernel(marks, 8).kernel, "b");
+    assert.equal(chooseKernel(marks, 2).kernel, "a");
   });
 });
 

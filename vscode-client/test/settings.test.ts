@@ -57,10 +57,20 @@ describe("mapSettings", () => {
     });
   });
 
-  it("turns VS Code's empty-string defaults into null", () => {
+  it("turns VS Code's empty defaults into null, so the server's defaults and [tool.cudalens] apply", () => {
     const { settings } = mapSettings(
-      from({ arch: "", "coder.baseUrl": " ", "coder.model": "", "coder.reasoningEffort": "", "worker.python": "" }),
+      from({
+        select: [],
+        ignore: [" "],
+        arch: "",
+        "coder.baseUrl": " ",
+        "coder.model": "",
+        "coder.reasoningEffort": "",
+        "worker.python": "",
+      }),
     );
+    assert.equal(settings.select, null);
+    assert.equal(settings.ignore, null);
     assert.equal(settings.arch, null);
     assert.equal(settings.coder.baseUrl, null);
     assert.equal(settings.coder.model, null);
@@ -95,7 +105,7 @@ describe("mapSettings", () => {
       "cudalens.worker.timeoutSeconds should be a positive number, not -1; using the default.",
       "cudalens.coder.retries should be a whole number ≥ 0, not 1.5; using the default.",
       "cudalens.optimize.rounds should be a whole number ≥ 1, not 0; using the default.",
-      'cudalens.optimize.budgetUsd should be a number or null, not "1"; using the default.',
+      'cudalens.optimize.budgetUsd should be a number ≥ 0, not "1"; using the default.',
       'cudalens.logLevel should be one of error, warning, info, debug, not "loud"; using the default.',
     ]);
   });
