@@ -83,6 +83,7 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
             "artifacts": str(tmp_path / "driver"),
             "expectCodes": ["CL101", "CL301"],
             "quickFixLine": 20,
+            "quickFixColumn": 24,
             "quickFixTitle": "Pad the rows",
             "apiKey": API_KEY,
             "optimizeFile": "transpose.cu",
@@ -92,6 +93,7 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
         }
         try:
             config["url"] = server.start(ws)
+            config["session"] = server.process.pid
             (tmp_path / "driver.json").write_text(json.dumps(config))
             drive = subprocess.run(
                 [str(installation.node_bin / "node"), str(compiled_tests / "e2e" / "driver.js"),
@@ -116,6 +118,11 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
         assert any("Pad the rows" in fix for fix in result["quickFixes"]), result["quickFixes"]
         fixed = (ws / "transpose.cu").read_text()
         assert "__shared__ float tile[32][33];" in fixed and "[32][32]" not in fixed
+
+        # A killed server was replaced by a new one (the errorHandler's restart with back-off).
+        assert result["killedServer"] and result["restartedServer"], seen
+        output = "\n".join(p.read_text() for p in (ARTIFACTS / "vscode-logs").rglob("*cudalens*.log"))
+        assert "the server exited; restarting it in 1 s" in output, output[-3000:]
 
         # Optimize reached the server and VS Code showed the server's answer.
         assert any("cudalens" in item for item in result["statusBar"]), result["statusBar"]

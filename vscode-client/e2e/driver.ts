@@ -3,7 +3,7 @@
 // Usage: node out/e2e/driver.js CONFIG.json — writes result.json and screenshots into the config's artifacts
 // folder. Assertions belong to the pytest test that starts it (tests/vscode/test_vscode_e2e.py); this script
 // records what it saw, and exits non-zero only when the editor itself could not be driven.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { chromium, type Page } from "playwright-core";
 
@@ -13,8 +13,9 @@ interface DriverConfig {
   artifacts: string;
   // Text expected in the Problems panel before the driver moves on (rule codes).
   expectCodes: string[];
-  // 1-based line of the finding whose quick fix is applied, and the title of that fix (a substring).
+  // 1-based line and column of the finding whose quick fix is applied, and the title of that fix (a substring).
   quickFixLine: number;
+  quickFixColumn: number;
   quickFixTitle: string;
   // The key typed into "cudalens: Set API key" (VS Code's secret storage → the server's environment).
   apiKey: string;
@@ -23,6 +24,8 @@ interface DriverConfig {
   optimizeLine: number;
   chromium: string;
   timeoutMs: number;
+  // code-server's pid, which leads the session its extension host and our language server run in.
+  session: number;
 }
 
 interface DriverResult {
@@ -32,6 +35,9 @@ interface DriverResult {
   quickFixes: string[];
   quickFixApplied: boolean;
   notifications: string[];
+  // The language server's pid before it was killed, and the pid of the one VS Code started in its place.
+  killedServer?: number;
+  restartedServer?: number;
   error?: string;
 }
 
@@ -63,11 +69,11 @@ async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press("Enter");
 }
 
-async function goToLine(page: Page, line: number): Promise<void> {
+async function goToLine(page: Page, line: number, column?: number): Promise<void> {
   await page.keyboard.press("Control+G");
   const input = page.locator(".quick-input-widget input");
   await input.waitFor({ state: "visible" });
-  await input.fill(`:${line}`);
+  await input.fill(column === undefined ? `:${line}` : `:${line}:${column}`);
   await page.keyboard.press("Enter");
   await input.waitFor({ state: "hidden" });
 }
@@ -81,6 +87,41 @@ async function openFile(page: Page, file: string): Promise<void> {
   await page.keyboard.press("Enter");
   await page.locator(`.tab.active[aria-label*="${file}"]`).first().waitFor();
   await page.locator(".monaco-editor .view-lines").first().click();
+}
+
+// `python -m cudalens serve` processes of code-server's session, read from /proc.
+function serverPids(session: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) {
+      continue;
+    }
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (fields[0] !== "Z" && Number(fields[3]) === session && argv.includes("cudalens") && argv.includes("serve")) {
+        pids.push(Number(entry));
+      }
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return pids;
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined): Promise<T> {
+  const deadline = Date.now() + config.timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 async function texts(page: Page, selector: string): Promise<string[]> {
@@ -126,13 +167,8 @@ async function main(): Promise<void> {
     const squiggles = page.locator(".monaco-editor .squiggly-warning, .monaco-editor .squiggly-info");
     await squiggles.first().waitFor();
     await page.locator(".monaco-editor .view-lines").first().click();
-    await goToLine(page, config.quickFixLine);
-    // The squiggle sits under the text layer, so the mouse goes to its place rather than "onto" it.
-    const box = await squiggles.last().boundingBox();
-    if (box === null) {
-      throw new Error("the diagnostic's squiggle has no box on screen");
-    }
-    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await goToLine(page, config.quickFixLine, config.quickFixColumn);
+    await runCommand(page, "Show or Focus Hover");
     await page.locator(".monaco-hover", { hasText: config.expectCodes[config.expectCodes.length - 1] }).first().waitFor();
     await page.screenshot({ path: path.join(config.artifacts, "editor.png") });
     await page.keyboard.press("Escape");
@@ -157,6 +193,23 @@ async function main(): Promise<void> {
     const toast = page.locator(".notification-toast .notification-list-item-message");
     await toast.filter({ hasText: "API key stored" }).first().waitFor();
     await page.keyboard.press("Escape");
+    await runCommand(page, "Notifications: Clear All Notifications");
+
+    step("kill the language server; the extension starts a new one");
+    const running = page.locator('[aria-label^="cudalens running"]');
+    await running.first().waitFor();
+    const [killed] = await waitFor("the language server process", () => {
+      const pids = serverPids(config.session);
+      return pids.length === 1 ? pids : undefined;
+    });
+    process.kill(killed, "SIGKILL");
+    result.killedServer = killed;
+    result.restartedServer = await waitFor("a new language server", () =>
+      serverPids(config.session).find((pid) => pid !== killed),
+    );
+    await page.locator('[aria-label^="cudalens starting"]').first().waitFor({ state: "detached" });
+    await running.first().waitFor();
+    save();
     await runCommand(page, "Notifications: Clear All Notifications");
 
     step(`run cudalens: Optimize kernel in ${config.optimizeFile}`);

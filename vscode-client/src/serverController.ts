@@ -272,6 +272,7 @@ export class ServerController implements vscode.Disposable {
     const view = describeStatus(this.phase, this.serverStatus, this.lastError);
     this.statusItem.text = view.text;
     this.statusItem.tooltip = view.tooltip;
+    this.statusItem.accessibilityInformation = { label: view.label };
     this.statusItem.backgroundColor = view.isError
       ? new vscode.ThemeColor("statusBarItem.errorBackground")
       : undefined;

@@ -14,6 +14,8 @@ export interface StatusView {
   text: string;
   tooltip: string;
   isError: boolean;
+  // For screen readers (the text's icons say nothing), starting with "cudalens <phase>".
+  label: string;
 }
 
 // Unknown fields are ignored and a malformed payload gives undefined, so a newer server cannot break the item.
@@ -31,6 +33,11 @@ export function parseStatus(payload: unknown): ServerStatus | undefined {
 }
 
 export function describeStatus(phase: ClientPhase, status: ServerStatus | undefined, error?: string): StatusView {
+  const view = viewOf(phase, status, error);
+  return { ...view, label: `cudalens ${phase}: ${view.tooltip}` };
+}
+
+function viewOf(phase: ClientPhase, status: ServerStatus | undefined, error?: string): Omit<StatusView, "label"> {
   if (phase === "error") {
     return { text: "$(error) cudalens", tooltip: error ?? "The cudalens server is not running.", isError: true };
   }

@@ -129,7 +129,12 @@ describe("status bar", () => {
 
   it("shows errors and ignores malformed notifications", () => {
     const view = describeStatus("error", undefined, "cudalens was not found");
-    assert.deepEqual(view, { text: "$(error) cudalens", tooltip: "cudalens was not found", isError: true });
+    assert.deepEqual(view, {
+      text: "$(error) cudalens",
+      tooltip: "cudalens was not found",
+      isError: true,
+      label: "cudalens error: cudalens was not found",
+    });
     assert.equal(parseStatus("busy"), undefined);
     assert.equal(parseStatus({ gpu: 3, busy: false }), undefined);
     assert.equal(parseStatus({ gpu: "H200", busy: "yes" }), undefined);
