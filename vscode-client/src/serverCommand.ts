@@ -42,28 +42,23 @@ const INSTALL_FIX =
   "or set `cudalens.path` to a `cudalens` executable, or `cudalens.interpreter` to a Python that has it.";
 
 export async function findServer(search: ServerSearch, probe: CudalensProbe): Promise<ServerCommand> {
-  const expand = (entry: string): string => expandVariables(entry, search.workspaceFolder);
-  const pathSetting = search.pathSetting.filter((p) => p.trim() !== "").map(expand);
-  if (pathSetting.length > 0) {
-    const found = pathSetting.find(isExecutableFile);
-    if (found === undefined) {
-      throw new ServerNotFound(
-        `cudalens.path is set to ${listed(pathSetting)}, but none of these is an executable file. ` +
-          "Point it at the `cudalens` executable, or clear it to use the Python environment.",
-      );
-    }
-    return { command: found, args: ["serve"], source: "cudalens.path" };
+  const executable = firstExecutable(
+    "cudalens.path",
+    search.pathSetting,
+    search.workspaceFolder,
+    "Point it at the `cudalens` executable, or clear it to use the Python environment.",
+  );
+  if (executable !== undefined) {
+    return { command: executable, args: ["serve"], source: "cudalens.path" };
   }
 
-  const interpreters = search.interpreterSetting.filter((p) => p.trim() !== "").map(expand);
-  if (interpreters.length > 0) {
-    const python = interpreters.find(isExecutableFile);
-    if (python === undefined) {
-      throw new ServerNotFound(
-        `cudalens.interpreter is set to ${listed(interpreters)}, but none of these is an executable file. ` +
-          "Point it at a Python interpreter, or clear it to use the Python environment selected in VS Code.",
-      );
-    }
+  const python = firstExecutable(
+    "cudalens.interpreter",
+    search.interpreterSetting,
+    search.workspaceFolder,
+    "Point it at a Python interpreter, or clear it to use the Python environment selected in VS Code.",
+  );
+  if (python !== undefined) {
     if (!(await probe(python))) {
       throw new ServerNotFound(
         `The interpreter ${python} (cudalens.interpreter) cannot import cudalens. ` +
@@ -88,6 +83,25 @@ export async function findServer(search: ServerSearch, probe: CudalensProbe): Pr
   }
   tried.push("no `cudalens` executable on PATH");
   throw new ServerNotFound(`cudalens was not found: ${tried.join("; ")}. ${INSTALL_FIX}`);
+}
+
+// The first executable entry of a path setting; undefined when the setting is empty, and an error that says how
+// to fix it when it is set but names nothing runnable (no silent fallback past a setting the user made).
+function firstExecutable(
+  setting: string,
+  entries: readonly string[],
+  workspaceFolder: string | undefined,
+  fix: string,
+): string | undefined {
+  const paths = entries.filter((p) => p.trim() !== "").map((p) => expandVariables(p, workspaceFolder));
+  if (paths.length === 0) {
+    return undefined;
+  }
+  const found = paths.find(isExecutableFile);
+  if (found === undefined) {
+    throw new ServerNotFound(`${setting} is set to ${listed(paths)}, but none of these is an executable file. ${fix}`);
+  }
+  return found;
 }
 
 function pythonServer(python: string, source: ServerSource): ServerCommand {
