@@ -56,6 +56,19 @@ class AnalysisReport:
     includes: list[str] = field(default_factory=list)  # header names this document includes
     # For .py files: the CUDA sources found in the Python text, with the line where each begins.
     embedded_sources: list[tuple[str, int]] = field(default_factory=list)
+    # Internal errors, one line each (the kernel they concern is skipped, the rest is still analysed).
+    errors: list[str] = field(default_factory=list)
+
+
+def read_include_from_disk(name: str, including_path: str, include_dirs: tuple[str, ...] = ()) -> str | None:
+    """The standard IncludeReader: `name` next to the including file, then in `include_dirs`."""
+    from pathlib import Path
+
+    for folder in (Path(including_path).parent, *map(Path, include_dirs)):
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8", errors="replace")
+    return None
 
 
 def analyze_text(
@@ -81,6 +94,16 @@ class DocumentAnalyzer:
         # re-analyses only the kernels it touched.
         self.kernel_cache: dict[tuple, tuple] = {}
         self.next_cache: dict[tuple, tuple] = {}
+        self._source: bytes | None = None
+        self._tree = None
+
+    def parse(self, source: bytes):
+        """The tree of the document's CUDA text, re-parsed incrementally from the previous one."""
+        from cudalens.analysis.incremental import reparse
+
+        self._tree = reparse(self._source, self._tree, source)
+        self._source = source
+        return self._tree
 
     def update(self, text: str) -> AnalysisReport:
         from cudalens.analysis.pipeline import run_pipeline

@@ -13,12 +13,18 @@ from cudalens.analysis.rule_base import Rule, RuleInfo
 REGISTRY: dict[str, str] = {
     "CL101": "uncoalesced_global_access:UncoalescedGlobalAccess",
     "CL102": "array_of_structs_field_access:ArrayOfStructsFieldAccess",
+    "CL103": "transpose_without_shared_staging:TransposeWithoutSharedStaging",
     "CL104": "data_dependent_global_access:DataDependentGlobalAccess",
     "CL201": "divergent_branch:DivergentBranch",
     "CL202": "divergent_loop_trip_count:DivergentLoopTripCount",
+    "CL203": "data_dependent_branch:DataDependentBranch",
     "CL301": "shared_bank_conflict:SharedBankConflict",
     "CL302": "barrier_in_divergent_code:BarrierInDivergentCode",
     "CL303": "shared_memory_race:SharedMemoryRace",
+    "CL801": "compile_error:CompileError",
+    "CL802": "compile_warning:CompileWarning",
+    "CL803": "register_spills:RegisterSpills",
+    "CL804": "low_theoretical_occupancy:LowTheoreticalOccupancy",
 }
 
 

@@ -55,7 +55,9 @@ def _decode(node: ts.Node, index: LineIndex) -> tuple[str, list[tuple[int, int]]
         parts = [_decode(child, index) for child in node.named_children if child.type == "string"]
         if any(p is None for p in parts):
             return None
-        return "".join(p[0] for p in parts), [pos for p in parts for pos in p[1]]
+        # each part's positions end with its one-past-the-end entry: keep only the last part's
+        positions = [pos for p in parts for pos in p[1][:-1]] + [parts[-1][1][-1]] if parts else []
+        return "".join(p[0] for p in parts), positions
     start = next((c for c in node.children if c.type == "string_start"), None)
     if start is None:
         return None
@@ -65,6 +67,7 @@ def _decode(node: ts.Node, index: LineIndex) -> tuple[str, list[tuple[int, int]]
     raw = "r" in prefix
     chars: list[str] = []
     positions: list[tuple[int, int]] = []
+    line, col = index.to_char(start.end_point)
     for content in node.children:
         if content.type != "string_content":
             continue

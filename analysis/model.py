@@ -79,7 +79,7 @@ class KernelModel:
             kernel=self.name,
             fix=fix,
             evidence=tuple((evidence or {}).items()),
-            related=tuple(Related(self.span(n), m) for n, m in related),
+            related=tuple(Related(self.span(n), m) for n, m in related if n is not None),
         )
 
     def replace_fix(self, node: Node, new_text: str, message: str, safe: bool) -> Fix:
@@ -118,10 +118,12 @@ def build_models(path: str, unit: Unit, index: LineIndex, to_file: PositionMap |
     return models
 
 
-def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
-                to_file: PositionMap | None) -> KernelModel:
+LaunchConfig = tuple[Node, "tuple[int, int, int] | None", "tuple[int, int, int] | None", "int | None"]
+
+
+def launch_configs(unit: Unit, kernel: Function) -> list[LaunchConfig]:
+    """(call node, grid, block, dynamic shared bytes) of each launch of the kernel, None where not constant."""
     sites = []
-    template_values: dict[str, int] = {}
     for launch in unit.launches:
         if launch.kernel != kernel.name:
             continue
@@ -130,6 +132,16 @@ def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
         block = dim3(cfg[1], unit, launch.host_function) if len(cfg) > 1 else None
         smem = eval_host(cfg[2], unit, launch.host_function) if len(cfg) > 2 else None
         sites.append((launch.node, grid, block, smem[0] if smem else None))
+    return sites
+
+
+def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
+                to_file: PositionMap | None) -> KernelModel:
+    sites = launch_configs(unit, kernel)
+    template_values: dict[str, int] = {}
+    for launch in unit.launches:
+        if launch.kernel != kernel.name:
+            continue
         for name, arg in zip(kernel.template_params, launch.template_args, strict=False):
             value = eval_host(arg, unit, launch.host_function)
             if value is not None and name not in template_values:
@@ -165,12 +177,13 @@ def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
 SiteKey = tuple[int, int]
 
 
-def sites(model: KernelModel, events: str, keep: Callable[[object], bool] = lambda e: True
-          ) -> dict[SiteKey, list[list]]:
-    """Events of one kind ("accesses", "branches", "barriers") grouped by source site, one list per run."""
+def sites(model: KernelModel, events: str | Callable[[SimResult], list],
+          keep: Callable[[object], bool] = lambda e: True) -> dict[SiteKey, list[list]]:
+    """Events grouped by source site, one list per run. `events` names a list of the runs ("accesses",
+    "branches", "barriers") or derives one from a run."""
     grouped: dict[SiteKey, list[list]] = {}
     for i, run in enumerate(model.runs):
-        for event in getattr(run, events):
+        for event in (getattr(run, events) if isinstance(events, str) else events(run)):
             if not keep(event):
                 continue
             key = (event.node.start_byte, event.node.end_byte)

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.api import AnalysisReport, KernelInfo, LaunchSite
 from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
-from cudalens.analysis.findings import Finding, Severity, sort_key
-from cudalens.analysis.model import KernelModel, PositionMap, build_model
+from cudalens.analysis.features import kernel_features
+from cudalens.analysis.findings import Finding, Severity, Span, sort_key
+from cudalens.analysis.model import KernelModel, PositionMap, build_model, launch_configs
 from cudalens.analysis.positions import LineIndex
-from cudalens.analysis.unit import build_unit
+from cudalens.analysis.suppression import apply_suppressions
+from cudalens.analysis.unit import build_unit, header_unit
 
 if TYPE_CHECKING:
     from cudalens.analysis.api import DocumentAnalyzer
@@ -38,29 +41,88 @@ def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
         return AnalysisReport(path=doc.path, is_cuda=False)
     config = doc.config
     min_rank = Severity(config.min_severity).rank
-    report.findings = sorted(
-        (f for f in report.findings if config.enabled(f.code) and f.severity.rank >= min_rank), key=sort_key)
+    kept = [f for f in report.findings if config.enabled(f.code) and f.severity.rank >= min_rank]
+    # every consumer (CLI, server, pre-commit) sees the document's own suppression comments honoured
+    report.findings = sorted(apply_suppressions(text, kept, doc.path), key=sort_key)
     return report
 
 
 def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, report: AnalysisReport) -> None:
     source = text.encode("utf-8", errors="surrogatepass")
-    unit = build_unit(source)
+    unit = build_unit(source, doc.parse(source) if to_file is None else None)
     report.includes.extend(unit.includes)
+    headers = _read_headers(doc, unit.includes)
+    for header in headers:
+        unit.include(header_unit(header))
     index = LineIndex(text)
-    context = _context_key(unit)
+    context = _context_key(unit) + hashlib.blake2b(b"\0".join(headers), digest_size=8).hexdigest()
     for kernel in unit.kernels:
         if kernel.body is None:
             continue
+        start, end = kernel.node.start_point[0] + 1, kernel.node.end_point[0] + 1
+        # Embedded sources map positions through their .py text: their results are reused only in place.
         key = (hashlib.blake2b(ts.text(kernel.node).encode() + context.encode(), digest_size=16).hexdigest(),
-               kernel.node.start_point[0], to_file is None)
-        cached = doc.kernel_cache.get(key)
+               None if to_file is None else start)
+        cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:
-            model = build_model(doc.path, unit, kernel, index, to_file)
-            cached = (run_rules(model), kernel_info(model))
+            try:
+                model = build_model(doc.path, unit, kernel, index, to_file)
+                findings = run_rules(model)
+                cached = CachedKernel(findings, kernel_info(model, findings), start, end)
+            except Exception as exc:  # one kernel the analyzer cannot handle must not cost the others
+                report.errors.append(f"{doc.path}:{start}: internal error analysing `{kernel.name}`: "
+                                     f"{type(exc).__name__}: {exc}")
+                continue
         doc.next_cache[key] = cached
-        report.findings.extend(cached[0])
-        report.kernels.append(cached[1])
+        report.findings.extend(cached.findings)
+        # launch sites live in host code that moves independently of the kernel: always read them afresh
+        sites = tuple(LaunchSite(_span(n, index, to_file), g, b, s) for n, g, b, s in launch_configs(unit, kernel))
+        report.kernels.append(replace(cached.info, launch_sites=sites))
+
+
+def _read_headers(doc: DocumentAnalyzer, includes: list[str]) -> list[bytes]:
+    """The texts of the local headers a file includes (one level: enough for helpers and macros)."""
+    if doc.read_include is None:
+        return []
+    out = []
+    for name in includes:
+        try:
+            text = doc.read_include(name, doc.path)
+        except OSError:
+            text = None
+        if text is not None:
+            out.append(text.encode("utf-8", errors="surrogatepass"))
+    return out
+
+
+@dataclass(frozen=True)
+class CachedKernel:
+    findings: list[Finding]
+    info: KernelInfo
+    start_line: int
+    end_line: int
+
+
+def _moved(cached: CachedKernel | None, start: int) -> CachedKernel | None:
+    """A cached kernel's results moved to its new first line; None when they cannot simply be moved (a
+    finding outside the kernel, e.g. in a helper it calls, may not have moved with it)."""
+    if cached is None or cached.start_line == start:
+        return cached
+    delta = start - cached.start_line
+    spans = [f.span for f in cached.findings] + [r.span for f in cached.findings for r in f.related]
+    if any(not (cached.start_line <= s.line and s.end_line <= cached.end_line) for s in spans):
+        return None
+    findings = [replace(f, span=shift(f.span, delta),
+                        related=tuple(replace(r, span=shift(r.span, delta)) for r in f.related),
+                        fix=None if f.fix is None else replace(f.fix, edits=tuple(
+                            replace(e, span=shift(e.span, delta)) for e in f.fix.edits)))
+                for f in cached.findings]
+    info = replace(cached.info, span=shift(cached.info.span, delta), name_span=shift(cached.info.name_span, delta))
+    return CachedKernel(findings, info, start, cached.end_line + delta)
+
+
+def shift(span: Span, delta: int) -> Span:
+    return Span(span.line + delta, span.column, span.end_line + delta, span.end_column)
 
 
 def _context_key(unit) -> str:
@@ -79,7 +141,7 @@ def run_rules(model: KernelModel) -> list[Finding]:
     return findings
 
 
-def kernel_info(model: KernelModel) -> KernelInfo:
+def kernel_info(model: KernelModel, findings: list[Finding]) -> KernelInfo:
     block = model.block
     if block is None:
         warp_shape = "unknown block shape (assumed " + ", ".join(c.label for c in model.configs) + ")"
@@ -88,7 +150,8 @@ def kernel_info(model: KernelModel) -> KernelInfo:
     else:
         warp_shape = f"{block[0]}×{max(1, 32 // block[0])} lanes (threadIdx.x × threadIdx.y)"
     shared = model.primary.shared_arrays
-    static_bytes = sum(p.elem.size * _prod(p.dims) for p in shared.values() if p.dims)
+    features = kernel_features(model, findings)
+    static_bytes = int(dict(features)["static_shared_bytes"])
     bounds = tuple(int(v) for v in (ts.text(n) for n in model.function.launch_bounds) if v.isdigit())
     return KernelInfo(
         name=model.name,
@@ -99,9 +162,16 @@ def kernel_info(model: KernelModel) -> KernelInfo:
         warp_shape=warp_shape,
         static_shared_bytes=static_bytes,
         uses_dynamic_shared=any(not p.dims for p in shared.values()),
-        launch_sites=tuple(LaunchSite(model.span(n), g, b, s) for n, g, b, s in model.launch_sites),
         template=bool(model.function.template_params),
+        features=features,
     )
+
+
+def _span(node, index: LineIndex, to_file: PositionMap | None) -> Span:
+    s = index.span(node)
+    if to_file is None:
+        return s
+    return Span(*to_file(s.line, s.column), *to_file(s.end_line, s.end_column))
 
 
 def _name_node(model: KernelModel):
@@ -112,8 +182,3 @@ def _name_node(model: KernelModel):
     return name or model.function.node
 
 
-def _prod(dims: tuple[int, ...]) -> int:
-    out = 1
-    for d in dims:
-        out *= d
-    return out

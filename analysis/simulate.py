@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.types import FLOAT_TYPES, TypeInfo
 from cudalens.analysis.unit import Function, Unit, parse_expression
@@ -60,6 +61,7 @@ class Access:
     struct_size: int | None = None
     assumed_size: bool = False
     order: int = 0
+    warp_epoch: int = 0
 
 
 @dataclass
@@ -102,6 +104,7 @@ class SimResult:
     calls: list[CallSite] = field(default_factory=list)
     shared_arrays: dict[str, Ptr] = field(default_factory=dict)
     truncated: bool = False  # the step budget ran out
+    float_ops: float = 0.0  # floating-point operations per thread (sampled loops count their samples)
 
 
 class _Frame:
@@ -143,6 +146,8 @@ class Simulator:
         self.loops: list[_Loop] = []
         self.cond_deps: list[frozenset[str]] = []
         self.epoch = 0
+        self.warp_epoch = 0
+        self.var_types: dict[str, str] = {}  # declared type and initializer text, for cooperative groups
         self.steps = 0
         self.order = 0
         self.report_node: Node | None = None  # a macro's call site, while its expansion is evaluated
@@ -152,6 +157,7 @@ class Simulator:
     def run(self) -> SimResult:
         for p in self.kernel.params:
             self.scopes[0][p.name] = self._param_value(p.name, p.type_text, p.pointer)
+            self.var_types[p.name] = p.type_text
         for name, value in self.template_values.items():
             self.scopes[0].setdefault(name, const(value))
         try:
@@ -287,6 +293,9 @@ class Simulator:
                 target = d.child_by_field_name("declarator")
                 value_node = d.child_by_field_name("value")
                 name = _ident(target)
+                if value_node is not None and ("group" in type_text or "thread" in type_text or "tile" in type_text
+                                               or type_text == "auto"):
+                    self.var_types[name] = f"{type_text} {ts.text(value_node)}"
                 if value_node is None:
                     continue
                 if value_node.type == "argument_list" or value_node.type == "initializer_list":
@@ -296,10 +305,12 @@ class Simulator:
                 if target.type == "pointer_declarator" and isinstance(value, Ptr) and elem is not None \
                         and value.elem.name != elem.name and not value.dims:
                     value = Ptr(value.base, value.space, value.off, elem, (), value.decl)
+                if isinstance(value, Ptr) and value.base == "extern_shared":
+                    value = Ptr(name, value.space, value.off, elem or value.elem, (), node, elem is None)
                 if isinstance(value, Val) and not is_float and value.is_float and value.v is not None:
                     value = Val(np.trunc(value.v).astype(np.int64), value.deps, False)
                 if isinstance(value, Val) and is_float:
-                    value = Val(value.v, value.deps, True) if value.v is not None else value
+                    value = Val(None if value.v is None else value.v.astype(np.float64), value.deps, True)
                 self.scopes[-1][name] = value
             elif d.type in ("identifier", "pointer_declarator"):
                 self.scopes[-1][_ident(d)] = unknown("uninitialized")
@@ -546,7 +557,10 @@ class Simulator:
                 return binop("/", binop("-", left.off, right.off), const(left.elem.size))
             return unknown()
         if isinstance(left, Val) and isinstance(right, Val):
-            return binop(op, left, right)
+            result = binop(op, left, right)
+            if result.is_float and op in ("+", "-", "*", "/"):
+                self.result.float_ops += float(mask.sum()) / self.n
+            return result
         return unknown()
 
     def cast(self, type_text: str, value: Val | Ptr) -> Val | Ptr:
@@ -611,7 +625,7 @@ class Simulator:
     def load(self, ref: _Ref, node: Node, mask: np.ndarray) -> Val | Ptr:
         self.record(ref, node, mask, write=False)
         if ref.ptr.space == "shared" or ref.ptr.space == "local":
-            return unknown(ref.off.deps | {DATA})
+            return Val(None, ref.off.deps | {DATA}, ref.elem.name in FLOAT_TYPES)
         return Val(None, frozenset({DATA}), ref.elem.name in FLOAT_TYPES)
 
     def record(self, ref: _Ref, node: Node, mask: np.ndarray, write: bool, atomic: bool = False) -> None:
@@ -622,6 +636,7 @@ class Simulator:
             node=self.node_for_report(node), space=ref.ptr.space, base=ref.ptr.base, write=write, atomic=atomic,
             addr=None if ref.off.v is None else np.broadcast_to(ref.off.v, (self.n,)).astype(np.int64),
             size=ref.elem.size, mask=mask.copy(), deps=ref.off.deps, epoch=self.epoch, decl=ref.ptr.decl,
+            warp_epoch=self.warp_epoch,
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
             order=self.order))
 
@@ -659,6 +674,8 @@ class Simulator:
                 targs = func.child_by_field_name("arguments")
                 return self.cast(ts.text(targs.named_children[0]) if targs is not None and targs.named_children
                                  else "", self.eval(arg_nodes[0], mask))
+        elif func is not None and func.type == "field_expression":
+            name = ts.text(func.child_by_field_name("field"))  # a method: `cta.sync()`
         else:
             name = ts.text(func) if func is not None else ""
         name = name.split("::")[-1]
@@ -668,9 +685,19 @@ class Simulator:
             for param, arg in zip(macro.params, arg_nodes, strict=False):
                 body = re.sub(rf"\b{re.escape(param)}\b", f"({ts.text(arg)})", body)
             return self.expand(body, node, mask)
-        if name in _BARRIERS:
-            self.barrier(node, mask, name)
+        group = self.group_barrier(func, name, arg_nodes)
+        if name in _BARRIERS or group == "block":
+            self.barrier(node, mask, name if name in _BARRIERS else "sync")
             return unknown()
+        if name == "__syncwarp" or group == "warp":
+            self.warp_epoch += 1  # orders the lanes of each warp, not the warps of the block
+            return unknown()
+        if len(arg_nodes) == 1 and func is not None and func.type in ("primitive_type", "type_identifier",
+                                                                     "sized_type_specifier", "identifier") \
+                and self.unit.types.lookup(name) is not None and self.unit.device_function(name) is None:
+            return self.cast(name, self.eval(arg_nodes[0], mask))  # a functional cast: size_t(i), float(x)
+        if name in self.unit.shared_accessors:
+            return Ptr("extern_shared", "shared", const(0), DEFAULT_ELEM, (), None, assumed_size=True)
         if name in _LOAD_INTRINSICS and arg_nodes:
             p = self.eval(arg_nodes[0], mask)
             if isinstance(p, Ptr):
@@ -702,6 +729,7 @@ class Simulator:
         scope: dict[str, Val | Ptr] = {}
         for p, a in zip(callee.params, args, strict=False):
             scope[p.name] = a
+            self.var_types[p.name] = p.type_text
         saved_scopes, saved_loops = self.scopes, self.loops
         self.scopes, self.loops = [saved_scopes[0] | scope], []
         self.frames.append(_Frame(self.n))
@@ -715,6 +743,22 @@ class Simulator:
             self.frames.pop()
             self.scopes, self.loops = saved_scopes, saved_loops
         return ret if ret is not None else unknown()
+
+    def group_barrier(self, func: Node | None, name: str, arg_nodes: list[Node]) -> str | None:
+        """'block' or 'warp' for cooperative-groups barriers: `cta.sync()`, `cg::sync(cta)`,
+        `tile32.sync()`, `barrier.arrive_and_wait()`; None for any other call."""
+        if func is not None and func.type == "field_expression" and name in ("sync", "arrive_and_wait"):
+            return self.group_kind(func.child_by_field_name("argument"))
+        if name == "sync" and arg_nodes:
+            return self.group_kind(arg_nodes[0])
+        return None
+
+    def group_kind(self, node: Node | None) -> str:
+        text = ts.text(node) if node is not None else ""
+        described = self.var_types.get(text, text)
+        if any(w in described for w in ("thread_block_tile", "tiled_partition", "coalesced", "tile")):
+            return "warp"
+        return "block"
 
     def barrier(self, node: Node, mask: np.ndarray, name: str) -> None:
         alive = ~self.frames[0].returned

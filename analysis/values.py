@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+
 from cudalens.analysis.types import TypeInfo
 
 # Dependency labels. Parameters and loop variables are "param:<name>" and "loop:<name>".

@@ -4,10 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
+
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, describe_deps, sites
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.values import THREAD_DEPS
+
+
+def _threads_waiting_elsewhere(run) -> dict[tuple[int, int], int]:
+    """Per barrier site: how many threads skip it (under thread-dependent control flow) and then reach a later
+    barrier, where they wait for threads that are held at this one. Threads that skip a barrier and leave the
+    kernel are not counted: on sm_70 and later exited threads no longer take part in the barrier, and
+    `compute-sanitizer --tool synccheck` reports nothing for them (measured on an H200)."""
+    out: dict[tuple[int, int], int] = {}
+    barriers = run.barriers
+    for i, b in enumerate(barriers):
+        if not b.cond_deps & THREAD_DEPS:
+            continue
+        later = np.zeros_like(b.mask)
+        for other in barriers[i + 1:]:
+            later |= other.mask
+        skipping = b.alive & ~b.mask & later
+        key = (b.node.start_byte, b.node.end_byte)
+        out[key] = max(out.get(key, 0), int(skipping.sum()))
+    return out
 
 
 class BarrierInDivergentCode(Rule):
@@ -22,15 +43,17 @@ class BarrierInDivergentCode(Rule):
     that was not written yet. `compute-sanitizer --tool synccheck` reports it at run time.
 
     ## Known problems
-    Conditions on loaded data are not reported (whether they diverge depends on the data). Threads that
-    returned early are not counted as missing the barrier.
+    Conditions on loaded data are not reported (whether they diverge depends on the data). Threads that skip
+    the barrier and then leave the kernel (return, or reach its end) are not counted: on sm_70 and later
+    exited threads drop out of the barrier, and compute-sanitizer's synccheck does not report them.
 
     ## Example
     ```cuda
     if (threadIdx.x < 128) {
         smem[threadIdx.x] = in[i];
-        __syncthreads();          // threads 128.. never arrive
+        __syncthreads();          // threads 128.. never arrive here...
     }
+    __syncthreads();              // ...they wait here instead
     ```
 
     ## Use instead
@@ -54,22 +77,18 @@ class BarrierInDivergentCode(Rule):
     default_severity = Severity.ERROR
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
-        for per_run in sites(kernel, "barriers").values():
-            missing = []
-            for run in per_run:
-                count = 0
-                for b in run:
-                    if b.cond_deps & THREAD_DEPS:
-                        count = max(count, int((b.alive & ~b.mask).sum()))
-                missing.append(count)
+        waiting = [_threads_waiting_elsewhere(run) for run in kernel.runs]
+        for key, per_run in sites(kernel, "barriers").items():
+            missing = [w.get(key, 0) for w in waiting]
             if not missing[0]:
                 continue
             b = per_run[0][0]
             total = int(b.alive.sum())
             yield kernel.finding(
                 type(self), b.node,
-                f"`{b.name}()` is reached by only {total - missing[0]} of {total} threads of the block: it sits "
-                f"under control flow that depends on {describe_deps(b.cond_deps)}; the others never arrive",
+                f"`{b.name}()` sits under control flow that depends on {describe_deps(b.cond_deps)}: "
+                f"{missing[0]} of {total} threads skip it and wait at a later barrier instead, so the block "
+                f"deadlocks or the barriers pair up wrongly",
                 Severity.ERROR if all(missing) else Severity.INFO,
                 evidence={"threads_missing": missing[0], "threads_in_block": total},
             )

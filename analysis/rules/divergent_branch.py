@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
+
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, describe_deps, sites, statement_cost
@@ -32,7 +33,7 @@ def warp_split(branches: list) -> tuple[int, int, bool] | None:
 class DivergentBranch(Rule):
     """## What it does
     Flags an `if`/`switch` whose condition differs between lanes of the same warp and that guards real work
-    (several statements, a loop, or an interleaved lane pattern such as `threadIdx.x % 2 == 0`).
+    (several statements or a loop).
 
     ## Why is this bad?
     A warp executes both sides of a divergent branch one after the other, with the lanes of the other side
@@ -42,7 +43,11 @@ class DivergentBranch(Rule):
     ## Known problems
     A bare bounds check (`if (i < n)`), a branch on the warp index (`threadIdx.x / 32`) and a single lane
     doing a short epilogue (`if (lane == 0) out[w] = sum;`) are not reported: they cost little or nothing.
-    Conditions on loaded data are not reported: their divergence depends on the data.
+    Short bodies are not reported either: nvcc turns them into predicated instructions, and the warp does not
+    diverge (the interleaved reduction `if (tid % (2 * s) == 0) s[tid] += s[tid + s];` measures 32 active
+    lanes on an H200; its cost is the idle predicated lanes and the bank conflicts, not divergence).
+    Conditions on loaded data are not reported: their divergence depends on the data. A branch taken by a
+    single lane (`if (threadIdx.x == 0) { ... }`) is the block's deliberate serial part and is not reported.
 
     ## Example
     ```cuda
@@ -85,8 +90,10 @@ class DivergentBranch(Rule):
             body_cost = sum(statement_cost(node.child_by_field_name(f)) for f in ("consequence", "alternative")) \
                 if node.type == "if_statement" else statement_cost(node.child_by_field_name("body"))
             taken, active, interleaved = splits[0]
-            if body_cost < HEAVY_BODY and not (interleaved and 1 < taken <= active // 2):
-                continue
+            if taken == 1:
+                continue  # one lane doing the block's serial part (`if (threadIdx.x == 0)`) is deliberate
+            if body_cost < HEAVY_BODY:
+                continue  # nvcc predicates short bodies: the lanes stay active (measured on an H200)
             cond = node.child_by_field_name("condition") or node
             severity = Severity.WARNING if all(s is not None for s in splits) else Severity.INFO
             pattern = "interleaved " if interleaved else ""

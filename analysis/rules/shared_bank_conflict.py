@@ -6,8 +6,9 @@ import re
 from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.compiled_accesses import shared_instructions
 from cudalens.analysis.findings import Finding, Fix, Severity
-from cudalens.analysis.memory import SharedRequest, shared_request, warps
+from cudalens.analysis.memory import SharedRequest, shared_requests
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 
@@ -17,8 +18,7 @@ def worst_shared(accesses: list) -> SharedRequest | None:
     for a in accesses:
         if a.addr is None:
             continue
-        for w in warps(len(a.mask)):
-            r = shared_request(a.addr[w], a.mask[w], a.size)
+        for r in shared_requests(a.addr, a.mask, a.size):
             if r is not None and (worst is None or r.degree > worst.degree):
                 worst = r
     return worst
@@ -89,11 +89,8 @@ class SharedBankConflict(Rule):
     fixable = True
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
-        def keep(a) -> bool:
-            return a.space == "shared" and not a.atomic and a.addr is not None
-
         fixes: dict[str, Fix | None] = {}
-        for per_run in sites(kernel, "accesses", keep).values():
+        for per_run in sites(kernel, shared_instructions).values():
             requests = [worst_shared(run) for run in per_run]
             if requests[0] is None or not requests[0].conflicted:
                 continue
@@ -124,7 +121,7 @@ class SharedBankConflict(Rule):
             return None
         for pad in (1, 2, 4):
             padded = kernel.simulate(kernel.configs[0], pad={access.base: pad})
-            worst = [worst_shared([a]) for a in padded.accesses if a.space == "shared" and a.base == access.base]
+            worst = [worst_shared([a]) for a in shared_instructions(padded) if a.base == access.base]
             if all(r is None or not r.conflicted for r in worst):
                 break
         else:

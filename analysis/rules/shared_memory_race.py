@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from itertools import combinations
 
 import numpy as np
+
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
@@ -14,18 +15,22 @@ from cudalens.analysis.simulate import Access, SimResult
 _KEY = 1 << 20  # thread ids stay below this in the packed (word, thread) keys
 
 
-def _words(a: Access) -> tuple[np.ndarray, np.ndarray]:
+def _words(a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The 4-byte words an access touches and who touches them: threads, or (after a `__syncwarp()` between
+    the two accesses) warps — lanes of one warp are then ordered and cannot race with each other."""
     threads = np.flatnonzero(a.mask)
     addr = a.addr[threads]  # type: ignore[index]
     per = max(1, a.size // 4)
     words = (addr // 4)[:, None] + np.arange(per)[None, :]
-    return words.ravel(), np.repeat(threads, per)
+    actors = threads // 32 * 32 if by_warp else threads
+    return words.ravel(), np.repeat(actors, per)
 
 
 def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
     """(word, thread of first, thread of second) where different threads touch one word, or None."""
-    w1, t1 = _words(first)
-    w2, t2 = _words(second)
+    by_warp = first.warp_epoch != second.warp_epoch
+    w1, t1 = _words(first, by_warp)
+    w2, t2 = _words(second, by_warp)
     common = np.intersect1d(w1, w2)
     if common.size == 0:
         return None
@@ -37,9 +42,9 @@ def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
     if racy.size == 0:
         return None
     word = int(racy[0])
-    a = int(k1[k1 // _KEY == word][0] % _KEY)
-    b_candidates = k2[(k2 // _KEY == word) & (k2 % _KEY != a)]
-    b = int(b_candidates[0] % _KEY) if b_candidates.size else int(k2[k2 // _KEY == word][0] % _KEY)
+    first_threads = (k1[k1 // _KEY == word] % _KEY).tolist()
+    second_threads = (k2[k2 // _KEY == word] % _KEY).tolist()
+    a, b = next((x, y) for x in first_threads + second_threads for y in second_threads + first_threads if x != y)
     return word, a, b
 
 
@@ -110,12 +115,11 @@ class SharedMemoryRace(Rule):
             proven = all(key in r for r in per_run)
             hazard = ("read-after-write" if first.write and not second.write
                       else "write-after-read" if second.write and not first.write else "write-after-write")
-            line = kernel.span(first.node).line
             yield kernel.finding(
                 type(self), second.node,
                 f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {'writes' if second.write else 'reads'}"
-                f" the element that thread {t1} {'wrote' if first.write else 'read'} on line {line} with no "
-                f"__syncthreads() between them",
+                f" the element that thread {t1} {'wrote' if first.write else 'read'} through "
+                f"`{kernel.text(first.node)}` with no __syncthreads() between them",
                 Severity.ERROR if proven else Severity.INFO,
                 related=((first.node, f"thread {t1} {'writes' if first.write else 'reads'} it here"),),
                 evidence={"word_offset": word * 4, "thread_a": t1, "thread_b": t2},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cudalens.analysis.findings import Finding, Severity
-from cudalens.analysis.memory import GlobalRequest, global_request, warps
+from cudalens.analysis.memory import GlobalRequest, global_requests
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 
@@ -17,8 +17,7 @@ def worst_request(accesses: list) -> GlobalRequest | None:
     for a in accesses:
         if a.addr is None:
             continue
-        for w in warps(len(a.mask)):
-            r = global_request(a.addr[w], a.mask[w], a.size)
+        for r in global_requests(a.addr, a.mask, a.size):
             if r is not None and r.lanes > 1 and (worst is None or r.excess_ratio > worst.excess_ratio):
                 worst = r
     return worst
@@ -39,6 +38,30 @@ def _stride_text(r: GlobalRequest, size: int, deps: frozenset[str], kernel: Kern
     if params and abs(elements) >= sample:
         return f"{elements} elements apart when {', '.join(params)} = {sample}"
     return f"{elements} elements ({r.stride_bytes} B) apart"
+
+
+def _global_sites(kernel: KernelModel) -> list[tuple[list[list], list[GlobalRequest | None]]]:
+    def keep(a) -> bool:
+        return a.space == "global" and not a.atomic and a.addr is not None and a.struct_size is None
+
+    return [(per_run, [worst_request(run) for run in per_run]) for per_run in sites(kernel, "accesses", keep).values()]
+
+
+_PLANE = frozenset(("tid.x", "tid.y"))
+
+
+def transpose_partner(kernel: KernelModel, access) -> object | None:
+    """A coalesced global access of the same kernel that uses the same two thread indices the other way round:
+    the signature of a transpose, whose fix is staging a tile through shared memory."""
+    if not _PLANE <= access.deps:
+        return None
+    for per_run, requests in _global_sites(kernel):
+        other = next((a for run in per_run for a in run), None)
+        if other is None or other.node == access.node or not _PLANE <= other.deps:
+            continue
+        if requests[0] is not None and not is_uncoalesced(requests[0]) and other.write != access.write:
+            return other
+    return None
 
 
 class UncoalescedGlobalAccess(Rule):
@@ -85,23 +108,20 @@ class UncoalescedGlobalAccess(Rule):
     summary = "Global access whose lanes are not consecutive elements (more sectors per request)"
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
-        def keep(a) -> bool:
-            return a.space == "global" and not a.atomic and a.addr is not None and a.struct_size is None
-
-        for per_run in sites(kernel, "accesses", keep).values():
-            requests = [worst_request(run) for run in per_run]
+        for per_run, requests in _global_sites(kernel):
             flagged = [is_uncoalesced(r) for r in requests]
             if not flagged[0] and not any(flagged):
                 continue
             first = next(a for run in per_run for a in run)
+            if (transpose_partner(kernel, first) is not None) != (self.code == "CL103"):
+                continue  # a transpose is reported as CL103, which names the fix; anything else as CL101
             r = next(r for r, f in zip(requests, flagged, strict=True) if f)
             assert r is not None
             runtime = first.deps and {d for d in first.deps if d.startswith("param:")}
             unproven_params = {d.split(":", 1)[1] for d in (runtime or ())} - kernel.dimension_params
             stride = _stride_text(r, first.size, first.deps, kernel)
             kind = "store to" if first.write else "load from"
-            message = (f"Uncoalesced global {kind} `{first.base}`: consecutive lanes are {stride}, so a warp "
-                       f"request touches {r.sectors} sectors where {r.ideal} would do")
+            message = self.describe(kernel, first, kind, stride, r)
             severity = Severity.WARNING
             if not all(flagged):
                 labels = [c.label for c, f in zip(kernel.configs, flagged, strict=True) if not f]
@@ -110,8 +130,16 @@ class UncoalescedGlobalAccess(Rule):
             elif unproven_params:
                 severity = Severity.INFO
                 message += f" (the stride depends on {', '.join(sorted(unproven_params))} at run time)"
-            yield kernel.finding(type(self), first.node, message, severity, evidence={
+            yield kernel.finding(type(self), first.node, message, severity, related=self.related(kernel, first),
+                                 evidence={
                 "sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                 "stride_bytes": r.stride_bytes or 0, "element_bytes": first.size,
                 "block": "×".join(map(str, kernel.configs[0].block)),
             })
+
+    def describe(self, kernel: KernelModel, access, kind: str, stride: str, r: GlobalRequest) -> str:
+        return (f"Uncoalesced global {kind} `{access.base}`: consecutive lanes are {stride}, so a warp request "
+                f"touches {r.sectors} sectors where {r.ideal} would do")
+
+    def related(self, kernel: KernelModel, access) -> tuple:
+        return ()

@@ -1,0 +1,94 @@
+"""What the compiler does to shared-memory accesses before the hardware sees them, so that bank conflicts are
+judged on the instructions that run: neighbouring accesses the compiler can prove adjacent are merged into
+one wide access (`buf[2*t]` and `buf[2*t+1]` become one 8-byte access), and a read of the element the same
+thread has just written is served from a register. Both were seen on an H200 (sm_90, nvcc -O3): without
+them the analyzer reported conflicts that ncu did not measure. `volatile` arrays are left alone."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import pairwise
+
+import numpy as np
+
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.simulate import Access, SimResult
+
+SiteKey = tuple[int, int]
+MAX_WIDTH = 16  # bytes: the widest shared load/store (LDS.128)
+
+
+def _site(a: Access) -> SiteKey:
+    return (a.node.start_byte, a.node.end_byte)
+
+
+def _volatile(a: Access) -> bool:
+    return a.decl is not None and "volatile" in ts.text(a.decl)  # type: ignore[arg-type]
+
+
+def _same_lanes(a: Access, b: Access) -> bool:
+    return a.epoch == b.epoch and a.warp_epoch == b.warp_epoch and np.array_equal(a.mask, b.mask)
+
+
+def _adjacent(a: Access, b: Access) -> bool:
+    if a.write != b.write or a.size != b.size or a.size * 2 > MAX_WIDTH or not _same_lanes(a, b):
+        return False
+    m = a.mask
+    return bool(np.all(b.addr[m] == a.addr[m] + a.size) and np.all(a.addr[m] % (2 * a.size) == 0))  # type: ignore[index]
+
+
+def _forwarded(previous: Access, read: Access) -> bool:
+    """A read of exactly what the same threads wrote by the previous access to the array."""
+    m = read.mask
+    return (previous.write and not read.write and previous.epoch == read.epoch
+            and previous.warp_epoch == read.warp_epoch and bool(np.all(previous.mask[m]))
+            and bool(np.array_equal(previous.addr[m], read.addr[m])))  # type: ignore[index]
+
+
+def _merge_pass(accesses: list[Access]) -> list[Access]:
+    """Merge site pairs that are adjacent in every instance (a pair adjacent only for some loop sample, like
+    `s[i]` and `s[i + stride]` at stride 1, is not adjacent to the compiler)."""
+    pair_counts: dict[tuple[SiteKey, SiteKey], int] = {}
+    site_counts: dict[SiteKey, int] = {}
+    for a in accesses:
+        site_counts[_site(a)] = site_counts.get(_site(a), 0) + 1
+    for a, b in pairwise(accesses):
+        if _adjacent(a, b):
+            key = (_site(a), _site(b))
+            pair_counts[key] = pair_counts.get(key, 0) + 1
+    merged = {k for k, n in pair_counts.items()
+              if n == site_counts[k[0]] == site_counts[k[1]] and k[0] != k[1]}
+    if not merged:
+        return accesses
+    firsts = {k[0]: k[1] for k in merged}
+    out: list[Access] = []
+    skip_next = False
+    for a, b in zip(accesses, [*accesses[1:], None], strict=False):
+        if skip_next:
+            skip_next = False
+            continue
+        if b is not None and firsts.get(_site(a)) == _site(b) and _adjacent(a, b):
+            out.append(replace(a, size=a.size * 2))
+            skip_next = True
+        else:
+            out.append(a)
+    return out
+
+
+def shared_instructions(run: SimResult) -> list[Access]:
+    """The run's shared-memory accesses as the compiler would issue them (see the module docstring)."""
+    by_base: dict[str, list[Access]] = {}
+    for a in run.accesses:
+        if a.space == "shared" and a.addr is not None and not a.atomic:
+            by_base.setdefault(a.base, []).append(a)
+    out: list[Access] = []
+    for accesses in by_base.values():
+        if _volatile(accesses[0]):
+            out.extend(accesses)
+            continue
+        kept = [a for prev, a in zip([None, *accesses[:-1]], accesses, strict=True)
+                if prev is None or not _forwarded(prev, a)]
+        for _ in range(2):  # 4-byte pairs, then 8-byte pairs into 16-byte accesses
+            kept = _merge_pass(kept)
+        out.extend(kept)
+    return sorted(out, key=lambda a: a.order)

@@ -1,0 +1,118 @@
+"""Which files a check looks at, and how their bytes become text.
+
+Folders are walked for `.cu`, `.cuh` and `.py` files, skipping hidden folders and the usual build and
+environment folders; a file named on the command line is always taken (pre-commit names them one by one),
+unless an exclude pattern matches it. Text is decoded as UTF-8 with replacement characters, so no file's
+bytes can stop a check.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+SOURCE_SUFFIXES = (".cu", ".cuh", ".py")
+# hidden folders (.git, .venv, ...) are skipped by their leading dot
+SKIPPED_DIRS = frozenset({"build", "dist", "__pycache__", "node_modules", "site-packages", "venv"})
+
+# Given a path (a file or a folder), whether the user's exclude patterns reject it.
+ExcludeTest = Callable[[Path], bool]
+
+
+@dataclass(frozen=True)
+class Discovery:
+    files: list[Path]
+    missing: list[Path]  # paths named on the command line that do not exist
+
+
+def _skipped_dir(name: str) -> bool:
+    return name.startswith(".") or name in SKIPPED_DIRS
+
+
+def _walk(root: Path, excluded: ExcludeTest) -> Iterable[Path]:
+    # os.walk does not follow symlinked folders, so a link cycle cannot loop; onerror=None skips unreadable ones
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not _skipped_dir(d) and not excluded(here / d))
+        for name in sorted(files):
+            path = here / name
+            if name.endswith(SOURCE_SUFFIXES) and path.is_file() and not excluded(path):
+                yield path
+
+
+def discover_files(paths: Iterable[Path], excluded: ExcludeTest = lambda _: False) -> Discovery:
+    """The source files under `paths`, each once, in a stable order."""
+    files: list[Path] = []
+    missing: list[Path] = []
+    seen: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            found: Iterable[Path] = _walk(path, excluded)
+        elif path.is_file():
+            found = [] if excluded(path) else [path]
+        else:
+            missing.append(path)
+            continue
+        for file in found:
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                files.append(file)
+    return Discovery(files, missing)
+
+
+def matches_exclude(path: Path, patterns: Iterable[str], root: Path) -> bool:
+    """Whether a glob pattern matches the path's name, its path relative to `root`, or a folder above it.
+
+    `vendor` excludes `vendor/x.cu`; `*.cuh` excludes every header; `third_party/*/gen_*.cu` matches by
+    relative path.
+    """
+    patterns = [p.strip().rstrip("/") for p in patterns if p.strip()]
+    if not patterns:
+        return False
+    try:
+        relative = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        relative = path
+    rel = relative.as_posix()
+    parts = relative.parts
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    return any(
+        fnmatchcase(path.name, p) or fnmatchcase(rel, p) or any(fnmatchcase(pre, p) for pre in prefixes)
+        for p in patterns
+    )
+
+
+@dataclass(frozen=True)
+class SourceText:
+    text: str
+    lossless: bool  # the bytes were valid UTF-8, so writing `text` back keeps every other byte as it was
+    bom: bool
+
+
+def load_source(path: Path) -> SourceText:
+    """The file's text; undecodable bytes become U+FFFD and a UTF-8 byte order mark is dropped (editors hide
+    it, so columns agree with the language server's)."""
+    return decode_source(path.read_bytes())
+
+
+def decode_source(data: bytes) -> SourceText:
+    bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        return SourceText(data.decode("utf-8-sig"), True, bom)
+    except UnicodeDecodeError:
+        return SourceText(data.decode("utf-8-sig", errors="replace"), False, bom)
+
+
+def read_source(path: Path) -> str:
+    return load_source(path).text
+
+
+def write_source(path: Path, original: SourceText, text: str) -> None:
+    """Writes a changed text back with the original's byte order mark; refuses a lossy original."""
+    if not original.lossless:
+        raise ValueError(f"{path} is not valid UTF-8; not rewriting it")
+    path.write_bytes(("\ufeff" if original.bom else "").encode() + text.encode("utf-8"))

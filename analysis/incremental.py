@@ -1,0 +1,41 @@
+"""Incremental re-parsing: the editor sends whole texts, tree-sitter wants edits. The edit is the span between
+the common prefix and the common suffix of the old and new text, which is exact for the single edits a person
+makes and still correct (only less incremental) for anything else."""
+
+from __future__ import annotations
+
+from cudalens.analysis import ts_binding as ts
+
+
+def _point(source: bytes, offset: int) -> tuple[int, int]:
+    row = source.count(b"\n", 0, offset)
+    line_start = source.rfind(b"\n", 0, offset) + 1
+    return row, offset - line_start
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # binary search on slices compares in C, not byte by byte in Python
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def reparse(old_source: bytes | None, old_tree: ts.Tree | None, new_source: bytes) -> ts.Tree:
+    if old_source is None or old_tree is None:
+        return ts.parse_cuda(new_source)
+    if old_source == new_source:
+        return old_tree
+    start = _common_prefix(old_source, new_source)
+    limit = min(len(old_source), len(new_source)) - start
+    suffix = _common_prefix(old_source[::-1][:limit], new_source[::-1][:limit])
+    old_end, new_end = len(old_source) - suffix, len(new_source) - suffix
+    old_tree.edit(
+        start_byte=start, old_end_byte=old_end, new_end_byte=new_end,
+        start_point=_point(old_source, start), old_end_point=_point(old_source, old_end),
+        new_end_point=_point(new_source, new_end),
+    )
+    return ts.parse_cuda(new_source, old_tree)

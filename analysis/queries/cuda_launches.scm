@@ -1,0 +1,2 @@
+; Kernel launch sites `kernel<<<grid, block, smem, stream>>>(args)` inside a host function.
+(call_expression (kernel_call_syntax) @launch.config) @launch

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
+#   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
+# Stages: accuracy | gpu-tests | runtime-bench | profiler-bench | optimize-bench | server-bench
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site
+fi
+python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { tail "$OUT/install.log"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+for stage in "$@"; do
+  echo "=== $stage $(date +%T)"
+  case $stage in
+    accuracy) python3 benchmarks/accuracy/measure.py --out "$OUT/accuracy" --jobs 16 2>&1 | tail -4 ;;
+    gpu-tests) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
+    runtime-bench) python3 benchmarks/gpu_runtime.py 2>&1 | tee "$OUT/runtime-bench.log" | tail -40 ;;
+    profiler-bench) python3 benchmarks/profiler_speed.py --full 2>&1 | tee "$OUT/profiler-bench.log" | tail -20 ;;
+    optimize-bench) python3 benchmarks/gpu_optimize_loop.py 2>&1 | tee "$OUT/optimize-bench.log" | tail -40 ;;
+    *) echo "unknown stage $stage" ;;
+  esac
+done
+echo "=== done $(date +%T)"

@@ -1,0 +1,118 @@
+"""Checking many files: in order or in a process pool, with a progress line, into one outcome."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cudalens.analysis.files import SourceText, decode_source
+from cudalens.analysis.findings import Finding, Severity, sort_key
+from cudalens.cli.check_config import ConfigResolver
+from cudalens.cli.file_check import FileJob, FileResult, FixMode, check_file, describe_error, warn
+from cudalens.cli.profiler_hooks import ProfilerHooks
+from cudalens.cli.progress import Progress
+
+
+@dataclass
+class CheckOutcome:
+    findings: list[Finding] = field(default_factory=list)
+    failing: int = 0  # findings at or above their file's failing level
+    checked: int = 0  # files analysed without an internal error
+    errors: int = 0
+    fixed: int = 0
+    diffs: str = ""
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """Relative to the current folder where it lies under it (as ruff prints), else as given."""
+    try:
+        return path.resolve().relative_to(cwd).as_posix()
+    except ValueError:
+        return str(path)
+
+
+@dataclass(frozen=True)
+class _Done:
+    job: FileJob
+    result: FileResult | None
+    error: str | None
+
+
+def _check_job(
+    job: FileJob, hooks: ProfilerHooks, fix: FixMode | None, source: SourceText | None = None
+) -> _Done:
+    try:
+        return _Done(job, check_file(job, hooks, fix, source), None)
+    except Exception as exc:  # one file the analyzer trips on must not stop the others
+        return _Done(job, None, describe_error(exc, job.path))
+
+
+# Below this many files a process pool costs more to start than it saves.
+PARALLEL_MIN_FILES = 16
+
+
+def _workers(jobs: int, files: int) -> int:
+    if jobs > 0:
+        return min(jobs, files)
+    return min(os.cpu_count() or 1, 8, files) if files >= PARALLEL_MIN_FILES else 1
+
+
+def _results(jobs: list[FileJob], hooks: ProfilerHooks, fix: FixMode | None, workers: int) -> Iterator[_Done]:
+    if workers <= 1:
+        for job in jobs:
+            yield _check_job(job, hooks, fix)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_check_job, job, hooks, fix) for job in jobs]
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as exc:  # a worker process that died (killed, out of memory)
+                job = jobs[futures.index(future)]
+                yield _Done(job, None, f"worker failed: {type(exc).__name__}: {exc}")
+
+
+def _collect(results: Iterable[_Done], progress: Progress) -> CheckOutcome:
+    outcome = CheckOutcome()
+    for done in results:
+        progress.step(done.job.shown)
+        if done.result is None:
+            progress.clear()
+            warn(f"cudalens: error: {done.job.shown}: {done.error}")
+            outcome.errors += 1
+            continue
+        result = done.result
+        outcome.checked += 1
+        outcome.findings += result.findings
+        outcome.fixed += result.fixed
+        outcome.diffs += result.diff
+        threshold = Severity(done.job.config.fail_level).rank
+        outcome.failing += sum(1 for f in result.findings if f.severity.rank >= threshold)
+    progress.clear()
+    outcome.findings.sort(key=sort_key)
+    return outcome
+
+
+def run_checks(
+    files: list[Path],
+    resolver: ConfigResolver,
+    hooks: ProfilerHooks,
+    cwd: Path,
+    fix: FixMode | None = None,
+    jobs: int = 1,
+) -> CheckOutcome:
+    work = [FileJob(path, display_path(path, cwd), resolver.config_for(path)) for path in files]
+    return _collect(_results(work, hooks, fix, _workers(jobs, len(work))), Progress(len(work)))
+
+
+def check_stdin(
+    name: str, resolver: ConfigResolver, hooks: ProfilerHooks, fix: FixMode | None
+) -> CheckOutcome:
+    """`cudalens check -`: the text on stdin, named (for its language, config and reports) by --stdin-filename."""
+    job = FileJob(Path(name), name, resolver.config_for(Path(name).absolute()))
+    source = decode_source(sys.stdin.buffer.read())
+    return _collect([_check_job(job, hooks, fix, source)], Progress(1))

@@ -1,0 +1,112 @@
+"""Checking one file: the analyzer's findings (and the profiler's, with --compile/--test), filtered by the
+configuration and the suppression comments, and fixed when asked."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudalens.analysis.api import analyze_text, read_include_from_disk
+from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.files import SourceText, load_source, read_source, write_source
+from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.suppression import apply_suppressions, parse_suppressions
+from cudalens.cli.fixes import apply_fixes, unified_diff
+from cudalens.cli.profiler_hooks import ProfilerHooks
+
+
+def warn(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _keep(finding: Finding, config: AnalysisConfig) -> bool:
+    return config.enabled(finding.code) and finding.severity.rank >= Severity(config.min_severity).rank
+
+
+@dataclass(frozen=True)
+class FileJob:
+    path: Path
+    shown: str  # the path as reports print it
+    config: AnalysisConfig
+
+
+@dataclass(frozen=True)
+class FixMode:
+    unsafe: bool = False  # also apply fixes that need a person's eye
+    diff: bool = False  # show the change instead of writing it
+
+
+@dataclass
+class FileResult:
+    findings: list[Finding]
+    fixed: int = 0
+    diff: str = ""
+
+
+def findings_of(job: FileJob, text: str, hooks: ProfilerHooks, first_pass: bool = True) -> list[Finding]:
+    """The findings of one text that survive selection and suppression comments."""
+    config, shown = job.config, job.shown
+    read_include = functools.partial(read_include_from_disk, include_dirs=config.include_dirs)
+    report = analyze_text(shown, text, config, read_include)
+    for error in report.errors:  # a kernel the analyzer could not handle; the others were analysed
+        warn(f"cudalens: error: {error}")
+    if not report.is_cuda:
+        return []
+    if first_pass:
+        _warn_unknown_codes(text, shown)
+    findings = list(report.findings)
+    try:
+        findings += hooks.findings(shown, text, config)
+    except Exception as exc:  # a broken compile/test run must not hide the static findings
+        warn(f"cudalens: error: {shown}: --compile/--test failed: {type(exc).__name__}: {exc}")
+    findings = [f if f.path else f.with_path(shown) for f in findings if _keep(f, config)]
+    kept = apply_suppressions(text, [f for f in findings if f.path == shown], shown)
+    # findings placed in an #include'd header are suppressed by that header's comments
+    others: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.path != shown:
+            others.setdefault(f.path, []).append(f)
+    for header, in_header in others.items():
+        try:
+            kept += apply_suppressions(read_source(Path(header)), in_header, header)
+        except OSError:
+            kept += in_header
+    return kept
+
+
+def _warn_unknown_codes(text: str, shown: str) -> None:
+    for suppression in parse_suppressions(text, shown):
+        for entry in suppression.unknown:
+            warn(
+                f"{shown}:{suppression.line}: cudalens: warning: '{entry}' in a suppression is not a rule code"
+            )
+
+
+def check_file(
+    job: FileJob, hooks: ProfilerHooks, fix: FixMode | None = None, source: SourceText | None = None
+) -> FileResult:
+    """One file's findings (`source`: its text when it does not come from disk), fixed if asked."""
+    source = source or load_source(job.path)
+    findings = findings_of(job, source.text, hooks)
+    if fix is None:
+        return FileResult(findings)
+    outcome = apply_fixes(source.text, [f for f in findings if f.path == job.shown], fix.unsafe)
+    if not outcome.fixed:
+        return FileResult(findings)
+    if not source.lossless:
+        warn(f"cudalens: warning: {job.shown}: not fixed, the file is not valid UTF-8")
+        return FileResult(findings)
+    if fix.diff:
+        return FileResult(findings, len(outcome.fixed), unified_diff(job.shown, source.text, outcome.text))
+    write_source(job.path, source, outcome.text)
+    return FileResult(findings_of(job, outcome.text, hooks, first_pass=False), len(outcome.fixed))
+
+
+def describe_error(exc: Exception, path: Path) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        # name the file when it is not the one being checked (a resource of ours, a header)
+        other = exc.filename is not None and Path(exc.filename) != path
+        return f"{exc.strerror}: {exc.filename}" if other else exc.strerror
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,102 @@
+"""`cudalens profile FILE [--kernel NAME]`: Nsight Compute over the file's kernels (per-kernel metrics and
+per-line hints, CL904) and, on request, compute-sanitizer (CL905). Exit 0 without findings, 1 with."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from cudalens.cli.gpu_options import add_common_arguments, existing_file
+from cudalens.cli.stage_progress import StageProgress
+from cudalens.profiler.ncu.line_hints import line_findings
+from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
+from cudalens.profiler.results import KernelMetrics
+from cudalens.profiler.sanitizer import TOOLS, run_sanitizer, sanitizer_findings
+
+# (label, metric, format) of the per-kernel summary
+SUMMARY = (
+    ("time", "gpu__time_duration.sum", "{:.1f} us", 1e-3),
+    ("SM", "sm__throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}%", 1),
+    ("memory", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}%", 1),
+    ("DRAM", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}%", 1),
+    ("occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active", "{:.0f}%", 1),
+    ("theoretical", "sm__maximum_warps_per_active_cycle_pct", "{:.0f}%", 1),
+    ("registers", "launch__registers_per_thread", "{:.0f}", 1),
+    ("L1 hit", "l1tex__t_sector_hit_rate.pct", "{:.0f}%", 1),
+    ("L2 hit", "lts__t_sector_hit_rate.pct", "{:.0f}%", 1),
+    ("threads/inst", "smsp__thread_inst_executed_per_inst_executed.ratio", "{:.1f}", 1),
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a .cu with a reference or a KernelBench .py with ModelNew")
+    parser.add_argument("--kernel", action="append", default=[], help="profile only this kernel (repeatable)")
+    parser.add_argument("--sanitizer", action="append", default=[], choices=TOOLS, help="also run compute-sanitizer")
+    parser.add_argument("--no-ncu", action="store_true", help="skip Nsight Compute (sanitizer only)")
+    parser.add_argument("--no-cache", action="store_true", help="profile even when the source is unchanged")
+    add_common_arguments(parser, timeout=300.0)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = existing_file("profile", args.file)
+    if path is None:
+        return 2
+    text = path.read_text(encoding="utf-8", errors="replace")
+    progress = StageProgress(f"profile {path.name}")
+    profile = None
+    findings = []
+    sanitized = []
+    try:
+        if not args.no_ncu:
+            progress("Nsight Compute", 0.1)
+            profile = profile_file(ProfileRequest(
+                path=str(path.resolve()), reference=args.reference, kernels=tuple(args.kernel),
+                python=args.python, timeout=args.timeout, use_cache=not args.no_cache,
+            ))
+            findings += line_findings(str(path), text, profile.lines)
+        for i, tool in enumerate(args.sanitizer):
+            progress(f"compute-sanitizer {tool}", 0.5 + 0.5 * i / len(args.sanitizer))
+            result = run_sanitizer(str(path.resolve()), tool, reference=args.reference, python=args.python, timeout=args.timeout)
+            sanitized.append(result)
+            findings += sanitizer_findings(str(path), text, result.issues)
+    finally:
+        progress.clear()
+    if args.format == "json":
+        print(json.dumps({
+            "version": 1,
+            "profile": None if profile is None else profile.to_json(),
+            "sanitizer": [s.to_json() for s in sanitized],
+            "findings": [f.to_json() for f in findings],
+        }, indent=2))
+    else:
+        print(render(str(path), profile, sanitized, findings))
+    failed = (profile is not None and profile.error) or any(s.error for s in sanitized)
+    return 1 if findings or failed else 0
+
+
+def kernel_summary(k: KernelMetrics) -> str:
+    parts = []
+    for label, metric, fmt, scale in SUMMARY:
+        value = k.get(metric)
+        if value is not None:
+            parts.append(f"{label} {fmt.format(value * scale)}")
+    return f"{k.base_name}: " + ", ".join(parts)
+
+
+def render(path: str, profile, sanitized, findings) -> str:
+    lines = []
+    if profile is not None:
+        if profile.error:
+            lines.append(f"{path}: ncu: {profile.error}")
+        for k in profile.kernels:
+            lines.append("  " + kernel_summary(k))
+        for w in profile.warnings:
+            lines.append(f"  warning: {w}")
+    for s in sanitized:
+        if s.error:
+            lines.append(f"{path}: compute-sanitizer {s.tool}: {s.error}")
+        else:
+            lines.append(f"{path}: compute-sanitizer {s.tool}: {len(s.issues)} issue(s)")
+    for f in findings:
+        lines.append(f"{f.path}:{f.span.line}:{f.span.column}: {f.code} {f.message}")
+    return "\n".join(lines)

@@ -1,0 +1,89 @@
+"""`cudalens test FILE`: the file's correctness test against its PyTorch reference, then (with --time) its
+timing against PyTorch, run in the worker. Exit 0 when it passed, 1 when it did not, 2 on a usage error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cudalens.analysis.api import analyze_text
+from cudalens.cli.gpu_options import add_common_arguments, existing_file
+from cudalens.cli.stage_progress import StageProgress
+from cudalens.profiler.cli_hooks_runtime import outcome_findings, timing_findings
+from cudalens.profiler.results import TestResult, TimingResult
+from cudalens.profiler.run_job import run_job
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a KernelBench .py (Model + ModelNew) or a .cu with a reference")
+    parser.add_argument("--trials", type=int, default=5, help="trials with fresh seeded inputs (default 5)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--atol", type=float, help="absolute tolerance (default by dtype: fp32 1e-4, fp16/bf16 1e-2)")
+    parser.add_argument("--rtol", type=float, help="relative tolerance (default as --atol)")
+    parser.add_argument("--precision", choices=("float32", "float16", "bfloat16"),
+                        help="cast float inputs and both models to this dtype (KernelBench's --precision)")
+    parser.add_argument("--time", action="store_true", help="time against PyTorch when the test passes")
+    parser.add_argument("--compile-reference", action="store_true", help="also time torch.compile(reference)")
+    parser.add_argument("--budget-ms", type=float, default=100.0, help="timing budget per side in ms")
+    parser.add_argument("--device", help="cuda (default when available) or cpu")
+    add_common_arguments(parser, timeout=600.0)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = existing_file("test", args.file)
+    if path is None:
+        return 2
+    if args.trials < 1:
+        print("cudalens test: --trials must be at least 1", file=sys.stderr)
+        return 2
+    payload = {
+        "path": str(path.resolve()), "reference": args.reference, "trials": args.trials, "seed": args.seed,
+        "atol": args.atol, "rtol": args.rtol, "precision": args.precision, "time": args.time, "compile_reference": args.compile_reference,
+        "budget_ms": args.budget_ms, "device": args.device,
+    }
+    progress = StageProgress(f"test {path.name}")
+    progress("starting the worker", 0.0)
+    try:
+        outcome = run_job("test", payload, timeout_s=args.timeout, python=args.python, on_progress=progress)
+    finally:
+        progress.clear()
+    text = path.read_text(encoding="utf-8", errors="replace")
+    kernels = analyze_text(str(path), text).kernels
+    findings = outcome_findings(str(path), text, outcome, kernels)
+    test = TestResult.from_json(outcome.payload["test"]) if outcome.payload.get("test") else None
+    timing = TimingResult.from_json(outcome.payload["timing"]) if outcome.payload.get("timing") else None
+    if timing is not None:
+        findings += timing_findings(str(path), text, timing, kernels)
+    if args.format == "json":
+        print(json.dumps({
+            "version": 1, "status": outcome.status,
+            "test": None if test is None else test.to_json(),
+            "timing": None if timing is None else timing.to_json(),
+            "findings": [f.to_json() for f in findings],
+        }, indent=2))
+    else:
+        print(render(str(path), test, timing, findings))
+    return 0 if test is not None and test.passed and not any(f.severity.rank >= 2 for f in findings) else 1
+
+
+def render(path: str, test: TestResult | None, timing: TimingResult | None, findings: list) -> str:
+    lines = []
+    if test is not None:
+        verdict = test.summary() if test.passed else f"{test.status}: {test.message}"
+        lines.append(f"{path}: {verdict}" + (f" on {test.device}" if test.device else ""))
+        for t in test.trials:
+            bad = t.first_failure
+            state = "ok" if t.passed else (t.error or (bad.message if bad else "failed"))
+            lines.append(f"  trial {t.trial} (seed {t.seed}): {state}")
+    if timing is not None:
+        lines.append(f"  {timing.candidate.describe()}")
+        lines.append(f"  {timing.reference.describe()}")
+        if timing.compiled_reference is not None:
+            lines.append(f"  {timing.compiled_reference.describe()}")
+        lines.append(f"  speedup over eager PyTorch: {timing.speedup:.2f}×")
+        for w in timing.candidate.warnings + timing.reference.warnings:
+            lines.append(f"  warning: {w}")
+    for f in findings:
+        lines.append(f"{f.path}:{f.span.line}:{f.span.column}: {f.code} {f.message}")
+    return "\n".join(lines)

@@ -1,0 +1,114 @@
+"""Run-time results → findings on the kernel: CL901 test failure, CL902 crash, CL903 slower than reference.
+(CL904 per-line profile hints: `cudalens.profiler.ncu.line_hints`; CL905 sanitizer: `cudalens.profiler.sanitizer`.)"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from cudalens.analysis.api import KernelInfo, analyze_text
+from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.findings import Finding, Severity, Span
+from cudalens.profiler.job_modules import job_module
+from cudalens.profiler.results import TestResult, TimingResult
+from cudalens.profiler.run_job import JobOutcome, run_job
+
+_MODEL_NEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
+_GLOBAL = re.compile(r"__global__\s+(?:\w+\s+)*?(\w+)\s*\(")
+
+
+def anchor(path: str, text: str, kernels: Sequence[KernelInfo] | None = None) -> tuple[Span, str | None]:
+    """Where a whole-file result is shown: the first kernel's name, else `class ModelNew`, else line 1."""
+    if kernels:
+        return kernels[0].name_span, kernels[0].name
+    if m := _GLOBAL.search(text):
+        return _span_at(text, m.start(1), m.end(1)), m.group(1)
+    if m := _MODEL_NEW.search(text):
+        start = m.start() + len(m.group(0)) - len("ModelNew")
+        return _span_at(text, start, start + len("ModelNew")), None
+    first = text.splitlines()[0] if text else ""
+    return Span(1, 1, 1, len(first) + 1), None
+
+
+def _span_at(text: str, start: int, end: int) -> Span:
+    line = text.count("\n", 0, start) + 1
+    col = start - (text.rfind("\n", 0, start) + 1) + 1
+    return Span(line, col, line, col + (end - start))
+
+
+def test_findings(path: str, text: str, config: AnalysisConfig | None = None) -> list[Finding]:
+    """The `cudalens check --test` hook: runs the file's correctness test in the worker when the file has
+    something to test and a GPU is present; nothing otherwise (pre-commit on a machine without a GPU)."""
+    if not has_test(path, text) or shutil.which("nvidia-smi") is None:
+        return []
+    outcome = run_job("test", {"path": path}, timeout_s=600.0)
+    return outcome_findings(path, text, outcome, analyze_text(path, text, config).kernels)
+
+
+def has_test(path: str, text: str) -> bool:
+    """A KernelBench solution (`ModelNew`) or a `.cu` with a reference (directive or sibling `_ref.py`)."""
+    if path.endswith(".py"):
+        return "ModelNew" in text
+    if path.endswith((".cu", ".cuh")):
+        return job_module("problem_loader").reference_for(Path(path), text, None) is not None
+    return False
+
+
+def outcome_findings(
+    path: str, text: str, outcome: JobOutcome, kernels: Sequence[KernelInfo] | None = None
+) -> list[Finding]:
+    """Findings for a `test` job's outcome (the CLI's `--test`, `cudalens test`, the server on save)."""
+    span, kernel = anchor(path, text, kernels)
+
+    def finding(code: str, rule: str, severity: Severity, message: str, evidence: tuple = ()) -> Finding:
+        return Finding(path, code, rule, severity, message, span, kernel=kernel, evidence=evidence)
+
+    reported = outcome.payload.get("test") or {}
+    if reported.get("status") == "crashed":  # the job saw the crash itself: its message says where
+        return [finding("CL902", "kernel-crash", Severity.ERROR, reported.get("message") or "the kernel crashed")]
+    if outcome.status in ("crash", "timeout") or outcome.context_broken:
+        what = "did not finish in time" if outcome.status == "timeout" else "crashed the worker"
+        detail = _last_line(outcome.error)
+        return [finding("CL902", "kernel-crash", Severity.ERROR, f"the kernel {what}" + (f": {detail}" if detail else ""))]
+    if outcome.status == "cancelled":
+        return []
+    if outcome.status == "error" or "test" not in outcome.payload:
+        return [finding("CL901", "test-failure", Severity.ERROR, f"the test could not run: {_last_line(outcome.error)}")]
+    result = TestResult.from_json(outcome.payload["test"])
+    if result.status == "passed":
+        if not result.degenerate:
+            return []
+        return [finding("CL901", "test-failure", Severity.INFO,
+                        "the test passed but cannot tell right from wrong: " + "; ".join(result.degenerate))]
+    evidence: tuple = ()
+    failed = result.first_failed_trial
+    if failed and (bad := failed.first_failure) is not None:
+        evidence = (("trial", failed.trial), ("seed", failed.seed), ("mismatches", bad.mismatches),
+                    ("max_abs_error", bad.max_abs_error), ("max_rel_error", bad.max_rel_error))
+    return [finding("CL901", "test-failure", Severity.ERROR, result.message or result.status, evidence)]
+
+
+def timing_findings(
+    path: str, text: str, timing: TimingResult, kernels: Sequence[KernelInfo] | None = None
+) -> list[Finding]:
+    """CL903 when the candidate is slower than the eager reference (the timing's warnings ride along)."""
+    if not timing.speedup or timing.speedup >= 1.0:
+        return []
+    span, kernel = anchor(path, text, kernels)
+    noisy = "; ".join(timing.candidate.warnings + timing.reference.warnings)
+    message = (
+        f"{1 / timing.speedup:.2f}× slower than the PyTorch reference (median {timing.candidate.median:.4g} ms vs "
+        f"{timing.reference.median:.4g} ms)" + (f"; {noisy}" if noisy else "")
+    )
+    return [Finding(
+        path, "CL903", "slower-than-reference", Severity.WARNING, message, span, kernel=kernel,
+        evidence=(("speedup", round(timing.speedup, 3)), ("candidate_ms", timing.candidate.median),
+                  ("reference_ms", timing.reference.median)),
+    )]
+
+
+def _last_line(text: str | None) -> str:
+    lines = [x for x in (text or "").strip().splitlines() if x.strip()]
+    return lines[-1].strip() if lines else ""

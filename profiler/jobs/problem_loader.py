@@ -1,0 +1,208 @@
+"""Turns a user's file into something the harnesses can run: a reference model, a candidate, inputs.
+
+Two file shapes (docs/testing.md):
+- a KernelBench file: `Model`, `get_inputs`, `get_init_inputs` and `ModelNew` in one `.py`, or a solution
+  `.py` with `ModelNew` whose problem file is named by `# cudalens: reference=problem.py` or passed in;
+- a `.cu` file with torch host functions (`torch::Tensor f(torch::Tensor x)`), its reference in
+  `// cudalens: reference=file.py` or the sibling `<stem>_ref.py`, which defines `Model`, `get_inputs`,
+  `get_init_inputs` and optionally `FUNCTION = "f"` and `def call(ext, *inputs)`.
+
+Standard library at top level; torch is imported inside functions (the job-module contract).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_DIRECTIVE = re.compile(r"(?://|#)\s*cudalens:\s*reference\s*=\s*(\S+)")
+_GLOBAL_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)")
+_HOST_FUNCTION = re.compile(
+    r"^[ \t]*((?:torch|at)::Tensor|std::vector<\s*(?:torch|at)::Tensor\s*>|void)\s+(\w+)\s*\(([^)]*)\)\s*\{",
+    re.MULTILINE,
+)
+
+
+_DEFAULT = re.compile(r"\s*=.*$")
+
+
+class ProblemError(Exception):
+    """The file does not have what a test needs; the message says what is missing, in one line."""
+
+
+@dataclass
+class Problem:
+    path: str
+    reference_path: str
+    make_reference: Callable[[], Any]  # → a callable module (Model(*get_init_inputs()))
+    make_candidate: Callable[[], Any]  # → a callable (ModelNew(...) or the .cu's host function)
+    get_inputs: Callable[[], list]
+    kernel_names: list[str] = field(default_factory=list)
+    module_names: list[str] = field(default_factory=list)  # load_inline extension names built for it
+
+
+def kernel_names(text: str) -> list[str]:
+    """`__global__` function names in CUDA or Python text, first occurrence order."""
+    return list(dict.fromkeys(_GLOBAL_KERNEL.findall(text)))
+
+
+def host_functions(cuda_text: str) -> list[tuple[str, str]]:
+    """(name, declaration) of the torch host functions in a .cu text, skipping `__device__`/`__global__` ones."""
+    out = []
+    for m in _HOST_FUNCTION.finditer(cuda_text):
+        before = cuda_text[: m.start()].split()
+        if before and before[-1] in ("__global__", "__device__"):  # qualifiers on the line above
+            continue
+        # a declaration repeating the definition's default arguments would not compile: keep them only there
+        params = ", ".join(_DEFAULT.sub("", p).strip() for p in " ".join(m.group(3).split()).split(",") if p.strip())
+        out.append((m.group(2), f"{m.group(1)} {m.group(2)}({params});"))
+    return out
+
+
+def reference_for(path: Path, text: str, given: str | None) -> Path | None:
+    """The reference file: the one given, else the file's directive, else `<stem>_ref.py`/`<stem>.ref.py`."""
+    if given:
+        return Path(given).expanduser().resolve()
+    m = _DIRECTIVE.search(text)
+    if m:
+        return (path.parent / m.group(1)).resolve()
+    for candidate in (path.with_name(path.stem + "_ref.py"), path.with_name(path.stem + ".ref.py")):
+        if candidate.exists():
+            return candidate.resolve()
+    return None
+
+
+def load_module(path: Path) -> Any:
+    """Executes a user's Python file as a fresh module (its load_inline builds run now)."""
+    key = "_cudalens_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(key, path)
+    if spec is None or spec.loader is None:
+        raise ProblemError(f"{path}: cannot be loaded as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _need(module: Any, names: tuple[str, ...], path: Path) -> None:
+    missing = [n for n in names if not hasattr(module, n)]
+    if missing:
+        raise ProblemError(f"{path.name} lacks {', '.join(missing)} (a reference defines Model, get_inputs, get_init_inputs)")
+
+
+def _seeded(seed: int, factory: Callable[[], Any]) -> Any:
+    import torch
+
+    torch.manual_seed(seed)  # the same weights for Model and ModelNew, as KernelBench does
+    return factory()
+
+
+def load_problem(payload: dict) -> Problem:
+    path = Path(payload["path"]).expanduser().resolve()
+    if not path.exists():
+        raise ProblemError(f"{path}: no such file")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix in (".cu", ".cuh"):
+        return _cuda_problem(path, text, payload)
+    return _kernelbench_problem(path, text, payload)
+
+
+def _kernelbench_problem(path: Path, text: str, payload: dict) -> Problem:
+    module = load_module(path)
+    if not hasattr(module, "ModelNew"):
+        raise ProblemError(f"{path.name} defines no ModelNew: nothing to test against the reference")
+    ref_path = path
+    reference = module
+    if not all(hasattr(module, n) for n in ("Model", "get_inputs", "get_init_inputs")):
+        found = reference_for(path, text, payload.get("reference"))
+        if found is None:
+            raise ProblemError(
+                f"{path.name} has ModelNew but no Model/get_inputs: name the problem file with "
+                "`# cudalens: reference=problem.py` or --reference"
+            )
+        reference = load_module(found)
+        ref_path = found
+    _need(reference, ("Model", "get_inputs", "get_init_inputs"), ref_path)
+    seed = int(payload.get("seed", 42))
+    init = reference.get_init_inputs
+    return Problem(
+        path=str(path),
+        reference_path=str(ref_path),
+        make_reference=lambda: _seeded(seed, lambda: reference.Model(*init())),
+        make_candidate=lambda: _seeded(seed, lambda: module.ModelNew(*init())),
+        get_inputs=reference.get_inputs,
+        kernel_names=kernel_names(text),
+    )
+
+
+def _cuda_problem(path: Path, text: str, payload: dict) -> Problem:
+    ref_path = reference_for(path, text, payload.get("reference"))
+    if ref_path is None or not ref_path.exists():
+        raise ProblemError(
+            f"{path.name} has no PyTorch reference: add {path.stem}_ref.py next to it (Model, get_inputs, "
+            "get_init_inputs) or a `// cudalens: reference=file.py` line"
+        )
+    reference = load_module(ref_path)
+    _need(reference, ("Model", "get_inputs", "get_init_inputs"), ref_path)
+    functions = host_functions(text)
+    wanted = getattr(reference, "FUNCTION", None)
+    if wanted:
+        functions = [f for f in functions if f[0] == wanted] or [(wanted, "")]
+    if not functions:
+        raise ProblemError(
+            f"{path.name} has no torch host function to call (e.g. `torch::Tensor run(torch::Tensor x)`); "
+            "see docs/testing.md"
+        )
+    name = functions[0][0]
+    ext_name = build_name(path, text)
+    seed = int(payload.get("seed", 42))
+    init = reference.get_init_inputs
+
+    def make_candidate() -> Any:
+        ext = compile_cuda(ext_name, text, functions, payload)
+        custom = getattr(reference, "call", None)
+        if custom is not None:
+            return lambda *inputs: custom(ext, *inputs)
+        return getattr(ext, name)
+
+    return Problem(
+        path=str(path),
+        reference_path=str(ref_path),
+        make_reference=lambda: _seeded(seed, lambda: reference.Model(*init())),
+        make_candidate=make_candidate,
+        get_inputs=reference.get_inputs,
+        kernel_names=kernel_names(text),
+        module_names=[ext_name],
+    )
+
+
+def build_name(path: Path, text: str) -> str:
+    """A load_inline name per content: an unchanged file reuses torch's build; an edited one never collides."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    stem = re.sub(r"\W", "_", path.stem)
+    return f"cudalens_{stem}_{digest}"
+
+
+def compile_cuda(ext_name: str, text: str, functions: list[tuple[str, str]], payload: dict) -> Any:
+    from torch.utils.cpp_extension import load_inline
+
+    flags = ["-O3", "-lineinfo", *payload.get("extra_cuda_cflags", [])]
+    kwargs: dict[str, Any] = {}
+    if payload.get("build_directory"):
+        Path(payload["build_directory"]).mkdir(parents=True, exist_ok=True)
+        kwargs["build_directory"] = payload["build_directory"]
+    return load_inline(
+        name=ext_name,
+        cpp_sources=["#include <torch/extension.h>\n" + "\n".join(d for _, d in functions if d)],
+        cuda_sources=[text],
+        functions=[n for n, _ in functions],
+        extra_cuda_cflags=flags,
+        verbose=False,
+        **kwargs,
+    )

@@ -1,0 +1,56 @@
+"""The program ncu and compute-sanitizer watch: builds a file's candidate and calls it on seeded inputs.
+
+`python profile_target.py PAYLOAD.json` (payload as for the `test` job, plus "reps"). Builds happen before
+the first launch, so with `--target-processes application-only` nvcc is never profiled. Exit status 0 when
+the calls returned, 1 (one line on stderr) when they raised. Standard library at top level.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+from pathlib import Path
+
+sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
+
+
+def announce_build_dirs(module_names: list[str]) -> None:
+    """Where load_inline wrote the generated `cuda.cu`: tools such as compute-sanitizer report its lines by bare
+    file name, and the parent maps them back to the user's file by content."""
+    from torch.utils import cpp_extension
+
+    for name in module_names:
+        try:
+            folder = cpp_extension._get_build_directory(name, verbose=False)
+        except Exception:  # a private helper: fall back to the documented default location
+            folder = str(Path(cpp_extension.get_default_build_root()) / name)
+        print(f"cudalens-build-dir: {folder}", file=sys.stderr)
+
+
+def main(argv: list[str]) -> int:
+    payload = json.loads(Path(argv[0]).read_text())
+    loader = sibling("problem_loader")
+    correctness = sibling("harness_correctness")
+    try:
+        import torch
+
+        problem = loader.load_problem(payload)
+        announce_build_dirs(problem.module_names)
+        device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+        candidate = correctness.place(problem.make_candidate(), device, None)
+        torch.manual_seed(int(payload.get("seed", 42)))
+        inputs = correctness.make_inputs(problem.get_inputs, device)
+        with torch.no_grad():
+            for _ in range(int(payload.get("reps", 1))):
+                candidate(*inputs)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    except Exception as exc:
+        print(f"cudalens profile target: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

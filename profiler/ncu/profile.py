@@ -1,0 +1,194 @@
+"""Profiles a file's kernels with Nsight Compute: one ncu run over the profile target, its report read back,
+per-line counters mapped to the user's lines; results cached by source hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from cudalens.profiler.job_modules import job_module, job_script
+from cudalens.profiler.ncu import csv_pages, line_map, locate
+from cudalens.profiler.ncu.metrics import METRICS, SOURCE_METRICS, kernel_filter
+from cudalens.profiler.results import KernelMetrics, LineCounters, NcuProfile
+from cudalens.profiler.tool_run import ToolRun, run_tool
+
+_UNKNOWN_METRIC = re.compile(r"(?:Failed to find metric|[Mm]etric)\s+['\"]?([A-Za-z0-9_.]+__[A-Za-z0-9_.]+)")
+_PERMISSION = "ERR_NVGPUCTRPERM"
+
+
+@dataclass(frozen=True)
+class ProfileRequest:
+    path: str
+    reference: str | None = None
+    kernels: tuple[str, ...] = ()  # empty: every __global__ of the file
+    python: str = sys.executable  # the interpreter with CUDA torch that runs the target
+    timeout: float = 300.0
+    launch_count: int = 8
+    use_cache: bool = True  # read a cached profile of the same sources
+    cache_dir: str | None = None
+
+
+def cache_dir(request: ProfileRequest) -> Path:
+    if request.cache_dir:
+        return Path(request.cache_dir)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "cudalens" / "ncu"
+
+
+def cache_key(text: str, reference_text: str, kernels: tuple[str, ...], ncu: str, path: str = "") -> str:
+    """The sources, the filter, the metric set and the ncu; and the path, which the cached lines carry."""
+    h = hashlib.sha256()
+    for part in (text, reference_text, ",".join(sorted(kernels)), ",".join(METRICS), ncu, path):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+def target_env(path: str, text: str) -> dict[str, str] | None:
+    """The environment of a profiled or sanitized target. A Python file whose own `load_inline` flags lack
+    `-lineinfo` gets it through nvcc's `NVCC_APPEND_FLAGS`, built into a separate extensions folder so that
+    the user's normal builds stay as they are (one extra cold build, then cached)."""
+    if not path.endswith(".py") or "-lineinfo" in text:
+        return None
+    env = dict(os.environ)
+    env["NVCC_APPEND_FLAGS"] = " ".join(filter(None, [env.get("NVCC_APPEND_FLAGS"), "-lineinfo"]))
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    env["TORCH_EXTENSIONS_DIR"] = str(Path(base) / "cudalens" / "torch_extensions_lineinfo")
+    return env
+
+
+def profile_file(request: ProfileRequest) -> NcuProfile:
+    path = Path(request.path).resolve()
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return NcuProfile(error=f"{path}: {exc.strerror}")
+    ncu = locate.find_ncu()
+    if ncu is None:
+        return NcuProfile(error="Nsight Compute (ncu) not found: install the CUDA toolkit or set CUDALENS_NCU")
+    loader = job_module("problem_loader")
+    kernels = request.kernels or tuple(loader.kernel_names(text))
+    reference = loader.reference_for(path, text, request.reference)
+    ref_text = reference.read_text(errors="replace") if reference and reference.exists() else ""
+    key = cache_key(text, ref_text, kernels, ncu, str(path))
+    cached = cache_dir(request) / f"{key}.json"
+    if request.use_cache and cached.exists():
+        try:
+            return replace(NcuProfile.from_json(json.loads(cached.read_text())), source="cache")
+        except (ValueError, KeyError):
+            pass
+    with tempfile.TemporaryDirectory(prefix="cudalens-ncu-") as tmp:
+        profile = _run(request, path, text, kernels, ncu, Path(tmp))
+    if profile.error is None:  # written even when not read: the next unchanged run is free
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(profile.to_json()))
+    return profile
+
+
+def ncu_command(ncu: str, kernels: tuple[str, ...], metrics: list[str], report: Path, target: list[str], launch_count: int) -> list[str]:
+    cmd = [
+        ncu, "--target-processes", "application-only", "--clock-control", "none",
+        "--kernel-name-base", "function",
+    ]
+    filt = kernel_filter(kernels)
+    if filt:
+        cmd += ["--kernel-name", filt]
+    cmd += [
+        "--launch-count", str(launch_count),
+        "--section", "SourceCounters",
+        "--metrics", ",".join(metrics),
+        "--import-source", "yes",
+        "--export", str(report), "--force-overwrite",
+    ]
+    return cmd + target
+
+
+def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...], ncu: str, tmp: Path) -> NcuProfile:
+    payload = tmp / "payload.json"
+    payload.write_text(json.dumps({"path": str(path), "reference": request.reference, "reps": 1}))
+    target = [request.python, job_script("profile_target"), str(payload)]
+    report = tmp / "profile.ncu-rep"
+    metrics = list(METRICS)
+    warnings: list[str] = []
+    for _ in range(3):  # a metric this ncu or GPU lacks fails the run: drop it and go again
+        run = run_tool(
+            ncu_command(ncu, kernels, metrics, report, target, request.launch_count),
+            timeout=request.timeout, env=target_env(str(path), text),
+        )
+        if run.timed_out:
+            return NcuProfile(error=f"ncu exceeded {request.timeout:.0f} s")
+        unknown = [m for m in _UNKNOWN_METRIC.findall(run.output) if m in metrics]
+        if run.returncode != 0 and unknown:
+            metrics = [m for m in metrics if m not in unknown]
+            warnings.append(f"ncu does not know {', '.join(unknown)} here: left out")
+            continue
+        break
+    if _PERMISSION in run.output:
+        return NcuProfile(error="GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM): "
+                          "see https://developer.nvidia.com/ERR_NVGPUCTRPERM")
+    if not report.exists():
+        if "No kernels were profiled" in run.output:
+            return NcuProfile(error=f"no kernel matched {kernel_filter(kernels)}", warnings=tuple(warnings))
+        return NcuProfile(error=f"ncu exited {run.returncode} without a report: {_tail(run)}", warnings=tuple(warnings))
+    version = _ncu_version(ncu)
+    data = _read_with_ncu_report(ncu, report, metrics, request)
+    if data is not None:
+        kernels_out = [KernelMetrics.from_json(k) for k in data["kernels"]]
+        raw_lines = [LineCounters.from_json(x) for x in data["lines"]]
+        files, source = data.get("files", {}), "ncu_report"
+    else:
+        kernels_out, raw_lines = _read_with_csv(ncu, report, request)
+        files, source = {}, "csv"
+    lines = line_map.map_lines(raw_lines, str(path), text, files)
+    if kernels_out and not raw_lines:
+        warnings.append("ncu reported no source lines: build the kernels with -lineinfo")
+    elif raw_lines and not lines:
+        warnings.append("no profiled line maps to this file: was it compiled with -lineinfo?")
+    return NcuProfile(tuple(kernels_out), tuple(lines), source, version, tuple(warnings))  # type: ignore[arg-type]
+
+
+def _read_with_ncu_report(ncu: str, report: Path, metrics: list[str], request: ProfileRequest) -> dict | None:
+    extras = locate.ncu_python_dir(ncu)
+    if extras is None:
+        return None
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [extras, os.environ.get("PYTHONPATH")])))
+    source_metrics = ",".join(f"{k}={v}" for k, v in SOURCE_METRICS.items())
+    run = run_tool(
+        [sys.executable, job_script("ncu_report_dump"), str(report), ",".join(metrics), source_metrics],
+        timeout=request.timeout, env=env,
+    )
+    if run.returncode != 0:
+        return None
+    try:
+        return json.loads(run.stdout)
+    except ValueError:
+        return None
+
+
+def _read_with_csv(ncu: str, report: Path, request: ProfileRequest) -> tuple[list[KernelMetrics], list[LineCounters]]:
+    raw = run_tool([ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"], timeout=request.timeout)
+    lines: list[LineCounters] = []
+    for view in ("cuda", "cuda,sass"):  # views differ across versions; the line rows parse the same way
+        source = run_tool(
+            [ncu, "--import", str(report), "--csv", "--page", "source", "--print-source", view], timeout=request.timeout
+        )
+        lines = csv_pages.parse_source(source.stdout)
+        if lines:
+            break
+    return csv_pages.parse_raw(raw.stdout), lines
+
+
+def _ncu_version(ncu: str) -> str:
+    run = run_tool([ncu, "--version"], timeout=30)
+    m = re.search(r"Version\s+(\S+)", run.output)
+    return m.group(1) if m else ""
+
+
+def _tail(run: ToolRun, n: int = 600) -> str:
+    return " ".join(run.output.strip().split())[-n:]

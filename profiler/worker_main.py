@@ -1,0 +1,293 @@
+"""The worker process: runs profiler jobs one at a time for the parent that started it (`worker_client`).
+
+Started by file path (`python worker_main.py --jobs-dir DIR`) under an interpreter that has torch but maybe not
+cudalens, so it imports only the standard library at top level, loads `protocol.py` from its own folder and the
+job modules (`DIR/<kind>_job.py`) by path. See docs/profiler.md for the job-module contract.
+
+The protocol channels are private duplicates of the original stdin and stdout; file descriptor 1 is pointed at
+stderr and 0 at /dev/null, so that whatever a job prints or reads (Python or C, or a process it starts) cannot
+corrupt them. The worker exits when its stdin closes, when it is
+told to shut down, or when its parent process goes away; on the way out it kills its own process group (it
+is the group leader) so that nothing a job started survives it.
+"""
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# Running a file puts its folder first on sys.path; profiler/ must not shadow anything a job imports.
+if sys.path and os.path.abspath(sys.path[0] or ".") == _HERE:
+    del sys.path[0]
+
+import importlib.util  # noqa: E402
+import inspect  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import queue  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+
+
+def _load_by_path(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+protocol = _load_by_path("_cudalens_worker_protocol", os.path.join(_HERE, "protocol.py"))
+
+# Text of an exception after which the CUDA context of this process cannot be used again.
+_BROKEN_CONTEXT = re.compile(
+    r"illegal memory access|unspecified launch failure|device-side assert|misaligned address|"
+    r"illegal instruction|an illegal|CUDA error: (?:unknown error|launch timed out)|"
+    r"cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|context is destroyed|hardware stack error",
+    re.IGNORECASE,
+)
+_KIND_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class _Channel:
+    """The protocol's output: one JSON line per message, from any thread."""
+
+    def __init__(self, fd):
+        self._out = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+        self._lock = threading.Lock()
+
+    def send(self, message):
+        line = protocol.encode(message)
+        with self._lock:
+            self._out.write(line + "\n")
+            self._out.flush()
+
+
+class JobContext:
+    """What a job's `run(payload, ctx)` may use."""
+
+    def __init__(self, job_id, deadline, channel, jobs):
+        self.job_id = job_id
+        self.deadline = deadline
+        self._channel = channel
+        self._jobs = jobs
+
+    def progress(self, message, fraction=None):
+        self._channel.send(protocol.Progress(self.job_id, str(message), None if fraction is None else float(fraction)))
+
+    def load_sibling(self, name):
+        return self._jobs.sibling(name)
+
+
+class _JobModules:
+    """The job modules of one folder, each loaded once per worker (again when its file changes)."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self._loaded = {}
+
+    def _load(self, name, path):
+        stamp = os.stat(path).st_mtime_ns
+        cached = self._loaded.get(path)
+        if cached and cached[0] == stamp:
+            return cached[1]
+        module = _load_by_path(f"_cudalens_jobs.{name}", path)
+        self._loaded[path] = (stamp, module)
+        return module
+
+    def job(self, kind):
+        if not _KIND_NAME.match(kind):
+            raise LookupError(f"bad job kind {kind!r}")
+        path = os.path.join(self.folder, f"{kind}_job.py")
+        if not os.path.isfile(path):
+            raise LookupError(f"no job module for kind {kind!r} ({path} does not exist)")
+        module = self._load(f"{kind}_job", path)
+        if not callable(getattr(module, "run", None)):
+            raise LookupError(f"{path} has no run(payload) function")
+        return module
+
+    def sibling(self, name):
+        if not _KIND_NAME.match(name):
+            raise LookupError(f"bad module name {name!r}")
+        return self._load(name, os.path.join(self.folder, f"{name}.py"))
+
+
+def _cuda_context_broken():
+    """After a job that used CUDA through torch: does the context still work?"""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    try:
+        if not torch.cuda.is_initialized():
+            return False
+        torch.cuda.synchronize()
+    except Exception:
+        return True
+    return False
+
+
+def run_job(request, channel, jobs):
+    start = time.monotonic()
+    broken = False
+    try:
+        module = jobs.job(request.kind)
+        run = module.run
+        try:
+            takes_ctx = len(inspect.signature(run).parameters) >= 2
+        except (TypeError, ValueError):
+            takes_ctx = False
+        payload = dict(request.payload)
+        if takes_ctx:
+            ctx = JobContext(request.id, start + request.timeout_s, channel, jobs)
+            out = run(payload, ctx)
+        else:
+            out = run(payload)
+        if not isinstance(out, dict):
+            raise TypeError(f"{request.kind}_job.run returned {type(out).__name__}, not a dict")
+        try:
+            out = json.loads(json.dumps(out))
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{request.kind}_job.run returned a value that is not JSON: {exc}") from None
+        broken = bool(out.get("context_broken")) or _cuda_context_broken()
+        status, error = "ok", None
+    except Exception as exc:
+        out = {}
+        status, error = "error", traceback.format_exc()
+        broken = bool(_BROKEN_CONTEXT.search(f"{type(exc).__name__}: {exc}")) or _cuda_context_broken()
+    return protocol.JobResult(
+        request.id, request.kind, status, out, error, time.monotonic() - start, context_broken=broken
+    )
+
+
+def _torch_versions():
+    """torch's version and CUDA version without importing torch (that takes seconds)."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None, None
+    version_file = os.path.join(next(iter(spec.submodule_search_locations)), "version.py")
+    values = {}
+    try:
+        with open(version_file, encoding="utf-8") as fh:
+            exec(compile(fh.read(), version_file, "exec"), values)
+    except Exception:
+        return "unknown", None
+    return str(values.get("__version__", "unknown")), values.get("cuda")
+
+
+def _nvml_facts():
+    """(driver version, first GPU name, GPU count) from NVML, which needs no CUDA context."""
+    import ctypes
+
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return None, "no GPU", 0
+    try:
+        if nvml.nvmlInit_v2() != 0:
+            return None, "no GPU", 0
+        buf = ctypes.create_string_buffer(96)
+        driver = buf.value.decode() if nvml.nvmlSystemGetDriverVersion(buf, 96) == 0 else None
+        count = ctypes.c_uint(0)
+        if nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0 or count.value == 0:
+            return driver, "no GPU", 0
+        handle = ctypes.c_void_p()
+        name = "unknown GPU"
+        if nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)) == 0:
+            if nvml.nvmlDeviceGetName(handle, buf, 96) == 0:
+                name = buf.value.decode(errors="replace")
+        nvml.nvmlShutdown()
+        return driver, name, count.value
+    except (AttributeError, OSError):
+        return None, "no GPU", 0
+
+
+def hello():
+    torch_version, torch_cuda = _torch_versions()
+    driver, gpu, count = _nvml_facts()
+    return protocol.Hello(
+        protocol.PROTOCOL_VERSION,
+        os.getpid(),
+        platform.python_version(),
+        sys.executable,
+        torch_version,
+        torch_cuda,
+        driver,
+        gpu,
+        count,
+    )
+
+
+def _die(code):
+    """Exit, taking every process this worker started with it."""
+    try:
+        if os.getpgid(0) == os.getpid():
+            os.killpg(0, signal.SIGKILL)  # the group: this worker and all a job started
+    finally:
+        os._exit(code)
+
+
+def _read_stdin(inbox, source):
+    for raw in source:
+        try:
+            message = protocol.decode(raw)
+        except protocol.ProtocolError as exc:
+            message = protocol.Failure(f"worker: {exc}")  # answered in order, after the jobs before it
+        if isinstance(message, protocol.Shutdown):
+            os._exit(0)
+        inbox.put(message)
+    _die(0)  # the parent closed our stdin: it is gone or done with us
+
+
+def _watch_parent(parent):
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            _die(0)
+
+
+def main(argv):
+    jobs_dir = os.path.join(_HERE, "jobs")
+    if len(argv) >= 2 and argv[0] == "--jobs-dir":
+        jobs_dir = argv[1]
+    channel = _Channel(os.dup(1))
+    os.dup2(2, 1)  # prints of jobs (Python and C alike) land in stderr, not in the protocol
+    # Likewise the protocol's input: a job (or a process it starts) that reads stdin gets /dev/null.
+    source = os.fdopen(os.dup(0), "rb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdout = sys.stderr
+    jobs = _JobModules(jobs_dir)
+    inbox = queue.Queue()
+    channel.send(hello())
+    threading.Thread(target=_read_stdin, args=(inbox, source), daemon=True).start()
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    while True:
+        message = inbox.get()
+        if not isinstance(message, protocol.JobRequest):
+            if not isinstance(message, protocol.Failure):
+                message = protocol.Failure(f"worker: expected a job, got {type(message).__name__}")
+            channel.send(message)
+            _die(2)
+        try:
+            result = run_job(message, channel, jobs)
+        except SystemExit as exc:
+            # A job called sys.exit: leave the way it asked, but without interpreter finalisation, which
+            # aborts while the stdin reader thread holds its buffer's lock.
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            sys.stderr.flush()
+            os._exit(code)
+        try:
+            channel.send(result)
+        except (TypeError, ValueError) as exc:
+            channel.send(protocol.JobResult(message.id, message.kind, "error", {}, str(exc), result.duration_s))
+        if result.context_broken:
+            _die(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

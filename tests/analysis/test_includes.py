@@ -1,0 +1,39 @@
+"""Macros, structs and __device__ helpers from an included header are followed, and the results change when
+the header does (the server re-checks open files on a header change)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cudalens.analysis.api import DocumentAnalyzer, analyze_text, read_include_from_disk
+
+KERNEL = """#include "layout.cuh"
+__global__ void k(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[AT(i)];
+}
+"""
+
+
+def test_header_macro_is_expanded(tmp_path: Path) -> None:
+    (tmp_path / "layout.cuh").write_text("#define AT(i) ((i) * STRIDE)\n#define STRIDE 4\n")
+    path = tmp_path / "k.cu"
+    path.write_text(KERNEL)
+    report = analyze_text(str(path), KERNEL, read_include=read_include_from_disk)
+    assert report.includes == ["layout.cuh"]
+    assert [f.code for f in report.findings] == ["CL101"]
+    assert "4 elements" in report.findings[0].message
+
+
+def test_header_change_changes_the_result(tmp_path: Path) -> None:
+    header = tmp_path / "layout.cuh"
+    header.write_text("#define AT(i) ((i) * 4)\n")
+    doc = DocumentAnalyzer(str(tmp_path / "k.cu"), read_include=read_include_from_disk)
+    assert [f.code for f in doc.update(KERNEL).findings] == ["CL101"]
+    header.write_text("#define AT(i) (i)\n")
+    assert doc.update(KERNEL).findings == []
+
+
+def test_missing_header_is_not_an_error(tmp_path: Path) -> None:
+    report = analyze_text(str(tmp_path / "k.cu"), KERNEL, read_include=read_include_from_disk)
+    assert report.errors == [] and report.includes == ["layout.cuh"]

@@ -1,0 +1,95 @@
+"""The `test` job end to end on CPU: files on disk, loaded as the worker would."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+
+def test_kernelbench_single_file_passes(test_job, data_dir):
+    out = test_job.run({"path": str(data_dir / "kb_relu_right.py"), "device": "cpu"})
+    assert out["error"] is None
+    assert out["test"]["status"] == "passed"
+    assert len(out["test"]["trials"]) == 5
+
+
+def test_solution_with_reference_directive_fails(test_job, data_dir):
+    out = test_job.run({"path": str(data_dir / "kb_relu_solution_only.py"), "device": "cpu"})
+    assert out["test"]["status"] == "failed"
+    assert "first at" in out["test"]["message"]
+
+
+def test_timing_after_pass(test_job, data_dir):
+    out = test_job.run({"path": str(data_dir / "kb_relu_right.py"), "device": "cpu", "time": True, "budget_ms": 5})
+    assert out["timing"]["candidate"]["samples_ms"]
+    assert out["timing"]["speedup"] > 0
+
+
+def test_missing_file_is_one_line_error(test_job, data_dir):
+    out = test_job.run({"path": str(data_dir / "nope.py"), "device": "cpu"})
+    assert out["test"]["status"] == "error"
+    assert "no such file" in out["error"]
+
+
+def test_problem_file_without_modelnew(test_job, data_dir):
+    out = test_job.run({"path": str(data_dir / "kb_relu_problem.py"), "device": "cpu"})
+    assert "no ModelNew" in out["error"]
+
+
+def test_cu_without_reference_says_how(test_job, tmp_path):
+    cu = tmp_path / "k.cu"
+    cu.write_text("__global__ void k(float* x) { x[threadIdx.x] = 0; }\n")
+    out = test_job.run({"path": str(cu), "device": "cpu"})
+    assert "k_ref.py" in out["error"]
+
+
+def test_host_function_parsing(job_module):
+    loader = job_module("problem_loader")
+    text = """
+#include <torch/extension.h>
+__global__ void relu_kernel(const float* x, float* y, int n) {}
+__device__
+float helper(float x) { return x; }
+torch::Tensor relu_cuda(torch::Tensor x,
+                        double alpha) {
+    return x;
+}
+std::vector<torch::Tensor> two(torch::Tensor a) { return {a, a}; }
+void fill(torch::Tensor out, double value = 1.0, int64_t n = 4) {}
+"""
+    assert loader.host_functions(text) == [
+        ("relu_cuda", "torch::Tensor relu_cuda(torch::Tensor x, double alpha);"),
+        ("two", "std::vector<torch::Tensor> two(torch::Tensor a);"),
+        ("fill", "void fill(torch::Tensor out, double value, int64_t n);"),
+    ]
+    assert loader.kernel_names(text) == ["relu_kernel"]
+
+
+def test_reference_discovery(tmp_path, job_module):
+    loader = job_module("problem_loader")
+    cu = tmp_path / "scale.cu"
+    cu.write_text("// x\n")
+    assert loader.reference_for(cu, "", None) is None
+    (tmp_path / "scale_ref.py").write_text("")
+    assert loader.reference_for(cu, "", None) == (tmp_path / "scale_ref.py").resolve()
+    assert loader.reference_for(cu, "// cudalens: reference=other.py\n", None) == (tmp_path / "other.py").resolve()
+
+
+def test_profile_target_and_prebuild_run_as_processes(data_dir, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from cudalens.profiler.job_modules import job_script
+    from cudalens.profiler.prebuild import prebuild
+
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps({"path": str(data_dir / "kb_relu_right.py"), "device": "cpu", "reps": 2}))
+    proc = subprocess.run([sys.executable, job_script("profile_target"), str(payload)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    payload.write_text(json.dumps({"path": str(data_dir / "kb_relu_problem.py"), "device": "cpu"}))
+    proc = subprocess.run([sys.executable, job_script("profile_target"), str(payload)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "no ModelNew" in proc.stderr
+    [build] = prebuild([str(data_dir / "kb_relu_right.py")])
+    assert build.ok, build.message
