@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,14 @@ ARTIFACTS = HERE / "artifacts"
 # The interpreter that runs `python -m cudalens serve`; this one has cudalens installed.
 SERVER_PYTHON = os.environ.get("CUDALENS_E2E_PYTHON", sys.executable)
 API_KEY = "sk-e2e-from-secret-storage"
-CODER_REPLY = "```cuda\n" + (FIXTURES / "transpose.cu").read_text().replace("[32][32]", "[32][33]") + "```\n"
+# The Coder's canned answer: the KernelBench file back with a coalesced kernel, in one python fence.
+NAIVE_BODY = """    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int c = 0; c < cols; ++c) {
+        out[r * cols + c] = 2.0f * in[r * cols + c];
+    }"""
+COALESCED_BODY = """    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < rows * cols) out[i] = 2.0f * in[i];"""
+CODER_REPLY = "```python\n" + (FIXTURES / "relu_model.py").read_text().replace(NAIVE_BODY, COALESCED_BODY) + "```\n"
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +54,7 @@ def _workspace(root: Path, coder_url: str) -> Path:
     ws = root / "workspace"
     (ws / ".vscode").mkdir(parents=True)
     shutil.copy(FIXTURES / "transpose.cu", ws / "transpose.cu")
+    shutil.copy(FIXTURES / "relu_model.py", ws / "relu_model.py")
     settings = {
         "cudalens.interpreter": [SERVER_PYTHON],
         "cudalens.coder.baseUrl": coder_url,
@@ -81,13 +90,17 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
             "url": None,
             "file": "transpose.cu",
             "artifacts": str(tmp_path / "driver"),
-            "expectCodes": ["CL101", "CL301"],
+            # The naive transpose's store: CL101 (uncoalesced) or the more specific CL103 (transpose through global).
+            "expectCodes": ["CL10", "CL301"],
             "quickFixLine": 20,
             "quickFixColumn": 24,
             "quickFixTitle": "Pad the rows",
+            "pythonFile": "relu_model.py",
+            "pythonCode": "CL101",
             "apiKey": API_KEY,
-            "optimizeFile": "transpose.cu",
-            "optimizeLine": 15,
+            # KernelBench's shape (Model, ModelNew, get_inputs) is what the optimizer works on.
+            "optimizeFile": "relu_model.py",
+            "optimizeLine": 9,
             "chromium": str(CHROMIUM),
             "timeoutMs": 90_000,
         }
@@ -108,10 +121,13 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
         assert drive.returncode == 0, drive.stderr[-3000:]
         assert result.get("error") is None, f"{result['error']}\n{seen}"
 
-        # Diagnostics in the Problems panel, with their codes, from the real server.
-        problems = "\n".join(result["problems"])
-        assert "CL101" in problems and "Uncoalesced global store to `out`" in problems, problems
-        assert "CL301" in problems and "bank conflict" in problems, problems
+        # Diagnostics in the Problems panel, with their codes, from the real server: in the .cu file, and inside
+        # the CUDA string of the Python file at the right line.
+        problems = result["problems"]
+        assert any(re.search(r"global store to `out`.*CL10\d \[Ln 8, Col 9\]", p) for p in problems), problems
+        assert any(re.search(r"bank conflict.*CL301 \[Ln 20, Col 24\]", p) for p in problems), problems
+        in_python = result["problemsWithPython"]
+        assert any(re.search(r"`cols` elements apart.*CL101 \[Ln 10, Col 9\]", p) for p in in_python), in_python
         assert (ARTIFACTS / "editor.png").stat().st_size > 10_000
 
         # The quick fix went through VS Code's own edit and save: the file on disk is padded.

@@ -17,6 +17,9 @@ interface DriverConfig {
   quickFixLine: number;
   quickFixColumn: number;
   quickFixTitle: string;
+  // A Python file with CUDA in a load_inline string, and a code expected in it.
+  pythonFile: string;
+  pythonCode: string;
   // The key typed into "cudalens: Set API key" (VS Code's secret storage → the server's environment).
   apiKey: string;
   // The file and 1-based line inside the kernel to optimize.
@@ -32,6 +35,8 @@ interface DriverResult {
   steps: string[];
   statusBar: string[];
   problems: string[];
+  // The Problems panel once the Python file is open too (after the quick fix removed CL301).
+  problemsWithPython: string[];
   quickFixes: string[];
   quickFixApplied: boolean;
   notifications: string[];
@@ -46,6 +51,7 @@ const result: DriverResult = {
   steps: [],
   statusBar: [],
   problems: [],
+  problemsWithPython: [],
   quickFixes: [],
   quickFixApplied: false,
   notifications: [],
@@ -182,6 +188,14 @@ async function main(): Promise<void> {
     await page.keyboard.press("Control+S");
     await page.locator(".tab.dirty").waitFor({ state: "detached" });
     result.quickFixApplied = true;
+    save();
+
+    step(`open ${config.pythonFile}: diagnostics inside its CUDA string`);
+    await openFile(page, config.pythonFile);
+    await runCommand(page, "View: Focus Problems (Errors, Warnings, Infos)");
+    await page.locator(markers, { hasText: config.pythonFile }).first().waitFor();
+    await page.locator(markers, { hasText: config.pythonCode }).first().waitFor();
+    result.problemsWithPython = await texts(page, markers);
     save();
 
     step("store the API key with cudalens: Set API key");
