@@ -81,6 +81,11 @@ def eval_host(node: Node | None, unit: Unit, scope: Node | None, depth: int = 0)
         return None if r is None else (r,)
     if t == "cast_expression":
         return eval_host(node.child_by_field_name("value"), unit, scope, depth + 1)
+    if t == "sizeof_expression":  # `TILE * TILE * sizeof(float)`: shared memory sizes at launch sites
+        # `sizeof(MyStruct)` parses as a parenthesised value; a name the type table knows is that type
+        type_node = node.child_by_field_name("type") or node.child_by_field_name("value")
+        info = unit.types.lookup(ts.text(type_node).strip("() ")) if type_node is not None else None
+        return (info.size,) if info is not None else None
     return None
 
 

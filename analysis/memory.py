@@ -7,7 +7,6 @@ access of every simulated warp, so it must cost microseconds, not a Python loop 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,9 +58,16 @@ def _rows(addr: np.ndarray, mask: np.ndarray, limit: int) -> tuple[np.ndarray, n
     return addr[:n].reshape(-1, WARP), mask[:n].reshape(-1, WARP)
 
 
-def global_requests(addr: np.ndarray, mask: np.ndarray, size: int, limit: int = 8) -> list[GlobalRequest | None]:
-    """The request of each of the first `limit` warps (None for a warp with no active lane)."""
-    a, m = _rows(addr, mask, limit)
+def _stacked(accesses: list, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The warps of several instances of one access site, as the rows of one array."""
+    rows = [_rows(a.addr, a.mask, limit) for a in accesses if a.addr is not None]
+    if not rows:
+        return np.zeros((0, WARP), np.int64), np.zeros((0, WARP), bool)
+    return np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
+
+
+def _global_counts(a: np.ndarray, m: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sectors, ideal sectors and active lanes of each row."""
     first, last = a // SECTOR, (a + size - 1) // SECTOR
     if size <= SECTOR and np.array_equal(first[m], last[m]):
         sectors = _distinct_per_row(first, m)
@@ -70,19 +76,48 @@ def global_requests(addr: np.ndarray, mask: np.ndarray, size: int, limit: int = 
         ids = first[:, :, None] + np.arange(span)[None, None, :]
         valid = (ids <= last[:, :, None]) & m[:, :, None]
         sectors = _distinct_per_row(ids.reshape(len(a), -1), valid.reshape(len(a), -1))
-    unique = _distinct_per_row(a, m)
-    lanes = m.sum(axis=1)
-    out: list[GlobalRequest | None] = []
-    for row in range(len(a)):
-        if lanes[row] == 0:
-            out.append(None)
+    ideal = np.maximum(1, -(-_distinct_per_row(a, m) * size // SECTOR))
+    return sectors, ideal, m.sum(axis=1)
+
+
+def _request(a_row: np.ndarray, m_row: np.ndarray, sectors: int, ideal: int) -> GlobalRequest:
+    diffs = np.diff(a_row[m_row])
+    stride = int(diffs[0]) if diffs.size and np.all(diffs == diffs[0]) else None
+    return GlobalRequest(int(sectors), int(ideal), stride, int(m_row.sum()))
+
+
+def worst_global(accesses: list, limit: int = 8) -> GlobalRequest | None:
+    """The request with the most excess sectors over all instances and warps of one global access site
+    (warps with a single active lane say nothing about coalescing and are skipped)."""
+    a, m = _stacked(accesses, limit)
+    if len(a) == 0:
+        return None
+    size = next(x.size for x in accesses if x.addr is not None)
+    sectors, ideal, lanes = _global_counts(a, m, size)
+    ratio = np.where(lanes > 1, sectors / ideal, -1.0)
+    row = int(np.argmax(ratio))
+    if ratio[row] < 0:
+        return None
+    return _request(a[row], m[row], sectors[row], ideal[row])
+
+
+def worst_shared(accesses: list, limit: int = 8) -> SharedRequest | None:
+    """The most conflicted request over all instances and warps of one shared access site."""
+    worst = None
+    for x in accesses:
+        if x.addr is None:
             continue
-        active = a[row][m[row]]
-        diffs = np.diff(active)
-        stride = int(diffs[0]) if diffs.size and np.all(diffs == diffs[0]) else None
-        out.append(GlobalRequest(int(sectors[row]), max(1, math.ceil(int(unique[row]) * size / SECTOR)), stride,
-                                 int(lanes[row])))
-    return out
+        for r in shared_requests(x.addr, x.mask, x.size, limit):
+            if r is not None and (worst is None or r.degree > worst.degree):
+                worst = r
+    return worst
+
+
+def global_requests(addr: np.ndarray, mask: np.ndarray, size: int, limit: int = 8) -> list[GlobalRequest | None]:
+    """The request of each of the first `limit` warps (None for a warp with no active lane)."""
+    a, m = _rows(addr, mask, limit)
+    sectors, ideal, lanes = _global_counts(a, m, size)
+    return [_request(a[r], m[r], sectors[r], ideal[r]) if lanes[r] else None for r in range(len(a))]
 
 
 def global_request(addr: np.ndarray, active: np.ndarray, size: int) -> GlobalRequest | None:
@@ -92,7 +127,9 @@ def global_request(addr: np.ndarray, active: np.ndarray, size: int) -> GlobalReq
 
 def shared_requests(addr: np.ndarray, mask: np.ndarray, size: int, limit: int = 8) -> list[SharedRequest | None]:
     a, m = _rows(addr, mask, limit)
-    lanes_per_phase = WARP if size <= 4 else max(1, WARP * 4 // size)
+    # 8- and 16-byte accesses are served in 2 and 4 phases; odd sizes (a 12- or 40-byte struct) in as many
+    # phases as keep a phase within 128 bytes, rounded down to a power of two so the phases split the warp
+    lanes_per_phase = WARP if size <= 4 else 1 << (max(1, WARP * 4 // size).bit_length() - 1)
     words_per_access = max(1, size // 4)
     phases = WARP // lanes_per_phase
     pa = a.reshape(-1, lanes_per_phase)

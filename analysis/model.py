@@ -10,8 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.findings import Finding, Fix, Related, Severity, Span, TextEdit
-from cudalens.analysis.host_eval import dim3, eval_host
+from cudalens.analysis.file_context import FileContext, PositionMap, launch_values
+from cudalens.analysis.findings import Finding, Fix, Severity, Span
+from cudalens.analysis.host_eval import eval_host
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.simulate import SimResult, Simulator
 from cudalens.analysis.unit import Function, Unit
@@ -21,7 +22,6 @@ Node = ts.Node
 PARAM_SAMPLES = (4096, 4352)
 ASSUMED_1D_BLOCK = (256, 1, 1)
 ASSUMED_2D_BLOCKS = ((32, 8, 1), (16, 16, 1))
-PositionMap = Callable[[int, int], tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -58,32 +58,21 @@ class KernelModel:
     def text(self, node: Node) -> str:
         return ts.text(node)
 
+    @property
+    def context(self) -> FileContext:
+        return FileContext(self.path, self.unit, self.index, self.to_file)
+
     def span(self, node: Node) -> Span:
-        s = self.index.span(node)
-        if self.to_file is None:
-            return s
-        line, col = self.to_file(s.line, s.column)
-        end_line, end_col = self.to_file(s.end_line, s.end_column)
-        return Span(line, col, end_line, end_col)
+        return self.context.span(node)
 
     def finding(self, rule: type, node: Node, message: str, severity: Severity | None = None, *,
                 fix: Fix | None = None, evidence: dict | None = None,
                 related: tuple[tuple[Node, str], ...] = ()) -> Finding:
-        return Finding(
-            path=self.path,
-            code=rule.code,
-            rule=rule.name,
-            severity=severity or rule.default_severity,
-            message=message,
-            span=self.span(node),
-            kernel=self.name,
-            fix=fix,
-            evidence=tuple((evidence or {}).items()),
-            related=tuple(Related(self.span(n), m) for n, m in related if n is not None),
-        )
+        return self.context.finding(rule, node, message, severity, kernel=self.name, fix=fix, evidence=evidence,
+                                    related=related)
 
     def replace_fix(self, node: Node, new_text: str, message: str, safe: bool) -> Fix:
-        return Fix(message, (TextEdit(self.span(node), new_text),), "safe" if safe else "unsafe")
+        return self.context.replace_fix(node, new_text, message, safe)
 
     def simulate(self, cfg: RunConfig, pad: dict[str, int] | None = None) -> SimResult:
         int_params = [p.name for p in self.function.params if not p.pointer]
@@ -99,13 +88,21 @@ _COMPARED_LEFT = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<=|>=|<|>)(?![<>=])")
 _COMPARED_RIGHT = re.compile(r"(?<![<>])(?:<=|>=|<|>)\s*([A-Za-z_]\w*)\b")
 
 
+_STRIDE_LIKE = re.compile(r"stride|step|inc|offset|shift|skip|spacing|dilation", re.I)
+
+
 def _dimension_params(function: Function) -> set[str]:
-    """Integer parameters compared in conditions (`if (x < width)`): sizes of the data, never 1 in practice."""
+    """Integer parameters that are sizes of the data, never 1 in practice: compared in conditions
+    (`if (x < width)`), or multiplied into an index as a row length (`x * height`) — unless the name says it
+    is a stride the caller chooses (`stride`, `step`, `inc`...), which may well be 1."""
     names = {p.name for p in function.params if not p.pointer}
     body = ts.text(function.body) if function.body is not None else ""
     found: set[str] = set()
     for pattern in (_COMPARED_LEFT, _COMPARED_RIGHT):
         found |= {m.group(1) for m in pattern.finditer(body) if m.group(1) in names}
+    for name in names - found:
+        if not _STRIDE_LIKE.search(name) and re.search(rf"\*\s*{re.escape(name)}\b|\b{re.escape(name)}\s*\*", body):
+            found.add(name)
     return found
 
 
@@ -127,11 +124,8 @@ def launch_configs(unit: Unit, kernel: Function) -> list[LaunchConfig]:
     for launch in unit.launches:
         if launch.kernel != kernel.name:
             continue
-        cfg = launch.config
-        grid = dim3(cfg[0], unit, launch.host_function) if len(cfg) > 0 else None
-        block = dim3(cfg[1], unit, launch.host_function) if len(cfg) > 1 else None
-        smem = eval_host(cfg[2], unit, launch.host_function) if len(cfg) > 2 else None
-        sites.append((launch.node, grid, block, smem[0] if smem else None))
+        values = launch_values(launch, unit)
+        sites.append((launch.node, values.grid, values.block, values.dynamic_shared_bytes))
     return sites
 
 

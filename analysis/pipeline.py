@@ -11,8 +11,9 @@ from cudalens.analysis.api import AnalysisReport, KernelInfo, LaunchSite
 from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
 from cudalens.analysis.features import kernel_features
+from cudalens.analysis.file_context import FileContext, PositionMap
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
-from cudalens.analysis.model import KernelModel, PositionMap, build_model, launch_configs
+from cudalens.analysis.model import KernelModel, build_model
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.suppression import apply_suppressions
 from cudalens.analysis.unit import build_unit, header_unit
@@ -55,6 +56,7 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     for header in headers:
         unit.include(header_unit(header))
     index = LineIndex(text)
+    file_context = FileContext(doc.path, unit, index, to_file)
     context = _context_key(unit) + hashlib.blake2b(b"\0".join(headers), digest_size=8).hexdigest()
     for kernel in unit.kernels:
         if kernel.body is None:
@@ -76,8 +78,11 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         doc.next_cache[key] = cached
         report.findings.extend(cached.findings)
         # launch sites live in host code that moves independently of the kernel: always read them afresh
-        sites = tuple(LaunchSite(_span(n, index, to_file), g, b, s) for n, g, b, s in launch_configs(unit, kernel))
+        sites = tuple(LaunchSite(file_context.span(launch.node), v.grid, v.block, v.dynamic_shared_bytes)
+                      for launch, v in file_context.launches_of(kernel.name))
         report.kernels.append(replace(cached.info, launch_sites=sites))
+    # Not cached: file-level rules read the whole unit (launch sites, host code), and are cheap.
+    report.findings.extend(run_unit_rules(file_context, report))
 
 
 def _read_headers(doc: DocumentAnalyzer, includes: list[str]) -> list[bytes]:
@@ -131,6 +136,7 @@ def _context_key(unit) -> str:
     parts += [ts.text(f.node) for fs in unit.functions.values() for f in fs if not f.is_kernel]
     parts += [ts.text(launch.node) for launch in unit.launches]
     parts += [repr(sorted(unit.types.structs))]
+    parts += [f"{name}={ts.text(node)}" for name, node in sorted(unit.constants.items())]
     return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()
 
 
@@ -138,6 +144,16 @@ def run_rules(model: KernelModel) -> list[Finding]:
     findings: list[Finding] = []
     for rule in static_rules():
         findings.extend(rule.check(model))
+    return findings
+
+
+def run_unit_rules(unit: FileContext, report: AnalysisReport) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in static_rules():
+        try:
+            findings.extend(rule.check_unit(unit))
+        except Exception as exc:  # one rule the analyzer cannot run must not cost the others
+            report.errors.append(f"{unit.path}: internal error in {rule.code}: {type(exc).__name__}: {exc}")
     return findings
 
 
@@ -165,13 +181,6 @@ def kernel_info(model: KernelModel, findings: list[Finding]) -> KernelInfo:
         template=bool(model.function.template_params),
         features=features,
     )
-
-
-def _span(node, index: LineIndex, to_file: PositionMap | None) -> Span:
-    s = index.span(node)
-    if to_file is None:
-        return s
-    return Span(*to_file(s.line, s.column), *to_file(s.end_line, s.end_column))
 
 
 def _name_node(model: KernelModel):

@@ -1,4 +1,6 @@
-"""What every rule is: a code, a name, documentation in ruff's form, and a check over one kernel.
+"""What every rule is: a code, a name, documentation in ruff's form, and checks: `check` over one kernel's
+model (cached per kernel between edits) and `check_unit` over the whole translation unit, for what is not one
+kernel's (launch sites, host code); file-level checks run on every update, so they must stay cheap.
 
 Rules that the analyzer does not run itself (compiler results CL8xx, run-time results CL9xx) are documented
 the same way so that `cudalens rule CL801` works for every code a user can see.
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 from cudalens.analysis.findings import Finding, Severity
 
 if TYPE_CHECKING:
+    from cudalens.analysis.file_context import FileContext
     from cudalens.analysis.model import KernelModel
 
 DOC_HEADINGS = (
@@ -28,7 +31,8 @@ DOC_HEADINGS = (
 
 
 class Rule:
-    """Base class. Subclasses set the class attributes and, for static rules, implement `check`."""
+    """Base class. Subclasses set the class attributes and, for static rules, implement `check` and/or
+    `check_unit`."""
 
     code: ClassVar[str]
     name: ClassVar[str]  # kebab-case
@@ -40,6 +44,9 @@ class Rule:
     source: ClassVar[str] = "static"  # static | compiler | runtime | judge
 
     def check(self, kernel: KernelModel) -> Iterable[Finding]:
+        return ()
+
+    def check_unit(self, unit: FileContext) -> Iterable[Finding]:
         return ()
 
     @classmethod

@@ -719,13 +719,13 @@ class Simulator:
             return Val(np.abs(args[0].v), args[0].deps, args[0].is_float)
         callee = self.unit.device_function(name)
         if callee is not None and self.inline_depth < MAX_INLINE_DEPTH:
-            return self.inline(callee, args, mask)
+            return self.inline(callee, args, mask, node)
         deps: frozenset[str] = frozenset({DATA})
         for a in args:
             deps |= a.deps if isinstance(a, Val) else a.off.deps
         return Val(None, deps, True)
 
-    def inline(self, callee: Function, args: list[Val | Ptr], mask: np.ndarray) -> Val | Ptr:
+    def inline(self, callee: Function, args: list[Val | Ptr], mask: np.ndarray, call: Node) -> Val | Ptr:
         scope: dict[str, Val | Ptr] = {}
         for p, a in zip(callee.params, args, strict=False):
             scope[p.name] = a
@@ -734,6 +734,9 @@ class Simulator:
         self.scopes, self.loops = [saved_scopes[0] | scope], []
         self.frames.append(_Frame(self.n))
         self.inline_depth += 1
+        saved_report = self.report_node
+        if callee.from_header:  # what happens in a header's helper is shown at the call in this file
+            self.report_node = saved_report or call
         try:
             if callee.body is not None:
                 self.exec(callee.body, mask)
@@ -742,6 +745,7 @@ class Simulator:
             self.inline_depth -= 1
             self.frames.pop()
             self.scopes, self.loops = saved_scopes, saved_loops
+            self.report_node = saved_report
         return ret if ret is not None else unknown()
 
     def group_barrier(self, func: Node | None, name: str, arg_nodes: list[Node]) -> str | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from cudalens.analysis import ts_binding as ts
@@ -38,6 +38,7 @@ class Function:
     template_params: list[str] = field(default_factory=list)
     launch_bounds: tuple[Node, ...] = ()
     _params: list[Param] | None = field(default=None, repr=False)
+    from_header: bool = False  # defined in an #include'd header: its positions are not the file's
 
     @property
     def params(self) -> list[Param]:
@@ -83,7 +84,7 @@ class Unit:
         self.shared_accessors |= header.shared_accessors
         for name, fs in header.functions.items():
             if name not in self.functions:
-                self.functions[name] = [f for f in fs if not f.is_kernel]
+                self.functions[name] = [replace(f, from_header=True) for f in fs if not f.is_kernel]
 
     def device_function(self, name: str) -> Function | None:
         for f in self.functions.get(name, []):

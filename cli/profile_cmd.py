@@ -7,7 +7,7 @@ import argparse
 import json
 
 from cudalens.cli.gpu_options import add_common_arguments, existing_file
-from cudalens.cli.stage_progress import StageProgress
+from cudalens.cli.progress import StageProgress
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
 from cudalens.profiler.results import KernelMetrics

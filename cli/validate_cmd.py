@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from cudalens.cli.gpu_options import add_common_arguments
-from cudalens.cli.stage_progress import StageProgress
+from cudalens.cli.progress import StageProgress
 from cudalens.profiler.validate import summarize, validate_file
 
 

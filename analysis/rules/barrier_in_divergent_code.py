@@ -12,22 +12,27 @@ from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.values import THREAD_DEPS
 
 
-def _threads_waiting_elsewhere(run) -> dict[tuple[int, int], int]:
+def _threads_waiting_elsewhere(run) -> dict[tuple[int, int], tuple[int, object]]:
     """Per barrier site: how many threads skip it (under thread-dependent control flow) and then reach a later
     barrier, where they wait for threads that are held at this one. Threads that skip a barrier and leave the
     kernel are not counted: on sm_70 and later exited threads no longer take part in the barrier, and
     `compute-sanitizer --tool synccheck` reports nothing for them (measured on an H200)."""
-    out: dict[tuple[int, int], int] = {}
+    out: dict[tuple[int, int], tuple[int, object]] = {}
     barriers = run.barriers
     for i, b in enumerate(barriers):
         if not b.cond_deps & THREAD_DEPS:
             continue
+        skipping = b.alive & ~b.mask
+        waits_at = next((other.node for other in barriers[i + 1:] if (other.mask & skipping).any()), None)
+        if waits_at is None:
+            continue
         later = np.zeros_like(b.mask)
         for other in barriers[i + 1:]:
             later |= other.mask
-        skipping = b.alive & ~b.mask & later
         key = (b.node.start_byte, b.node.end_byte)
-        out[key] = max(out.get(key, 0), int(skipping.sum()))
+        count = int((skipping & later).sum())
+        if count > out.get(key, (0, None))[0]:
+            out[key] = (count, waits_at)
     return out
 
 
@@ -79,7 +84,8 @@ class BarrierInDivergentCode(Rule):
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         waiting = [_threads_waiting_elsewhere(run) for run in kernel.runs]
         for key, per_run in sites(kernel, "barriers").items():
-            missing = [w.get(key, 0) for w in waiting]
+            missing = [w.get(key, (0, None))[0] for w in waiting]
+            waits_at = waiting[0].get(key, (0, None))[1]
             if not missing[0]:
                 continue
             b = per_run[0][0]
@@ -91,4 +97,6 @@ class BarrierInDivergentCode(Rule):
                 f"deadlocks or the barriers pair up wrongly",
                 Severity.ERROR if all(missing) else Severity.INFO,
                 evidence={"threads_missing": missing[0], "threads_in_block": total},
+                related=((waits_at, "the skipping threads wait at this barrier instead"),) if waits_at is not None
+                else (),
             )

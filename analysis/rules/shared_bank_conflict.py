@@ -8,20 +8,9 @@ from collections.abc import Iterator
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.compiled_accesses import shared_instructions
 from cudalens.analysis.findings import Finding, Fix, Severity
-from cudalens.analysis.memory import SharedRequest, shared_requests
+from cudalens.analysis.memory import worst_shared
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
-
-
-def worst_shared(accesses: list) -> SharedRequest | None:
-    worst = None
-    for a in accesses:
-        if a.addr is None:
-            continue
-        for r in shared_requests(a.addr, a.mask, a.size):
-            if r is not None and (worst is None or r.degree > worst.degree):
-                worst = r
-    return worst
 
 
 def _last_dimension(decl: ts.Node, name: str) -> ts.Node | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cudalens.analysis.findings import Finding, Severity
-from cudalens.analysis.memory import GlobalRequest, global_requests
+from cudalens.analysis.memory import GlobalRequest, worst_global
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 
@@ -13,14 +13,7 @@ MIN_EXCESS = 2.0  # at least twice the sectors that contiguous lanes would need
 
 
 def worst_request(accesses: list) -> GlobalRequest | None:
-    worst = None
-    for a in accesses:
-        if a.addr is None:
-            continue
-        for r in global_requests(a.addr, a.mask, a.size):
-            if r is not None and r.lanes > 1 and (worst is None or r.excess_ratio > worst.excess_ratio):
-                worst = r
-    return worst
+    return worst_global(accesses)
 
 
 def is_uncoalesced(r: GlobalRequest | None) -> bool:

@@ -10,7 +10,9 @@ CL301, sync (synccheck) ↔ CL302, race (racecheck) ↔ CL303.
 Matching: a finding matches a truth line when the statement around the truth line overlaps the statement(s)
 the finding's span covers, inside the same kernel; a divergence finding on a branch or loop header also
 covers the block it heads (idle lanes are measured on the body's lines, the condition runs on all lanes). A race or sync problem measured as a group of lines (the
-two accesses of a hazard) is one truth item, found when any of its lines is matched. Precision counts the
+two accesses of a hazard) is one truth item, found when any of its lines is matched; a barrier or race finding
+matches through its related locations too (CL302 names the skipped barrier and the one the threads wait at,
+which is where synccheck reports; CL303 names both accesses). Precision counts the
 distinct lines the analyzer flags per category and kernel (two findings on one line count once); only
 kernels that were measured are scored. Each category is scored twice: every finding, and only findings of
 severity warning or error (what the analyzer claims to have proven).
@@ -134,9 +136,13 @@ def score(truth: dict, expected: bool, proven_only: bool) -> dict[str, Tally]:
         for kernel in scored_kernels(entry, expected):
             for category, tally in tallies.items():
                 where = statements.region if category == "divergence" else statements.extent
+                # A barrier or race finding is about a pair of places (the skipped barrier and the one the
+                # threads wait at; the two accesses): its related locations count as its lines too.
+                paired = category in ("sync", "race")
                 flagged = sorted(
                     {
-                        where(f.span.line, f.span.end_line)
+                        (where(f.span.line, f.span.end_line),
+                         *((statements.extent(r.span.line, r.span.end_line) for r in f.related) if paired else ()))
                         for f in findings
                         if category_of(f.code) == category
                         and (not proven_only or f.severity.rank >= Severity.WARNING.rank)
@@ -163,13 +169,14 @@ def _tally(tally: Tally, where: str, statements: Statements, flagged: list, item
 
     tally.truth_items += len(items)
     for item in items:
-        if any(hits(extent, line) for extent in flagged for line in item):
+        if any(hits(extent, line) for finding in flagged for extent in finding for line in item):
             tally.truth_found += 1
         else:
             tally.misses.append(f"{where} line {'/'.join(map(str, item))}")
     tally.flagged += len(flagged)
-    for extent in flagged:
-        if any(hits(extent, line) for item in items for line in item):
+    for finding in flagged:
+        extent = finding[0]
+        if any(hits(e, line) for e in finding for item in items for line in item):
             tally.flagged_right += 1
         else:
             tally.false_alarms.append(f"{where} line {extent[0]}" + (f"-{extent[1]}" if extent[1] > extent[0] else ""))

@@ -133,9 +133,18 @@ def test_score_counts_statement_overlaps():
     statements = score.Statements("a = f(x,\n      y);\nb = 1;\nc = 2;\n")
     assert statements.extent(2, 2) == (1, 2)
     tally = score.Tally()
-    score._tally(tally, "f.cu:k", statements, [statements.extent(1, 1), (4, 4)], [[2], [3]])
+    # each finding is its extents: its own, then its related locations' (barrier and race pairs)
+    score._tally(tally, "f.cu:k", statements, [(statements.extent(1, 1),), ((4, 4),)], [[2], [3]])
     assert (tally.truth_found, tally.truth_items, tally.flagged_right, tally.flagged) == (1, 2, 1, 2)
     assert tally.misses == ["f.cu:k line 3"] and tally.false_alarms == ["f.cu:k line 4"]
+
+
+def test_a_pair_finding_matches_through_its_related_location():
+    score = _load("score")
+    statements = score.Statements("a;\nb;\nc;\n")
+    tally = score.Tally()
+    score._tally(tally, "f.cu:k", statements, [((1, 1), (3, 3))], [[3]])
+    assert (tally.truth_found, tally.flagged_right, tally.false_alarms) == (1, 1, [])
 
 
 def test_public_extraction_copies_whole_kernels():

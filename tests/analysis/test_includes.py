@@ -37,3 +37,17 @@ def test_header_change_changes_the_result(tmp_path: Path) -> None:
 def test_missing_header_is_not_an_error(tmp_path: Path) -> None:
     report = analyze_text(str(tmp_path / "k.cu"), KERNEL, read_include=read_include_from_disk)
     assert report.errors == [] and report.includes == ["layout.cuh"]
+
+
+def test_finding_in_a_header_helper_lands_on_the_call(tmp_path: Path) -> None:
+    (tmp_path / "helpers.cuh").write_text(
+        "\n\n\n__device__ float load_col(const float* m, int row, int ld) { return m[row * ld]; }\n")
+    text = ('#include "helpers.cuh"\n'
+            "__global__ void k(const float* m, float* out, int ld) {\n"
+            "    int row = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    if (row < ld) out[row] = load_col(m, row, ld);\n"
+            "}\n")
+    report = analyze_text(str(tmp_path / "k.cu"), text, read_include=read_include_from_disk)
+    [finding] = report.findings
+    assert finding.code == "CL101" and finding.line == 4
+    assert text.splitlines()[3][finding.column - 1:].startswith("load_col(")

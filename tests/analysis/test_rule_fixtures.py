@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cudalens.analysis.api import analyze_text
+from cudalens.analysis.config import AnalysisConfig
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECT = re.compile(r"(?://|#)\s*expect:\s*((?:CL\d{3}\s*,?\s*)+)")
@@ -30,7 +31,7 @@ def _expected(text: str) -> set[tuple[int, str]]:
 def test_fixture(path: Path) -> None:
     prefix = path.name.split("_", 1)[0]  # "CL1", "CL301"...
     text = path.read_text()
-    report = analyze_text(str(path), text)
+    report = analyze_text(str(path), text, AnalysisConfig(min_severity="hint"))  # hint-level rules too
     found = {(f.line, f.code) for f in report.findings if f.code.startswith(prefix)}
     expected = _expected(text)
     messages = "\n".join(f"  {f.line}: {f.code} {f.severity.value} {f.message}" for f in report.findings

@@ -1,0 +1,148 @@
+"""One translation unit as the rules see it: where its nodes are in the user's file (also for CUDA embedded in
+Python), how to make findings and fixes there, and the constant launch configurations of its `<<<...>>>`
+sites. File-level rules (host code, launch sites) get this; each kernel's model builds on it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.findings import Finding, Fix, Related, Severity, Span, TextEdit
+from cudalens.analysis.host_eval import dim3, eval_host
+from cudalens.analysis.positions import LineIndex
+from cudalens.analysis.unit import Function, Launch, Unit
+
+Node = ts.Node
+PositionMap = Callable[[int, int], tuple[int, int]]
+Dim3 = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class LaunchValues:
+    """The values of a `<<<grid, block, smem, stream>>>` that are constant (None where they are not)."""
+
+    grid: Dim3 | None
+    block: Dim3 | None
+    dynamic_shared_bytes: int | None
+
+
+def launch_values(launch: Launch, unit: Unit) -> LaunchValues:
+    cfg, scope = launch.config, launch.host_function
+
+    def constant(node: Node) -> bool:
+        return scope is None or not any(_reassigned(name, scope) for name in _IDENT.findall(ts.text(node)))
+
+    def shape(node: Node) -> Dim3 | None:
+        value = dim3(node, unit, scope) if constant(node) else None
+        return value if value is not None and min(value) > 0 else None  # 0 is a placeholder, not a launch
+
+    smem = eval_host(cfg[2], unit, scope) if len(cfg) > 2 and constant(cfg[2]) else None
+    return LaunchValues(
+        grid=shape(cfg[0]) if len(cfg) > 0 else None,
+        block=shape(cfg[1]) if len(cfg) > 1 else None,
+        dynamic_shared_bytes=smem[0] if smem and smem[0] >= 0 else None,
+    )
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _reassigned(name: str, scope: Node) -> bool:
+    """Whether `name` (or a field of it, `block.x`) is assigned in `scope` other than by its initializer, or
+    its address is taken (`cudaOccupancyMaxPotentialBlockSize(&grid, &block, k)`): then its declared value is
+    not the one every launch sees (`threads = n < 256 ? 64 : 256;`)."""
+    text = scope.text or b""
+    if re.search(rb"&\s*" + name.encode() + rb"\b", text):
+        return True
+    pattern = re.compile(rb"(?:\+\+|--)\s*" + name.encode() + rb"\b|\b" + name.encode()
+                         + rb"\s*(?:\.\s*[xyz]\s*)?(?:[-+*/%&|^]|<<|>>)?=(?!=)|\b" + name.encode() + rb"\s*(?:\+\+|--)")
+    for m in pattern.finditer(text):
+        node = scope.descendant_for_byte_range(scope.start_byte + m.start(), scope.start_byte + m.start())
+        while node is not None and node != scope and node.type not in (
+                "init_declarator", "assignment_expression", "update_expression"):
+            node = node.parent
+        if node is not None and node.type in ("assignment_expression", "update_expression"):
+            return True
+    return False
+
+
+@dataclass
+class FileContext:
+    path: str
+    unit: Unit
+    index: LineIndex
+    to_file: PositionMap | None
+
+    def span(self, node: Node) -> Span:
+        s = self.index.span(node)
+        if self.to_file is None:
+            return s
+        line, col = self.to_file(s.line, s.column)
+        end_line, end_col = self.to_file(s.end_line, s.end_column)
+        return Span(line, col, end_line, end_col)
+
+    def finding(self, rule: type, node: Node, message: str, severity: Severity | None = None, *,
+                kernel: str | None = None, fix: Fix | None = None, evidence: dict | None = None,
+                related: tuple[tuple[Node, str], ...] = ()) -> Finding:
+        return Finding(
+            path=self.path,
+            code=rule.code,
+            rule=rule.name,
+            severity=severity or rule.default_severity,
+            message=message,
+            span=self.span(node),
+            kernel=kernel,
+            fix=fix,
+            evidence=tuple((evidence or {}).items()),
+            related=tuple(Related(self.span(n), m) for n, m in related if n is not None),
+        )
+
+    def replace_fix(self, node: Node, new_text: str, message: str, safe: bool) -> Fix:
+        return Fix(message, (TextEdit(self.span(node), new_text),), "safe" if safe else "unsafe")
+
+    def kernel(self, name: str) -> Function | None:
+        """The `__global__` function of that name defined in this unit, if any."""
+        kernels = [f for f in self.unit.functions.get(name, []) if f.is_kernel]
+        return next((f for f in kernels if f.body is not None), kernels[0] if kernels else None)
+
+    @cached_property
+    def _launches(self) -> list[tuple[Launch, LaunchValues]]:
+        return [(launch, launch_values(launch, self.unit)) for launch in self.unit.launches]
+
+    def launches(self) -> list[tuple[Launch, LaunchValues]]:
+        """Every launch site with its constant values (evaluated once per context, shared by the rules)."""
+        return self._launches
+
+    @cached_property
+    def _by_kernel(self) -> dict[str, list[tuple[Launch, LaunchValues]]]:
+        out: dict[str, list[tuple[Launch, LaunchValues]]] = {}
+        for launch, values in self._launches:
+            out.setdefault(launch.kernel, []).append((launch, values))
+        return out
+
+    def launches_of(self, kernel: str) -> list[tuple[Launch, LaunchValues]]:
+        return self._by_kernel.get(kernel, [])
+
+
+def host_functions(unit: Unit, own: bool = True) -> list[Function]:
+    """Functions with a body that run on the host: neither `__global__` nor `__device__`; with `own`, only
+    those of this file (not of the headers it includes, whose positions are in another text)."""
+    root = unit.tree.root_node
+    return [f for fs in unit.functions.values() for f in fs
+            if not f.is_kernel and not f.is_device and f.body is not None and (not own or _root(f.node) == root)]
+
+
+def device_functions(unit: Unit) -> list[Function]:
+    """This file's `__device__` helpers with a body (kernels have their own per-kernel checks)."""
+    root = unit.tree.root_node
+    return [f for fs in unit.functions.values() for f in fs
+            if f.is_device and not f.is_kernel and f.body is not None and _root(f.node) == root]
+
+
+def _root(node: Node) -> Node:
+    while node.parent is not None:
+        node = node.parent
+    return node

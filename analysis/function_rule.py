@@ -1,0 +1,29 @@
+"""Rules over one function's body that apply to kernels and to `__device__` helpers alike (arithmetic,
+precision): kernels through the cached per-kernel check, this file's helpers once each through the file-level
+check, so a helper called by ten kernels is reported once, at its own lines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from cudalens.analysis.file_context import FileContext, device_functions
+from cudalens.analysis.findings import Finding
+from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.unit import Function
+
+if TYPE_CHECKING:
+    from cudalens.analysis.model import KernelModel
+
+
+class FunctionRule(Rule):
+    def check(self, kernel: KernelModel) -> Iterable[Finding]:
+        return self.check_function(kernel.context, kernel.function, kernel.name)
+
+    def check_unit(self, unit: FileContext) -> Iterator[Finding]:
+        for helper in device_functions(unit.unit):
+            yield from self.check_function(unit, helper, None)
+
+    def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterable[Finding]:
+        """Findings in `function` (`kernel` is its name when it is a kernel, None for a helper)."""
+        return ()

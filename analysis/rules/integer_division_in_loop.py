@@ -1,0 +1,97 @@
+"""CL503: integer division or modulo by a run-time value inside a kernel loop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.expr_types import INT, ExprTyper
+from cudalens.analysis.file_context import FileContext
+from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.function_rule import FunctionRule
+from cudalens.analysis.host_eval import eval_host
+from cudalens.analysis.syntax import enclosing_loop, find
+from cudalens.analysis.unit import Function
+
+Node = ts.Node
+
+
+def _operands(node: Node) -> tuple[str, Node | None, Node | None]:
+    if node.type == "binary_expression":
+        return (ts.text(node.child_by_field_name("operator")), node.child_by_field_name("left"),
+                node.child_by_field_name("right"))
+    op = ts.text(node.child_by_field_name("operator"))
+    return op[:-1], node.child_by_field_name("left"), node.child_by_field_name("right")
+
+
+class IntegerDivisionInLoop(FunctionRule):
+    """## What it does
+    Flags an integer `/` or `%` (also `/=`, `%=`) inside a loop of a kernel or `__device__` helper whose
+    divisor is not a compile-time constant — a kernel parameter, `blockDim.x`, a value computed at run time.
+
+    ## Why is this bad?
+    GPUs have no integer divide instruction: a 32-bit `/` or `%` by a run-time value compiles to a sequence of
+    about 20 or more instructions (a reciprocal, multiplies and corrections), twice that for 64-bit operands.
+    In a loop that runs for every element this can dominate index arithmetic. Division by a constant is
+    strength-reduced by the compiler to a multiply and shift, and by a power of two to a shift or mask, so
+    neither is reported.
+
+    ## Known problems
+    `info`: the divisor may well be a power of two at run time, and the loop may be short; the cost matters only
+    in hot loops. Only operands whose types are known to be integers are checked.
+
+    ## Example
+    ```cuda
+    for (int i = tid; i < rows * cols; i += stride) {
+        int r = i / cols, c = i % cols;        // two run-time divisions per element
+        out[c * rows + r] = in[i];
+    }
+    ```
+
+    ## Use instead
+    Iterate over rows and columns with two loops, or compute the quotient once and derive the remainder
+    (`int r = i / cols; int c = i - r * cols;`), or precompute a fast-division multiplier on the host (the
+    "magic number" method), or make the divisor a template parameter when it takes few values.
+
+    ## Fix safety
+    No automatic fix: each alternative changes the code's structure.
+
+    ## References
+    - CUDA C++ Programming Guide, "Arithmetic Instructions" (integer division and modulo)
+    - CUDA C++ Best Practices Guide, "Division Modulo Operations"
+    """
+
+    code = "CL503"
+    name = "integer-division-in-loop"
+    summary = "Integer division or modulo by a run-time value inside a kernel loop"
+    default_severity = Severity.INFO
+
+    def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:
+        body = function.body
+        if body is None:
+            return
+        typer = None
+        seen: set[tuple[int, str, str]] = set()
+        for node in find(body, "division"):
+            op, left, right = _operands(node)
+            if op not in ("/", "%") or left is None or right is None:
+                continue
+            if enclosing_loop(node, body) is None:
+                continue
+            typer = typer or ExprTyper(context.unit, function)
+            lt, rt = typer.type_of(left), typer.type_of(right)
+            if lt is None or rt is None or lt.kind != INT or rt.kind != INT or rt.constant:
+                continue
+            if eval_host(right, context.unit, body) is not None or ts.text(right) in function.template_params:
+                continue
+            key = (node.start_point[0], op, ts.text(right))
+            if key in seen:
+                continue  # `a[i % n] = a[i % n] + b[j % n]`: one finding per line and divisor
+            seen.add(key)
+            what = "division" if op == "/" else "modulo"
+            yield context.finding(
+                type(self), node,
+                f"Integer {what} by `{ts.text(right)}`, a run-time value, inside a loop: about 20+ instructions "
+                "each time (no hardware divide); hoist it, derive the remainder from the quotient, or use a "
+                "precomputed fast-division multiplier (unknown here: whether the divisor is a power of two)",
+                kernel=kernel, evidence={"operator": op, "divisor": ts.text(right)})

@@ -1,0 +1,81 @@
+"""CL403: static `__shared__` arrays of one kernel adding up to more than 48 KB."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.kernel_arrays import array_declarations
+from cudalens.analysis.launch_limits import STATIC_SHARED_LIMIT
+from cudalens.analysis.model import KernelModel
+from cudalens.analysis.rule_base import Rule
+
+
+class StaticSharedMemoryOverLimit(Rule):
+    """## What it does
+    Flags the `__shared__` array declaration at which a kernel's static shared memory goes over 48 KB
+    (49152 bytes) per block.
+
+    ## Why is this bad?
+    Static shared memory is limited to 48 KB per block on every GPU; ptxas rejects the kernel ("uses too much
+    shared data"), so the file does not build. Larger tiles are possible on Volta and later (up to 227 KB on
+    Hopper) but only as *dynamic* shared memory with an explicit opt-in.
+
+    ## Known problems
+    Counts the arrays declared in the kernel's own body whose sizes are compile-time constants (literals,
+    macros, `const`/`constexpr` values); arrays sized by template parameters, declared at file scope or in
+    `__device__` helpers are not counted, so the total is a lower bound.
+
+    ## Example
+    ```cuda
+    __global__ void gemm(const float* a, const float* b, float* c, int n) {
+        __shared__ float as[128][64];     // 32 KB
+        __shared__ float bs[64][128];     // 32 KB: 64 KB in all
+        ...
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __global__ void gemm(const float* a, const float* b, float* c, int n) {
+        extern __shared__ float smem[];   // 64 KB, sized at the launch
+        float* as = smem;
+        float* bs = smem + 128 * 64;
+        ...
+    }
+    cudaFuncSetAttribute(gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
+    gemm<<<grid, block, 64 * 1024>>>(a, b, c, n);
+    ```
+
+    ## Fix safety
+    No automatic fix: moving to dynamic shared memory changes the launch code as well.
+
+    ## References
+    - CUDA C++ Programming Guide, "Shared Memory" (compute capability 7.x and later: dynamic opt-in above 48 KB)
+    - CUDA C++ Programming Guide, "Features and Technical Specifications"
+    """
+
+    code = "CL403"
+    name = "static-shared-memory-over-limit"
+    summary = "Static __shared__ arrays over 48 KB per block (ptxas rejects the kernel)"
+    default_severity = Severity.ERROR
+
+    def check(self, kernel: KernelModel) -> Iterator[Finding]:
+        total = 0
+        seen = []
+        for decl in (a for a in array_declarations(kernel.unit, kernel.function) if a.shared):
+            if decl.bytes is None:
+                continue
+            total += decl.bytes
+            seen.append(decl)
+            if total > STATIC_SHARED_LIMIT:
+                others = tuple((d.declarator, f"`{d.name}`: {d.bytes} B") for d in seen[:-1])
+                yield kernel.finding(
+                    type(self), decl.declarator,
+                    (f"Static shared memory of `{kernel.name}` reaches {total} B with `{decl.name}` ({decl.bytes} B)"
+                     if others else f"`{decl.name}` is {total} B of static shared memory")
+                    + f", over the {STATIC_SHARED_LIMIT} B (48 KB) per-block limit: ptxas rejects the kernel; use "
+                    "dynamic shared memory with cudaFuncAttributeMaxDynamicSharedMemorySize",
+                    evidence={"static_shared_bytes": total, "limit_bytes": STATIC_SHARED_LIMIT},
+                    related=others)
+                return

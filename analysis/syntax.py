@@ -1,0 +1,51 @@
+"""Small syntactic questions the rules ask of tree-sitter nodes: where an operand sits, whether a node is in
+a loop or in a compile-time context, the nodes of some types under a root."""
+
+from __future__ import annotations
+
+from cudalens.analysis import ts_binding as ts
+
+Node = ts.Node
+_LOOPS = ("for_statement", "while_statement", "do_statement")
+
+
+def enclosing_loop(node: Node, stop: Node) -> Node | None:
+    """The loop whose every iteration runs `node` (not a `for` initializer, which runs once)."""
+    child, parent = node, node.parent
+    while parent is not None and parent != stop:
+        if parent.type in _LOOPS and parent.child_by_field_name("initializer") != child:
+            return parent
+        child, parent = parent, parent.parent
+    return None
+
+
+def operand_of(node: Node) -> tuple[Node, Node | None]:
+    """The operand a literal forms with the signs and parentheses around it (`-(0.5)`), and its parent."""
+    operand = node
+    parent = node.parent
+    while parent is not None and (parent.type == "parenthesized_expression" or (
+            parent.type == "unary_expression" and ts.text(parent.child_by_field_name("operator")) in "+-")):
+        operand, parent = parent, parent.parent
+    return operand, parent
+
+
+def in_compile_time_context(node: Node, stop: Node) -> bool:
+    """Inside a template argument list, a `constexpr`/`static_assert`, an array size: folded by the compiler."""
+    while node is not None and node != stop:
+        if node.type in ("template_argument_list", "static_assert_declaration") or (
+                node.type == "declaration" and "constexpr" in ts.text(node).split("=")[0]):
+            return True
+        parent = node.parent
+        if parent is not None and parent.type == "array_declarator" and parent.child_by_field_name("size") == node:
+            return True
+        node = parent
+    return False
+
+
+def find(root: Node | None, capture: str, query: str | None = None) -> list[Node]:
+    """The nodes under `root` that `capture` names in `queries/<query>.scm` (by default the one-pattern query
+    `syntax_<capture>.scm`), in source order."""
+    if root is None:
+        return []
+    found = ts.captures("cuda", query or f"syntax_{capture}", root).get(capture, [])
+    return sorted(found, key=lambda n: n.start_byte)

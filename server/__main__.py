@@ -1,0 +1,3 @@
+from cudalens.server.main import main
+
+raise SystemExit(main())

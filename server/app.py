@@ -1,0 +1,274 @@
+"""The pygls LanguageServer and its handlers. Each handler takes typed params, calls a plain function, and
+converts the result; the logic lives in service.py, actions.py, hover.py, lens.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.exceptions import FeatureNotificationError, JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
+
+from cudalens import __version__
+from cudalens.server import lifecycle
+from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker
+from cudalens.server.commands import COMMANDS, CommandHandler
+from cudalens.server.hover import hover_markdown
+from cudalens.server.lens import kernel_lenses
+from cudalens.server.service import Service
+from cudalens.server.settings import parse_settings, settings_from_initialization_options
+from cudalens.server.watch import WorkspaceWatcher
+
+logger = logging.getLogger("cudalens.server")
+
+
+class CudalensProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]):
+        """pygls drops a request whose params do not parse without answering it, and the client waits
+        forever; answer it with the error."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" in data and "method" in data and isinstance(data["id"], (int, str)):
+                self._send_response(data["id"], error=exc.to_response_error())
+            raise
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        """A change to a document that was never opened is a client's mistake: log it, don't fail."""
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            logger.warning("ignoring a change to %s, which is not open", params.text_document.uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
+
+
+class CudalensServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "cudalens", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=CudalensProtocol,
+        )
+        self.service = Service(self)
+        self.watcher: WorkspaceWatcher | None = None
+        self.background: set[asyncio.Task] = set()
+        self._errors = 0
+
+    # --- Output, for the service -------------------------------------------------------------------------
+    def publish(self, uri: str, version: int | None, diagnostics: list[dict]) -> None:
+        # Sent as plain JSON: the diagnostics were unstructured once (and cached); pygls' own path would
+        # unstructure every one of them again on each keystroke.
+        params: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
+        if version is not None:
+            params["version"] = version
+        self.protocol._send_data(
+            {"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params}
+        )
+
+    def show(self, message: str, kind: types.MessageType) -> None:
+        self.window_show_message(types.ShowMessageParams(kind, message))
+
+    def refresh_diagnostics(self) -> None:
+        caps = self.client_capabilities.workspace
+        if caps and caps.diagnostics and caps.diagnostics.refresh_support:
+            self.workspace_diagnostic_refresh(None)
+
+    # --- pygls hooks ---------------------------------------------------------------------------------
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls shows a pop-up per failed notification by default; a broken client or a bug would flood the
+        editor. Log every error; tell the user once. (A failed request already answers with its error.)"""
+        logger.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        if source is not FeatureNotificationError:
+            return  # a failed request answers with its error; a malformed message is the client's problem
+        self._errors += 1
+        if self._errors == 1:
+            self.show(
+                "cudalens: an internal error occurred; details are in the server log (shown only once).",
+                types.MessageType.Error,
+            )
+
+    def spawn(self, coro) -> None:
+        task = asyncio.ensure_future(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    def document_changes(self) -> bool:
+        ws = self.client_capabilities.workspace
+        return bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
+
+    def stop_everything(self) -> None:
+        for task in list(self.background):
+            task.cancel()
+        self.service.close_all()
+        if self.watcher is not None:
+            self.watcher.stop()
+        lifecycle.CHILDREN.kill_all()
+
+
+def _path(uri: str) -> str:
+    path = to_fs_path(uri)
+    if path is None:  # not a file (an unsaved buffer): the URI is its name
+        return uri
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError):
+        return path
+
+
+async def _pull_settings(ls: CudalensServer) -> None:
+    ws = ls.client_capabilities.workspace
+    if not (ws and ws.configuration):
+        return
+    try:
+        values = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="cudalens")])
+        )
+    except Exception as exc:  # the client refused or does not know the section
+        logger.info("workspace/configuration failed: %s", exc)
+        return
+    if values and values[0] is not None:
+        ls.service.apply_settings(parse_settings(values[0]))
+
+
+def _command(handler: CommandHandler):
+    async def run(ls, *arguments):
+        return await handler(ls, list(arguments))
+
+    return run
+
+
+def wants_pull_diagnostics(caps: types.ClientCapabilities) -> bool:
+    """Pull (textDocument/diagnostic) when the client can pull *and* be told to pull again: without
+    `workspace/diagnostic/refresh` (Neovim 0.11) a re-check after an outside change would never be seen,
+    so such clients get pushed diagnostics."""
+    pulls = caps.text_document is not None and caps.text_document.diagnostic is not None
+    ws = caps.workspace
+    return pulls and bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
+
+
+async def pull_diagnostics(ls: CudalensServer, params: types.DocumentDiagnosticParams):
+    state = ls.service.documents.get(params.text_document.uri)
+    result = await ls.service.current_result(state) if state is not None else None
+    if state is None or result is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    return types.RelatedFullDocumentDiagnosticReport(
+        items=ls.service.diagnostics(state), result_id=f"{result.version}-{id(result)}"
+    )
+
+
+def create_server() -> CudalensServer:
+    server = CudalensServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: CudalensServer, params: types.InitializeParams) -> None:
+        loop = asyncio.get_running_loop()
+        handler = lifecycle.EditorLogHandler(ls.window_log_message, loop)
+        handler.setLevel(logging.INFO)
+        logging.getLogger("cudalens").addHandler(handler)
+        svc = ls.service
+        svc.codec = ls.workspace.position_codec
+        svc.root = ls.workspace.root_path
+        svc.pull = wants_pull_diagnostics(params.capabilities)
+        if svc.pull:  # registered before pygls computes the capabilities, so only pull clients see it
+            ls.feature(
+                types.TEXT_DOCUMENT_DIAGNOSTIC,
+                types.DiagnosticOptions(identifier="cudalens", inter_file_dependencies=True, workspace_diagnostics=False),
+            )(pull_diagnostics)
+        svc.apply_settings(settings_from_initialization_options(params.initialization_options))
+        if params.process_id and lifecycle.pid_alive(params.process_id):
+            ls.spawn(lifecycle.watch_parent(params.process_id, lambda: lifecycle.hard_exit(0)))
+        elif params.process_id:  # another pid namespace (a container, WSL): we cannot see the editor
+            logger.info("editor pid %d is not visible from here; not watching it", params.process_id)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: CudalensServer, params: types.InitializedParams) -> None:
+        folders = [_path(f.uri) for f in ls.workspace.folders.values()] or (
+            [ls.workspace.root_path] if ls.workspace.root_path else []
+        )
+        ls.watcher = WorkspaceWatcher(asyncio.get_running_loop(), ls.service.files_changed)
+        ls.watcher.start(folders)
+        await _pull_settings(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: CudalensServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        if ls.watcher is not None:
+            for folder in params.event.added:
+                ls.watcher.add_tree(_path(folder.uri))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: CudalensServer, params: types.DidChangeConfigurationParams) -> None:
+        settings = params.settings
+        if isinstance(settings, dict) and "cudalens" in settings:
+            ls.service.apply_settings(parse_settings(settings["cudalens"]))
+        else:
+            await _pull_settings(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: CudalensServer, params: types.DidOpenTextDocumentParams) -> None:
+        doc = params.text_document
+        path = _path(doc.uri)
+        ls.service.open(doc.uri, path, doc.version, doc.text, doc.language_id)
+        if ls.watcher is not None and ls.service.documents.get(doc.uri) is not None and path.startswith("/"):
+            ls.watcher.watch_folder(str(Path(path).parent))  # its headers, even outside the workspace
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: CudalensServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if ls.service.documents.get(uri) is not None:
+            text = ls.workspace.get_text_document(uri).source
+            ls.service.change(uri, params.text_document.version, text)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: CudalensServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.service.close(params.text_document.uri)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False)
+    )
+    def code_action(ls: CudalensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        state = ls.service.documents.get(params.text_document.uri)
+        if state is None or state.result is None or not state.result.findings:
+            return None
+        result = state.result
+        pos = ls.service.positions(result)
+        ctx = ActionContext(
+            state.uri, result.version, pos, ls.document_changes(),
+            comment_marker(state.kind, result.report.embedded_sources if result.report else []),
+        )
+        return code_actions(result.findings, pos.span(params.range), ctx, params.context.only) or None
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: CudalensServer, params: types.HoverParams) -> types.Hover | None:
+        state = ls.service.documents.get(params.text_document.uri)
+        if state is None or state.result is None:
+            return None
+        result = state.result
+        line, column = ls.service.positions(result).from_lsp(params.position)
+        text = hover_markdown(result.kernels, result.findings, line, column)
+        if text is None:
+            return None
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text))
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: CudalensServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        state = ls.service.documents.get(params.text_document.uri)
+        if state is None or state.result is None or not state.result.kernels:
+            return None
+        result = state.result
+        return kernel_lenses(state.uri, result.kernels, result.findings, ls.service.positions(result))
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: CudalensServer, params: None) -> None:
+        ls.stop_everything()
+
+    for name, handler in COMMANDS.items():
+        server.command(name)(_command(handler))
+
+    return server

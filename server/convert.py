@@ -1,0 +1,163 @@
+"""Findings and fixes → lsprotocol types. The only module that knows both sides.
+
+Findings count 1-based lines and 1-based *characters*; LSP counts 0-based lines and code units of the
+negotiated encoding (UTF-16 unless the client chose another), so a line with `é` or `😀` before a finding
+shifts the LSP column. `Positions` does that conversion for one text and never raises on out-of-range input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pygls.uris import from_fs_path
+from pygls.workspace.position_codec import PositionCodec
+
+from cudalens.analysis.findings import Finding, Fix, Severity, Span
+
+SOURCE = "cudalens"
+RULE_DOCS_URL = "https://github.com/cudalens/cudalens/blob/main/docs/rules.md#{anchor}"
+
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+_TAGS = {"unnecessary": types.DiagnosticTag.Unnecessary, "deprecated": types.DiagnosticTag.Deprecated}
+
+
+def rule_url(code: str) -> str:
+    return RULE_DOCS_URL.format(anchor=code.lower())
+
+
+def _strip_eol(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Position conversion for one text (its lines, with line ends, as pygls keeps them)."""
+
+    lines: Sequence[str]
+    codec: PositionCodec
+
+    def to_lsp(self, line: int, column: int) -> types.Position:
+        """1-based line and character column → LSP position, clamped into the text."""
+        if not self.lines:
+            return types.Position(0, 0)
+        line0 = min(max(line - 1, 0), len(self.lines) - 1)
+        if line - 1 >= len(self.lines):
+            text = _strip_eol(self.lines[-1])
+            return types.Position(line0, self.codec.client_num_units(text))
+        text = _strip_eol(self.lines[line0])
+        char0 = min(max(column - 1, 0), len(text))
+        return types.Position(line0, self.codec.client_num_units(text[:char0]))
+
+    def from_lsp(self, position: types.Position) -> tuple[int, int]:
+        """LSP position → 1-based line and character column, clamped into the text."""
+        if not self.lines:
+            return 1, 1
+        line0 = min(max(position.line, 0), len(self.lines) - 1)
+        text = _strip_eol(self.lines[line0])
+        units = 0
+        for index, char in enumerate(text):
+            if units >= position.character:
+                return line0 + 1, index + 1
+            units += self.codec.client_num_units(char)
+        return line0 + 1, len(text) + 1
+
+    def range(self, span: Span) -> types.Range:
+        return types.Range(self.to_lsp(span.line, span.column), self.to_lsp(span.end_line, span.end_column))
+
+    def span(self, rng: types.Range) -> Span:
+        (line, col), (end_line, end_col) = self.from_lsp(rng.start), self.from_lsp(rng.end)
+        return Span(line, col, end_line, end_col)
+
+
+def overlaps(a: Span, b: Span) -> bool:
+    """True when the spans share a character, or touch at a point (an empty span at a finding counts)."""
+    return (a.line, a.column) <= (b.end_line, b.end_column) and (b.line, b.column) <= (a.end_line, a.end_column)
+
+
+def to_diagnostic(finding: Finding, uri: str, pos: Positions, other: dict[str, Positions] | None = None) -> types.Diagnostic:
+    """One Finding as an LSP Diagnostic. `other` maps paths of other open files to their Positions, for
+    related information that points outside this document."""
+    related = []
+    for rel in finding.related:
+        where = pos if rel.path in (None, finding.path) else (other or {}).get(rel.path)
+        rel_uri = uri if rel.path in (None, finding.path) else path_uri(rel.path)
+        rng = where.range(rel.span) if where is not None else _plain_range(rel.span)
+        related.append(types.DiagnosticRelatedInformation(types.Location(rel_uri, rng), rel.message))
+    return types.Diagnostic(
+        range=pos.range(finding.span),
+        message=finding.message,
+        severity=_SEVERITY[finding.severity],
+        code=finding.code,
+        code_description=types.CodeDescription(href=rule_url(finding.code)),
+        source=SOURCE,
+        related_information=related or None,
+        tags=[_TAGS[t] for t in finding.tags if t in _TAGS] or None,
+    )
+
+
+def path_uri(path: str) -> str:
+    return from_fs_path(path) or path
+
+
+def _plain_range(span: Span) -> types.Range:
+    """A range in a file that is not open: columns taken as code units (exact for ASCII lines)."""
+    return types.Range(
+        types.Position(max(span.line - 1, 0), max(span.column - 1, 0)),
+        types.Position(max(span.end_line - 1, 0), max(span.end_column - 1, 0)),
+    )
+
+
+def to_text_edits(fix: Fix, pos: Positions) -> list[types.TextEdit]:
+    return [types.TextEdit(pos.range(edit.span), edit.new_text) for edit in fix.edits]
+
+
+def workspace_edit(
+    uri: str, version: int | None, edits: list[types.TextEdit], document_changes: bool = True
+) -> types.WorkspaceEdit:
+    """Edits checked against the document's version: a client rejects them once the text has moved on."""
+    if not document_changes:
+        return types.WorkspaceEdit(changes={uri: edits})
+    doc = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+    return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=doc, edits=edits)])
+
+
+_CONVERTER = default_converter()
+
+
+class DiagnosticCache:
+    """The diagnostics of one document's findings, kept across versions while a finding and the lines under it
+    are unchanged: typing in one kernel leaves the other kernels' diagnostics as they were, already converted
+    and already in JSON form (turning a few hundred attrs objects into JSON per keystroke costs ~10 ms)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple, tuple[types.Diagnostic, dict]] = {}
+
+    def convert(self, findings: Sequence[Finding], uri: str, pos: Positions) -> list[tuple[types.Diagnostic, dict]]:
+        fresh: dict[tuple, tuple[types.Diagnostic, dict]] = {}
+        out = []
+        for finding in findings:
+            spans = (finding.span, *(r.span for r in finding.related if r.path in (None, finding.path)))
+            key = (finding, *(_line(pos, n) for s in spans for n in (s.line, s.end_line)))
+            try:
+                entry = self._entries.get(key) or fresh.get(key)
+            except TypeError:  # a finding holding something unhashable: convert it every time
+                key, entry = (id(finding),), None
+            if entry is None:
+                diagnostic = to_diagnostic(finding, uri, pos)
+                entry = (diagnostic, _CONVERTER.unstructure(diagnostic))
+            fresh[key] = entry
+            out.append(entry)
+        self._entries = fresh
+        return out
+
+
+def _line(pos: Positions, line: int) -> str | None:
+    return pos.lines[line - 1] if 0 < line <= len(pos.lines) else None

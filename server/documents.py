@@ -1,0 +1,185 @@
+"""Per-document state: which files the server serves, their latest results, which files on disk each result
+depends on, and how their `#include`s are read.
+
+Plain Python, no LSP types: the scheduler and the handlers share it; it is tested without a server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cudalens.analysis import embedded
+from cudalens.analysis.api import AnalysisReport, KernelInfo
+from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.findings import Finding
+
+CUDA_SUFFIXES = (".cu", ".cuh")
+# Beyond this size a document is not analysed as you type: cold, the analyzer needs ~25 s per million characters,
+# and it would hold the analysis thread (every other document waits) that long.
+MAX_ANALYSED_CHARS = 1_000_000
+
+
+# Only for documents without a file name (an unsaved "Untitled-1"): otherwise the extension decides.
+LANGUAGE_KINDS = {"cuda-cpp": "cuda", "cuda": "cuda", "python": "python"}
+
+
+def served_kind(path: str, language_id: str | None = None) -> str | None:
+    """"cuda" for .cu/.cuh, "python" for .py, None for everything else (by extension, not language id)."""
+    if path.endswith(CUDA_SUFFIXES):
+        return "cuda"
+    if path.endswith(".py"):
+        return "python"
+    if language_id and not Path(path).suffix and not path.startswith("/"):
+        return LANGUAGE_KINDS.get(language_id)
+    return None
+
+
+def may_contain_cuda(kind: str, text: str) -> bool:
+    """A Python file is worth analysing only if it mentions CUDA; any other costs a few substring searches."""
+    return kind == "cuda" or embedded.may_contain_cuda(text)
+
+
+@dataclass
+class Analysed:
+    """The result of analysing one version of a document."""
+
+    version: int | None
+    report: AnalysisReport | None  # None: not analysed (no CUDA, or too large)
+    lines: list[str]  # the text the report's positions refer to
+    depends_on: frozenset[str] = frozenset()  # resolved paths of the headers it read
+    messages: tuple[str, ...] = ()  # problems with the project's config, shown once
+    diagnostics: list | None = None  # the LSP form, made once on first use
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.report.findings if self.report is not None and self.report.is_cuda else []
+
+    @property
+    def kernels(self) -> list[KernelInfo]:
+        return self.report.kernels if self.report is not None and self.report.is_cuda else []
+
+
+@dataclass
+class DocState:
+    uri: str
+    path: str
+    kind: str
+    version: int | None
+    text: str
+    result: Analysed | None = None
+    closed: bool = False
+    # Set whenever `result` changes: pull-diagnostics requests wait on it.
+    updated: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def analysis_path(self) -> str:
+        """The name the analyzer sees: it goes by extension too, so an unsaved buffer gets one."""
+        if served_kind(self.path) == self.kind:
+            return self.path
+        return self.path + (".cu" if self.kind == "cuda" else ".py")
+
+    def set_result(self, result: Analysed) -> None:
+        self.result = result
+        self.updated.set()
+        self.updated = asyncio.Event()
+
+
+class DocumentStore:
+    """The open documents the server serves, by URI."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, DocState] = {}
+
+    def open(
+        self, uri: str, path: str, version: int | None, text: str, language_id: str | None = None
+    ) -> DocState | None:
+        kind = served_kind(path, language_id)
+        if kind is None:
+            return None
+        state = DocState(uri, path, kind, version, text)
+        self._docs[uri] = state
+        return state
+
+    def get(self, uri: str) -> DocState | None:
+        return self._docs.get(uri)
+
+    def change(self, uri: str, version: int | None, text: str) -> DocState | None:
+        state = self._docs.get(uri)
+        if state is not None:
+            state.version, state.text = version, text
+        return state
+
+    def close(self, uri: str) -> DocState | None:
+        state = self._docs.pop(uri, None)
+        if state is not None:
+            state.closed = True
+            state.updated.set()
+        return state
+
+    def __iter__(self):
+        return iter(list(self._docs.values()))
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def text_of_path(self, path: str) -> str | None:
+        """The editor's text of an open file (newer than the disk)."""
+        for state in list(self._docs.values()):  # called from the analysis thread
+            if state.path == path:
+                return state.text
+        return None
+
+    def dependents(self, path: str) -> list[DocState]:
+        """Open documents whose last analysis read `path`, or whose reference file it may be."""
+        changed = Path(path)
+        found = []
+        for state in self._docs.values():
+            if state.path == path:
+                continue  # the editor owns this text; the disk copy does not matter
+            deps = state.result.depends_on if state.result else frozenset()
+            own = Path(state.path)
+            same_stem = changed.suffix == ".py" and changed.parent == own.parent and (
+                changed.stem.startswith(own.stem) or own.stem.startswith(changed.stem)
+            )
+            if path in deps or same_stem:
+                found.append(state)
+        return found
+
+
+class IncludeResolver:
+    """Reads `#include "x.cuh"` headers for the analyzer: the editor's text when the header is open, else the
+    disk, looked up next to the including file and in the configured include folders. Records what it read."""
+
+    def __init__(self, store: DocumentStore, config: AnalysisConfig, base: str | None) -> None:
+        self.store = store
+        self.config = config
+        self.base = base  # relative include folders start here: the folder of the pyproject.toml that set them
+        self.read: set[str] = set()
+
+    def candidates(self, name: str, including: str) -> list[Path]:
+        here = Path(including).parent
+        folders = [here, *(Path(self.base or here) / d for d in self.config.include_dirs)]
+        return [folder / name for folder in folders]
+
+    def locate(self, name: str, including: str) -> str | None:
+        """The resolved path `#include "name"` refers to, if the file exists."""
+        for candidate in self.candidates(name, including):
+            if candidate.is_file():
+                return str(candidate.resolve())
+        return None
+
+    def __call__(self, name: str, including: str) -> str | None:
+        for candidate in self.candidates(name, including):
+            path = str(candidate.resolve())
+            text = self.store.text_of_path(path)
+            if text is None and candidate.is_file():
+                try:
+                    text = candidate.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+            if text is not None:
+                self.read.add(path)
+                return text
+        return None

@@ -1,0 +1,44 @@
+"""Code lenses above each kernel: a one-line summary, then Run tests · Profile · Optimize."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from lsprotocol import types
+
+from cudalens.analysis.api import KernelInfo
+from cudalens.analysis.findings import Finding
+from cudalens.server.commands import OPTIMIZE, PROFILE, RUN_TESTS
+from cudalens.server.convert import Positions
+
+_ACTIONS = (("▶ Run tests", RUN_TESTS), ("Profile", PROFILE), ("Optimize", OPTIMIZE))
+
+
+def kernel_summary(kernel: KernelInfo, findings: Sequence[Finding]) -> str:
+    counts = Counter(f.code for f in findings if f.kernel == kernel.name)
+    parts = []
+    if kernel.block:
+        parts.append("block " + "×".join(map(str, kernel.block)))
+    if kernel.static_shared_bytes:
+        parts.append(f"{kernel.static_shared_bytes} B shared")
+    if counts:
+        parts.append(", ".join(f"{code}×{n}" if n > 1 else code for code, n in sorted(counts.items())))
+    else:
+        parts.append("no findings")
+    return f"cudalens: {' · '.join(parts)}"
+
+
+def kernel_lenses(
+    uri: str, kernels: Sequence[KernelInfo], findings: Sequence[Finding], pos: Positions
+) -> list[types.CodeLens]:
+    lenses = []
+    for kernel in kernels:
+        at = pos.to_lsp(kernel.name_span.line, 1)
+        rng = types.Range(at, at)
+        # An empty command id makes an inert lens: the summary is text, not a button.
+        lenses.append(types.CodeLens(rng, types.Command(title=kernel_summary(kernel, findings), command="")))
+        lenses += [
+            types.CodeLens(rng, types.Command(title=title, command=command, arguments=[uri, kernel.name])) for title, command in _ACTIONS
+        ]
+    return lenses

@@ -1,0 +1,58 @@
+"""`cudalens serve`: start the language server over stdio (editors) or TCP (debugging)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+logger = logging.getLogger("cudalens.server")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead (for debugging)")
+    parser.add_argument("--log-file", metavar="PATH", help="where to write the server log "
+                        "(default: $XDG_CACHE_HOME/cudalens/server.log)")
+    parser.add_argument("--log-level", default="info", choices=("error", "warning", "info", "debug"))
+
+
+def _host_port(value: str) -> tuple[str, int] | None:
+    host, _, port = value.rpartition(":")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    return host or "127.0.0.1", int(port)
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """Run the server until the editor says exit, closes the stream, or dies. Never returns normally from
+    stdio mode: the process exits without waiting for threads (see lifecycle.hard_exit)."""
+    from cudalens.server import lifecycle
+
+    address = _host_port(args.tcp) if args.tcp else None
+    if args.tcp and address is None:
+        print(f"cudalens serve: --tcp wants HOST:PORT, not {args.tcp!r}", file=sys.stderr)
+        return 2
+    protocol_out = None if address else lifecycle.protect_stdout()
+    lifecycle.setup_logging(args.log_file, args.log_level)
+
+    from cudalens.server.app import create_server
+
+    server = create_server()
+    try:
+        if address:
+            server.start_tcp(*address)
+        else:
+            server.start_io(sys.stdin.buffer, protocol_out)
+    except Exception:
+        logger.exception("the server stopped on an error")
+        lifecycle.hard_exit(1)
+    server.stop_everything()
+    lifecycle.hard_exit(0 if server.protocol._shutdown else 1)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="cudalens serve", description=__doc__)
+    add_arguments(parser)
+    return serve_command(parser.parse_args(argv))

@@ -1,0 +1,218 @@
+"""What the server does with documents, independent of pygls: open/change/close, analyse off the loop, deliver
+diagnostics (push, or hold them for pull requests), re-check on outside changes and on settings changes.
+
+`app.py` only turns LSP messages into calls of this class; `Output` is how this class talks back.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from cudalens.analysis.api import DocumentAnalyzer
+from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
+from cudalens.server.convert import DiagnosticCache, Positions
+from cudalens.server.documents import (
+    MAX_ANALYSED_CHARS,
+    Analysed,
+    DocState,
+    DocumentStore,
+    IncludeResolver,
+    may_contain_cuda,
+)
+from cudalens.server.lifecycle import set_level
+from cudalens.server.scheduler import Priority, Scheduler
+from cudalens.server.settings import ParsedSettings, ServerSettings
+
+logger = logging.getLogger("cudalens.server")
+
+
+class Output(Protocol):
+    def publish(self, uri: str, version: int | None, diagnostics: list[dict]) -> None:
+        """`diagnostics` are already in JSON form (lsprotocol Diagnostics, unstructured)."""
+    def show(self, message: str, kind: types.MessageType) -> None: ...
+    def refresh_diagnostics(self) -> None: ...
+
+
+@dataclass
+class _Analyzer:
+    """A document's analyzer with the config and include reader it was built with."""
+
+    analyzer: DocumentAnalyzer
+    config: AnalysisConfig
+    resolver: IncludeResolver
+
+
+@dataclass
+class Service:
+    out: Output
+    codec: PositionCodec = field(default_factory=PositionCodec)
+    root: str | None = None
+    pull: bool = False  # the client pulls diagnostics (textDocument/diagnostic): never push
+    settings: ServerSettings = field(default_factory=ServerSettings)
+
+    def __post_init__(self) -> None:
+        self.documents = DocumentStore()
+        self.scheduler = Scheduler(self._analyse, self._deliver, self._failed)
+        self._configs: dict[Path, ConfigResult] = {}
+        self._analyzers: dict[str, _Analyzer] = {}
+        self._converted: dict[str, DiagnosticCache] = {}
+        self._shown: set[str] = set()
+
+    # --- documents -------------------------------------------------------------------------------------
+    def open(self, uri: str, path: str, version: int | None, text: str, language_id: str | None = None) -> None:
+        state = self.documents.open(uri, path, version, text, language_id)
+        if state is not None:
+            self._schedule(state, 0.0, Priority.OPEN)
+
+    def change(self, uri: str, version: int | None, text: str) -> None:
+        state = self.documents.change(uri, version, text)
+        if state is not None:
+            self._schedule(state, self.settings.debounce_ms / 1000)
+
+    def close(self, uri: str) -> None:
+        state = self.documents.close(uri)
+        self.scheduler.cancel(uri)
+        self._analyzers.pop(uri, None)
+        self._converted.pop(uri, None)
+        if state is not None and not self.pull and state.result is not None and state.result.findings:
+            self.out.publish(uri, None, [])  # a closed document keeps no diagnostics
+
+    def recheck(self, states: list[DocState], why: str) -> None:
+        for state in states:
+            logger.info("re-checking %s: %s", Path(state.path).name, why)
+            self._analyzers.pop(state.uri, None)  # its config or headers may have changed
+            self._schedule(state, 0.0, Priority.RECHECK)
+
+    def files_changed(self, paths: set[str]) -> None:
+        """Files changed on disk (from the watcher)."""
+        if any(Path(p).name == "pyproject.toml" for p in paths):
+            self._configs.clear()
+            self.recheck(list(self.documents), "pyproject.toml changed")
+            return
+        for path in sorted(paths):
+            self.recheck(self.documents.dependents(path), f"{Path(path).name} changed on disk")
+
+    def apply_settings(self, parsed: ParsedSettings) -> None:
+        for message in parsed.errors:
+            self.show_once(message, types.MessageType.Warning)
+        if parsed.unknown:
+            logger.info("ignoring unknown settings: %s", ", ".join(parsed.unknown))
+        changed = parsed.settings != self.settings
+        self.settings = parsed.settings
+        if self.settings.log_level is not None:
+            set_level(self.settings.log_level)
+        if changed:
+            self.recheck(list(self.documents), "settings changed")
+
+    def close_all(self) -> None:
+        self.scheduler.close()
+
+    # --- results ---------------------------------------------------------------------------------------
+    def positions(self, result: Analysed) -> Positions:
+        return Positions(result.lines, self.codec)
+
+    def _converted_entries(self, state: DocState) -> list[tuple[types.Diagnostic, dict]]:
+        result = state.result
+        if result is None:
+            return []
+        if result.diagnostics is None:
+            cache = self._converted.setdefault(state.uri, DiagnosticCache())
+            result.diagnostics = cache.convert(result.findings, state.uri, self.positions(result))
+        return result.diagnostics
+
+    def diagnostics(self, state: DocState) -> list[types.Diagnostic]:
+        return [diagnostic for diagnostic, _ in self._converted_entries(state)]
+
+    def diagnostics_json(self, state: DocState) -> list[dict]:
+        return [as_json for _, as_json in self._converted_entries(state)]
+
+    async def current_result(self, state: DocState) -> Analysed | None:
+        """The result for the document's current version, waiting for the analysis if need be."""
+        while not state.closed:
+            result = state.result
+            if result is not None and result.version == state.version:
+                return result
+            if not self.scheduler.pending(state.uri):
+                self._schedule(state, 0.0)
+            await state.updated.wait()
+        return None
+
+    def show_once(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        logger.warning("%s", message)
+        if message not in self._shown:
+            self._shown.add(message)
+            self.out.show(message, kind)
+
+    # --- scheduling and analysis -------------------------------------------------------------------------
+    def _schedule(self, state: DocState, delay_s: float, priority: Priority = Priority.EDIT) -> None:
+        if not may_contain_cuda(state.kind, state.text):
+            self.scheduler.cancel(state.uri)
+            self._deliver(state, Analysed(state.version, None, []))
+            return
+        if len(state.text) > MAX_ANALYSED_CHARS:
+            self.scheduler.cancel(state.uri)
+            size = len(state.text) / 1e6
+            self.show_once(
+                f"cudalens: {Path(state.path).name} has {size:.1f} million characters; as-you-type analysis "
+                f"is off above {MAX_ANALYSED_CHARS / 1e6:.0f} million (use `cudalens check`).",
+                types.MessageType.Info,
+            )
+            self._deliver(state, Analysed(state.version, None, []))
+            return
+        self.scheduler.request(state, delay_s, priority)
+
+    def _config_for(self, path: str) -> tuple[AnalysisConfig, ConfigResult]:
+        folder = Path(path).parent
+        result = self._configs.get(folder)
+        if result is None:
+            result = self._configs[folder] = load_config(folder)
+        return self.settings.analysis_config(result.config), result
+
+    def _analyse(self, state: DocState, version: int | None, text: str) -> Analysed:
+        """In the analysis thread."""
+        config, project = self._config_for(state.path)
+        entry = self._analyzers.get(state.uri)
+        if entry is None or entry.config != config:
+            base = str(project.source.parent) if project.source else self.root
+            resolver = IncludeResolver(self.documents, config, base)
+            entry = _Analyzer(DocumentAnalyzer(state.analysis_path, config, resolver), config, resolver)
+            if not state.closed:  # closed meanwhile: don't keep an analyzer nobody will use
+                self._analyzers[state.uri] = entry
+        entry.resolver.read.clear()
+        report = entry.analyzer.update(text)
+        for error in report.errors:
+            logger.warning("%s", error)
+        # Only this document's own findings: one inside an included header has the header's positions.
+        own = state.analysis_path
+        report.findings = [f for f in report.findings if config.enabled(f.code) and f.path == own]
+        lines = text.splitlines(keepends=True)
+        # Every header the document includes is a dependency, whether or not the analyzer read it.
+        depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path) for n in report.includes)))
+        return Analysed(version, report, lines, frozenset(depends), tuple(project.errors))
+
+    def _deliver(self, state: DocState, result: Analysed) -> None:
+        previous = state.result
+        state.set_result(result)
+        for message in result.messages:
+            self.show_once(message)
+        if self.pull:
+            if previous is not None and previous.version == result.version:
+                self.out.refresh_diagnostics()  # a re-check of the same text: ask the client to pull again
+            return
+        if result.report is None or not result.report.is_cuda:
+            if previous is not None and previous.findings:
+                self.out.publish(state.uri, result.version, [])
+            return
+        self.out.publish(state.uri, result.version, self.diagnostics_json(state))
+
+    def _failed(self, state: DocState, exc: BaseException) -> None:
+        logger.error("analysis of %s failed", state.path, exc_info=(type(exc), exc, exc.__traceback__))
+        self.show_once(f"cudalens: analysing {Path(state.path).name} failed; details are in the server log.")
+        if not state.closed:
+            state.set_result(Analysed(state.version, None, []))

@@ -1,0 +1,69 @@
+"""Hover (kernel model, rule docs) and code lenses with their commands."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+from lsptools import diagnostics_for, kernel, open_doc, wait_until
+from pytest_lsp import LanguageClient
+
+from cudalens.server.commands import COMMANDS
+
+
+def position_of(text: str, needle: str) -> types.Position:
+    for number, line in enumerate(text.splitlines()):
+        if needle in line:
+            return types.Position(number, line.index(needle) + 1)
+    raise AssertionError(needle)
+
+
+async def hover(client: LanguageClient, uri: str, position: types.Position) -> str | None:
+    result = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), position)
+    )
+    return None if result is None else result.contents.value
+
+
+async def test_hover_on_a_kernel_shows_its_model(client: LanguageClient):
+    text = kernel("strided.cu")
+    uri = open_doc(client, client.root / "t.cu", text)
+    await diagnostics_for(client, uri, 1)
+    shown = await hover(client, uri, position_of(text, "scale_columns("))
+    assert shown is not None
+    assert "scale_columns" in shown
+    assert "warp shape" in shown
+    assert "CL101" in shown  # the kernel's findings
+
+
+async def test_hover_on_a_finding_shows_the_rule(client: LanguageClient):
+    text = kernel("strided.cu")
+    uri = open_doc(client, client.root / "t.cu", text)
+    store = next(d for d in await diagnostics_for(client, uri, 1) if d.code == "CL101")
+    shown = await hover(client, uri, store.range.start)
+    assert shown is not None and "CL101" in shown and store.message in shown
+    assert "What it does" in shown  # the rule's documentation
+
+
+async def test_code_lens_per_kernel_with_commands(client: LanguageClient):
+    text = kernel("strided.cu")
+    uri = open_doc(client, client.root / "t.cu", text)
+    await diagnostics_for(client, uri, 1)
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+    kernel_line = position_of(text, "scale_columns(").line
+    assert {lens.range.start.line for lens in lenses} == {kernel_line}
+    titles = [lens.command.title for lens in lenses]
+    assert any("CL101" in t for t in titles), titles
+    commands = {lens.command.command: lens.command.arguments for lens in lenses if lens.command.command}
+    assert set(commands) == {"cudalens.runTests", "cudalens.profile", "cudalens.optimizeKernel"}
+    assert list(commands["cudalens.runTests"]) == [uri, "scale_columns"]
+
+
+async def test_commands_not_yet_implemented_say_so(client: LanguageClient):
+    caps = client.protocol.server_capabilities if hasattr(client.protocol, "server_capabilities") else None
+    if caps is not None and caps.execute_command_provider is not None:
+        assert set(COMMANDS) <= set(caps.execute_command_provider.commands)
+    uri = (client.root / "t.cu").as_uri()
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams("cudalens.profile", [uri, "scale_columns"])
+    )
+    assert result["ok"] is False
+    await wait_until(lambda: any("not available yet" in m.message for m in client.messages), "the message")

@@ -1,0 +1,71 @@
+"""Settings: initializationOptions, workspace/configuration, didChangeConfiguration, [tool.cudalens]; a bad
+setting is shown once and the defaults are used."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+from lsptools import codes, diagnostics_for, kernel, open_doc, start, wait_until
+from pytest_lsp import LanguageClient
+
+
+def republished(client: LanguageClient, uri: str, after: int):
+    return [p for p in client.published[after:] if p.uri == uri]
+
+
+async def test_initialization_options_ignore_a_rule(bare_client: LanguageClient):
+    await start(bare_client, bare_client.root, {"settings": {"ignore": ["CL101"]}})
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" not in codes(await diagnostics_for(bare_client, uri, 1))
+
+
+async def test_did_change_configuration_rechecks_open_documents(client: LanguageClient):
+    uri = open_doc(client, client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" in codes(await diagnostics_for(client, uri, 1))
+    seen = len(client.published)
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"cudalens": {"select": ["CL3"]}})
+    )
+    again = await wait_until(lambda: republished(client, uri, seen), "a re-check after the settings changed")
+    assert again[-1].version == 1
+    assert "CL101" not in codes(again[-1].diagnostics)
+
+
+async def test_settings_pulled_with_workspace_configuration(client: LanguageClient):
+    uri = open_doc(client, client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" in codes(await diagnostics_for(client, uri, 1))
+    seen = len(client.published)
+    client.set_configuration({"ignore": ["CL1"]}, section="cudalens")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    again = await wait_until(lambda: republished(client, uri, seen), "a re-check with the pulled settings")
+    assert "CL101" not in codes(again[-1].diagnostics)
+
+
+async def test_pyproject_table_is_used_and_editor_settings_override_it(bare_client: LanguageClient):
+    (bare_client.root / "pyproject.toml").write_text('[tool.cudalens]\nignore = ["CL101"]\n')
+    await start(bare_client, bare_client.root)
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" not in codes(await diagnostics_for(bare_client, uri, 1))
+    seen = len(bare_client.published)
+    bare_client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"cudalens": {"ignore": []}})
+    )
+    again = await wait_until(lambda: republished(bare_client, uri, seen), "a re-check")
+    assert "CL101" in codes(again[-1].diagnostics)
+
+
+async def test_a_bad_setting_is_shown_once_and_defaults_are_used(bare_client: LanguageClient):
+    await start(bare_client, bare_client.root, {"settings": {"select": 5, "onSave": {"compile": "yes"}}})
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" in codes(await diagnostics_for(bare_client, uri, 1))  # select fell back to "all"
+    about_select = [m for m in bare_client.messages if "'select'" in m.message]
+    assert len(about_select) == 1
+    assert about_select[0].type == types.MessageType.Warning
+    assert "using the default" in about_select[0].message
+    assert any("'onSave.compile'" in m.message for m in bare_client.messages)
+    # the same bad value again: logged, not shown again
+    bare_client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"cudalens": {"select": 5, "arch": "sm_80"}})
+    )
+    marker = open_doc(bare_client, bare_client.root / "m.cu", kernel("copy.cu"))
+    await diagnostics_for(bare_client, marker, 1)
+    assert len([m for m in bare_client.messages if "'select'" in m.message]) == 1
