@@ -124,7 +124,7 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
         # Diagnostics in the Problems panel, with their codes, from the real server: in the .cu file, and inside
         # the CUDA string of the Python file at the right line.
         problems = result["problems"]
-        assert any(re.search(r"global store to `out`.*CL10\d \[Ln 8, Col 9\]", p) for p in problems), problems
+        assert any(re.search(r"store to `out`.*CL10\d \[Ln 8, Col 9\]", p) for p in problems), problems
         assert any(re.search(r"bank conflict.*CL301 \[Ln 20, Col 24\]", p) for p in problems), problems
         in_python = result["problemsWithPython"]
         assert any(re.search(r"`cols` elements apart.*CL101 \[Ln 10, Col 9\]", p) for p in in_python), in_python
