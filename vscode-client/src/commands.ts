@@ -63,14 +63,18 @@ async function runKernelCommand(
   }
   let result: unknown;
   try {
-    result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `cudalens: ${command.title} ${kernel}`, cancellable: true },
-      (_progress, token) =>
-        client.sendRequest(
-          ExecuteCommandRequest.type,
-          { command: command.serverCommand, arguments: [uri, kernel] },
-          token,
-        ),
+    const title = `${command.title} ${kernel}`;
+    result = await controller.track(
+      title,
+      vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `cudalens: ${title}`, cancellable: true },
+        (_progress, token) =>
+          client.sendRequest(
+            ExecuteCommandRequest.type,
+            { command: command.serverCommand, arguments: [uri, kernel] },
+            token,
+          ),
+      ),
     );
   } catch (error) {
     if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) {

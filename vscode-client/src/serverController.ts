@@ -43,6 +43,8 @@ export class ServerController implements vscode.Disposable {
   private phase: ClientPhase = "stopped";
   private serverStatus: ServerStatus | undefined;
   private lastError: string | undefined;
+  // Labels of this client's commands still waiting for the server, newest last.
+  private readonly activities: string[] = [];
   // Serialises start/stop so that quick successive restarts do not race.
   private queue: Promise<void> = Promise.resolve();
 
@@ -65,6 +67,18 @@ export class ServerController implements vscode.Disposable {
 
   get runningClient(): LanguageClient | undefined {
     return this.client?.state === State.Running ? this.client : undefined;
+  }
+
+  // Shows `label` in the status bar until `work` settles.
+  async track<T>(label: string, work: Thenable<T>): Promise<T> {
+    this.activities.push(label);
+    this.render();
+    try {
+      return await work;
+    } finally {
+      this.activities.splice(this.activities.indexOf(label), 1);
+      this.render();
+    }
   }
 
   // Settles once the starts, stops and restarts asked for so far are done.
@@ -269,7 +283,10 @@ export class ServerController implements vscode.Disposable {
   }
 
   private render(): void {
-    const view = describeStatus(this.phase, this.serverStatus, this.lastError);
+    const view = describeStatus(this.phase, this.serverStatus, {
+      error: this.lastError,
+      activity: this.activities.at(-1),
+    });
     this.statusItem.text = view.text;
     this.statusItem.tooltip = view.tooltip;
     this.statusItem.accessibilityInformation = { label: view.label };

@@ -32,14 +32,25 @@ export function parseStatus(payload: unknown): ServerStatus | undefined {
   return { gpu, busy: p.busy === true, message };
 }
 
-export function describeStatus(phase: ClientPhase, status: ServerStatus | undefined, error?: string): StatusView {
-  const view = viewOf(phase, status, error);
+export interface StatusDetail {
+  // Why the client is in the error phase.
+  error?: string;
+  // A command of this client still waiting for the server's answer ("Optimizing scale_rows").
+  activity?: string;
+}
+
+export function describeStatus(
+  phase: ClientPhase,
+  status: ServerStatus | undefined,
+  detail: StatusDetail = {},
+): StatusView {
+  const view = viewOf(phase, status, detail);
   return { ...view, label: `cudalens ${phase}: ${view.tooltip}` };
 }
 
-function viewOf(phase: ClientPhase, status: ServerStatus | undefined, error?: string): Omit<StatusView, "label"> {
+function viewOf(phase: ClientPhase, status: ServerStatus | undefined, detail: StatusDetail): Omit<StatusView, "label"> {
   if (phase === "error") {
-    return { text: "$(error) cudalens", tooltip: error ?? "The cudalens server is not running.", isError: true };
+    return { text: "$(error) cudalens", tooltip: detail.error ?? "The cudalens server is not running.", isError: true };
   }
   if (phase === "stopped") {
     return { text: "$(debug-stop) cudalens", tooltip: "The cudalens server is stopped.", isError: false };
@@ -47,13 +58,20 @@ function viewOf(phase: ClientPhase, status: ServerStatus | undefined, error?: st
   if (phase === "starting") {
     return { text: "$(loading~spin) cudalens", tooltip: "Starting the cudalens server…", isError: false };
   }
-  if (status === undefined) {
-    return { text: "$(check) cudalens", tooltip: "cudalens: static hints are on.", isError: false };
+  const gpuLine =
+    status === undefined
+      ? "cudalens: static hints are on."
+      : status.gpu !== null
+        ? `GPU: ${status.gpu}`
+        : "No GPU found: static hints and compile checks only.";
+  const lines = [gpuLine, status?.message, detail.activity].filter((l): l is string => l !== undefined);
+  const tooltip = [...new Set(lines)].join("\n");
+  const busy = status?.busy === true ? (status.message ?? "working") : detail.activity;
+  if (busy !== undefined) {
+    return { text: `$(sync~spin) cudalens: ${busy}`, tooltip, isError: false };
   }
-  const gpuLine = status.gpu !== null ? `GPU: ${status.gpu}` : "No GPU found: static hints and compile checks only.";
-  const tooltip = [gpuLine, status.message].filter((l) => l !== undefined).join("\n");
-  if (status.busy) {
-    return { text: `$(sync~spin) cudalens: ${status.message ?? "working"}`, tooltip, isError: false };
+  if (status === undefined) {
+    return { text: "$(check) cudalens", tooltip, isError: false };
   }
   const where = status.gpu !== null ? status.gpu : "no GPU";
   return { text: `$(circuit-board) cudalens: ${where}`, tooltip, isError: false };

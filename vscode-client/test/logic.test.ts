@@ -127,8 +127,16 @@ describe("status bar", () => {
     assert.equal(busy.text, "$(sync~spin) cudalens: profiling transpose");
   });
 
+  it("spins while one of the client's commands waits for the server", () => {
+    const view = describeStatus("running", undefined, { activity: "Optimizing scale_rows" });
+    assert.equal(view.text, "$(sync~spin) cudalens: Optimizing scale_rows");
+    assert.equal(view.tooltip, "cudalens: static hints are on.\nOptimizing scale_rows");
+    assert.equal(view.label, "cudalens running: cudalens: static hints are on.\nOptimizing scale_rows");
+    assert.equal(describeStatus("running", undefined).text, "$(check) cudalens");
+  });
+
   it("shows errors and ignores malformed notifications", () => {
-    const view = describeStatus("error", undefined, "cudalens was not found");
+    const view = describeStatus("error", undefined, { error: "cudalens was not found" });
     assert.deepEqual(view, {
       text: "$(error) cudalens",
       tooltip: "cudalens was not found",
