@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.agents.fake_openai import FakeOpenAI, reply
 from tests.vscode.code_server import CHROMIUM, CodeServer, InstallFailed, install
-from tests.vscode.openai_stub import OpenAIStub
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2700)]
 
@@ -80,7 +80,8 @@ def _keep_artifacts(home: Path, server: CodeServer, out: Path) -> None:
 
 
 def test_extension_in_code_server(installation, extension_dir: Path, compiled_tests: Path, tmp_path: Path) -> None:
-    with OpenAIStub(CODER_REPLY) as coder:
+    # Each round asks once; a few rounds' worth of the same answer.
+    with FakeOpenAI([reply(CODER_REPLY) for _ in range(5)], model="stub-coder") as coder:
         ws = _workspace(tmp_path, coder.base_url)
         # The key reaches the server only through "cudalens: Set API key": the variable is not in the environment.
         env = {k: v for k, v in os.environ.items() if k not in ("CUDALENS_E2E_KEY", "CUDALENS_API_KEY")}
@@ -150,5 +151,5 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
             return
         # The server reached the Coder, with the key that went in through VS Code's secret storage.
         assert coder.requests, f"the Coder endpoint was never called\n{seen}"
-        assert coder.requests[0].authorization == f"Bearer {API_KEY}"
+        assert coder.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
         assert coder.requests[0].body["model"] == "stub-coder"
