@@ -107,8 +107,8 @@ export class ServerController implements vscode.Disposable {
   }
 
   dispose(): void {
-    void this.stop();
-    this.disposables.forEach((d) => d.dispose());
+    // The output channel outlives the stop, which may still write to it.
+    void this.stop().finally(() => this.disposables.forEach((d) => d.dispose()));
   }
 
   // The settings the server sees; `worker.python` falls back to the interpreter the server was found in.
