@@ -11,6 +11,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
+# The first test to need the extension may build it (`make vscode`: npm ci, lint, package), minutes on a cold machine.
+pytestmark = pytest.mark.timeout(900)
+
 
 def test_extension_logic_unit_tests_pass(compiled_tests: Path) -> None:
     # This interpreter has cudalens installed, so the tests can probe a real "python -m cudalens" environment.

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# The first test to need the extension may build it (`make vscode`: npm ci, lint, package), minutes on a cold machine.
+pytestmark = pytest.mark.timeout(900)
+
 settings_module = pytest.importorskip("cudalens.server.settings", reason="the language server is not in this checkout")
 
 # VS Code's values as a user might set them, and as they are by default (package.json's defaults).
