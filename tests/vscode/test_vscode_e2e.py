@@ -102,6 +102,9 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
             # KernelBench's shape (Model, ModelNew, get_inputs) is what the optimizer works on.
             "optimizeFile": "relu_model.py",
             "optimizeLine": 9,
+            # The server's last word on the run: not wired yet, a result, or a failure it reports.
+            "optimizeFinal": "not available yet|no faster correct candidate|faster|failed|cancelled",
+            "optimizeTimeoutMs": 900_000,
             "chromium": str(CHROMIUM),
             "timeoutMs": 90_000,
         }
@@ -153,3 +156,5 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
         assert coder.requests, f"the Coder endpoint was never called\n{seen}"
         assert coder.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
         assert coder.requests[0].body["model"] == "stub-coder"
+        assert "scale_rows" in coder.requests[0].prompt
+        assert any(re.search(r"scale_rows.*(faster|no faster correct candidate)", n) for n in answers), answers

@@ -25,6 +25,9 @@ interface DriverConfig {
   // The file and 1-based line inside the kernel to optimize.
   optimizeFile: string;
   optimizeLine: number;
+  // A notification matching this (a regular expression) ends the Optimize step: the run's last word.
+  optimizeFinal: string;
+  optimizeTimeoutMs: number;
   chromium: string;
   timeoutMs: number;
   // code-server's pid, which leads the session its extension host and our language server run in.
@@ -230,7 +233,10 @@ async function main(): Promise<void> {
     await openFile(page, config.optimizeFile);
     await goToLine(page, config.optimizeLine);
     await runCommand(page, "cudalens: Optimize kernel");
-    await toast.filter({ hasNotText: /^cudalens: Optimizing/ }).first().waitFor();
+    await toast
+      .filter({ hasText: new RegExp(config.optimizeFinal) })
+      .first()
+      .waitFor({ timeout: config.optimizeTimeoutMs });
     result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
     result.statusBar = await texts(page, ".statusbar-item");
     await page.screenshot({ path: path.join(config.artifacts, "optimize.png") });
