@@ -6,23 +6,23 @@ export interface CommandOutcome {
   message: string;
   // When set, the user is offered "Apply", which runs `cudalens.applyOptimization` with this id.
   applyResultId?: string;
-  isError: boolean;
+  failed: boolean;
 }
 
 export function describeCommandResult(title: string, result: unknown): CommandOutcome {
   if (result === null || result === undefined) {
-    return { message: `${title}: done.`, isError: false };
+    return { message: `${title}: done.`, failed: false };
   }
   if (typeof result === "string") {
-    return { message: result, isError: false };
+    return { message: result, failed: false };
   }
   if (typeof result !== "object") {
-    return { message: `${title}: ${String(result)}`, isError: false };
+    return { message: `${title}: ${String(result)}`, failed: false };
   }
   const r = result as Record<string, unknown>;
   const message = typeof r.message === "string" ? r.message : `${title}: done.`;
   const id = r.resultId;
   const applyResultId = typeof id === "string" && id !== "" ? id : typeof id === "number" ? String(id) : undefined;
-  const isError = r.ok === false || r.success === false;
-  return { message, applyResultId, isError };
+  const failed = r.ok === false || r.success === false;
+  return { message, applyResultId, failed };
 }

@@ -88,8 +88,9 @@ async function runKernelCommand(
 
 async function showOutcome(command: KernelCommand, result: unknown): Promise<void> {
   const outcome = describeCommandResult(`cudalens: ${command.title}`, result);
-  if (outcome.isError) {
-    void vscode.window.showErrorMessage(outcome.message);
+  if (outcome.failed) {
+    // The server's answer when it could not do it (no reference, no key, …): a warning, as the server shows it.
+    void vscode.window.showWarningMessage(outcome.message);
     return;
   }
   if (outcome.applyResultId === undefined) {

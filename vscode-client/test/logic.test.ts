@@ -155,10 +155,10 @@ describe("describeCommandResult", () => {
     assert.deepEqual(describeCommandResult("t", { message: "1.7× faster", resultId: "r1" }), {
       message: "1.7× faster",
       applyResultId: "r1",
-      isError: false,
+      failed: false,
     });
-    assert.deepEqual(describeCommandResult("t", "plain reply"), { message: "plain reply", isError: false });
-    assert.deepEqual(describeCommandResult("Testing", null), { message: "Testing: done.", isError: false });
-    assert.equal(describeCommandResult("t", { ok: false, message: "3 of 5 trials failed" }).isError, true);
+    assert.deepEqual(describeCommandResult("t", "plain reply"), { message: "plain reply", failed: false });
+    assert.deepEqual(describeCommandResult("Testing", null), { message: "Testing: done.", failed: false });
+    assert.equal(describeCommandResult("t", { ok: false, message: "3 of 5 trials failed" }).failed, true);
   });
 });
