@@ -37,6 +37,8 @@ export PATH="$NODE_BIN:$PATH"
 
 CS_DIR="$CACHE/code-server"
 CS_BIN="$CS_DIR/node_modules/.bin/code-server"
+# Any code-server run, `--version` included, writes its config file: keep it in the cache, not in ~/.config.
+export CODE_SERVER_CONFIG="$CACHE/code-server-config.yaml"
 CS_DONE="$CS_DIR/.installed-$CODE_SERVER_VERSION"
 if [ ! -e "$CS_DONE" ]; then
     log "npm install code-server@$CODE_SERVER_VERSION (several minutes)"
