@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: examples test setup lint
+.PHONY: examples test setup lint vscode
 
 $(BIN)/cudalens: pyproject.toml setup.py
 	$(PY) -m venv $(VENV)
@@ -20,5 +20,22 @@ examples: setup
 lint: setup
 	$(BIN)/ruff check .
 
-test: setup lint
+test: setup lint vscode
 	$(BIN)/python -m pytest
+
+# The VS Code extension: lint, type-check and package it into vscode-client/dist/cudalens.vsix, which the tests
+# under tests/vscode install into a real VS Code. Rebuilt only when its sources change; skipped without npm.
+EXT := vscode-client
+EXT_SOURCES := $(wildcard $(EXT)/src/*.ts $(EXT)/test/*.ts $(EXT)/e2e/*.ts) $(EXT)/package.json \
+	$(EXT)/tsconfig.json $(EXT)/tsconfig.test.json $(EXT)/esbuild.mjs $(EXT)/eslint.config.mjs $(EXT)/README.md
+
+$(EXT)/node_modules/.installed: $(EXT)/package.json $(EXT)/package-lock.json
+	cd $(EXT) && npm ci --no-audit --no-fund
+	touch $@
+
+$(EXT)/dist/cudalens.vsix: $(EXT)/node_modules/.installed $(EXT_SOURCES)
+	cd $(EXT) && npm run -s lint && npm run -s typecheck && npm run -s package
+
+vscode:
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(EXT)/dist/cudalens.vsix; \
+	else echo "npm not found: the VS Code extension is not built and its tests will skip"; fi

@@ -1,0 +1,164 @@
+// The restart back-off, the kernel choice, the status bar text and the command replies.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { describeCommandResult } from "../src/commandResult";
+import { bodyEndLine, chooseKernel, kernelFromLensArguments, kernelMarksInText, withExtents } from "../src/kernels";
+import { RestartPolicy } from "../src/restartPolicy";
+import { describeStatus, parseStatus } from "../src/status";
+
+describe("RestartPolicy", () => {
+  it("doubles the delay per crash, caps it, and gives up at five crashes in the window", () => {
+    const policy = new RestartPolicy(5, 180_000, 1_000, 4_000);
+    const decisions = [0, 1, 2, 3, 4].map((i) => policy.onCrash(i * 10_000));
+    assert.deepEqual(
+      decisions.map((d) => [d.restart, d.delayMs]),
+      [
+        [true, 1_000],
+        [true, 2_000],
+        [true, 4_000],
+        [true, 4_000],
+        [false, 0],
+      ],
+    );
+  });
+
+  it("forgets crashes older than the window, and all of them on reset", () => {
+    const policy = new RestartPolicy(3, 60_000);
+    policy.onCrash(0);
+    policy.onCrash(1_000);
+    assert.deepEqual(policy.onCrash(60_500), { restart: true, delayMs: 2_000, crashesInWindow: 2 });
+    policy.reset();
+    assert.equal(policy.onCrash(61_000).crashesInWindow, 1);
+  });
+});
+
+describe("chooseKernel", () => {
+  const marks = [
+    { name: "transpose", startLine: 3, endLine: 12 },
+    { name: "scale", startLine: 20, endLine: 25 },
+  ];
+
+  it("takes the kernel whose extent holds the cursor", () => {
+    assert.deepEqual(chooseKernel(marks, 7), { kernel: "transpose", choices: ["transpose", "scale"] });
+    assert.equal(chooseKernel(marks, 25).kernel, "scale");
+  });
+
+  it("asks, nearest kernel above first, when the cursor is outside every kernel", () => {
+    assert.deepEqual(chooseKernel(marks, 15), { choices: ["transpose", "scale"] });
+    assert.deepEqual(chooseKernel(marks, 30), { choices: ["scale", "transpose"] });
+  });
+
+  it("needs no question when the file has one kernel", () => {
+    assert.equal(chooseKernel([{ name: "only", startLine: 40 }], 0).kernel, "only");
+  });
+
+  it("reads kernel names from cudalens code lenses only", () => {
+    assert.equal(kernelFromLensArguments("cudalens.optimizeKernel", ["file:///a.cu", "transpose"]), "transpose");
+    assert.equal(kernelFromLensArguments("other.command", ["file:///a.cu", "transpose"]), undefined);
+    assert.equal(kernelFromLensArguments("cudalens.runTests", ["file:///a.cu"]), undefined);
+    assert.equal(kernelFromLensArguments("cudalens.runTests", ["file:///a.cu", 3]), undefined);
+  });
+
+  it("finds __global__ kernels in CUDA text and in Python strings", () => {
+    const cuda = [
+      "#include <cuda_runtime.h>",
+      "__global__ void transpose(float *out, const float *in, int n) {}",
+      "template <int B>",
+      "__global__ void __launch_bounds__(256) scale_kernel(float* x) {}",
+      "__device__ float helper(float x) { return x; }",
+    ].join("\n");
+    assert.deepEqual(kernelMarksInText(cuda), [
+      { name: "transpose", startLine: 1 },
+      { name: "scale_kernel", startLine: 3 },
+    ]);
+    const python = 'src = """\nextern "C" __global__\nvoid relu(float* x) {}\n"""\n';
+    assert.deepEqual(kernelMarksInText(python), [{ name: "relu", startLine: 2 }]);
+  });
+});
+
+describe("kernel extents", () => {
+  const cuda = [
+    "__global__ void a(float *x) {", // 0
+    '    const char *s = "}";  // } in a comment', // 1
+    "    /* { */ if (x) { x[0] = '}'; }", // 2
+    "}", // 3
+    "__global__ void declared(float *x);", // 4
+    "__global__ void b(float *x)", // 5
+    "{", // 6
+    "    /* a", // 7
+    "       } */", // 8
+    "}", // 9
+  ].join("\n");
+
+  it("finds the closing brace, skipping braces in strings, characters and comments", () => {
+    assert.equal(bodyEndLine(cuda, 0), 3);
+    assert.equal(bodyEndLine(cuda, 5), 9);
+  });
+
+  it("gives no extent to a declaration or an unclosed body", () => {
+    assert.equal(bodyEndLine(cuda, 4), undefined);
+    assert.equal(bodyEndLine("__global__ void k() {\n  x();\n", 0), undefined);
+  });
+
+  it("lets the cursor inside a kernel pick it without asking", () => {
+    const marks = withExtents(kernelMarksInText(cuda), cuda);
+    assert.deepEqual(marks, [
+      { name: "a", startLine: 0, endLine: 3 },
+      { name: "declared", startLine: 4, endLine: undefined },
+      { name: "b", startLine: 5, endLine: 9 },
+    ]);
+    assert.equal(chooseKernel(marks, 8).kernel, "b");
+    assert.equal(chooseKernel(marks, 2).kernel, "a");
+  });
+});
+
+describe("status bar", () => {
+  it("shows the GPU, or that there is none", () => {
+    const gpu = describeStatus("running", parseStatus({ gpu: "NVIDIA H200", busy: false }));
+    assert.equal(gpu.text, "$(circuit-board) cudalens: NVIDIA H200");
+    assert.equal(gpu.tooltip, "GPU: NVIDIA H200");
+    const none = describeStatus("running", parseStatus({ gpu: null, busy: false, message: "nvidia-smi not found" }));
+    assert.equal(none.text, "$(circuit-board) cudalens: no GPU");
+    assert.equal(none.tooltip, "No GPU found: static hints and compile checks only.\nnvidia-smi not found");
+  });
+
+  it("spins while the server is busy", () => {
+    const busy = describeStatus("running", parseStatus({ gpu: "H200", busy: true, message: "profiling transpose" }));
+    assert.equal(busy.text, "$(sync~spin) cudalens: profiling transpose");
+  });
+
+  it("spins while one of the client's commands waits for the server", () => {
+    const view = describeStatus("running", undefined, { activity: "Optimizing scale_rows" });
+    assert.equal(view.text, "$(sync~spin) cudalens: Optimizing scale_rows");
+    assert.equal(view.tooltip, "cudalens: static hints are on.\nOptimizing scale_rows");
+    assert.equal(view.label, "cudalens running: cudalens: static hints are on.\nOptimizing scale_rows");
+    assert.equal(describeStatus("running", undefined).text, "$(check) cudalens");
+  });
+
+  it("shows errors and ignores malformed notifications", () => {
+    const view = describeStatus("error", undefined, { error: "cudalens was not found" });
+    assert.deepEqual(view, {
+      text: "$(error) cudalens",
+      tooltip: "cudalens was not found",
+      isError: true,
+      label: "cudalens error: cudalens was not found",
+    });
+    assert.equal(parseStatus("busy"), undefined);
+    assert.equal(parseStatus({ gpu: 3, busy: false }), undefined);
+    assert.equal(parseStatus({ gpu: "H200", busy: "yes" }), undefined);
+    assert.deepEqual(parseStatus({ gpu: "H200", extra: 1 }), { gpu: "H200", busy: false, message: undefined });
+  });
+});
+
+describe("describeCommandResult", () => {
+  it("shows the server's message and offers Apply for an optimization result", () => {
+    assert.deepEqual(describeCommandResult("t", { message: "1.7× faster", resultId: "r1" }), {
+      message: "1.7× faster",
+      applyResultId: "r1",
+      failed: false,
+    });
+    assert.deepEqual(describeCommandResult("t", "plain reply"), { message: "plain reply", failed: false });
+    assert.deepEqual(describeCommandResult("Testing", null), { message: "Testing: done.", failed: false });
+    assert.equal(describeCommandResult("t", { ok: false, message: "3 of 5 trials failed" }).failed, true);
+  });
+});

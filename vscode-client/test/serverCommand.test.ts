@@ -1,0 +1,153 @@
+// Finding the server: real files, real PATH search, and real interpreters for the import probe
+// (CUDALENS_TEST_PYTHON has cudalens — the pytest wrapper passes its own interpreter; /usr/bin/python3 has not).
+import assert from "node:assert/strict";
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, it } from "node:test";
+import {
+  type CudalensProbe,
+  expandVariables,
+  findServer,
+  importsCudalens,
+  isExecutableFile,
+  ServerNotFound,
+  whichOnPath,
+} from "../src/serverCommand";
+
+const withCudalens = process.env.CUDALENS_TEST_PYTHON;
+const withoutCudalens = "/usr/bin/python3";
+
+function scratch(): string {
+  return mkdtempSync(path.join(os.tmpdir(), "cudalens-client-"));
+}
+
+function executable(dir: string, name: string): string {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, name);
+  writeFileSync(file, "#!/bin/sh\nexit 0\n");
+  chmodSync(file, 0o755);
+  return file;
+}
+
+// Counts how often the real probe ran, to show which interpreters were asked.
+function countingProbe(): { probe: CudalensProbe; asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    probe: (python) => {
+      asked.push(python);
+      return importsCudalens(python);
+    },
+  };
+}
+
+const empty = { pathSetting: [], interpreterSetting: [] };
+
+describe("findServer", () => {
+  it("uses the first existing executable of cudalens.path and runs `serve`", async () => {
+    const dir = scratch();
+    const exe = executable(dir, "cudalens");
+    const { probe, asked } = countingProbe();
+    const found = await findServer({ ...empty, pathSetting: [path.join(dir, "missing"), exe] }, probe);
+    assert.deepEqual(found, { command: exe, args: ["serve"], source: "cudalens.path" });
+    assert.deepEqual(asked, []);
+  });
+
+  it("expands ${workspaceFolder} in cudalens.path", async () => {
+    const dir = scratch();
+    const exe = executable(path.join(dir, "bin"), "cudalens");
+    const found = await findServer(
+      { ...empty, pathSetting: ["${workspaceFolder}/bin/cudalens"], workspaceFolder: dir },
+      importsCudalens,
+    );
+    assert.equal(found.command, exe);
+  });
+
+  it("says which cudalens.path entries are missing instead of falling back", async () => {
+    const dir = scratch();
+    executable(path.join(dir, "bin"), "cudalens");
+    await assert.rejects(
+      findServer({ ...empty, pathSetting: ["/nonexistent/cudalens"], envPath: path.join(dir, "bin") }, importsCudalens),
+      (error: Error) =>
+        error instanceof ServerNotFound &&
+        error.message.includes('cudalens.path is set to "/nonexistent/cudalens"') &&
+        error.message.includes("none of these is an executable file"),
+    );
+  });
+
+  it("cudalens.path wins over cudalens.interpreter", async () => {
+    const exe = executable(scratch(), "cudalens");
+    const found = await findServer({ pathSetting: [exe], interpreterSetting: ["/usr/bin/python3"] }, importsCudalens);
+    assert.equal(found.source, "cudalens.path");
+  });
+
+  it("runs `python -m cudalens serve` with cudalens.interpreter when it imports cudalens", { skip: !withCudalens && "CUDALENS_TEST_PYTHON not set" }, async () => {
+    const python = withCudalens as string;
+    const found = await findServer({ ...empty, interpreterSetting: [python] }, importsCudalens);
+    assert.deepEqual(found, {
+      command: python,
+      args: ["-m", "cudalens", "serve"],
+      source: "cudalens.interpreter",
+      python,
+    });
+  });
+
+  it("tells how to install cudalens into a cudalens.interpreter that lacks it", { skip: !isExecutableFile(withoutCudalens) && "no /usr/bin/python3" }, async () => {
+    await assert.rejects(
+      findServer({ ...empty, interpreterSetting: [withoutCudalens] }, importsCudalens),
+      (error: Error) =>
+        error instanceof ServerNotFound && error.message.includes(`\`${withoutCudalens} -m pip install cudalens\``),
+    );
+  });
+
+  it("uses the Python extension's interpreter when it has cudalens", { skip: !withCudalens && "CUDALENS_TEST_PYTHON not set" }, async () => {
+    const python = withCudalens as string;
+    const found = await findServer({ ...empty, pythonExtensionInterpreter: python, envPath: "" }, importsCudalens);
+    assert.equal(found.source, "python-extension");
+    assert.deepEqual(found.args, ["-m", "cudalens", "serve"]);
+    assert.equal(found.python, python);
+  });
+
+  it("falls back to PATH when the selected interpreter lacks cudalens", async () => {
+    const bin = path.join(scratch(), "bin");
+    const exe = executable(bin, "cudalens");
+    const { probe, asked } = countingProbe();
+    const found = await findServer({ ...empty, pythonExtensionInterpreter: withoutCudalens, envPath: bin }, probe);
+    assert.deepEqual(found, { command: exe, args: ["serve"], source: "PATH" });
+    assert.deepEqual(asked, isExecutableFile(withoutCudalens) ? [withoutCudalens] : []);
+  });
+
+  it("fails with the fix when nothing works", async () => {
+    await assert.rejects(
+      findServer({ ...empty, pythonExtensionInterpreter: "/nonexistent/python", envPath: scratch() }, importsCudalens),
+      (error: Error) =>
+        error instanceof ServerNotFound &&
+        error.message.includes("the selected Python environment (/nonexistent/python) cannot import cudalens") &&
+        error.message.includes("no `cudalens` executable on PATH") &&
+        error.message.includes("pip install cudalens") &&
+        error.message.includes("cudalens.path"),
+    );
+  });
+});
+
+describe("path helpers", () => {
+  it("finds only executable files on PATH", () => {
+    const dir = scratch();
+    const notExecutable = path.join(dir, "plain", "cudalens");
+    mkdirSync(path.dirname(notExecutable));
+    writeFileSync(notExecutable, "");
+    mkdirSync(path.join(dir, "folder", "cudalens"), { recursive: true });
+    const exe = executable(path.join(dir, "real"), "cudalens");
+    const envPath = ["", path.dirname(notExecutable), path.join(dir, "folder"), path.dirname(exe)].join(path.delimiter);
+    assert.equal(whichOnPath("cudalens", envPath), exe);
+    assert.equal(whichOnPath("cudalens", path.dirname(notExecutable)), undefined);
+    assert.equal(whichOnPath("cudalens", undefined), undefined);
+  });
+
+  it("expands ~ and ${userHome}, and leaves ${workspaceFolder} alone without a folder", () => {
+    assert.equal(expandVariables(" ~/bin/cudalens ", undefined), path.join(os.homedir(), "bin/cudalens"));
+    assert.equal(expandVariables("${userHome}/x", undefined), `${os.homedir()}/x`);
+    assert.equal(expandVariables("${workspaceFolder}/x", undefined), "${workspaceFolder}/x");
+  });
+});
