@@ -29,7 +29,25 @@ class LaunchValues:
     dynamic_shared_bytes: int | None
 
 
+_CACHE_LIMIT = 4096
+_cache: dict[tuple, LaunchValues] = {}
+
+
 def launch_values(launch: Launch, unit: Unit) -> LaunchValues:
+    """The launch's constant values. They depend only on its host function's text and the unit's macros and
+    constants, so they are remembered across edits: evaluating every launch of a 3,000-line file on every
+    keystroke cost ~70 ms."""
+    key = (ts.text(launch.host_function) if launch.host_function is not None else "", ts.text(launch.node),
+           unit.definitions_key)
+    values = _cache.get(key)
+    if values is None:
+        if len(_cache) >= _CACHE_LIMIT:
+            _cache.clear()
+        values = _cache[key] = _evaluate_launch(launch, unit)
+    return values
+
+
+def _evaluate_launch(launch: Launch, unit: Unit) -> LaunchValues:
     cfg, scope = launch.config, launch.host_function
 
     def constant(node: Node) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.types import TypeTable
@@ -72,6 +72,13 @@ class Unit:
     @property
     def kernels(self) -> list[Function]:
         return [f for fs in self.functions.values() for f in fs if f.is_kernel]
+
+    @cached_property
+    def definitions_key(self) -> int:
+        """Changes whenever a macro, file-scope constant or struct does (what host-side values depend on)."""
+        macros = sorted((m.name, m.params, m.body) for m in self.macros.values())
+        constants = sorted((name, ts.text(node)) for name, node in self.constants.items())
+        return hash((repr(macros), repr(constants), repr(sorted(self.types.structs))))
 
     def include(self, header: Unit) -> None:
         """Make a header's macros, structs, constants and helpers visible (the file's own win)."""
