@@ -56,17 +56,22 @@ class ProfilerEvaluator:
     settings: ProfilerEvaluatorSettings = field(default_factory=ProfilerEvaluatorSettings)
     _pool: WorkerPool | None = field(default=None, init=False, repr=False)
     _job: str | None = field(default=None, init=False, repr=False)
+    _scratch: str = field(default="", init=False, repr=False)
 
     def _worker_pool(self) -> WorkerPool:
         if self._pool is None:
             blank = {name: "" for name in secret_names(self.settings.secret_env)}
-            self._pool = WorkerPool(python=self.settings.python, env=blank, warmup={"modules": ["torch"]})
+            # candidates are the LLM's code: their relative writes land in a scratch folder, not the project
+            self._scratch = tempfile.mkdtemp(prefix="cudalens-candidates-")
+            self._pool = WorkerPool(python=self.settings.python, env=blank, warmup={"modules": ["torch"]},
+                                    cwd=self._scratch)
         return self._pool
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
     def cancel(self) -> None:
         if self._pool is not None and self._job is not None:

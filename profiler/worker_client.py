@@ -72,6 +72,7 @@ class WorkerSpec:
     jobs_dir: str | Path | None = None  # None: profiler/jobs
     env: dict[str, str] | None = None  # added to this process's environment
     startup_timeout_s: float = 60.0
+    cwd: str | Path | None = None  # where jobs run; a scratch folder keeps untrusted code's relative writes out
 
 
 class Worker:
@@ -83,6 +84,7 @@ class Worker:
         self.jobs_dir = Path(spec.jobs_dir or JOBS_DIR)
         self._env = {**os.environ, **(spec.env or {}), "PYTHONUNBUFFERED": "1"}
         self.startup_timeout_s = spec.startup_timeout_s
+        self.cwd = spec.cwd
         self.hello: Hello | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._inbox: queue.Queue[object] = queue.Queue()
@@ -109,6 +111,7 @@ class Worker:
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
                 env=self._env,
+                cwd=self.cwd,
                 start_new_session=True,  # its own process group: one killpg takes a job and its children
                 close_fds=True,
             )
@@ -256,11 +259,12 @@ class WorkerPool:
         startup_timeout_s: float = 60.0,
         warmup: dict | None = None,
         keep_warm: bool = False,
+        cwd: str | Path | None = None,
     ) -> None:
         """`warmup`: the payload of a `warmup` job run on every fresh worker before its first job (e.g.
         `{"modules": ["torch"], "cuda": True}` so that the first test does not pay for importing torch);
         `keep_warm`: start the replacement of a retired worker right away, in the background."""
-        self.spec = WorkerSpec(python, jobs_dir, env, startup_timeout_s)
+        self.spec = WorkerSpec(python, jobs_dir, env, startup_timeout_s, cwd)
         self.warmup = warmup
         self.keep_warm = keep_warm
         self.warmup_result: JobResult | None = None

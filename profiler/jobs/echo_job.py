@@ -31,6 +31,8 @@ def run(payload: dict, ctx=None) -> dict:
         return {"stdin": sys.stdin.read(), "child": subprocess.run(
             [sys.executable, "-c", "import sys; print(len(sys.stdin.read()))"], capture_output=True, text=True
         ).stdout.strip()}
+    elif action == "cwd":
+        return {"cwd": os.getcwd()}
     elif action == "hang":
         while True:
             time.sleep(1)

@@ -248,3 +248,15 @@ def test_a_job_reading_stdin_gets_nothing_and_the_protocol_survives(pool):
     result = pool.run(job({"action": "read_stdin"}))
     assert result.status == "ok" and result.payload == {"stdin": "", "child": "0"}
     assert pool.run(job(id="next")).status == "ok"
+
+
+def test_jobs_run_in_the_pool_working_folder(tmp_path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    p = WorkerPool(cwd=scratch)
+    try:
+        result = p.run(job({"action": "cwd"}))
+    finally:
+        p.close()
+    assert result.status == "ok", result.error
+    assert result.payload["cwd"] == str(scratch)
