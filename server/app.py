@@ -18,7 +18,7 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from cudalens import __version__
-from cudalens.server import lifecycle
+from cudalens.server import last_run, lifecycle
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker
 from cudalens.server.commands import COMMANDS, CommandHandler
 from cudalens.server.hover import hover_markdown
@@ -26,6 +26,7 @@ from cudalens.server.lens import kernel_lenses
 from cudalens.server.service import Service
 from cudalens.server.settings import parse_settings, settings_from_initialization_options
 from cudalens.server.watch import WorkspaceWatcher
+from cudalens.server.work_done import WorkDone
 
 logger = logging.getLogger("cudalens.server")
 
@@ -74,6 +75,9 @@ class CudalensServer(LanguageServer):
 
     def show(self, message: str, kind: types.MessageType) -> None:
         self.window_show_message(types.ShowMessageParams(kind, message))
+
+    def work_done(self, title: str, on_cancel=None) -> WorkDone:
+        return WorkDone(self, title, on_cancel)
 
     def refresh_diagnostics(self) -> None:
         caps = self.client_capabilities.workspace
@@ -165,6 +169,7 @@ async def pull_diagnostics(ls: CudalensServer, params: types.DocumentDiagnosticP
 
 def create_server() -> CudalensServer:
     server = CudalensServer()
+    lifecycle.at_exit(server.service.runtime.close)  # the worker dies with the server, however it exits
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: CudalensServer, params: types.InitializeParams) -> None:
@@ -225,6 +230,10 @@ def create_server() -> CudalensServer:
             text = ls.workspace.get_text_document(uri).source
             ls.service.change(uri, params.text_document.version, text)
 
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: CudalensServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.service.saved(params.text_document.uri)
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CudalensServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.service.close(params.text_document.uri)
@@ -251,7 +260,11 @@ def create_server() -> CudalensServer:
             return None
         result = state.result
         line, column = ls.service.positions(result).from_lsp(params.position)
-        text = hover_markdown(result.kernels, result.findings, line, column)
+        run = ls.service.last_run(state)
+        text = hover_markdown(
+            result.kernels, ls.service.findings(state), line, column,
+            last_run=lambda k: last_run.markdown(run, k, state.path),
+        )
         if text is None:
             return None
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text))
@@ -262,7 +275,8 @@ def create_server() -> CudalensServer:
         if state is None or state.result is None or not state.result.kernels:
             return None
         result = state.result
-        return kernel_lenses(state.uri, result.kernels, result.findings, ls.service.positions(result))
+        badge = last_run.badge(ls.service.last_run(state))
+        return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CudalensServer, params: None) -> None:

@@ -9,6 +9,7 @@ kept, as jedi-language-server does with its initialization options.
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, get_type_hints
@@ -20,10 +21,17 @@ LOG_LEVELS = ("error", "warning", "info", "debug")
 
 @dataclass(frozen=True)
 class OnSave:
-    compile: bool = False
+    """What runs when a document is saved. Compiling needs only nvcc, so it is on wherever nvcc is found
+    (None: decided then); the rest runs the user's code, so the user opts in."""
+
+    compile: bool | None = None
     test: bool = False
     time: bool = False
     profile: bool = False
+
+    @property
+    def compiles(self) -> bool:
+        return self.compile if self.compile is not None else shutil.which("nvcc") is not None
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,7 @@ def _coerce(key: str, annotation: Any, default: Any, value: Any, out: ParsedSett
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return tuple(value)
         return bad("a list of strings")
-    if annotation is bool or text == "bool":
+    if annotation is bool or text in ("bool", "bool | None"):
         return value if isinstance(value, bool) else bad("true or false")
     if annotation is int or text == "int":
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
