@@ -1,1 +1,1 @@
-"""cudalens.agents"""
+"""cudalens.agents: the Judge (verdicts), the Coder (LLM client, prompts, extraction) and the optimize loop."""

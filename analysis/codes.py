@@ -41,6 +41,7 @@ REGISTRY: dict[str, str] = {
     "CL903": "slower_than_reference:SlowerThanReference",
     "CL904": "profile_line_hint:ProfileLineHint",
     "CL905": "sanitizer_error:SanitizerError",
+    "CL910": "judge_verdict:JudgeVerdict",
 }
 
 

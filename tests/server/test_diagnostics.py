@@ -95,9 +95,11 @@ async def test_closed_document_is_cleared_and_gets_nothing_more(client: Language
     await wait_until(lambda: client.published[-1].uri == uri and client.published[-1].version is None, "the clearing")
     marker = open_doc(client, client.root / "m.cu", kernel("copy.cu"))
     await diagnostics_for(client, marker, 1)  # everything queued before has been handled by now
-    cleared = max(i for i, p in enumerate(client.published) if p.uri == uri)
+    cleared = next(i for i, p in enumerate(client.published) if p.uri == uri and p.version is None)
     assert list(client.published[cleared].diagnostics) == []
-    assert not any(p.uri == uri and p.version == 2 for p in client.published)
+    # Nothing for the closed document after its clearing. (Whether version 2 was published before the close
+    # was read depends on how fast the analysis thread ran: on a loaded machine it can finish first.)
+    assert not any(p.uri == uri for p in client.published[cleared + 1:])
 
 
 async def test_an_unsaved_buffer_is_served_by_its_language(client: LanguageClient):

@@ -1,0 +1,342 @@
+"""Static checks that a candidate does the work itself and does not game the test or the timer.
+
+After KernelBench's `kernel_static_checker.py` (try/except fallbacks, inheritance bypass, torch compute ops,
+side streams, threads, lazy tensors, timing monkey-patches, precision downgrades), but on the Python AST of
+`ModelNew` rather than regular expressions over the whole file, so a comment or the reference `Model` does not
+trip it, plus checks KernelBench leaves to run time: returning an input or a constant, and keeping state across
+calls (cached outputs). The worker adds the run-time side (aliasing, unchanged output objects, patched clocks).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+TORCH_COMPUTE = frozenset(
+    """mm bmm matmul einsum addmm baddbmm conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d
+    avg_pool1d avg_pool2d avg_pool3d max_pool1d max_pool2d max_pool3d adaptive_avg_pool1d adaptive_avg_pool2d
+    adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d relu hardtanh elu selu
+    leaky_relu gelu softsign softplus softmax log_softmax tanh sigmoid hardsigmoid silu mish batch_norm group_norm
+    layer_norm instance_norm rms_norm normalize linear cross_entropy kl_div mse_loss huber_loss
+    triplet_margin_loss cosine_similarity logsumexp clamp dropout sum mean prod cumsum cumprod max min amax amin
+    argmax argmin exp log var std norm sort topk scaled_dot_product_attention""".split()
+)
+# nn.Module containers and parameters are structure, not compute
+NN_STRUCTURE = frozenset(
+    {
+        "Module",
+        "Parameter",
+        "ParameterList",
+        "ParameterDict",
+        "ModuleList",
+        "ModuleDict",
+        "init",
+        "parameter",
+        "Buffer",
+    }
+)
+CONSTANT_FACTORIES = frozenset(
+    {
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "tensor",
+        "rand",
+        "randn",
+        "rand_like",
+        "randn_like",
+    }
+)
+TIMERS = (
+    "torch.cuda.synchronize",
+    "torch.cuda.Event",
+    "torch.cuda.Event.record",
+    "torch.cuda.Event.elapsed_time",
+    "time.perf_counter",
+    "time.time",
+    "time.monotonic",
+)
+FP16_DOWNGRADE = re.compile(
+    r"__float2half(_rn)?\s*\(|static_cast\s*<\s*(__half|half)\s*>|\.half\s*\(\s*\)|\.to\s*\(\s*(dtype\s*=\s*)?"
+    r"torch\.(float16|half)\b"
+)
+
+
+@dataclass(frozen=True)
+class AntiCheatPolicy:
+    require_custom_kernel: bool = True  # the file must define and build a CUDA kernel
+    allow_torch_compute: bool = False  # may ModelNew.forward call torch's compute ops for the main work?
+    reference_dtype: str = "fp32"  # an fp32 problem computed in fp16 is flagged (a warning)
+
+
+@dataclass(frozen=True)
+class CheatFinding:
+    check: str  # kebab-case name of the check
+    message: str
+    line: int  # 1-based line in the candidate source (0: the whole file)
+    severity: Literal["reject", "warn"] = "reject"
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Call):
+        parts.append(_dotted(node.func) + "()")
+    return ".".join(reversed(parts))
+
+
+def _is_torch_compute(name: str, aliases: dict[str, str]) -> bool:
+    head, _, rest = name.partition(".")
+    full = f"{aliases.get(head, head)}.{rest}" if rest else aliases.get(head, head)
+    if full.startswith(("torch.nn.functional.", "torch.special.", "torch.linalg.", "torch.fft.")):
+        return True
+    if full.startswith("torch.nn."):
+        return full.split(".")[2] not in NN_STRUCTURE
+    if full.startswith("torch."):
+        return full.split(".", 1)[1] in TORCH_COMPUTE
+    return False
+
+
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    """Local names of torch modules: `import torch.nn.functional as F` → {"F": "torch.nn.functional"}."""
+    found = {"torch": "torch"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                found[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("torch"):
+            for a in node.names:
+                found[a.asname or a.name] = f"{node.module}.{a.name}"
+    return found
+
+
+def check_candidate(source: str, policy: AntiCheatPolicy | None = None) -> list[CheatFinding]:
+    """Everything suspicious about one candidate file; any `reject` finding disqualifies it."""
+    policy = policy or AntiCheatPolicy()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []  # the evaluator reports it as a compile error with the line
+    aliases = _aliases(tree)
+    found: list[CheatFinding] = []
+    found += _module_wide(tree, source, policy)
+    model_new = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"), None)
+    if model_new is None:
+        found.append(CheatFinding("missing-model-new", "the candidate defines no class ModelNew", 0))
+        return found
+    found += _class_checks(model_new, tree, aliases, policy)
+    return sorted(set(found), key=lambda f: (f.line, f.check))
+
+
+def rejected(findings: list[CheatFinding]) -> list[CheatFinding]:
+    return [f for f in findings if f.severity == "reject"]
+
+
+def _module_wide(tree: ast.Module, source: str, policy: AntiCheatPolicy) -> list[CheatFinding]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(n.split(".")[0] in ("threading", "multiprocessing", "concurrent") for n in names):
+                found.append(
+                    CheatFinding(
+                        "threads",
+                        "imports threading/multiprocessing: work can run outside the timed region",
+                        node.lineno,
+                    )
+                )
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if _dotted(t) in TIMERS:
+                    found.append(
+                        CheatFinding(
+                            "timing-patch", f"reassigns {_dotted(t)} (timing manipulation)", node.lineno
+                        )
+                    )
+        elif isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if (
+                name == "setattr"
+                and node.args
+                and _dotted(node.args[0]) in ("torch.cuda", "time", "torch.cuda.Event")
+            ):
+                found.append(
+                    CheatFinding(
+                        "timing-patch", "setattr on torch.cuda/time (timing manipulation)", node.lineno
+                    )
+                )
+            elif name.endswith(("cuda.Stream", "cuda.stream")) or name.endswith(
+                (".wait_stream", ".record_stream")
+            ):
+                found.append(
+                    CheatFinding(
+                        "side-stream",
+                        f"{name}(): work on a side stream escapes the timed default stream",
+                        node.lineno,
+                    )
+                )
+            elif name.endswith("_make_subclass"):
+                found.append(
+                    CheatFinding(
+                        "lazy-tensor",
+                        "Tensor._make_subclass: a lazy tensor can pass the test without computing",
+                        node.lineno,
+                    )
+                )
+        elif isinstance(node, ast.ClassDef) and any(
+            _dotted(b) in ("torch.Tensor", "Tensor") for b in node.bases
+        ):
+            found.append(
+                CheatFinding("lazy-tensor", f"class {node.name} subclasses torch.Tensor", node.lineno)
+            )
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                if _dotted(d.func if isinstance(d, ast.Call) else d).split(".")[-1] in ("lru_cache", "cache"):
+                    found.append(
+                        CheatFinding(
+                            "cached-output",
+                            f"{node.name} is memoized: outputs can be reused across calls",
+                            node.lineno,
+                        )
+                    )
+    if policy.require_custom_kernel:
+        code = "\n".join(line.split("//")[0] for line in source.splitlines())
+        if "__global__" not in code or not re.search(r"load_inline|cpp_extension|RawKernel|RawModule", code):
+            found.append(
+                CheatFinding(
+                    "no-custom-kernel",
+                    "no CUDA kernel is defined and built (__global__ with load_inline / cpp_extension)",
+                    0,
+                )
+            )
+    if policy.reference_dtype == "fp32":
+        m = FP16_DOWNGRADE.search(source)
+        if m:
+            line = source.count("\n", 0, m.start()) + 1
+            found.append(
+                CheatFinding("precision-downgrade", "computes an fp32 problem in fp16", line, "warn")
+            )
+    return found
+
+
+def _class_checks(
+    cls: ast.ClassDef, tree: ast.Module, aliases: dict[str, str], policy: AntiCheatPolicy
+) -> list[CheatFinding]:
+    found = []
+    if any(_dotted(b) == "Model" for b in cls.bases):
+        found.append(
+            CheatFinding("inherits-reference", "ModelNew inherits from the reference Model", cls.lineno)
+        )
+    reference_attrs: set[str] = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Try):
+            found.append(
+                CheatFinding(
+                    "try-except-fallback",
+                    "try/except in ModelNew: a failing kernel can fall back to PyTorch unseen",
+                    node.lineno,
+                )
+            )
+        elif (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and _dotted(node.value.func) == "Model"
+        ):
+            reference_attrs |= {_dotted(t) for t in node.targets}
+            found.append(CheatFinding("calls-reference", "ModelNew builds the reference Model", node.lineno))
+        elif isinstance(node, ast.Call) and not policy.allow_torch_compute:
+            name = _dotted(node.func)
+            if _is_torch_compute(name, aliases):
+                found.append(
+                    CheatFinding(
+                        "torch-fallback", f"{name}() does the work in PyTorch, not in the kernel", node.lineno
+                    )
+                )
+        elif (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.MatMult)
+            and not policy.allow_torch_compute
+        ):
+            found.append(
+                CheatFinding("torch-fallback", "the @ operator does the work in PyTorch", node.lineno)
+            )
+    forward = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    if forward is None:
+        found.append(CheatFinding("missing-forward", "ModelNew has no forward()", cls.lineno))
+        return found
+    params = {a.arg for a in forward.args.args[1:]} | {a.arg for a in forward.args.kwonlyargs}
+    if forward.args.vararg:
+        params.add(forward.args.vararg.arg)
+    for node in ast.walk(forward):
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if (
+                name in ("super().forward", "Model.forward")
+                or name in {f"{a}.forward" for a in reference_attrs}
+                or name in reference_attrs
+            ):
+                found.append(
+                    CheatFinding("calls-reference", f"forward calls the reference ({name})", node.lineno)
+                )
+        elif isinstance(node, ast.Return) and node.value is not None:
+            found += _return_checks(node, params, aliases)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                base = t.value if isinstance(t, (ast.Attribute, ast.Subscript)) else None
+                if base is not None and (
+                    _dotted(base).startswith("self")
+                    or (
+                        isinstance(t, ast.Subscript)
+                        and isinstance(base, ast.Name)
+                        and base.id not in params
+                        and not _assigned_in(forward, base.id)
+                    )
+                ):
+                    found.append(
+                        CheatFinding(
+                            "cached-output",
+                            "forward stores state that outlives the call "
+                            f"({ast.unparse(t)}): outputs can be cached across calls",
+                            node.lineno,
+                        )
+                    )
+    return found
+
+
+def _assigned_in(fn: ast.FunctionDef, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(fn)
+    )
+
+
+def _return_checks(node: ast.Return, params: set[str], aliases: dict[str, str]) -> list[CheatFinding]:
+    value = node.value
+    if isinstance(value, ast.Name) and value.id in params:
+        return [
+            CheatFinding("returns-input", f"forward returns its input '{value.id}' unchanged", node.lineno)
+        ]
+    if isinstance(value, ast.Constant):
+        return [CheatFinding("returns-constant", "forward returns a constant", node.lineno)]
+    if isinstance(value, ast.Call):
+        name = _dotted(value.func)
+        head, _, last = name.rpartition(".")
+        if aliases.get(head, head) == "torch" and last in CONSTANT_FACTORIES:
+            return [
+                CheatFinding(
+                    "returns-constant", f"forward returns {name}(): a constant, not a result", node.lineno
+                )
+            ]
+    return []

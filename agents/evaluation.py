@@ -1,0 +1,158 @@
+"""What evaluating one candidate kernel yields, and the one protocol the loop evaluates candidates through.
+
+These mirror the profiler's results (compile resources, correctness, timing, ncu metrics) as plain frozen
+dataclasses, so the Judge and the loop depend on a small typed surface and any evaluator (the profiler's worker,
+the CPU subprocess evaluator in `worker_evaluator`) can stand behind it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+EvaluationKind = Literal["full", "test", "time", "profile"]
+CorrectnessStatus = Literal["passed", "failed", "crashed", "timeout", "not_run"]
+
+
+def source_hash(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """ptxas's report for one kernel, with the theoretical occupancy it allows."""
+
+    kernel: str
+    registers: int | None = None
+    static_shared_bytes: int | None = None
+    spill_store_bytes: int = 0
+    spill_load_bytes: int = 0
+    theoretical_occupancy: float | None = None  # 0..1
+    occupancy_limiter: str | None = None  # "registers" | "shared" | "blocks" | "threads"
+    threads_per_block: int | None = None
+
+
+@dataclass(frozen=True)
+class CompileOutcome:
+    ok: bool
+    log: str = ""  # compiler errors/warnings, as the compiler printed them
+    kernels: tuple[KernelResources, ...] = ()
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class CorrectnessOutcome:
+    status: CorrectnessStatus
+    trials: int = 0
+    passed_trials: int = 0
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    message: str = ""  # the first thing that went wrong, one line
+    traceback: str = ""  # the candidate's traceback (a string: no exception objects cross the worker)
+    warnings: tuple[str, ...] = ()  # degenerate reference, aliasing, constant output...
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A timing with its raw samples (torch.utils.benchmark's Measurement, reduced)."""
+
+    samples_ms: tuple[float, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.samples_ms) if self.samples_ms else float("nan")
+
+    @property
+    def spread(self) -> float:
+        """Interquartile range relative to the median."""
+        if len(self.samples_ms) < 4:
+            return 0.0
+        q = statistics.quantiles(self.samples_ms, n=4)
+        med = self.median_ms
+        return (q[2] - q[0]) / med if med > 0 else 0.0
+
+    @classmethod
+    def of(cls, samples_ms: list[float] | tuple[float, ...], warnings: tuple[str, ...] = ()) -> Measurement:
+        m = cls(tuple(samples_ms), warnings)
+        if m.spread > 0.10 and not any("spread" in w for w in warnings):
+            m = cls(m.samples_ms, (*warnings, f"spread {m.spread:.0%} of the median (noisy timing)"))
+        return m
+
+
+@dataclass(frozen=True)
+class TimingOutcome:
+    candidate: Measurement
+    reference: Measurement | None = None
+    device: str = "cpu"
+
+    @property
+    def speedup(self) -> float | None:
+        if self.reference is None or not self.candidate.samples_ms:
+            return None
+        c = self.candidate.median_ms
+        return self.reference.median_ms / c if c > 0 else None
+
+
+@dataclass(frozen=True)
+class LineCounter:
+    """A source-level ncu counter mapped to a line of the candidate file."""
+
+    line: int
+    metric: str
+    value: float
+
+
+@dataclass(frozen=True)
+class ProfileMetrics:
+    """ncu metrics for one kernel launch, by ncu's metric names."""
+
+    kernel: str
+    metrics: tuple[tuple[str, float], ...] = ()
+    lines: tuple[LineCounter, ...] = ()
+
+    def get(self, name: str, default: float | None = None) -> float | None:
+        for key, value in self.metrics:
+            if key == name:
+                return value
+        return default
+
+    @classmethod
+    def of(
+        cls, kernel: str, metrics: dict[str, float], lines: tuple[LineCounter, ...] = ()
+    ) -> ProfileMetrics:
+        return cls(kernel, tuple(sorted(metrics.items())), lines)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything known about one candidate after the evaluator ran it."""
+
+    source_hash: str
+    compile: CompileOutcome
+    correctness: CorrectnessOutcome
+    timing: TimingOutcome | None = None
+    profiles: tuple[ProfileMetrics, ...] = ()
+    device: str = "cpu"
+    seconds: float = 0.0  # wall time of the whole evaluation (the loop's overhead outside the LLM)
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def correct(self) -> bool:
+        return self.compile.ok and self.correctness.passed
+
+    @property
+    def speedup(self) -> float | None:
+        return self.timing.speedup if self.timing and self.correct else None
+
+
+class CandidateEvaluator(Protocol):
+    """Compiles, tests, times and (where it can) profiles one candidate source against its reference."""
+
+    def evaluate(self, source: str, kind: EvaluationKind = "full") -> Evaluation: ...

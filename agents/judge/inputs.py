@@ -1,0 +1,61 @@
+"""Everything the Judge may look at for one kernel; any part may be missing (no GPU, not compiled yet...)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cudalens.agents.anti_cheat import CheatFinding
+from cudalens.agents.evaluation import (
+    CompileOutcome,
+    CorrectnessOutcome,
+    Evaluation,
+    KernelResources,
+    ProfileMetrics,
+    TimingOutcome,
+)
+from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
+from cudalens.analysis.api import KernelInfo
+from cudalens.analysis.findings import Finding
+
+
+@dataclass(frozen=True)
+class JudgeInput:
+    kernel: str | None = None
+    findings: tuple[Finding, ...] = ()  # static findings of this kernel (CL1xx-CL7xx) and compiler ones
+    kernel_info: KernelInfo | None = None
+    compile: CompileOutcome | None = None
+    resources: KernelResources | None = None
+    correctness: CorrectnessOutcome | None = None
+    timing: TimingOutcome | None = None
+    metrics: ProfileMetrics | None = None
+    cheats: tuple[CheatFinding, ...] = ()
+    gpu: GpuSpecs = field(default=DEFAULT_GPU)
+
+
+def judge_input(
+    evaluation: Evaluation | None,
+    kernel: str | None = None,
+    findings: tuple[Finding, ...] | list[Finding] = (),
+    kernel_info: KernelInfo | None = None,
+    cheats: tuple[CheatFinding, ...] | list[CheatFinding] = (),
+    gpu: GpuSpecs = DEFAULT_GPU,
+) -> JudgeInput:
+    """The Judge's view of one kernel of an evaluated candidate (the kernel named, or the first profiled)."""
+    if evaluation is None:
+        return JudgeInput(kernel, tuple(findings), kernel_info, cheats=tuple(cheats), gpu=gpu)
+    profiles = evaluation.profiles
+    profile = next((p for p in profiles if kernel and kernel in p.kernel), profiles[0] if profiles else None)
+    kernels = evaluation.compile.kernels
+    resources = next((k for k in kernels if kernel and kernel in k.kernel), kernels[0] if kernels else None)
+    return JudgeInput(
+        kernel=kernel or (profile.kernel if profile else None),
+        findings=tuple(findings),
+        kernel_info=kernel_info,
+        compile=evaluation.compile,
+        resources=resources,
+        correctness=evaluation.correctness,
+        timing=evaluation.timing,
+        metrics=profile,
+        cheats=tuple(cheats),
+        gpu=gpu,
+    )

@@ -1,0 +1,219 @@
+"""Verdicts for correct kernels with Nsight Compute metrics: the bottleneck, then one method aimed at it."""
+
+from __future__ import annotations
+
+from cudalens.agents.judge.inputs import JudgeInput
+from cudalens.agents.judge.methods import METHODS
+from cudalens.agents.judge.metrics import (
+    ACHIEVED_OCCUPANCY,
+    MEMORY_THROUGHPUT,
+    SECTORS_PER_REQUEST,
+    SM_THROUGHPUT,
+    Derived,
+    derive,
+    hottest_line,
+)
+from cudalens.agents.judge.verdict import Bottleneck, Evidence, Verdict
+
+BUSY = 60.0  # % of peak above which a unit is the limiter (Nsight Compute's SOL guidance)
+IDEAL_SECTORS = 4.0  # 32 threads × 4-byte loads = 128 bytes = 4 sectors per request
+DIVERGENT_BELOW = 24.0  # active threads per executed instruction, of 32
+
+
+def _line_of(inp: JudgeInput, codes: tuple[str, ...], counter: str | None = None) -> int | None:
+    if counter and inp.metrics is not None:
+        line = hottest_line(inp.metrics, counter)
+        if line is not None:
+            return line
+    return next((f.span.line for f in inp.findings if f.code.startswith(codes)), None)
+
+
+def classify(d: Derived, inp: JudgeInput) -> Bottleneck:
+    sm, mem = d.sm_pct, d.memory_pct
+    if sm is None and mem is None:
+        return "unknown"
+    sm, mem = sm or 0.0, mem or 0.0
+    if max(sm, mem) >= BUSY:
+        if mem >= sm:
+            return "memory"
+        return "compute"
+    achieved = d.achieved_occupancy_pct
+    theoretical = d.theoretical_occupancy_pct
+    low_theoretical = (
+        theoretical is not None
+        and theoretical <= 50.0
+        and d.occupancy_limiter in ("registers", "shared", "blocks", "warps")
+    )
+    if low_theoretical or (achieved is not None and achieved < 25.0):
+        return "occupancy"
+    ai = d.arithmetic_intensity
+    if ai is not None and sm < 30 and mem < 30 and ai >= inp.gpu.ridge_point:
+        return "compute"
+    return "latency"
+
+
+def measured_verdict(inp: JudgeInput) -> Verdict:
+    assert inp.metrics is not None
+    d = derive(inp.metrics)
+    bottleneck = classify(d, inp)
+    method, ev = _choose(bottleneck, d, inp)
+    ev.extend(_headline(d, inp))
+    evidence = _top_evidence(ev)
+    m = METHODS[method]
+    speed = inp.timing.speedup if inp.timing else None
+    summary = f"{bottleneck.capitalize()}-bound → {m.title.lower()}" if bottleneck != "unknown" else m.title
+    return Verdict(
+        inp.kernel,
+        "measured",
+        summary,
+        bottleneck=bottleneck,
+        method=method,
+        method_title=m.title,
+        plan=m.plan,
+        evidence=evidence,
+        speedup=speed,
+    )
+
+
+def _headline(d: Derived, inp: JudgeInput) -> list[Evidence]:
+    """The throughput facts behind the bottleneck, in the order they justify it."""
+    ev = []
+    if d.memory_pct is not None:
+        ev.append(Evidence(MEMORY_THROUGHPUT, d.memory_pct, "memory throughput, % of peak"))
+    if d.sm_pct is not None:
+        ev.append(Evidence(SM_THROUGHPUT, d.sm_pct, "SM throughput, % of peak"))
+    ai = d.arithmetic_intensity
+    if ai is not None:
+        side = "below" if ai < inp.gpu.ridge_point else "above"
+        ev.append(
+            Evidence(
+                "arithmetic_intensity",
+                ai,
+                f"FLOP/byte, {side} the ridge point {inp.gpu.ridge_point:.1f} of the {inp.gpu.name}",
+            )
+        )
+    if d.achieved_occupancy_pct is not None:
+        ev.append(
+            Evidence(ACHIEVED_OCCUPANCY, d.achieved_occupancy_pct, "achieved occupancy, % of max warps")
+        )
+    return ev
+
+
+def _top_evidence(ev: list[Evidence]) -> tuple[Evidence, ...]:
+    seen, out = set(), []
+    for e in ev:
+        if e.metric not in seen:
+            seen.add(e.metric)
+            out.append(e)
+    return tuple(out[:4])
+
+
+def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]:
+    """Exactly one method, with the specific evidence for it first."""
+    # Problems that are the cause whatever the headline bottleneck, strongest signal first.
+    if (
+        d.sectors_per_request is not None
+        and d.sectors_per_request > 2 * IDEAL_SECTORS
+        and b in ("memory", "latency")
+    ):
+        return "coalesce-global-access", [
+            Evidence(
+                SECTORS_PER_REQUEST,
+                d.sectors_per_request,
+                f"sectors per global load request (ideal {IDEAL_SECTORS:g})",
+                _line_of(inp, ("CL1",), "sectors"),
+            )
+        ]
+    if d.bank_conflict_ratio is not None and d.bank_conflict_ratio > 0.2:
+        return "pad-shared-memory", [
+            Evidence(
+                "shared_bank_conflicts_per_wavefront",
+                d.bank_conflict_ratio,
+                "extra shared-memory wavefronts from bank conflicts",
+                _line_of(inp, ("CL301",), "bank"),
+            )
+        ]
+    if d.threads_per_inst is not None and d.threads_per_inst < DIVERGENT_BELOW:
+        return "remove-warp-divergence", [
+            Evidence(
+                "smsp__thread_inst_executed_per_inst_executed.ratio",
+                d.threads_per_inst,
+                "active threads per executed instruction (of 32)",
+                _line_of(inp, ("CL2",), "thread_inst"),
+            )
+        ]
+    if b == "occupancy":
+        return _occupancy_method(d, inp)
+    if b == "compute":
+        if (
+            d.tensor_pipe_pct is not None
+            and d.tensor_pipe_pct < 5
+            and (d.flops or 0) > 0
+            and (d.arithmetic_intensity or 0) >= inp.gpu.ridge_point
+        ):
+            return "use-tensor-cores", [
+                Evidence(
+                    "sm__pipe_tensor_op_hmma_cycles_active",
+                    d.tensor_pipe_pct,
+                    "tensor pipe busy, % (idle: the FMAs run on CUDA cores)",
+                )
+            ]
+        return "reduce-instruction-count", []
+    if b == "memory":
+        ai = d.arithmetic_intensity
+        if ai is not None and ai > 1.0 and (d.dram_pct or 0) >= BUSY:
+            # FLOP-heavy work that still streams from DRAM: operands are re-read instead of reused
+            return "tile-in-shared-memory", [
+                Evidence("dram__throughput", d.dram_pct or 0.0, "DRAM throughput, % of peak")
+            ]
+        return "vectorize-memory-access", [
+            Evidence("dram__throughput", d.dram_pct, "DRAM throughput, % of peak")
+        ] if d.dram_pct is not None else []
+    if b == "latency":
+        if d.grid_size is not None and d.grid_size < inp.gpu.sm_count:
+            return "increase-parallelism", [
+                Evidence("launch__grid_size", d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
+            ]
+        if d.top_stall and d.top_stall[0] in ("barrier", "membar"):
+            return "use-warp-shuffles", [
+                Evidence(
+                    f"stall:{d.top_stall[0]}", d.top_stall[1], "top warp stall reason (cycles per issue)"
+                )
+            ]
+        if d.top_stall:
+            return "hide-memory-latency", [
+                Evidence(
+                    f"stall:{d.top_stall[0]}", d.top_stall[1], "top warp stall reason (cycles per issue)"
+                )
+            ]
+        return "hide-memory-latency", []
+    return "increase-parallelism", []
+
+
+def _occupancy_method(d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]:
+    ev = []
+    if d.theoretical_occupancy_pct is not None:
+        ev.append(
+            Evidence(
+                "sm__maximum_warps_per_active_cycle_pct",
+                d.theoretical_occupancy_pct,
+                f"theoretical occupancy, limited by {d.occupancy_limiter or 'unknown'}",
+            )
+        )
+    if d.occupancy_limiter == "registers":
+        ev.insert(
+            0,
+            Evidence(
+                "launch__registers_per_thread",
+                d.registers if d.registers is not None else "n/a",
+                "registers per thread",
+            ),
+        )
+        return "reduce-register-pressure", ev
+    if d.occupancy_limiter == "shared":
+        return "reduce-shared-memory", ev
+    if d.grid_size is not None and d.grid_size < inp.gpu.sm_count:
+        ev.insert(
+            0, Evidence("launch__grid_size", d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
+        )
+    return "increase-parallelism", ev

@@ -1,0 +1,63 @@
+"""The Judge's answer for one kernel: the critical issue of a failing kernel, or the bottleneck of a correct one
+with exactly one optimization method, a short plan, and the metrics and lines that justify it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Bottleneck = Literal["memory", "compute", "latency", "occupancy", "unknown"]
+VerdictStatus = Literal["failing", "measured", "predicted"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One number behind a verdict, what it means, and the source line it points to (if any)."""
+
+    metric: str
+    value: float | str
+    meaning: str
+    line: int | None = None
+
+    def shown(self) -> str:
+        value = f"{self.value:.3g}" if isinstance(self.value, float) else str(self.value)
+        return f"{self.metric} = {value}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kernel: str | None
+    status: VerdictStatus
+    summary: str  # one line: what the hover title and the diagnostic say
+    # failing kernels (CudaForge's correction shape)
+    critical_issue: str = ""
+    why_it_matters: str = ""
+    fix_hint: str = ""
+    # correct kernels (and predicted verdicts)
+    bottleneck: Bottleneck | None = None
+    method: str | None = None  # a key of judge.methods.METHODS
+    method_title: str = ""
+    plan: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...] = field(default=())
+    speedup: float | None = None
+    source: Literal["rules", "llm"] = "rules"
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        return tuple(sorted({e.line for e in self.evidence if e.line is not None}))
+
+    @property
+    def predicted(self) -> bool:
+        return self.status == "predicted"
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["lines"] = list(self.lines)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> Verdict:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["evidence"] = tuple(Evidence(**e) for e in known.get("evidence", ()))
+        known["plan"] = tuple(known.get("plan", ()))
+        return cls(**known)

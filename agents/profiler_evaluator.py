@@ -1,0 +1,267 @@
+"""`CandidateEvaluator` over the profiler's worker: its `test` job (≥ 5 poisoned trials against `Model`, then
+timing with CUDA events and L2 flushes) in a long-lived `WorkerPool` (torch imported once, a crash or timeout
+retires the worker), and its Nsight Compute profile (`profile_file`: per-kernel metrics and per-line source
+counters) for correct candidates on a GPU.
+
+The Coder's API key never reaches candidate code: the worker is started with every secret variable blanked, and
+`profile_file` (whose target inherits its process's environment) runs in a child without them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cudalens.agents.evaluation import (
+    CompileOutcome,
+    CorrectnessOutcome,
+    Evaluation,
+    EvaluationKind,
+    LineCounter,
+    Measurement,
+    ProfileMetrics,
+    TimingOutcome,
+    source_hash,
+)
+from cudalens.agents.judge import metrics as M
+from cudalens.agents.worker_evaluator import secret_names
+from cudalens.profiler.protocol import JobRequest
+from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
+from cudalens.profiler.tool_run import run_tool
+from cudalens.profiler.worker_client import WorkerPool, WorkerStartError
+
+
+@dataclass(frozen=True)
+class ProfilerEvaluatorSettings:
+    python: str = sys.executable
+    timeout_s: float = 600.0  # per job: a cold load_inline build is part of it
+    trials: int = 5
+    seed: int = 42
+    budget_ms: float = 100.0
+    device: str | None = None  # None: cuda when present
+    profile: bool = True  # run ncu on correct candidates when a GPU and ncu are present
+    secret_env: tuple[str, ...] = ("OPENAI_API_KEY",)
+
+
+@dataclass
+class ProfilerEvaluator:
+    reference_source: str
+    settings: ProfilerEvaluatorSettings = field(default_factory=ProfilerEvaluatorSettings)
+    _pool: WorkerPool | None = field(default=None, init=False, repr=False)
+    _job: str | None = field(default=None, init=False, repr=False)
+
+    def _worker_pool(self) -> WorkerPool:
+        if self._pool is None:
+            blank = {name: "" for name in secret_names(self.settings.secret_env)}
+            self._pool = WorkerPool(python=self.settings.python, env=blank, warmup={"modules": ["torch"]})
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def cancel(self) -> None:
+        if self._pool is not None and self._job is not None:
+            self._pool.cancel(self._job)
+
+    def evaluate(self, source: str, kind: EvaluationKind = "full") -> Evaluation:
+        started = time.perf_counter()
+        folder = Path(tempfile.mkdtemp(prefix="cudalens-candidate-"))
+        try:
+            reference, candidate = folder / "reference.py", folder / "candidate.py"
+            reference.write_text(self.reference_source, encoding="utf-8")
+            candidate.write_text(source, encoding="utf-8")
+            payload = {
+                "path": str(candidate),
+                "reference": str(reference),
+                "trials": self.settings.trials,
+                "seed": self.settings.seed,
+                "time": kind != "test",
+                "budget_ms": self.settings.budget_ms,
+            }
+            if self.settings.device:
+                payload["device"] = self.settings.device
+            pool = self._worker_pool()
+            self._job = pool.new_id()
+            try:
+                result = pool.run(JobRequest(self._job, "test", payload, self.settings.timeout_s))
+                status, data, error = result.status, result.payload or {}, result.error
+            except WorkerStartError as exc:
+                status, data, error = "crash", {}, f"cannot start the worker: {exc}"
+            finally:
+                self._job = None
+            evaluation = _evaluation(source, status, data, error, self.settings.timeout_s)
+            if (
+                kind in ("full", "profile")
+                and self.settings.profile
+                and evaluation.correct
+                and evaluation.device.startswith("cuda")
+            ):
+                evaluation = self.add_profile(evaluation, candidate, reference)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return _with_seconds(evaluation, time.perf_counter() - started)
+
+    def add_profile(self, evaluation: Evaluation, candidate: Path, reference: Path) -> Evaluation:
+        """`profile_file` in a child of this interpreter whose environment has no secrets, so the profiled
+        target (the candidate, under ncu) inherits none."""
+        hidden = set(secret_names(self.settings.secret_env))
+        env = {k: v for k, v in os.environ.items() if k not in hidden}
+        run = run_tool(
+            [
+                sys.executable,
+                "-c",
+                _PROFILE_CHILD,
+                str(candidate),
+                str(reference),
+                self.settings.python,
+                str(self.settings.timeout_s),
+            ],
+            timeout=self.settings.timeout_s + 60,
+            env=env,
+        )
+        try:
+            profile = NcuProfile.from_json(json.loads(run.stdout.strip().splitlines()[-1]))
+        except (ValueError, IndexError, KeyError):
+            detail = "timed out" if run.timed_out else (run.stderr.strip().splitlines() or ["no output"])[-1]
+            return _noted(evaluation, f"ncu profile failed: {detail[:300]}")
+        if profile.error:
+            return _noted(evaluation, f"ncu: {profile.error}")
+        return Evaluation(**{**evaluation.__dict__, "profiles": profile_metrics(profile)})
+
+
+_PROFILE_CHILD = """
+import json, sys
+from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
+path, reference, python, timeout = sys.argv[1:5]
+print(json.dumps(profile_file(ProfileRequest(path, reference, python=python, timeout=float(timeout))).to_json()))
+"""
+
+
+def profile_metrics(profile: NcuProfile) -> tuple[ProfileMetrics, ...]:
+    """The Judge's view of an ncu profile: the first launch of each kernel; its per-line source counters under
+    the metric fragments the Judge looks for (sectors, bank, thread_inst); and, where the kernel-level metric is
+    missing, sectors per request, bank conflicts and threads per instruction summed from those lines."""
+    out: dict[str, ProfileMetrics] = {}
+    for k in profile.kernels:
+        if k.base_name in out:
+            continue
+        rows = [c for c in profile.lines if not c.kernel or base(c.kernel) == k.base_name]
+        lines = []
+        for c in rows:
+            if c.global_sectors:
+                lines.append(LineCounter(c.line, "excess_sectors", c.excess_sectors))
+            if c.shared_wavefronts:
+                lines.append(LineCounter(c.line, "bank_conflict_wavefronts", c.bank_conflict_wavefronts))
+            if c.inst_executed:
+                lost = (32 - c.threads_per_instruction) * c.inst_executed
+                lines.append(LineCounter(c.line, "thread_inst_lost", lost))
+        metrics = {**_from_lines(rows), **k.metrics}
+        out[k.base_name] = ProfileMetrics.of(k.base_name, metrics, tuple(lines))
+    return tuple(out.values())
+
+
+def _from_lines(rows: list) -> dict[str, float]:
+    derived: dict[str, float] = {}
+    requests = sum(c.global_requests for c in rows)
+    if requests:
+        derived[M.SECTORS_PER_REQUEST] = sum(c.global_sectors for c in rows) / requests
+    wavefronts = sum(c.shared_wavefronts for c in rows)
+    if wavefronts:
+        derived[M.SHARED_WAVEFRONTS] = wavefronts
+        derived[M.SHARED_LD_CONFLICTS] = sum(c.bank_conflict_wavefronts for c in rows)
+    executed = sum(c.inst_executed for c in rows)
+    if executed and any(c.thread_inst_executed for c in rows):
+        derived[M.THREADS_PER_INST] = sum(c.thread_inst_executed for c in rows) / executed
+    return derived
+
+
+def base(name: str) -> str:
+    from cudalens.profiler.results import base_kernel_name
+
+    return base_kernel_name(name)
+
+
+def _noted(evaluation: Evaluation, note: str) -> Evaluation:
+    return Evaluation(**{**evaluation.__dict__, "notes": (*evaluation.notes, note)})
+
+
+def _with_seconds(evaluation: Evaluation, seconds: float) -> Evaluation:
+    return Evaluation(**{**evaluation.__dict__, "seconds": seconds})
+
+
+def _measurement(m) -> Measurement:
+    return Measurement(tuple(m.samples_ms), tuple(m.warnings))
+
+
+def _evaluation(source: str, status: str, payload: dict, error: str | None, timeout_s: float) -> Evaluation:
+    digest = source_hash(source)
+    if status == "timeout":
+        return Evaluation(
+            digest,
+            CompileOutcome(ok=True),
+            CorrectnessOutcome(
+                "timeout", message=f"the candidate ran past the worker's {timeout_s:g} s limit and was killed"
+            ),
+        )
+    if status != "ok" or "test" not in payload:
+        detail = (error or "the worker returned no result").strip()
+        return Evaluation(
+            digest,
+            CompileOutcome(ok=True),
+            CorrectnessOutcome(
+                "crashed",
+                message=detail.splitlines()[-1][:300] if detail else status,
+                traceback=detail[-6000:],
+            ),
+        )
+    test = TestResult.from_json(payload["test"])
+    device = test.device or "cpu"
+    if test.status == "error" and test.message.startswith(("loading ", "the candidate failed to build")):
+        # the candidate's module raised while loading: a load_inline build error or a Python error in it
+        return Evaluation(
+            digest,
+            CompileOutcome(ok=False, log=test.traceback or test.message),
+            CorrectnessOutcome("not_run"),
+            device=device,
+        )
+    checks = [o for t in test.trials for o in t.outputs]
+    abs_err = max((o.max_abs_error for o in checks if math.isfinite(o.max_abs_error)), default=None)
+    rel_err = max((o.max_rel_error for o in checks if math.isfinite(o.max_rel_error)), default=None)
+    status_map = {"passed": "passed", "failed": "failed", "crashed": "crashed"}
+    failing = test.first_failed_trial
+    message = test.summary() if not test.passed else ""
+    if failing is not None and failing.first_failure is not None and failing.first_failure.message:
+        message = f"trial {failing.trial + 1}/{len(test.trials)}: {failing.first_failure.message}"
+    elif failing is not None and failing.error:
+        message = f"trial {failing.trial + 1}/{len(test.trials)}: {failing.error}"
+    correctness = CorrectnessOutcome(
+        status=status_map.get(test.status, "crashed"),  # type: ignore[arg-type]
+        trials=len(test.trials),
+        passed_trials=sum(1 for t in test.trials if t.passed),
+        max_abs_error=abs_err,
+        max_rel_error=rel_err,
+        message=message,
+        traceback=test.traceback or "",
+        warnings=test.degenerate,
+    )
+    timing = None
+    if payload.get("timing"):
+        t = TimingResult.from_json(payload["timing"])
+        timing = TimingOutcome(_measurement(t.candidate), _measurement(t.reference), device)
+    return Evaluation(
+        digest,
+        CompileOutcome(ok=True),
+        correctness,
+        timing,
+        device=device,
+        notes=tuple(m for m in (timing.candidate.warnings if timing else ())),
+    )

@@ -1,0 +1,212 @@
+"""`cudalens optimize FILE`: run the Coder–Judge loop on a KernelBench-style file from the terminal.
+
+The best candidate goes to a new file (`<name>.optimized.py`, or `--output`), or to stdout as a diff (`--diff`);
+the input is only rewritten with `--in-place`. Progress and the summary go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import shutil
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from cudalens.agents.anti_cheat import AntiCheatPolicy
+from cudalens.agents.coder.client import CoderClient
+from cudalens.agents.coder.settings import CoderSettings
+from cudalens.agents.gpu_specs import KNOWN_GPUS, detect_gpu_specs, gpu_by_name
+from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
+from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
+from cudalens.agents.resources import WithCompileResources
+from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
+from cudalens.analysis.api import analyze_text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "file", help="a KernelBench-style Python file (Model, get_inputs, optionally ModelNew)"
+    )
+    parser.add_argument("--kernel", help="the kernel to optimize (default: the file's model)")
+    parser.add_argument("--rounds", type=int, default=10, help="Coder rounds (default 10)")
+    parser.add_argument("--budget", type=float, metavar="USD", help="stop once the Coder has cost this much")
+    parser.add_argument("--budget-tokens", type=int, metavar="N", help="stop after this many tokens")
+    parser.add_argument("--patience", type=int, default=4, help="stop after N rounds without progress")
+    parser.add_argument("--repair-only", action="store_true", help="stop as soon as a candidate is correct")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("-o", "--output", help="where to write the best candidate (default: FILE.optimized.py)")
+    out.add_argument("--diff", action="store_true", help="print the best candidate as a unified diff")
+    out.add_argument("--in-place", action="store_true", help="overwrite FILE with the best candidate")
+    coder = parser.add_argument_group("Coder endpoint (any OpenAI-compatible chat API)")
+    coder.add_argument("--base-url", help="e.g. http://localhost:8000/v1 (default: api.openai.com)")
+    coder.add_argument("--model", default=CoderSettings.model)
+    coder.add_argument(
+        "--api-key-env",
+        default=CoderSettings.api_key_env,
+        help="NAME of the environment variable holding the key",
+    )
+    coder.add_argument("--temperature", type=float)
+    coder.add_argument("--reasoning-effort", choices=("low", "medium", "high"))
+    coder.add_argument("--coder-timeout", type=float, default=CoderSettings.timeout_s, metavar="S")
+    coder.add_argument("--retries", type=int, default=CoderSettings.retries)
+    coder.add_argument("--stream", action="store_true", help="stream the Coder's replies")
+    coder.add_argument("--price-in", type=float, default=0.0, metavar="USD", help="per 1000 prompt tokens")
+    coder.add_argument(
+        "--price-out", type=float, default=0.0, metavar="USD", help="per 1000 completion tokens"
+    )
+    worker = parser.add_argument_group("evaluation")
+    worker.add_argument(
+        "--evaluator",
+        choices=("profiler", "isolated"),
+        default="profiler",
+        help="profiler: the profiler's worker pool (torch loaded once, ncu profiles with line counters); "
+        "isolated: a fresh process per candidate in a scratch folder (cached load_inline builds)",
+    )
+    worker.add_argument("--worker-python", default=sys.executable, help="interpreter with torch (and CUDA)")
+    worker.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per candidate evaluation")
+    worker.add_argument(
+        "--ncu", default=shutil.which("ncu"), help="Nsight Compute CLI (default: ncu on PATH)"
+    )
+    worker.add_argument("--no-profile", action="store_true", help="do not profile candidates with ncu")
+    worker.add_argument(
+        "--gpu",
+        default="auto",
+        help=f"specs for the Judge and prompts: auto (this machine's), {', '.join(KNOWN_GPUS)}",
+    )
+    worker.add_argument(
+        "--allow-torch-ops",
+        action="store_true",
+        help="accept candidates without a CUDA kernel whose ModelNew uses PyTorch ops",
+    )
+    parser.add_argument(
+        "--runs-dir", default=".cudalens/runs", help="where run logs go (default .cudalens/runs)"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true")
+
+
+def _fail(message: str) -> int:
+    print(f"cudalens optimize: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return _fail(f"cannot read {path}: {exc.strerror or exc}")
+    if path.suffix != ".py" or "class Model" not in source or "def get_inputs" not in source:
+        return _fail(
+            f"{path} is not a KernelBench-style Python file (it needs class Model and get_inputs(); "
+            ".cu files need a PyTorch reference file)"
+        )
+    if shutil.which(args.worker_python) is None:
+        return _fail(f"the worker interpreter {args.worker_python} was not found (--worker-python)")
+    if args.rounds < 0:
+        return _fail("--rounds must be at least 0")
+    coder_settings = CoderSettings(
+        base_url=args.base_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        temperature=args.temperature,
+        reasoning_effort=args.reasoning_effort,
+        timeout_s=args.coder_timeout,
+        retries=args.retries,
+        stream=args.stream,
+        price_in_per_1k=args.price_in,
+        price_out_per_1k=args.price_out,
+    )
+    if args.rounds > 0 and coder_settings.api_key() is None:
+        return _fail(
+            f"set the environment variable {args.api_key_env} to the Coder's API key "
+            "(or name another with --api-key-env)"
+        )
+    policy = AntiCheatPolicy(
+        require_custom_kernel=not args.allow_torch_ops, allow_torch_compute=args.allow_torch_ops
+    )
+    settings = LoopSettings(
+        rounds=args.rounds,
+        budget_usd=args.budget,
+        budget_tokens=args.budget_tokens,
+        patience=args.patience,
+        repair_only=args.repair_only,
+        anti_cheat=policy,
+    )
+    worker: WorkerEvaluator | ProfilerEvaluator
+    if args.evaluator == "isolated":
+        worker = WorkerEvaluator(
+            source,
+            WorkerSettings(
+                python=args.worker_python,
+                timeout_s=args.timeout,
+                secret_env=(args.api_key_env,),
+                ncu=None if args.no_profile else args.ncu,
+            ),
+        )
+    else:
+        worker = ProfilerEvaluator(
+            source,
+            ProfilerEvaluatorSettings(
+                python=args.worker_python,
+                timeout_s=args.timeout,
+                profile=not args.no_profile,
+                secret_env=(args.api_key_env,),
+            ),
+        )
+    evaluator = WithCompileResources(worker, str(path))
+
+    def findings_for(candidate: str) -> list:
+        report = analyze_text(str(path), candidate)
+        return [f for f in report.findings if args.kernel is None or f.kernel in (None, args.kernel)]
+
+    def on_progress(p: Progress) -> None:
+        if not args.quiet:
+            best = f", best {p.best_speedup:.2f}×" if p.best_speedup else ""
+            print(f"[{p.round}/{p.rounds}{best}] {p.message}", file=sys.stderr)
+
+    cancel = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, lambda *_: cancel.set())  # Ctrl-C: stop after killing the candidate
+    try:
+        loop = OptimizeLoop(
+            evaluator,
+            CoderClient(coder_settings),
+            source,
+            kernel=args.kernel or path.stem,
+            gpu=detect_gpu_specs() if args.gpu == "auto" else gpu_by_name(args.gpu),
+            settings=settings,
+            cancel=cancel,
+            on_progress=on_progress,
+            run_root=Path(args.runs_dir),
+            findings_for=findings_for,
+        )
+        result = loop.run(source)
+    finally:
+        if isinstance(worker, ProfilerEvaluator):
+            worker.close()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, previous)
+    print(f"cudalens optimize: {result.summary_line()}", file=sys.stderr)
+    if result.run_dir is not None:
+        print(f"cudalens optimize: run log in {result.run_dir}", file=sys.stderr)
+    if not result.improved or result.best_source is None:
+        return 1
+    if args.diff:
+        sys.stdout.writelines(
+            difflib.unified_diff(
+                source.splitlines(keepends=True),
+                result.best_source.splitlines(keepends=True),
+                f"a/{path.name}",
+                f"b/{path.name}",
+            )
+        )
+        return 0
+    target = (
+        path if args.in_place else Path(args.output) if args.output else path.with_suffix(".optimized.py")
+    )
+    target.write_text(result.best_source, encoding="utf-8")
+    print(f"cudalens optimize: wrote {target}", file=sys.stderr)
+    return 0

@@ -1,0 +1,105 @@
+"""Verdicts for analysed documents (hover, CL910), the LLM Judge and "Ask Coder about this"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cudalens.agents.api import ask_coder, judge_findings, kernel_verdicts
+from cudalens.agents.coder.client import CoderClient
+from cudalens.agents.coder.settings import CoderSettings
+from cudalens.agents.evaluation import CompileOutcome, CorrectnessOutcome, ProfileMetrics
+from cudalens.agents.judge.inputs import JudgeInput
+from cudalens.agents.judge.llm_judge import llm_judge
+from cudalens.analysis.api import analyze_text
+from tests.agents.fake_openai import FakeOpenAI, reply
+
+FIXTURE = Path(__file__).parent.parent / "analysis" / "fixtures" / "CL1_coalescing.cu"
+
+
+@pytest.fixture
+def client_for(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("API_TEST_KEY", "sk-api-test")
+
+    def make(fake: FakeOpenAI) -> CoderClient:
+        return CoderClient(CoderSettings(base_url=fake.base_url, model="m", api_key_env="API_TEST_KEY"))
+
+    return make
+
+
+def test_predicted_verdicts_for_an_analysed_file() -> None:
+    report = analyze_text(str(FIXTURE), FIXTURE.read_text())
+    verdicts = {kv.kernel.name: kv for kv in kernel_verdicts(report)}
+    assert verdicts["transpose_naive"].verdict.method == "coalesce-global-access"
+    assert verdicts["transpose_naive"].verdict.evidence[0].line == 26
+    assert verdicts["copy_ok"].verdict.method != "coalesce-global-access"
+    assert all(kv.verdict.predicted for kv in verdicts.values())
+    assert "predicted" in verdicts["stride2"].markdown
+
+    findings = judge_findings(report)
+    assert {f.code for f in findings} == {"CL910"} and len(findings) == len(report.kernels)
+    on_transpose = next(f for f in findings if f.kernel == "transpose_naive")
+    assert on_transpose.span.line == 22 and "coalesce" in on_transpose.message.lower()
+
+
+def test_llm_judge_returns_the_same_structure(client_for) -> None:
+    answer = {
+        "status": "measured",
+        "summary": "Memory-bound: the transpose reads columns",
+        "critical_issue": "",
+        "why_it_matters": "",
+        "fix_hint": "",
+        "bottleneck": "memory",
+        "method": "coalesce-global-access",
+        "plan": ["Stage a 32x33 tile in shared memory."],
+        "evidence": [{"metric": "sectors/request", "value": 32, "meaning": "uncoalesced", "line": 26}],
+    }
+    inp = JudgeInput(
+        "transpose_naive",
+        compile=CompileOutcome(True),
+        correctness=CorrectnessOutcome("passed", 5, 5),
+        metrics=ProfileMetrics.of(
+            "transpose_naive", {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 80.0}
+        ),
+    )
+    with FakeOpenAI([reply(json.dumps(answer)), reply("not json at all")]) as fake:
+        client = client_for(fake)
+        verdict, why = llm_judge(client, inp, FIXTURE.read_text())
+        fallback, reason = llm_judge(client, inp, FIXTURE.read_text())
+    assert why == "" and verdict.source == "llm" and verdict.method == "coalesce-global-access"
+    assert verdict.lines == (26,) and verdict.method_title == "Coalesce global memory accesses"
+    body = fake.requests[0].body
+    assert body["response_format"]["type"] == "json_schema"
+    assert "transpose_naive" in fake.requests[0].prompt and "H200" in fake.requests[0].prompt
+    assert fallback.source == "rules" and "not a verdict" in reason
+
+
+def test_ask_coder_returns_one_suggestion(client_for) -> None:
+    text = (
+        "The loads stride by `height`. Read a tile row-wise into shared memory.\n\n"
+        "```cuda\n__shared__ float tile[32][33];\n```\n"
+    )
+    with FakeOpenAI([reply(text)]) as fake:
+        s = ask_coder(
+            client_for(fake),
+            "CL101 uncoalesced global access",
+            "out[x * height + y] = in[IDX(y, x)];",
+            "k.cu",
+            26,
+        )
+    assert s.explanation.startswith("The loads stride") and s.code == "__shared__ float tile[32][33];\n"
+    assert "lines 26-26 of k.cu" in fake.requests[0].prompt and s.usage.requests == 1
+
+
+def test_loop_and_worker_settings_from_lsp() -> None:
+    from cudalens.agents.api import loop_and_worker_settings
+
+    loop, worker, errors = loop_and_worker_settings(
+        {"rounds": 3, "budgetUsd": 0.25}, {"python": "/opt/py", "timeoutSeconds": 90}, "MY_KEY"
+    )
+    assert (loop.rounds, loop.budget_usd, worker.python, worker.timeout_s) == (3, 0.25, "/opt/py", 90.0)
+    assert worker.secret_env == ("MY_KEY",) and errors == []
+    loop, worker, errors = loop_and_worker_settings({"rounds": "ten"}, {"timeoutSeconds": -1})
+    assert loop.rounds == 10 and worker.timeout_s == 300.0 and len(errors) == 2

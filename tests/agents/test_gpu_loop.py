@@ -1,0 +1,67 @@
+"""The loop on a real GPU with load_inline candidates: wrong, slow, fast → ends on the fast one."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudalens.agents.coder.client import CoderClient
+from cudalens.agents.coder.settings import CoderSettings
+from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop
+from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
+from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
+from tests.agents.fake_openai import FakeOpenAI, reply
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "optimize_problems.py"
+
+
+def _problems():
+    spec = importlib.util.spec_from_file_location("optimize_problems", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["optimize_problems"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("evaluator_kind", ["isolated", "profiler"])
+def test_relu_loop_ends_on_the_fast_candidate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, evaluator_kind: str
+) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device here")
+    op = _problems()
+    problem = op.PROBLEMS[0]
+    monkeypatch.setenv("GPU_TEST_KEY", "sk-gpu-test")
+    fence = "```python\n{}```\n"
+    script = [
+        reply(fence.format(problem.wrong)),
+        reply(fence.format(problem.slow)),
+        reply(fence.format(problem.fast)),
+    ]
+    if evaluator_kind == "isolated":
+        evaluator = WorkerEvaluator(
+            op.reference_file(problem), WorkerSettings(timeout_s=600, build_root=str(tmp_path / "b"))
+        )
+    else:
+        evaluator = ProfilerEvaluator(op.reference_file(problem), ProfilerEvaluatorSettings(timeout_s=600))
+    with FakeOpenAI(script) as fake:
+        loop = OptimizeLoop(
+            evaluator,
+            CoderClient(CoderSettings(base_url=fake.base_url, model="m", api_key_env="GPU_TEST_KEY")),
+            op.reference_file(problem),
+            kernel="relu_kernel",
+            settings=LoopSettings(rounds=3, patience=5),
+            run_root=tmp_path / "runs",
+        )
+        try:
+            result = loop.run(problem.start)
+        finally:
+            getattr(evaluator, "close", lambda: None)()
+    assert [r.evaluation.correct for r in result.rounds] == [True, False, True, True]
+    assert result.best_round == 3 and result.best_source == problem.fast and result.best_speedup > 0

@@ -1,0 +1,255 @@
+"""The Judge on recorded metrics: each profile yields the expected bottleneck and exactly one method."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudalens.agents.anti_cheat import CheatFinding
+from cudalens.agents.evaluation import (
+    CompileOutcome,
+    CorrectnessOutcome,
+    LineCounter,
+    Measurement,
+    ProfileMetrics,
+    TimingOutcome,
+)
+from cudalens.agents.judge import JudgeInput, judge
+from cudalens.agents.judge.methods import METHODS
+from cudalens.agents.judge.render import render_markdown, verdict_findings
+from cudalens.analysis.findings import Finding, Severity, Span
+
+S = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+
+# Recorded-shape profiles (ncu metric names) of six classic kernels on an H200.
+CASES = {
+    "memory-bound stream": (
+        {
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed": 18.0,
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 91.0,
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed": 90.5,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 82.0,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 4.0e6,
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1.0e6,
+            "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
+            "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": 3.2e7,
+            "dram__bytes.sum": 3.84e8,
+            S.format("long_scoreboard"): 20.0,
+        },
+        "memory",
+        "vectorize-memory-access",
+    ),
+    "compute-bound GEMM": (
+        {
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed": 87.0,
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 41.0,
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed": 12.0,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 60.0,
+            "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
+            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 6.9e10,
+            "dram__bytes.sum": 1.0e8,
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": 0.0,
+            S.format("math_pipe_throttle"): 6.0,
+        },
+        "compute",
+        "use-tensor-cores",
+    ),
+    "occupancy-limited by registers": (
+        {
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed": 35.0,
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 28.0,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 18.0,
+            "sm__maximum_warps_per_active_cycle_pct": 18.75,
+            "launch__registers_per_thread": 168.0,
+            "launch__occupancy_limit_registers": 1.0,
+            "launch__occupancy_limit_shared_mem": 8.0,
+            "launch__occupancy_limit_blocks": 32.0,
+            "launch__occupancy_limit_warps": 8.0,
+            "launch__grid_size": 4096.0,
+            "smsp__thread_inst_executed_per_inst_executed.ratio": 31.5,
+        },
+        "occupancy",
+        "reduce-register-pressure",
+    ),
+    "uncoalesced": (
+        {
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed": 22.0,
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 78.0,
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed": 75.0,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 85.0,
+            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio": 32.0,
+            "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
+        },
+        "memory",
+        "coalesce-global-access",
+    ),
+    "bank-conflicted": (
+        {
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed": 40.0,
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 83.0,
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed": 30.0,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 80.0,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 3.1e7,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 0.0,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 3.3e7,
+            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio": 4.0,
+            S.format("mio_throttle"): 14.0,
+        },
+        "memory",
+        "pad-shared-memory",
+    ),
+    "divergent": (
+        {
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed": 72.0,
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 25.0,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 78.0,
+            "smsp__thread_inst_executed_per_inst_executed.ratio": 9.5,
+            S.format("branch_resolving"): 3.0,
+        },
+        "compute",
+        "remove-warp-divergence",
+    ),
+}
+
+
+def _timing(speedup: float) -> TimingOutcome:
+    return TimingOutcome(Measurement.of([1.0] * 5), Measurement.of([speedup] * 5), "NVIDIA H200")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_recorded_profile_yields_expected_bottleneck_and_method(case: str) -> None:
+    metrics, bottleneck, method = CASES[case]
+    inp = JudgeInput(
+        kernel="k",
+        compile=CompileOutcome(ok=True),
+        correctness=CorrectnessOutcome("passed", 5, 5),
+        timing=_timing(1.3),
+        metrics=ProfileMetrics.of("k", metrics),
+    )
+    v = judge(inp)
+    assert (v.status, v.bottleneck, v.method) == ("measured", bottleneck, method)
+    assert v.plan == METHODS[method].plan
+    assert 2 <= len(v.evidence) <= 4
+    assert v.speedup == pytest.approx(1.3)
+
+
+def test_evidence_points_at_the_hottest_line_or_the_static_finding() -> None:
+    metrics, _, _ = CASES["uncoalesced"]
+    lines = (
+        LineCounter(12, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 9e6),
+        LineCounter(14, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1e5),
+    )
+    v = judge(
+        JudgeInput(
+            "k",
+            correctness=CorrectnessOutcome("passed", 5, 5),
+            metrics=ProfileMetrics.of("k", metrics, lines),
+        )
+    )
+    assert v.evidence[0].line == 12 and v.lines == (12,)
+    finding = Finding(
+        "k.cu", "CL301", "shared-bank-conflict", Severity.WARNING, "conflict", Span(20, 5, 20, 9), "k"
+    )
+    v = judge(
+        JudgeInput(
+            "k",
+            findings=(finding,),
+            correctness=CorrectnessOutcome("passed", 5, 5),
+            metrics=ProfileMetrics.of("k", CASES["bank-conflicted"][0]),
+        )
+    )
+    assert v.method == "pad-shared-memory" and v.evidence[0].line == 20
+
+
+def test_failing_kernels_get_critical_issue_and_minimal_fix() -> None:
+    log = 'kernel.cu(7): error: identifier "blockDimx" is undefined\n1 error detected'
+    v = judge(JudgeInput("k", compile=CompileOutcome(ok=False, log=log)))
+    assert v.status == "failing" and "blockDimx" in v.critical_issue and "blockDimx" in v.fix_hint
+    assert v.evidence[0].line == 7
+
+    v = judge(
+        JudgeInput(
+            "k",
+            compile=CompileOutcome(ok=True),
+            correctness=CorrectnessOutcome(
+                "failed", 5, 0, max_abs_error=0.5, message="trial 1/5: output mismatch"
+            ),
+        )
+    )
+    assert v.status == "failing" and "0 of 5" in v.why_it_matters and v.method is None
+
+    race = Finding(
+        "k.cu", "CL303", "shared-race", Severity.WARNING, "read before barrier", Span(9, 1, 9, 4), "k"
+    )
+    v = judge(
+        JudgeInput("k", findings=(race,), correctness=CorrectnessOutcome("failed", 5, 2, message="mismatch"))
+    )
+    assert "race" in v.fix_hint and any(e.line == 9 for e in v.evidence)
+
+    v = judge(
+        JudgeInput(
+            "k",
+            correctness=CorrectnessOutcome(
+                "crashed", message="RuntimeError: CUDA error: an illegal memory access was encountered"
+            ),
+        )
+    )
+    assert "if (i < n)" in v.fix_hint
+
+    v = judge(JudgeInput("k", correctness=CorrectnessOutcome("timeout", message="killed")))
+    assert "barrier" in v.fix_hint
+
+    v = judge(
+        JudgeInput(
+            "k",
+            correctness=CorrectnessOutcome("passed", 5, 5),
+            cheats=(CheatFinding("torch-fallback", "torch.relu() does the work", 5),),
+        )
+    )
+    assert v.status == "failing" and "torch.relu" in v.critical_issue
+
+
+def test_predicted_verdict_from_static_features_only() -> None:
+    uncoalesced = Finding(
+        "k.cu", "CL101", "uncoalesced-global-access", Severity.WARNING, "stride", Span(6, 3, 6, 20), "k"
+    )
+    v = judge(JudgeInput("k", findings=(uncoalesced,)))
+    assert (v.status, v.bottleneck, v.method) == ("predicted", "memory", "coalesce-global-access")
+    assert v.evidence[0].line == 6
+    md = render_markdown(v)
+    assert "predicted" in md and "Coalesce" in md
+
+    from cudalens.analysis.api import KernelInfo
+
+    info = KernelInfo(
+        "gemm",
+        Span(1, 1, 30, 1),
+        Span(1, 17, 1, 21),
+        (16, 16, 1),
+        None,
+        "16×2 lanes",
+        2048,
+        False,
+        features=(("arithmetic_intensity", 64.0), ("global_accesses", 3.0)),
+    )
+    v = judge(JudgeInput("gemm", kernel_info=info))
+    assert (v.bottleneck, v.method) == ("compute", "use-tensor-cores")
+    assert dict((e.metric, e.value) for e in v.evidence)["threads_per_block"] == 256.0
+
+
+def test_verdict_becomes_a_cl910_finding_and_round_trips_json() -> None:
+    v = judge(
+        JudgeInput(
+            "k",
+            correctness=CorrectnessOutcome("passed", 5, 5),
+            metrics=ProfileMetrics.of(
+                "k", CASES["divergent"][0], (LineCounter(8, "smsp__thread_inst_executed", 5.0),)
+            ),
+        )
+    )
+    (f,) = verdict_findings(v, "k.cu", Span(3, 17, 3, 18))
+    assert f.code == "CL910" and f.severity == Severity.INFO and "divergence" in f.message.lower()
+    assert f.related and f.related[0].span.line == 8
+    from cudalens.agents.judge.verdict import Verdict
+
+    assert Verdict.from_json(v.to_json()) == v
+    assert "| `smsp__thread_inst_executed_per_inst_executed.ratio` |" in render_markdown(v)

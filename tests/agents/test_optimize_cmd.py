@@ -1,0 +1,110 @@
+"""`cudalens optimize` through its argparse entry point, against the local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import pytest
+
+from cudalens.cli import optimize_cmd
+from tests.agents.fake_openai import FakeOpenAI, reply
+from tests.agents.kernelbench_cpu import FAST, START, fenced
+
+KEY = "sk-cli-SECRET-5555"
+
+
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="cudalens optimize")
+    optimize_cmd.add_arguments(parser)
+    return optimize_cmd.run(parser.parse_args(argv))
+
+
+@pytest.fixture
+def problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CLI_TEST_KEY", KEY)
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "row_sum.py"
+    path.write_text(START)
+    return path
+
+
+def _common(fake: FakeOpenAI, evaluator: str = "isolated") -> list[str]:
+    # isolated by default: single-threaded CPU timing, so the fast candidate's speedup is not noise
+    return [
+        "--base-url",
+        fake.base_url,
+        "--api-key-env",
+        "CLI_TEST_KEY",
+        "--allow-torch-ops",
+        "--rounds",
+        "1",
+        "--evaluator",
+        evaluator,
+        "--quiet",
+    ]
+
+
+def test_best_candidate_goes_to_a_new_file_never_the_input(
+    problem: Path, capsys: pytest.CaptureFixture
+) -> None:
+    with FakeOpenAI([reply(fenced(FAST))]) as fake:
+        code = _run([str(problem), *_common(fake)])
+    assert code == 0
+    assert problem.read_text() == START
+    assert (problem.parent / "row_sum.optimized.py").read_text() == FAST
+    err = capsys.readouterr().err
+    assert "best" in err and "round 1" in err and KEY not in err
+    runs = list((problem.parent / ".cudalens" / "runs").iterdir())
+    assert len(runs) == 1 and (runs[0] / "summary.md").is_file()
+
+
+def test_diff_to_stdout(problem: Path, capsys: pytest.CaptureFixture) -> None:
+    with FakeOpenAI([reply(fenced(FAST))]) as fake:
+        code = _run([str(problem), *_common(fake), "--diff"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("--- a/row_sum.py\n+++ b/row_sum.py\n")
+    assert "+        return x.sum(dim=1)" in out
+    assert sorted(os.listdir(problem.parent)) == [".cudalens", "row_sum.py"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["missing.py"], "cannot read"),
+        (["notes.txt"], "not a KernelBench-style"),
+    ],
+)
+def test_bad_input_is_a_one_line_error(
+    argv: list[str], message: str, tmp_path: Path, monkeypatch, capsys: pytest.CaptureFixture
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("hello")
+    assert _run(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_missing_key_is_a_usage_error(problem: Path, monkeypatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert _run([str(problem)]) == 2
+    assert "OPENAI_API_KEY" in capsys.readouterr().err
+
+
+def test_missing_worker_interpreter_is_a_usage_error(problem: Path, capsys: pytest.CaptureFixture) -> None:
+    assert _run([str(problem), "--worker-python", "/no/such/python3", "--api-key-env", "CLI_TEST_KEY"]) == 2
+    assert "/no/such/python3 was not found" in capsys.readouterr().err
+
+
+def test_default_profiler_worker_and_no_better_candidate(
+    problem: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from tests.agents.kernelbench_cpu import WRONG
+
+    with FakeOpenAI([reply(fenced(WRONG))]) as fake:
+        argv = [str(problem), *_common(fake, "profiler"), "--no-profile"]
+        assert _run(argv) == 1
+    err = capsys.readouterr().err
+    assert "(round 0)" in err and "stopped: rounds" in err  # round 0 was correct; round 1 was wrong
+    assert problem.read_text() == START and not (problem.parent / "row_sum.optimized.py").exists()
