@@ -1,7 +1,7 @@
 """The workspace/executeCommand table: one place where each LSP command of cudalens gets its implementation.
 
-Parts that have not landed yet answer "not available yet" (as a window/showMessage) instead of failing.
-To wire a real one, replace its entry in `COMMANDS` with an async function `(server, arguments) -> Any`.
+Each entry is an async function `(server, arguments) -> Any` living in a module named for its part
+(gpu_commands.py, optimize_commands.py); a command whose part is missing answers "not available yet".
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+
+from cudalens.server import gpu_commands
 
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
@@ -35,10 +37,10 @@ def not_available(what: str) -> CommandHandler:
 
 
 COMMANDS: dict[str, CommandHandler] = {
-    RUN_TESTS: not_available("Run tests"),
-    PROFILE: not_available("Profile"),
+    RUN_TESTS: gpu_commands.run_tests,
+    PROFILE: gpu_commands.profile,
     OPTIMIZE: not_available("Optimize kernel"),
-    VALIDATE: not_available("Validate"),
+    VALIDATE: gpu_commands.validate,
     ASK_CODER: not_available("Ask the Coder"),
     FIX_WITH_CODER: not_available("Fix with the Coder"),
     APPLY_OPTIMIZATION: not_available("Apply optimization"),

@@ -57,6 +57,7 @@ class SaveJob:
     text: str
     config: AnalysisConfig
     kernels: Sequence[KernelInfo] | None = None  # the analyzer's, for this text, when already known
+    profile_kernels: tuple[str, ...] = ()  # profile only these (empty: every kernel of the file)
 
 
 @dataclass
@@ -70,6 +71,7 @@ class LastRun:
     timing: TimingResult | None = None
     profile: NcuProfile | None = None
     findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # steps that could not run, and why
     diagnostics: list | None = None  # the LSP form, made once
 
     @property
@@ -97,7 +99,7 @@ def needs_cuda(path: str, text: str) -> bool:
 
 def _no_gpu_message(reason: str) -> str:
     return (f"cudalens: no GPU here ({reason}); testing, timing and profiling CUDA code on save are skipped "
-            "(compiling still runs).")
+            "(compiling still runs)")
 
 
 async def run_pipeline(
@@ -105,11 +107,15 @@ async def run_pipeline(
 ) -> LastRun:
     run = LastRun(job.version, job.text.splitlines(keepends=True))
     own = {job.path}
+
+    def note(message: str) -> None:
+        run.notes.append(message)
+        say_once(message)
     if plan.compile:
         report("compiling", 0)
         run.compile = await compile_report_async(job.path, job.text, job.config, kernels=list(job.kernels or []) or None)
         if run.compile.skipped:
-            say_once(f"cudalens: compiling on save is skipped: {run.compile.skipped}")
+            note(f"cudalens: compiling is skipped: {run.compile.skipped}")
         run.findings += [f for f in run.compile.findings if f.path in own]
         if any(f.code == "CL801" for f in run.compile.findings):
             return run  # nothing to run
@@ -118,7 +124,7 @@ async def run_pipeline(
     if needs_cuda(job.path, job.text):
         gpu = await runtime.gpu()
         if isinstance(gpu, NoGpu):
-            say_once(_no_gpu_message(gpu.reason))
+            note(_no_gpu_message(gpu.reason))
             return run
     if plan.test:
         report("testing" + (" and timing" if plan.time else ""), 25)
@@ -132,9 +138,11 @@ async def run_pipeline(
             return run
     if plan.profile:
         report("profiling with Nsight Compute", 75)
-        run.profile = await profile_async(ProfileRequest(job.path, python=worker.python, timeout=worker.timeout_seconds))
+        run.profile = await profile_async(ProfileRequest(
+            job.path, kernels=job.profile_kernels, python=worker.python, timeout=worker.timeout_seconds,
+        ))
         if run.profile.error:
-            say_once(f"cudalens: profiling {Path(job.path).name} failed: {run.profile.error}")
+            note(f"cudalens: profiling {Path(job.path).name} failed: {run.profile.error}")
         run.findings += line_findings(job.path, job.text, run.profile.lines)
     return run
 

@@ -30,7 +30,7 @@ from cudalens.server.documents import (
 )
 from cudalens.server.gpu_runtime import GpuRuntime
 from cudalens.server.lifecycle import set_level
-from cudalens.server.pipeline_on_save import LastRun, Pipelines, SaveJob, plan_for, run_pipeline
+from cudalens.server.pipeline_on_save import LastRun, Pipelines, Plan, SaveJob, plan_for, run_pipeline
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ParsedSettings, ServerSettings
 
@@ -141,12 +141,17 @@ class Service:
         plan = plan_for(self.settings.on_save, state.path, state.text)
         if not plan.anything:
             return None
+        return self.pipelines.start(uri, self.run_plan(state, plan))
+
+    def job_for(self, state: DocState, profile_kernels: tuple[str, ...] = ()) -> SaveJob:
         result = state.result
         kernels = result.kernels if result is not None and result.version == state.version else None
-        job = SaveJob(state.path, state.version, state.text, self._config_for(state.path)[0], kernels)
-        return self.pipelines.start(uri, self._run_saved(state, job, plan))
+        return SaveJob(state.path, state.version, state.text, self._config_for(state.path)[0], kernels, profile_kernels)
 
-    async def _run_saved(self, state: DocState, job: SaveJob, plan) -> None:
+    async def run_plan(self, state: DocState, plan: Plan, job: SaveJob | None = None) -> LastRun | None:
+        """Runs `plan` on the document's saved file with progress; keeps and shows the results. None when it
+        failed (the user was told) or was cancelled by the editor's cancel button."""
+        job = job or self.job_for(state)
         progress = self.out.work_done(f"cudalens: {Path(state.path).name}", lambda: self.pipelines.cancel(state.uri))
         await progress.begin("starting")
         try:
@@ -158,12 +163,13 @@ class Service:
             progress.end("cancelled")
             raise
         except Exception as exc:
-            logger.error("the on-save run of %s failed", state.path, exc_info=exc)
-            self.show_once(f"cudalens: running {Path(state.path).name} on save failed; details are in the server log.")
+            logger.error("running %s failed", state.path, exc_info=exc)
+            self.show_once(f"cudalens: running {Path(state.path).name} failed; details are in the server log.")
             progress.end("failed")
-            return
-        progress.end(_summary(run))
+            return None
+        progress.end(run_summary(run))
         self.take_run(state, run)
+        return run
 
     def take_run(self, state: DocState, run: LastRun) -> None:
         """Keep a run's results and show them, unless the document moved on meanwhile."""
@@ -312,7 +318,7 @@ class Service:
             state.set_result(Analysed(state.version, None, []))
 
 
-def _summary(run: LastRun) -> str:
+def run_summary(run: LastRun) -> str:
     parts = []
     if run.compile is not None:
         errors = sum(f.code == "CL801" for f in run.compile.findings)
@@ -323,4 +329,4 @@ def _summary(run: LastRun) -> str:
         parts.append(f"{run.timing.speedup:.2f}× vs PyTorch")
     if run.profile is not None:
         parts.append(f"{len(run.ncu_hints)} profile hint(s)")
-    return "; ".join(parts) or "done"
+    return "; ".join([*parts, *run.notes]) or "nothing to run"
