@@ -18,11 +18,13 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from cudalens import __version__
+from cudalens.profiler.worker_client import shutdown_all
 from cudalens.server import last_run, lifecycle
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker
 from cudalens.server.commands import COMMANDS, CommandHandler
 from cudalens.server.hover import hover_markdown
 from cudalens.server.lens import kernel_lenses
+from cudalens.server.offers import Offers
 from cudalens.server.service import Service
 from cudalens.server.settings import parse_settings, settings_from_initialization_options
 from cudalens.server.watch import WorkspaceWatcher
@@ -60,6 +62,8 @@ class CudalensServer(LanguageServer):
         self.service = Service(self)
         self.watcher: WorkspaceWatcher | None = None
         self.background: set[asyncio.Task] = set()
+        self.offers = Offers()  # edits the Coder proposed, until applied or discarded
+        self.optimizing: dict[str, asyncio.Task] = {}  # running optimize loops, by document
         self._errors = 0
 
     # --- Output, for the service -------------------------------------------------------------------------
@@ -98,10 +102,11 @@ class CudalensServer(LanguageServer):
                 types.MessageType.Error,
             )
 
-    def spawn(self, coro) -> None:
+    def spawn(self, coro) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
         self.background.add(task)
         task.add_done_callback(self.background.discard)
+        return task
 
     def document_changes(self) -> bool:
         ws = self.client_capabilities.workspace
@@ -169,7 +174,9 @@ async def pull_diagnostics(ls: CudalensServer, params: types.DocumentDiagnosticP
 
 def create_server() -> CudalensServer:
     server = CudalensServer()
-    lifecycle.at_exit(server.service.runtime.close)  # the worker dies with the server, however it exits
+    # the workers (on-save and the optimize loop's) die with the server, however it exits
+    lifecycle.at_exit(server.service.runtime.close)
+    lifecycle.at_exit(shutdown_all)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: CudalensServer, params: types.InitializeParams) -> None:

@@ -42,19 +42,24 @@ class WorkerSettings:
 
 @dataclass(frozen=True)
 class CoderSettings:
-    base_url: str = ""
-    model: str = ""
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
+    base_url: str = ""  # empty: api.openai.com
+    model: str = "o3"
+    api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable that holds the key
+    temperature: float | None = None  # None: not sent (reasoning models refuse it)
     reasoning_effort: str = ""
-    timeout_seconds: float = 120.0
-    retries: int = 2
+    timeout_seconds: float = 300.0
+    retries: int = 4
+    stream: bool = False
+    price_in_per_1k: float = 0.0  # USD per 1000 prompt tokens, for the cost in the summary
+    price_out_per_1k: float = 0.0
 
 
 @dataclass(frozen=True)
 class OptimizeSettings:
     rounds: int = 10
     budget_usd: float = 1.0
+    patience: int = 4  # stop after this many rounds without a faster correct candidate
+    allow_torch_ops: bool = False  # accept candidates whose ModelNew uses PyTorch ops instead of a kernel
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,7 @@ class ParsedSettings:
 
 
 def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return re.sub(r"(?<!^)(?=[A-Z])|(?<=[a-z])(?=[0-9])", "_", name).lower()  # priceInPer1k → price_in_per_1k
 
 
 def _coerce(key: str, annotation: Any, default: Any, value: Any, out: ParsedSettings) -> Any:
@@ -100,14 +105,14 @@ def _coerce(key: str, annotation: Any, default: Any, value: Any, out: ParsedSett
         out.errors.append(f"cudalens: setting '{key}' must be {expected}, not {value!r}; using the default")
         return default
 
-    text = str(annotation)
+    text = str(annotation).replace(" | None", "")  # None is never sent as a value: it means "unset"
     if "tuple" in text:
         if isinstance(value, str):
             value = [value]
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return tuple(value)
         return bad("a list of strings")
-    if annotation is bool or text in ("bool", "bool | None"):
+    if annotation is bool or text == "bool":
         return value if isinstance(value, bool) else bad("true or false")
     if annotation is int or text == "int":
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
