@@ -20,8 +20,10 @@ from pygls.uris import to_fs_path
 from cudalens import __version__
 from cudalens.profiler.worker_client import shutdown_all
 from cudalens.server import last_run, lifecycle
-from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker
+from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
+from cudalens.server.coder_actions import REWRITE, coder_actions
 from cudalens.server.commands import COMMANDS, CommandHandler
+from cudalens.server.convert import Positions
 from cudalens.server.hover import hover_markdown
 from cudalens.server.lens import kernel_lenses
 from cudalens.server.offers import Offers
@@ -246,19 +248,26 @@ def create_server() -> CudalensServer:
         ls.service.close(params.text_document.uri)
 
     @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False)
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[*KINDS, REWRITE], resolve_provider=False)
     )
     def code_action(ls: CudalensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         state = ls.service.documents.get(params.text_document.uri)
-        if state is None or state.result is None or not state.result.findings:
+        if state is None or state.result is None:
             return None
         result = state.result
         pos = ls.service.positions(result)
+        if result.report is None:  # not analysed (a Python file without CUDA): positions in the text itself
+            pos = Positions(state.text.splitlines(keepends=True), ls.service.codec)
+        span, only = pos.span(params.range), params.context.only
         ctx = ActionContext(
             state.uri, result.version, pos, ls.document_changes(),
             comment_marker(state.kind, result.report.embedded_sources if result.report else []),
         )
-        return code_actions(result.findings, pos.span(params.range), ctx, params.context.only) or None
+        actions = code_actions(result.findings, span, ctx, only) if result.findings else []
+        if wanted(only, types.CodeActionKind.QuickFix) or wanted(only, REWRITE):
+            coder = coder_actions(state.uri, result.kernels, ls.service.findings(state), span, pos)
+            actions += [a for a in coder if wanted(only, a.kind)]
+        return actions or None
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: CudalensServer, params: types.HoverParams) -> types.Hover | None:
