@@ -23,11 +23,25 @@ def record_diagnostics(client: LanguageClient, params: types.PublishDiagnosticsP
     client.published.append(params)
 
 
+def answer_message_request(client: LanguageClient, params: types.ShowMessageRequestParams):
+    """Records the question; answers with `client.choice` (None: the user dismissed it)."""
+    client.asked.append(params)
+    return next((a for a in params.actions or [] if a.title == client.choice), None)
+
+
+def apply_edit(client: LanguageClient, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    client.edits.append(params)
+    return types.ApplyWorkspaceEditResult(applied=True)
+
+
 def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     client.published = []  # every publishDiagnostics, in order, with its version
+    client.asked, client.choice, client.edits = [], None, []
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record_diagnostics
+    features[types.WINDOW_SHOW_MESSAGE_REQUEST] = answer_message_request
+    features[types.WORKSPACE_APPLY_EDIT] = apply_edit
     register_lsp_features(client, features)
     return client
 
