@@ -109,14 +109,14 @@ def replace_all(client: LanguageClient, uri: str, text: str, version: int) -> No
     )
 
 
-async def wait_until(predicate, what: str):
+async def wait_until(predicate, what: str, timeout: float = WAIT_S):
     async def poll():
         while not (value := predicate()):
             await asyncio.sleep(0.01)
         return value
 
     try:
-        return await asyncio.wait_for(poll(), WAIT_S)
+        return await asyncio.wait_for(poll(), timeout)
     except TimeoutError:
         pytest.fail(f"gave up waiting for {what}")
 
