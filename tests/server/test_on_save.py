@@ -34,33 +34,11 @@ __global__ void __launch_bounds__(1024, 2) heavy(float* out, const float* a, int
 }
 """
 
-KERNELBENCH = """\
-import time
-
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.relu(x)
-
-
-def get_inputs():
-    return [torch.randn(16, 128)]
-
-
-def get_init_inputs():
-    return []
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        {body}
-"""
-RIGHT = KERNELBENCH.format(body="return torch.where(x > 0, x, torch.zeros_like(x))")
-WRONG = KERNELBENCH.format(body="return x")
-SLOW = KERNELBENCH.format(body="time.sleep(600)\n        return torch.relu(x)")
+# A KernelBench problem with a pure-PyTorch ModelNew: the runtime harness runs it on CPU torch.
+RIGHT = (Path(__file__).resolve().parents[1] / "runtime" / "data" / "kb_relu_right.py").read_text()
+_BODY = "return torch.where(x > 0, x, torch.zeros_like(x))"
+WRONG = RIGHT.replace(_BODY, "return x")
+SLOW = RIGHT.replace(_BODY, "import time\n        time.sleep(600)\n        return torch.relu(x)")
 
 
 def settings(**on_save) -> dict:
