@@ -19,7 +19,7 @@ from pygls.uris import to_fs_path
 
 from cudalens import __version__
 from cudalens.profiler.worker_client import shutdown_all
-from cudalens.server import last_run, lifecycle
+from cudalens.server import last_run, lifecycle, verdicts
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
 from cudalens.server.coder_actions import REWRITE, coder_actions
 from cudalens.server.commands import COMMANDS, CommandHandler
@@ -276,11 +276,13 @@ def create_server() -> CudalensServer:
             return None
         result = state.result
         line, column = ls.service.positions(result).from_lsp(params.position)
-        run = ls.service.last_run(state)
-        text = hover_markdown(
-            result.kernels, ls.service.findings(state), line, column,
-            last_run=lambda k: last_run.markdown(run, k, state.path),
-        )
+        run, findings = ls.service.last_run(state), ls.service.findings(state)
+
+        def sections(kernel) -> str | None:
+            parts = [last_run.markdown(run, kernel, state.path), verdicts.hover(run, kernel, findings)]
+            return "\n\n".join(p for p in parts if p) or None
+
+        text = hover_markdown(result.kernels, findings, line, column, last_run=sections)
         if text is None:
             return None
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text))

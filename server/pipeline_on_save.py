@@ -72,6 +72,8 @@ class LastRun:
     profile: NcuProfile | None = None
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # steps that could not run, and why
+    outcome: JobOutcome | None = None  # the test job's, for the Judge
+    verdicts: dict[str, str] = field(default_factory=dict)  # kernel → the Judge's verdict, as hover markdown
     diagnostics: list | None = None  # the LSP form, made once
 
     @property
@@ -149,6 +151,7 @@ async def run_pipeline(
 
 def _take_test(run: LastRun, job: SaveJob, outcome: JobOutcome) -> None:
     kernels = list(job.kernels) if job.kernels else None
+    run.outcome = outcome
     run.findings += outcome_findings(job.path, job.text, outcome, kernels)
     if outcome.payload.get("test"):
         run.test = TestResult.from_json(outcome.payload["test"])

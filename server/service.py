@@ -33,6 +33,7 @@ from cudalens.server.lifecycle import set_level
 from cudalens.server.pipeline_on_save import LastRun, Pipelines, Plan, SaveJob, plan_for, run_pipeline
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ParsedSettings, ServerSettings
+from cudalens.server.verdicts import add_verdicts, specs
 
 logger = logging.getLogger("cudalens.server")
 _CONVERTER = default_converter()
@@ -167,6 +168,8 @@ class Service:
             self.show_once(f"cudalens: running {Path(state.path).name} failed; details are in the server log.")
             progress.end("failed")
             return None
+        if run.outcome is not None or run.profile is not None:
+            add_verdicts(job, run, specs(await self.runtime.gpu()), self.settings.worker.timeout_seconds)
         progress.end(run_summary(run))
         self.take_run(state, run)
         return run

@@ -120,6 +120,7 @@ async def test_a_spilling_kernel_is_cl803_on_its_name_merged_with_static_finding
         types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(0, SPILLS.index("heavy") + 1))
     )
     assert hover is not None and "Last run" in hover.contents.value and "regs" in hover.contents.value
+    assert "Judge" in hover.contents.value
 
 
 @needs_nvcc

@@ -38,6 +38,7 @@ async def test_save_gives_verdict_timing_and_ncu_hints_on_the_uncoalesced_line(b
     hint_lines = {d.range.start.line for d in params.diagnostics if d.code == "CL904"}
     assert 7 in hint_lines  # `out[c * rows + r] = in[r * cols + c];`
     assert "CL901" not in codes(params.diagnostics) and "CL902" not in codes(params.diagnostics)
+    assert "CL910" in codes(params.diagnostics)  # the Judge's measured verdict on the kernel
     [end] = ends(bare_client)
     assert "trials passed" in end and "vs PyTorch" in end and "profile hint" in end
     name = text.index("transpose_naive")
@@ -46,6 +47,7 @@ async def test_save_gives_verdict_timing_and_ncu_hints_on_the_uncoalesced_line(b
     assert hover is not None
     value = hover.contents.value
     assert "Last run" in value and "- test:" in value and "- timing:" in value and "- ncu, line 8" in value
+    assert "**Judge" in value and "predicted" not in value
     lenses = await bare_client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
     assert any("✓ 5/5" in lens.command.title and "vs PyTorch" in lens.command.title for lens in lenses)
 

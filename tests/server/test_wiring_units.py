@@ -68,3 +68,21 @@ def test_coder_settings_map_and_kernelbench_files_are_recognised():
         "http://h/v1", "o3", "K", None, 0.5)
     assert kernelbench_problem("/m.py", KB) is None
     assert "KernelBench-style" in kernelbench_problem("/k.cu", "__global__ void k() {}")
+
+
+def test_a_kernel_without_a_run_gets_a_predicted_verdict_in_its_hover():
+    from cudalens.analysis.api import analyze_text
+    from cudalens.server.verdicts import hover
+
+    text = (
+        "__global__ void strided(const float* in, float* out, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) out[i] = in[i * 32];\n"
+        "}\n"
+    )
+    report = analyze_text("/k.cu", text)
+    [kernel] = report.kernels
+    markdown = hover(None, kernel, report.findings)
+    assert markdown is not None and "Judge (predicted" in markdown
+    run = LastRun(1, [], verdicts={"strided": "**Judge** measured"})
+    assert hover(run, kernel, report.findings) == "**Judge** measured"
