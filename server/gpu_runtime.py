@@ -20,6 +20,16 @@ from cudalens.server.settings import WorkerSettings
 logger = logging.getLogger("cudalens.server")
 
 WARMUP = {"modules": ["torch"], "cuda": True}
+# How `WorkerPool` words a worker that never came up (a bad `worker.python`): not the user's kernel's fault.
+_START_FAILURES = ("cannot start the worker", "the worker (", "the worker died while warming up")
+
+
+def start_failure(outcome: JobOutcome) -> str | None:
+    """Why the worker did not start, or None when the job ran (or the job itself crashed it)."""
+    error = (outcome.error or "").strip()
+    if outcome.status == "crash" and error.startswith(_START_FAILURES):
+        return error.splitlines()[0]
+    return None
 
 
 class GpuRuntime:

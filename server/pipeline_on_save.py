@@ -25,7 +25,7 @@ from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.run_job import JobOutcome
-from cudalens.server.gpu_runtime import GpuRuntime
+from cudalens.server.gpu_runtime import GpuRuntime, start_failure
 from cudalens.server.settings import OnSave, WorkerSettings
 
 logger = logging.getLogger("cudalens.server")
@@ -135,6 +135,9 @@ async def run_pipeline(
             report(f"testing: {message}", 25 + int(50 * fraction) if fraction is not None else None)
 
         outcome = await runtime.run(worker, "test", {"path": job.path, "time": plan.time}, relay)
+        if (failed := start_failure(outcome)) is not None:
+            note(f"cudalens: the worker could not start ({failed}); check the `worker.python` setting")
+            return run
         _take_test(run, job, outcome)
         if run.test is None or not run.test.passed:
             return run

@@ -213,3 +213,16 @@ async def test_without_a_gpu_the_user_is_told_once(bare_client: LanguageClient):
         await wait_until(lambda n=version: len(ends(bare_client)) == n, f"run {version} to end")
     told = [m for m in bare_client.messages if "no GPU" in m.message]
     assert len(told) == 1 and "compiling still runs" in told[0].message
+
+
+async def test_a_worker_that_cannot_start_is_reported_once_not_blamed_on_the_model(bare_client: LanguageClient):
+    options = settings(test=True)
+    options["settings"]["worker"] = {"python": str(bare_client.root / "no-such-python")}
+    await start(bare_client, bare_client.root, options)
+    uri = open_doc(bare_client, bare_client.root / "relu.py", RIGHT, language="python")
+    for n in (1, 2):
+        save(bare_client, uri)
+        await wait_until(lambda n=n: len(ends(bare_client)) == n, f"run {n} to end")
+    told = [m.message for m in bare_client.messages if "worker could not start" in m.message]
+    assert len(told) == 1 and "worker.python" in told[0]
+    assert not any("CL902" in codes(p.diagnostics) for p in bare_client.published)
