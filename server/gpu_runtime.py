@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from cudalens.agents.worker_evaluator import secret_names
 from cudalens.profiler import tool_run
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu, detect_gpu
 from cudalens.profiler.protocol import JobRequest, JobResult
@@ -38,14 +39,18 @@ class GpuRuntime:
         self._python: str | None = None
         self._gpu: GpuFacts | NoGpu | None = None
         self._closed = False
+        self.secret_env: tuple[str, ...] = ("OPENAI_API_KEY",)  # the service sets `coder.apiKeyEnv` here
 
     def pool(self, settings: WorkerSettings) -> WorkerPool:
+        """The pool for `settings.python`. The user's code runs there without the Coder's API key (nor anything
+        named like a credential) in its environment."""
         if self._pool is not None and self._python != settings.python:
             logger.info("worker.python is now %s: replacing the worker", settings.python)
             self._pool.close()
             self._pool = None
         if self._pool is None:
-            self._pool = WorkerPool(python=settings.python, warmup=WARMUP, keep_warm=True)
+            blank = {name: "" for name in secret_names(self.secret_env)}
+            self._pool = WorkerPool(python=settings.python, env=blank, warmup=WARMUP, keep_warm=True)
             self._python = settings.python
         return self._pool
 

@@ -120,6 +120,7 @@ class Service:
             logger.info("ignoring unknown settings: %s", ", ".join(parsed.unknown))
         changed = parsed.settings != self.settings
         self.settings = parsed.settings
+        self.runtime.secret_env = (self.settings.coder.api_key_env,)
         if self.settings.log_level is not None:
             set_level(self.settings.log_level)
         if changed:

@@ -137,3 +137,36 @@ async def test_without_the_key_the_user_is_told_which_variable(bare_client: Lang
     answer = await execute(bare_client, "cudalens.optimizeKernel", uri, "")
     assert answer["ok"] is False and "CUDALENS_NO_SUCH_KEY_VARIABLE" in answer["message"]
     assert not fake.requests
+
+
+async def test_user_code_run_on_save_does_not_see_the_coders_key(bare_client: LanguageClient, fake: FakeOpenAI):
+    options = settings(fake)
+    options["settings"]["onSave"]["test"] = True
+    await start(bare_client, bare_client.root, options)
+    peeking = FAST.replace(
+        "return x.sum(dim=1)",
+        f"import os\n        return x.sum(dim=1) + (1.0 if os.environ.get({KEY_ENV!r}) else 0.0)",
+    )
+    assert peeking != FAST
+    uri = open_doc(bare_client, bare_client.root / "rowsum.py", peeking, language="python")
+    bare_client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    await wait_until(lambda: ends(bare_client), "the on-save run")
+    assert "5/5" in ends(bare_client)[0], ends(bare_client)
+
+
+async def test_code_actions_offer_the_coder_on_findings_and_models(bare_client: LanguageClient, fake: FakeOpenAI):
+    await start(bare_client, bare_client.root, settings(fake))
+    uri = open_doc(bare_client, bare_client.root / "rowsum.py", WRONG, language="python")
+    answer = await execute(bare_client, "cudalens.runTests", uri, "")
+    assert "CL901" in [f["code"] for f in answer["findings"]]
+    line = WRONG.splitlines().index("class ModelNew(nn.Module):")
+    actions = await bare_client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(uri), types.Range(types.Position(line, 8), types.Position(line, 8)),
+        types.CodeActionContext(diagnostics=[]),
+    ))
+    # pygls' client structures a CodeAction that carries a command as a bare Command (the same keys), with the
+    # command object flattened into text: check the text
+    titles = {a.title: str(a.command) for a in actions}
+    assert {"Fix with Coder", "Ask Coder about this (CL901)", "Optimize ModelNew"} <= set(titles)
+    assert "cudalens.fixWithCoder" in titles["Fix with Coder"]
+    assert "cudalens.askCoder" in titles["Ask Coder about this (CL901)"] and "CL901" in titles["Ask Coder about this (CL901)"]
