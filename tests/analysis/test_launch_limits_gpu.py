@@ -46,8 +46,10 @@ def test_launches_fail_where_the_rules_say(tmp_path: Path) -> None:
     result = dict(line.split() for line in out.splitlines())
     ok = "cudaSuccess"
     assert result["block_100"] == ok
-    assert result["block_2048"] == "cudaErrorInvalidConfiguration"
-    assert result["block_z_128"] == "cudaErrorInvalidConfiguration"
+    # the error code differs by launch path and driver (an H200 with driver 580 said cudaErrorInvalidValue
+    # for 2048 threads): what matters is that the launches CL402 flags do not run
+    assert result["block_2048"] != ok, result
+    assert result["block_z_128"] != ok, result
     assert result["bounds_96_of_96"] == ok
     assert result["bounds_128_of_96"] != ok, result
     assert result["dynamic_32k"] == ok
