@@ -121,26 +121,27 @@ def summary_line(result: OptimizeResult) -> str:
 
 async def _propose(server: CudalensServer, offer: Offer, folder: Path | None) -> None:
     """Ask the user; apply only on "Apply". Without an answer the proposal stays for applyOptimization."""
-    actions = [types.MessageActionItem(APPLY), types.MessageActionItem(SHOW_DIFF), types.MessageActionItem(DISCARD)]
-    while True:
-        try:
-            choice = await server.window_show_message_request_async(types.ShowMessageRequestParams(
-                types.MessageType.Info, f"cudalens: {Path(offer.path).name}: {offer.summary}", actions,
-            ))
-        except Exception as exc:  # a client without message requests: the command stays
-            logger.info("window/showMessageRequest failed: %s", exc)
-            return
-        title = choice.title if choice is not None else None
-        if title == APPLY:
-            await apply_offer(server, offer.id)
-            return
-        if title == DISCARD:
-            server.offers.drop(offer.id)
-            return
-        if title != SHOW_DIFF:
-            return
+    message = f"cudalens: {Path(offer.path).name}: {offer.summary}"
+    choice = await _ask(server, message, (APPLY, SHOW_DIFF, DISCARD))
+    if choice == SHOW_DIFF:
         diff = offer.diff_file(folder)
         await server.window_show_document_async(types.ShowDocumentParams(path_uri(str(diff)), take_focus=True))
+        choice = await _ask(server, message, (APPLY, DISCARD))
+    if choice == APPLY:
+        await apply_offer(server, offer.id)
+    elif choice == DISCARD:
+        server.offers.drop(offer.id)
+
+
+async def _ask(server: CudalensServer, message: str, titles: tuple[str, ...]) -> str | None:
+    try:
+        choice = await server.window_show_message_request_async(types.ShowMessageRequestParams(
+            types.MessageType.Info, message, [types.MessageActionItem(t) for t in titles],
+        ))
+    except Exception as exc:  # a client without message requests: the command stays
+        logger.info("window/showMessageRequest failed: %s", exc)
+        return None
+    return choice.title if choice is not None else None
 
 
 async def apply_optimization(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:

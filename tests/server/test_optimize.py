@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from pathlib import Path
 
 import pytest
 from lsprotocol import types
@@ -77,7 +78,11 @@ async def test_a_document_changed_meanwhile_rejects_the_proposal(bare_client: La
     await start(bare_client, bare_client.root, settings(fake))
     uri = open_doc(bare_client, bare_client.root / "rowsum.py", START, language="python")
     started = await execute(bare_client, "cudalens.optimizeKernel", uri, "")
-    await wait_until(lambda: bare_client.asked, "the proposal")  # dismissed: it stays on offer
+    bare_client.choice = "Show diff"
+    await wait_until(lambda: len(bare_client.asked) == 2, "the proposal, then Apply/Discard after the diff")
+    [shown] = bare_client.shown_documents
+    assert shown.uri.endswith(".diff") and "+        return x.sum(dim=1)" in Path(shown.uri[len("file://"):]).read_text()
+    assert [a.title for a in bare_client.asked[1].actions] == ["Apply", "Discard"]  # "Show diff" answered twice: kept
     replace_all(bare_client, uri, START + "\n# a later edit\n", 2)
     answer = await execute(bare_client, "cudalens.applyOptimization", started["runId"])
     assert answer["ok"] is False and "changed since" in answer["message"]
