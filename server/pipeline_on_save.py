@@ -107,49 +107,71 @@ def _no_gpu_message(reason: str) -> str:
 async def run_pipeline(
     job: SaveJob, plan: Plan, runtime: GpuRuntime, worker: WorkerSettings, report: Report, say_once: SayOnce,
 ) -> LastRun:
+    """Compile and test run side by side (nvcc here, the build of the test in the worker), so a save waits for
+    the slower of the two, not both; a compile error cancels the test. The profile follows a passing test."""
     run = LastRun(job.version, job.text.splitlines(keepends=True))
-    own = {job.path}
 
     def note(message: str) -> None:
         run.notes.append(message)
         say_once(message)
-    if plan.compile:
-        report("compiling", 0)
-        run.compile = await compile_report_async(job.path, job.text, job.config, kernels=list(job.kernels or []) or None)
-        if run.compile.skipped:
-            note(f"cudalens: compiling is skipped: {run.compile.skipped}")
-        run.findings += [f for f in run.compile.findings if f.path in own]
-        if any(f.code == "CL801" for f in run.compile.findings):
-            return run  # nothing to run
-    if not (plan.test or plan.profile):
+
+    compiling = asyncio.ensure_future(_compile(job)) if plan.compile else None
+    testing: asyncio.Future | None = None
+    try:
+        if plan.compile:
+            report("compiling", 0)
+        if (plan.test or plan.profile) and await _gpu_missing(job, runtime, note):
+            plan = Plan(compile=plan.compile)
+        if plan.test:
+            report("testing" + (" and timing" if plan.time else ""), 10)
+
+            def relay(message: str, fraction: float | None) -> None:
+                report(f"testing: {message}", 10 + int(60 * fraction) if fraction is not None else None)
+
+            testing = asyncio.ensure_future(runtime.run(worker, "test", {"path": job.path, "time": plan.time}, relay))
+        if compiling is not None:
+            run.compile = await compiling
+            if run.compile.skipped:
+                note(f"cudalens: compiling is skipped: {run.compile.skipped}")
+            run.findings += [f for f in run.compile.findings if f.path == job.path]
+            if any(f.code == "CL801" for f in run.compile.findings):
+                return run  # nothing to run (the `finally` stops the test)
+        if testing is not None:
+            outcome = await testing
+            if (failed := start_failure(outcome)) is not None:
+                note(f"cudalens: the worker could not start ({failed}); check the `worker.python` setting")
+                return run
+            _take_test(run, job, outcome)
+            if run.test is None or not run.test.passed:
+                return run
+        if plan.profile:
+            report("profiling with Nsight Compute", 75)
+            run.profile = await profile_async(ProfileRequest(
+                job.path, kernels=job.profile_kernels, python=worker.python, timeout=worker.timeout_seconds,
+            ))
+            if run.profile.error:
+                note(f"cudalens: profiling {Path(job.path).name} failed: {run.profile.error}")
+            run.findings += line_findings(job.path, job.text, run.profile.lines)
         return run
-    if needs_cuda(job.path, job.text):
-        gpu = await runtime.gpu()
-        if isinstance(gpu, NoGpu):
-            note(_no_gpu_message(gpu.reason))
-            return run
-    if plan.test:
-        report("testing" + (" and timing" if plan.time else ""), 25)
+    finally:
+        for task in (compiling, testing):
+            if task is not None and not task.done():
+                task.cancel()
 
-        def relay(message: str, fraction: float | None) -> None:
-            report(f"testing: {message}", 25 + int(50 * fraction) if fraction is not None else None)
 
-        outcome = await runtime.run(worker, "test", {"path": job.path, "time": plan.time}, relay)
-        if (failed := start_failure(outcome)) is not None:
-            note(f"cudalens: the worker could not start ({failed}); check the `worker.python` setting")
-            return run
-        _take_test(run, job, outcome)
-        if run.test is None or not run.test.passed:
-            return run
-    if plan.profile:
-        report("profiling with Nsight Compute", 75)
-        run.profile = await profile_async(ProfileRequest(
-            job.path, kernels=job.profile_kernels, python=worker.python, timeout=worker.timeout_seconds,
-        ))
-        if run.profile.error:
-            note(f"cudalens: profiling {Path(job.path).name} failed: {run.profile.error}")
-        run.findings += line_findings(job.path, job.text, run.profile.lines)
-    return run
+async def _compile(job: SaveJob) -> CompileReport:
+    return await compile_report_async(job.path, job.text, job.config, kernels=list(job.kernels or []) or None)
+
+
+async def _gpu_missing(job: SaveJob, runtime: GpuRuntime, note: Callable[[str], None]) -> bool:
+    """True (after telling the user once) when the file has CUDA code to run and there is no GPU."""
+    if not needs_cuda(job.path, job.text):
+        return False  # pure PyTorch runs on the CPU
+    gpu = await runtime.gpu()
+    if isinstance(gpu, NoGpu):
+        note(_no_gpu_message(gpu.reason))
+        return True
+    return False
 
 
 def _take_test(run: LastRun, job: SaveJob, outcome: JobOutcome) -> None:
