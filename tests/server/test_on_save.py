@@ -3,6 +3,7 @@ progress, cancel on the next edit, one message when there is no GPU, and no work
 
 from __future__ import annotations
 
+import runpy
 import shutil
 import textwrap
 from pathlib import Path
@@ -24,15 +25,11 @@ __global__ void scale(float* x, float a, int n) {
 }
 """
 
-SPILLS = """\
-__global__ void __launch_bounds__(1024, 2) heavy(float* out, const float* a, int n) {
-    float acc[64];
-    for (int k = 0; k < 64; ++k) acc[k] = a[k * n + threadIdx.x];
-    float s = 0;
-    for (int k = 0; k < 64; ++k) s += acc[(k * 7 + n) & 63] * acc[k];
-    out[threadIdx.x] = s;
-}
-"""
+# The profiler's compile tests' kernels; `heavy` spills under its __launch_bounds__(1024, 2).
+SPILLS = textwrap.dedent(
+    runpy.run_path(str(Path(__file__).resolve().parents[1] / "profiler" / "test_compile.py"))["RESOURCES"]
+).lstrip("\n")
+HEAVY_LINE = next(i for i, line in enumerate(SPILLS.splitlines()) if " heavy(" in line)
 
 # A KernelBench problem with a pure-PyTorch ModelNew: the runtime harness runs it on CPU torch.
 RIGHT = (Path(__file__).resolve().parents[1] / "runtime" / "data" / "kb_relu_right.py").read_text()
@@ -92,12 +89,17 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+async def save_compiled(client: LanguageClient, name: str, text: str, code: str) -> tuple[str, list]:
+    """Opens `name` with compile-on-save, saves it, and waits for `code` among its version-1 diagnostics."""
+    await start(client, client.root, settings(compile=True))
+    uri = open_doc(client, client.root / name, text)
+    save(client, uri)
+    return uri, await diagnostics_with(client, uri, 1, code)
+
+
 @needs_nvcc
 async def test_a_syntax_error_is_cl801_at_its_line_on_save(bare_client: LanguageClient):
-    await start(bare_client, bare_client.root, settings(compile=True))
-    uri = open_doc(bare_client, bare_client.root / "scale.cu", SYNTAX_ERROR)
-    save(bare_client, uri)
-    found = await diagnostics_with(bare_client, uri, 1, "CL801")
+    _, found = await save_compiled(bare_client, "scale.cu", SYNTAX_ERROR, "CL801")
     [error] = [d for d in found if d.code == "CL801"]
     assert error.range.start.line in (2, 3)  # nvcc names the line of the statement or the brace after it
     assert error.severity == types.DiagnosticSeverity.Error
@@ -107,17 +109,14 @@ async def test_a_syntax_error_is_cl801_at_its_line_on_save(bare_client: Language
 
 @needs_nvcc
 async def test_a_spilling_kernel_is_cl803_on_its_name_merged_with_static_findings(bare_client: LanguageClient):
-    await start(bare_client, bare_client.root, settings(compile=True))
-    uri = open_doc(bare_client, bare_client.root / "heavy.cu", SPILLS)
-    save(bare_client, uri)
-    found = await diagnostics_with(bare_client, uri, 1, "CL803")
+    uri, found = await save_compiled(bare_client, "heavy.cu", SPILLS, "CL803")
     [spill] = [d for d in found if d.code == "CL803"]
-    assert spill.range.start.line == 0 and "spills" in spill.message
+    assert spill.range.start.line == HEAVY_LINE and "spills" in spill.message
     # the static analysis of the same version is still there
     static = next(p for p in bare_client.published if p.uri == uri and p.version == 1)
     assert set(codes(static.diagnostics)) <= set(codes(found))
     hover = await bare_client.text_document_hover_async(
-        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(0, SPILLS.index("heavy") + 1))
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(HEAVY_LINE, SPILLS.splitlines()[HEAVY_LINE].index("heavy") + 1))
     )
     assert hover is not None and "Last run" in hover.contents.value and "regs" in hover.contents.value
     assert "Judge" in hover.contents.value
@@ -125,10 +124,7 @@ async def test_a_spilling_kernel_is_cl803_on_its_name_merged_with_static_finding
 
 @needs_nvcc
 async def test_an_edit_after_save_drops_the_compile_results(bare_client: LanguageClient):
-    await start(bare_client, bare_client.root, settings(compile=True))
-    uri = open_doc(bare_client, bare_client.root / "scale.cu", SYNTAX_ERROR)
-    save(bare_client, uri)
-    await diagnostics_with(bare_client, uri, 1, "CL801")
+    uri, _ = await save_compiled(bare_client, "scale.cu", SYNTAX_ERROR, "CL801")
     fixed = SYNTAX_ERROR.replace("* a\n", "* a;\n")
     replace_all(bare_client, uri, fixed, 2)
     later = await wait_until(
