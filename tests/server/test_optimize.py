@@ -175,3 +175,16 @@ async def test_code_actions_offer_the_coder_on_findings_and_models(bare_client: 
     assert {"Fix with Coder", "Ask Coder about this (CL901)", "Optimize ModelNew"} <= set(titles)
     assert "cudalens.fixWithCoder" in titles["Fix with Coder"]
     assert "cudalens.askCoder" in titles["Ask Coder about this (CL901)"] and "CL901" in titles["Ask Coder about this (CL901)"]
+
+
+async def test_exiting_mid_loop_leaves_no_candidate_running(bare_client: LanguageClient, fake: FakeOpenAI):
+    from test_on_save import alive, worker_pids
+
+    fake.script = [reply(fenced(SLEEPY))]
+    await start(bare_client, bare_client.root, settings(fake, rounds=3))
+    uri = open_doc(bare_client, bare_client.root / "rowsum.py", START, language="python")
+    await execute(bare_client, "cudalens.optimizeKernel", uri, "")
+    await wait_until(lambda: [t for t, m in reports(bare_client) if "round 1/3" in m and "testing" in m], "round 1")
+    workers = await wait_until(lambda: worker_pids(bare_client._server.pid), "the candidate's worker")
+    await bare_client.shutdown_session()
+    await wait_until(lambda: not any(alive(p) for p in workers), "the workers to die with the server")
