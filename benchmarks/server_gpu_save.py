@@ -9,7 +9,8 @@ An outside client starts `python -m cudalens.server` over stdio, opens a `.cu` k
 - save → per-line ncu hints (CL904) with `onSave.profile` on — goal ≤ 6 s.
 
 The time is from didSave to the end of the server's work-done progress (its message is the verdict), and for
-hints to the publishDiagnostics that carries CL904. Run: python benchmarks/server_gpu_save.py [--repeat 3]
+hints to the publishDiagnostics that carries CL904. `onSave.compile` is off here: on save it runs side by side
+with the test (nvcc in the server, the build in the worker), so it adds nothing unless it is the slower. Run: python benchmarks/server_gpu_save.py [--repeat 3]
 """
 
 from __future__ import annotations
