@@ -85,6 +85,12 @@ class CudalensServer(LanguageServer):
     def work_done(self, title: str, on_cancel=None) -> WorkDone:
         return WorkDone(self, title, on_cancel)
 
+    def refresh_lenses(self) -> None:
+        """The lens summaries changed (a run's verdict): ask the client to draw them again."""
+        caps = self.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
+
     def refresh_diagnostics(self) -> None:
         caps = self.client_capabilities.workspace
         if caps and caps.diagnostics and caps.diagnostics.refresh_support:

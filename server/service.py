@@ -44,6 +44,7 @@ class Output(Protocol):
         """`diagnostics` are already in JSON form (lsprotocol Diagnostics, unstructured)."""
     def show(self, message: str, kind: types.MessageType) -> None: ...
     def refresh_diagnostics(self) -> None: ...
+    def refresh_lenses(self) -> None: ...
     def work_done(self, title: str, on_cancel=None):
         """A `WorkDone` (begin/report/end) for a long-running job."""
 
@@ -181,6 +182,8 @@ class Service:
             logger.debug("dropped the on-save results for %s version %s (now %s)", state.path, run.version, state.version)
             return
         state.last_run = run
+        if run.test is not None:
+            self.out.refresh_lenses()  # the lens shows the verdict
         if self.pull:
             self.out.refresh_diagnostics()
         elif state.result is not None and state.result.version == run.version:
