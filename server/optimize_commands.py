@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from cudalens.agents.api import ask_coder as agents_ask_coder
 from cudalens.agents.api import optimize_async
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
 from cudalens.agents.optimize_loop import OptimizeResult, Progress
+from cudalens.analysis.api import KernelInfo
 from cudalens.server.coder_setup import build_loop, coder_settings, kernelbench_problem, missing_key
 from cudalens.server.convert import path_uri
 from cudalens.server.gpu_commands import answer
@@ -179,6 +181,10 @@ async def ask_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, A
         return answer(server, False, why)
     lines = state.text.splitlines(keepends=True)
     first, last = max(rng.start.line, 0), min(max(rng.end.line, rng.start.line), len(lines) - 1)
+    result = state.result
+    if result is not None and result.version == state.version:  # the Coder sees (and rewrites) the whole kernel
+        first, last = widen_to_kernel(result.kernels, first, last)
+        last = min(last, len(lines) - 1)
     shown = "".join(lines[first : last + 1])
     about = _about(server, state, code, first, last)
     version, text = state.version, state.text
@@ -207,6 +213,14 @@ async def ask_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, A
         server.show(f"cudalens: {suggestion.explanation[:500]}", types.MessageType.Info)
     result["message"] = suggestion.explanation
     return result
+
+
+def widen_to_kernel(kernels: Sequence[KernelInfo], first: int, last: int) -> tuple[int, int]:
+    """0-based lines `first..last`, grown to the definition of the kernel that contains them (if one does)."""
+    for k in kernels:
+        if k.span.line - 1 <= first and last <= k.span.end_line - 1:
+            return k.span.line - 1, k.span.end_line - 1
+    return first, last
 
 
 def _range(value: Any) -> types.Range | None:

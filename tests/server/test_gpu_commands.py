@@ -58,3 +58,12 @@ async def test_validate_without_a_gpu_says_so(bare_client: LanguageClient):
     uri = open_doc(bare_client, bare_client.root / "k.cu", "__global__ void k(float* x) { x[0] = 1; }\n")
     answer = await execute(bare_client, "cudalens.validate", uri, "k")
     assert answer["ok"] is False and "needs a GPU" in answer["message"]
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU")
+async def test_profile_without_a_gpu_answers_why(bare_client: LanguageClient):
+    await start(bare_client, bare_client.root, {"settings": {"onSave": {"compile": False}}})
+    (bare_client.root / "k_ref.py").write_text("")
+    uri = open_doc(bare_client, bare_client.root / "k.cu", "__global__ void k(float* x) { x[0] = 1; }\n")
+    answer = await execute(bare_client, "cudalens.profile", uri, "k")
+    assert answer["ok"] is False and "no GPU here" in answer["message"]

@@ -86,3 +86,13 @@ def test_a_kernel_without_a_run_gets_a_predicted_verdict_in_its_hover():
     assert markdown is not None and "Judge (predicted" in markdown
     run = LastRun(1, [], verdicts={"strided": "**Judge** measured"})
     assert hover(run, kernel, report.findings) == "**Judge** measured"
+
+
+def test_ask_coder_sees_the_whole_kernel_around_a_finding():
+    from cudalens.analysis.api import analyze_text
+    from cudalens.server.optimize_commands import widen_to_kernel
+
+    text = "// k\n__global__ void k(float* x, int n) {\n    int i = threadIdx.x;\n    x[i * 32] = 0;\n}\n"
+    kernels = analyze_text("/k.cu", text).kernels
+    assert widen_to_kernel(kernels, 3, 3) == (1, 4)
+    assert widen_to_kernel(kernels, 0, 0) == (0, 0)  # outside any kernel: as asked
