@@ -162,6 +162,8 @@ class Service:
                 job, plan, self.runtime, self.settings.worker, progress.report,
                 lambda m: self.show_once(m, types.MessageType.Info),
             )
+            if run.outcome is not None or run.profile is not None:
+                add_verdicts(job, run, specs(await self.runtime.gpu()), self.settings.worker.timeout_seconds)
         except asyncio.CancelledError:
             progress.end("cancelled")
             raise
@@ -170,8 +172,6 @@ class Service:
             self.show_once(f"cudalens: running {Path(state.path).name} failed; details are in the server log.")
             progress.end("failed")
             return None
-        if run.outcome is not None or run.profile is not None:
-            add_verdicts(job, run, specs(await self.runtime.gpu()), self.settings.worker.timeout_seconds)
         progress.end(run_summary(run))
         self.take_run(state, run)
         return run
