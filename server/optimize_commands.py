@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from cudalens.agents.api import ask_coder as agents_ask_coder
-from cudalens.agents.api import optimize_async
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
 from cudalens.agents.optimize_loop import OptimizeResult, Progress
 from cudalens.analysis.api import KernelInfo
-from cudalens.server.coder_setup import build_loop, coder_settings, kernelbench_problem, missing_key
+from cudalens.server.coder_setup import LoopRun, build_loop, coder_settings, kernelbench_problem, missing_key
 from cudalens.server.convert import path_uri
 from cudalens.server.gpu_commands import answer
 from cudalens.server.offers import Offer, new_id, stale_reason, whole_document
@@ -93,7 +92,7 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
         repair_only=repair_only, on_progress=on_progress, runs_dir=runs,
     )
     try:
-        result = await optimize_async(built.loop, source)
+        result = await _run_loop(built, source)
     except asyncio.CancelledError:
         progress.end("cancelled")
         server.show(f"cudalens: {what} was cancelled", types.MessageType.Info)
@@ -113,6 +112,20 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
     # under the id the command answered with
     offer = server.offers.add(replace(whole_document(state.uri, state.path, version, source, result.best_source, summary), id=run_id))
     await _propose(server, offer, result.run_dir)
+
+
+async def _run_loop(built: LoopRun, source: str) -> OptimizeResult:
+    """The loop in a thread. On cancel: the loop's cancel event, and the evaluator's kill switch pressed until
+    the loop has stopped — a candidate whose job was only starting when the cancel came is killed too."""
+    future = asyncio.ensure_future(asyncio.to_thread(built.loop.run, source))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        built.loop.cancel.set()
+        while not future.done():
+            built.evaluator.cancel()
+            await asyncio.wait([future], timeout=0.2)
+        raise
 
 
 def summary_line(result: OptimizeResult) -> str:

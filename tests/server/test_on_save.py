@@ -3,14 +3,16 @@ progress, cancel on the next edit, one message when there is no GPU, and no work
 
 from __future__ import annotations
 
+import functools
 import runpy
 import shutil
 import textwrap
 from pathlib import Path
 
+import lsptools
 import pytest
 from lsprotocol import types
-from lsptools import codes, open_doc, replace_all, start, wait_until
+from lsptools import codes, open_doc, replace_all, start
 from pytest_lsp import LanguageClient
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (the CUDA toolkit) is not installed")
@@ -36,6 +38,11 @@ RIGHT = (Path(__file__).resolve().parents[1] / "runtime" / "data" / "kb_relu_rig
 _BODY = "return torch.where(x > 0, x, torch.zeros_like(x))"
 WRONG = RIGHT.replace(_BODY, "return x")
 SLOW = RIGHT.replace(_BODY, "import time\n        time.sleep(600)\n        return torch.relu(x)")
+
+
+# Runs start a worker and import torch: on a busy 2-core machine that can take a while. A guard against a hang.
+RUN_S = 240.0
+wait_until = functools.partial(lsptools.wait_until, timeout=RUN_S)
 
 
 def settings(**on_save) -> dict:

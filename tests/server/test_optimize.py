@@ -20,6 +20,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reaso
 KEY_ENV = "CUDALENS_SERVER_TEST_CODER_KEY"
 KEY = "sk-server-SECRET-5551212"
 os.environ[KEY_ENV] = KEY  # before the server starts: it inherits the key, as from the editor
+LOOP_S = 300.0  # a loop of two evaluations on a busy 2-core machine: a guard against a hang, not a speed goal
 SLEEPY = model_new("import time\ntime.sleep(600)\nreturn x.sum(dim=1)")
 
 
@@ -61,7 +62,7 @@ async def test_optimize_offers_the_fast_candidate_and_applies_it_at_the_right_ve
     uri = open_doc(bare_client, bare_client.root / "rowsum.py", START, language="python")
     started = await execute(bare_client, "cudalens.optimizeKernel", uri, "")
     assert started["ok"] is True and started["runId"]
-    [applied] = await wait_until(lambda: bare_client.edits, "the proposal to be applied")
+    [applied] = await wait_until(lambda: bare_client.edits, "the proposal to be applied", LOOP_S)
     [change] = applied.edit.document_changes
     assert change.text_document.uri == uri and change.text_document.version == 1
     assert apply_edits(START, change.edits) == FAST
@@ -79,7 +80,7 @@ async def test_a_document_changed_meanwhile_rejects_the_proposal(bare_client: La
     uri = open_doc(bare_client, bare_client.root / "rowsum.py", START, language="python")
     started = await execute(bare_client, "cudalens.optimizeKernel", uri, "")
     bare_client.choice = "Show diff"
-    await wait_until(lambda: len(bare_client.asked) == 2, "the proposal, then Apply/Discard after the diff")
+    await wait_until(lambda: len(bare_client.asked) == 2, "the proposal, then Apply/Discard after the diff", LOOP_S)
     [shown] = bare_client.shown_documents
     assert shown.uri.endswith(".diff") and "+        return x.sum(dim=1)" in Path(shown.uri[len("file://"):]).read_text()
     assert [a.title for a in bare_client.asked[1].actions] == ["Apply", "Discard"]  # "Show diff" answered twice: kept
@@ -98,10 +99,10 @@ async def test_cancel_stops_the_loop_and_its_candidate(bare_client: LanguageClie
     uri = open_doc(bare_client, bare_client.root / "rowsum.py", START, language="python")
     await execute(bare_client, "cudalens.optimizeKernel", uri, "")
     token = (await wait_until(
-        lambda: [t for t, m in reports(bare_client) if "round 1/3" in m and "testing" in m], "round 1 to run"
+        lambda: [t for t, m in reports(bare_client) if "round 1/3" in m and "testing" in m], "round 1 to run", LOOP_S
     ))[0]
     bare_client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token))
-    await wait_until(lambda: "cancelled" in ends(bare_client), "the loop to stop")
+    await wait_until(lambda: "cancelled" in ends(bare_client), "the loop to stop", LOOP_S)
     await wait_until(lambda: any("was cancelled" in m.message for m in bare_client.messages), "the message")
     assert not bare_client.asked and len(fake.requests) == 1
 
@@ -112,7 +113,7 @@ async def test_fix_with_coder_repairs_a_wrong_model(bare_client: LanguageClient,
     await start(bare_client, bare_client.root, settings(fake, rounds=3))
     uri = open_doc(bare_client, bare_client.root / "rowsum.py", WRONG, language="python")
     await execute(bare_client, "cudalens.fixWithCoder", uri, "")
-    [applied] = await wait_until(lambda: bare_client.edits, "the repair to be applied")
+    [applied] = await wait_until(lambda: bare_client.edits, "the repair to be applied", LOOP_S)
     assert apply_edits(WRONG, applied.edit.document_changes[0].edits) == FAST
     assert "stopped: repaired" in bare_client.asked[0].message and len(fake.requests) == 1
 
@@ -155,7 +156,7 @@ async def test_user_code_run_on_save_does_not_see_the_coders_key(bare_client: La
     assert peeking != FAST
     uri = open_doc(bare_client, bare_client.root / "rowsum.py", peeking, language="python")
     bare_client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
-    await wait_until(lambda: ends(bare_client), "the on-save run")
+    await wait_until(lambda: ends(bare_client), "the on-save run", LOOP_S)
     assert "5/5" in ends(bare_client)[0], ends(bare_client)
 
 
@@ -184,7 +185,7 @@ async def test_exiting_mid_loop_leaves_no_candidate_running(bare_client: Languag
     await start(bare_client, bare_client.root, settings(fake, rounds=3))
     uri = open_doc(bare_client, bare_client.root / "rowsum.py", START, language="python")
     await execute(bare_client, "cudalens.optimizeKernel", uri, "")
-    await wait_until(lambda: [t for t, m in reports(bare_client) if "round 1/3" in m and "testing" in m], "round 1")
+    await wait_until(lambda: [t for t, m in reports(bare_client) if "round 1/3" in m and "testing" in m], "round 1", LOOP_S)
     workers = await wait_until(lambda: worker_pids(bare_client._server.pid), "the candidate's worker")
     await bare_client.shutdown_session()
     await wait_until(lambda: not any(alive(p) for p in workers), "the workers to die with the server")
