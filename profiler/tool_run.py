@@ -6,7 +6,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 from dataclasses import dataclass
+
+# Every tool this process is running: a server cancelling a profile, or exiting, kills them (`kill_running`).
+_RUNNING: set[subprocess.Popen] = set()
+_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -32,13 +37,30 @@ def run_tool(
         )
     except OSError as exc:
         return ToolRun(tuple(command), 127, "", f"{command[0]}: {exc.strerror or exc}")
+    with _LOCK:
+        _RUNNING.add(proc)
     try:
         out, err = proc.communicate(timeout=timeout)
         return ToolRun(tuple(command), proc.returncode, out, err)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill_group(proc)
         out, err = proc.communicate()
         return ToolRun(tuple(command), None, out or "", err or "", timed_out=True)
+    finally:
+        with _LOCK:
+            _RUNNING.discard(proc)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_running() -> None:
+    """Kill every running tool's process group (its `run_tool` then returns what the tool had written)."""
+    with _LOCK:
+        procs = list(_RUNNING)
+    for proc in procs:
+        _kill_group(proc)

@@ -18,14 +18,19 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from cudalens import __version__
-from cudalens.server import lifecycle
-from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker
+from cudalens.profiler.worker_client import shutdown_all
+from cudalens.server import last_run, lifecycle, verdicts
+from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
+from cudalens.server.coder_actions import REWRITE, coder_actions
 from cudalens.server.commands import COMMANDS, CommandHandler
+from cudalens.server.convert import Positions
 from cudalens.server.hover import hover_markdown
 from cudalens.server.lens import kernel_lenses
+from cudalens.server.offers import Offers
 from cudalens.server.service import Service
 from cudalens.server.settings import parse_settings, settings_from_initialization_options
 from cudalens.server.watch import WorkspaceWatcher
+from cudalens.server.work_done import WorkDone
 
 logger = logging.getLogger("cudalens.server")
 
@@ -59,6 +64,8 @@ class CudalensServer(LanguageServer):
         self.service = Service(self)
         self.watcher: WorkspaceWatcher | None = None
         self.background: set[asyncio.Task] = set()
+        self.offers = Offers()  # edits the Coder proposed, until applied or discarded
+        self.optimizing: dict[str, asyncio.Task] = {}  # running optimize loops, by document
         self._errors = 0
 
     # --- Output, for the service -------------------------------------------------------------------------
@@ -74,6 +81,15 @@ class CudalensServer(LanguageServer):
 
     def show(self, message: str, kind: types.MessageType) -> None:
         self.window_show_message(types.ShowMessageParams(kind, message))
+
+    def work_done(self, title: str, on_cancel=None) -> WorkDone:
+        return WorkDone(self, title, on_cancel)
+
+    def refresh_lenses(self) -> None:
+        """The lens summaries changed (a run's verdict): ask the client to draw them again."""
+        caps = self.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
 
     def refresh_diagnostics(self) -> None:
         caps = self.client_capabilities.workspace
@@ -94,10 +110,11 @@ class CudalensServer(LanguageServer):
                 types.MessageType.Error,
             )
 
-    def spawn(self, coro) -> None:
+    def spawn(self, coro) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
         self.background.add(task)
         task.add_done_callback(self.background.discard)
+        return task
 
     def document_changes(self) -> bool:
         ws = self.client_capabilities.workspace
@@ -165,6 +182,9 @@ async def pull_diagnostics(ls: CudalensServer, params: types.DocumentDiagnosticP
 
 def create_server() -> CudalensServer:
     server = CudalensServer()
+    # the workers (on-save and the optimize loop's) die with the server, however it exits
+    lifecycle.at_exit(server.service.runtime.close)
+    lifecycle.at_exit(shutdown_all)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: CudalensServer, params: types.InitializeParams) -> None:
@@ -225,24 +245,35 @@ def create_server() -> CudalensServer:
             text = ls.workspace.get_text_document(uri).source
             ls.service.change(uri, params.text_document.version, text)
 
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: CudalensServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.service.saved(params.text_document.uri)
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CudalensServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.service.close(params.text_document.uri)
 
     @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False)
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[*KINDS, REWRITE], resolve_provider=False)
     )
     def code_action(ls: CudalensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         state = ls.service.documents.get(params.text_document.uri)
-        if state is None or state.result is None or not state.result.findings:
+        if state is None or state.result is None:
             return None
         result = state.result
         pos = ls.service.positions(result)
+        if result.report is None:  # not analysed (a Python file without CUDA): positions in the text itself
+            pos = Positions(state.text.splitlines(keepends=True), ls.service.codec)
+        span, only = pos.span(params.range), params.context.only
         ctx = ActionContext(
             state.uri, result.version, pos, ls.document_changes(),
             comment_marker(state.kind, result.report.embedded_sources if result.report else []),
         )
-        return code_actions(result.findings, pos.span(params.range), ctx, params.context.only) or None
+        actions = code_actions(result.findings, span, ctx, only) if result.findings else []
+        if wanted(only, types.CodeActionKind.QuickFix) or wanted(only, REWRITE):
+            coder = coder_actions(state.uri, result.kernels, ls.service.findings(state), span, pos)
+            actions += [a for a in coder if wanted(only, a.kind)]
+        return actions or None
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: CudalensServer, params: types.HoverParams) -> types.Hover | None:
@@ -251,7 +282,13 @@ def create_server() -> CudalensServer:
             return None
         result = state.result
         line, column = ls.service.positions(result).from_lsp(params.position)
-        text = hover_markdown(result.kernels, result.findings, line, column)
+        run, findings = ls.service.last_run(state), ls.service.findings(state)
+
+        def sections(kernel) -> str | None:
+            parts = [last_run.markdown(run, kernel, state.path), verdicts.hover(run, kernel, findings)]
+            return "\n\n".join(p for p in parts if p) or None
+
+        text = hover_markdown(result.kernels, findings, line, column, last_run=sections)
         if text is None:
             return None
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text))
@@ -262,7 +299,8 @@ def create_server() -> CudalensServer:
         if state is None or state.result is None or not state.result.kernels:
             return None
         result = state.result
-        return kernel_lenses(state.uri, result.kernels, result.findings, ls.service.positions(result))
+        badge = last_run.badge(ls.service.last_run(state))
+        return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CudalensServer, params: None) -> None:

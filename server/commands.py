@@ -1,7 +1,7 @@
 """The workspace/executeCommand table: one place where each LSP command of cudalens gets its implementation.
 
-Parts that have not landed yet answer "not available yet" (as a window/showMessage) instead of failing.
-To wire a real one, replace its entry in `COMMANDS` with an async function `(server, arguments) -> Any`.
+Each entry is an async function `(server, arguments) -> Any` living in a module named for its part
+(gpu_commands.py, optimize_commands.py); each answers `{"ok", "message", ...}` and shows the message.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types
+from cudalens.server import gpu_commands, optimize_commands
 
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
@@ -25,21 +25,12 @@ APPLY_OPTIMIZATION = "cudalens.applyOptimization"
 CommandHandler = Callable[["CudalensServer", list[Any]], Awaitable[Any]]
 
 
-def not_available(what: str) -> CommandHandler:
-    async def handler(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:
-        message = f"cudalens: {what} is not available yet in this version."
-        server.window_show_message(types.ShowMessageParams(types.MessageType.Info, message))
-        return {"ok": False, "message": message}
-
-    return handler
-
-
 COMMANDS: dict[str, CommandHandler] = {
-    RUN_TESTS: not_available("Run tests"),
-    PROFILE: not_available("Profile"),
-    OPTIMIZE: not_available("Optimize kernel"),
-    VALIDATE: not_available("Validate"),
-    ASK_CODER: not_available("Ask the Coder"),
-    FIX_WITH_CODER: not_available("Fix with the Coder"),
-    APPLY_OPTIMIZATION: not_available("Apply optimization"),
+    RUN_TESTS: gpu_commands.run_tests,
+    PROFILE: gpu_commands.profile,
+    OPTIMIZE: optimize_commands.optimize_kernel,
+    VALIDATE: gpu_commands.validate,
+    ASK_CODER: optimize_commands.ask_coder,
+    FIX_WITH_CODER: optimize_commands.fix_with_coder,
+    APPLY_OPTIMIZATION: optimize_commands.apply_optimization,
 }

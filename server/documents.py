@@ -9,11 +9,15 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cudalens.analysis import embedded
 from cudalens.analysis.api import AnalysisReport, KernelInfo
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding
+
+if TYPE_CHECKING:
+    from cudalens.server.pipeline_on_save import LastRun
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 # Beyond this size a document is not analysed as you type: cold, the analyzer needs ~25 s per million characters,
@@ -70,6 +74,7 @@ class DocState:
     text: str
     result: Analysed | None = None
     closed: bool = False
+    last_run: LastRun | None = None  # the GPU half's results of the last save (pipeline_on_save.py)
     # Set whenever `result` changes: pull-diagnostics requests wait on it.
     updated: asyncio.Event = field(default_factory=asyncio.Event)
 

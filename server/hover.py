@@ -69,9 +69,12 @@ def rule_doc(code: str) -> str | None:
 
 def hover_markdown(
     kernels: Sequence[KernelInfo], findings: Sequence[Finding], line: int, column: int,
-    docs: Callable[[str], str | None] = rule_doc,
+    docs: Callable[[str], str | None] = rule_doc, last_run: Callable[[KernelInfo], str | None] | None = None,
 ) -> str | None:
-    """What to show at a 1-based position, or None."""
+    """What to show at a 1-based position, or None. `last_run`: a kernel's "Last run" section, if any."""
     parts = [rule_markdown(f, docs) for f in findings if _contains(f.span, line, column)]
-    parts += [kernel_markdown(k, findings) for k in kernels if _contains(k.name_span, line, column)]
+    for k in kernels:
+        if _contains(k.name_span, line, column):
+            extra = last_run(k) if last_run is not None else None
+            parts.append(kernel_markdown(k, findings) + (f"\n\n{extra}" if extra else ""))
     return "\n\n---\n\n".join(parts) if parts else None

@@ -15,7 +15,7 @@ from cudalens.server.convert import Positions
 _ACTIONS = (("▶ Run tests", RUN_TESTS), ("Profile", PROFILE), ("Optimize", OPTIMIZE))
 
 
-def kernel_summary(kernel: KernelInfo, findings: Sequence[Finding]) -> str:
+def kernel_summary(kernel: KernelInfo, findings: Sequence[Finding], badge: str | None = None) -> str:
     counts = Counter(f.code for f in findings if f.kernel == kernel.name)
     parts = []
     if kernel.block:
@@ -26,18 +26,21 @@ def kernel_summary(kernel: KernelInfo, findings: Sequence[Finding]) -> str:
         parts.append(", ".join(f"{code}×{n}" if n > 1 else code for code, n in sorted(counts.items())))
     else:
         parts.append("no findings")
+    if badge:
+        parts.append(badge)
     return f"cudalens: {' · '.join(parts)}"
 
 
 def kernel_lenses(
-    uri: str, kernels: Sequence[KernelInfo], findings: Sequence[Finding], pos: Positions
+    uri: str, kernels: Sequence[KernelInfo], findings: Sequence[Finding], pos: Positions, badge: str | None = None
 ) -> list[types.CodeLens]:
+    """`badge`: the last run's verdict (`✓ 5/5 · 1.8× vs PyTorch`), shown on every kernel of the file."""
     lenses = []
     for kernel in kernels:
         at = pos.to_lsp(kernel.name_span.line, 1)
         rng = types.Range(at, at)
         # An empty command id makes an inert lens: the summary is text, not a button.
-        lenses.append(types.CodeLens(rng, types.Command(title=kernel_summary(kernel, findings), command="")))
+        lenses.append(types.CodeLens(rng, types.Command(title=kernel_summary(kernel, findings, badge), command="")))
         lenses += [
             types.CodeLens(rng, types.Command(title=title, command=command, arguments=[uri, kernel.name])) for title, command in _ACTIONS
         ]

@@ -100,11 +100,26 @@ def _group_alive(pgid: int) -> bool:
 
 
 CHILDREN = Children()
+_AT_EXIT: list[Callable[[], None]] = []
+
+
+def at_exit(cleanup: Callable[[], None]) -> None:
+    """Run `cleanup` when the server leaves (shutdown, exit, or its editor's death): stop worker pools."""
+    _AT_EXIT.append(cleanup)
+
+
+def run_cleanups() -> None:
+    while _AT_EXIT:
+        try:
+            _AT_EXIT.pop()()
+        except Exception:
+            logger.exception("a cleanup failed while exiting")
 
 
 def hard_exit(code: int) -> None:
     """Leave now: kill our children, flush the logs, and skip waiting for threads (a thread blocked reading
     stdin, or an analysis of a huge file, must not keep the process alive)."""
+    run_cleanups()
     CHILDREN.kill_all()
     logging.shutdown()
     os._exit(code)

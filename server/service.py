@@ -1,22 +1,25 @@
 """What the server does with documents, independent of pygls: open/change/close, analyse off the loop, deliver
-diagnostics (push, or hold them for pull requests), re-check on outside changes and on settings changes.
+diagnostics (push, or hold them for pull requests), re-check on outside changes and on settings changes, and
+run the GPU half on save (pipeline_on_save.py), its findings merged with the static ones of the same version.
 
 `app.py` only turns LSP messages into calls of this class; `Output` is how this class talks back.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from lsprotocol import types
+from pygls.protocol import default_converter
 from pygls.workspace.position_codec import PositionCodec
 
 from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
-from cudalens.server.convert import DiagnosticCache, Positions
+from cudalens.server.convert import DiagnosticCache, Positions, to_diagnostic
 from cudalens.server.documents import (
     MAX_ANALYSED_CHARS,
     Analysed,
@@ -25,11 +28,15 @@ from cudalens.server.documents import (
     IncludeResolver,
     may_contain_cuda,
 )
+from cudalens.server.gpu_runtime import GpuRuntime
 from cudalens.server.lifecycle import set_level
+from cudalens.server.pipeline_on_save import LastRun, Pipelines, Plan, SaveJob, plan_for, run_pipeline
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ParsedSettings, ServerSettings
+from cudalens.server.verdicts import add_verdicts, specs
 
 logger = logging.getLogger("cudalens.server")
+_CONVERTER = default_converter()
 
 
 class Output(Protocol):
@@ -37,6 +44,9 @@ class Output(Protocol):
         """`diagnostics` are already in JSON form (lsprotocol Diagnostics, unstructured)."""
     def show(self, message: str, kind: types.MessageType) -> None: ...
     def refresh_diagnostics(self) -> None: ...
+    def refresh_lenses(self) -> None: ...
+    def work_done(self, title: str, on_cancel=None):
+        """A `WorkDone` (begin/report/end) for a long-running job."""
 
 
 @dataclass
@@ -63,6 +73,9 @@ class Service:
         self._analyzers: dict[str, _Analyzer] = {}
         self._converted: dict[str, DiagnosticCache] = {}
         self._shown: set[str] = set()
+        self._nonempty: set[str] = set()  # URIs whose last published diagnostics were not empty
+        self.runtime = GpuRuntime()
+        self.pipelines = Pipelines()
 
     # --- documents -------------------------------------------------------------------------------------
     def open(self, uri: str, path: str, version: int | None, text: str, language_id: str | None = None) -> None:
@@ -72,16 +85,19 @@ class Service:
 
     def change(self, uri: str, version: int | None, text: str) -> None:
         state = self.documents.change(uri, version, text)
+        self.pipelines.cancel(uri)  # its results would be for a text that is gone
         if state is not None:
             self._schedule(state, self.settings.debounce_ms / 1000)
 
     def close(self, uri: str) -> None:
         state = self.documents.close(uri)
         self.scheduler.cancel(uri)
+        self.pipelines.cancel(uri)
         self._analyzers.pop(uri, None)
         self._converted.pop(uri, None)
-        if state is not None and not self.pull and state.result is not None and state.result.findings:
+        if state is not None and not self.pull and uri in self._nonempty:
             self.out.publish(uri, None, [])  # a closed document keeps no diagnostics
+        self._nonempty.discard(uri)
 
     def recheck(self, states: list[DocState], why: str) -> None:
         for state in states:
@@ -105,13 +121,74 @@ class Service:
             logger.info("ignoring unknown settings: %s", ", ".join(parsed.unknown))
         changed = parsed.settings != self.settings
         self.settings = parsed.settings
+        self.runtime.secret_env = (self.settings.coder.api_key_env,)
         if self.settings.log_level is not None:
             set_level(self.settings.log_level)
         if changed:
             self.recheck(list(self.documents), "settings changed")
+        on_save = self.settings.on_save
+        if on_save.test or on_save.time:
+            self.runtime.prestart(self.settings.worker)  # a warm worker for the first save
 
     def close_all(self) -> None:
         self.scheduler.close()
+        self.pipelines.cancel_all()
+        self.runtime.close()
+
+    # --- on save ---------------------------------------------------------------------------------------
+    def saved(self, uri: str) -> asyncio.Task | None:
+        """Runs the `onSave` steps for the document's current version in the background."""
+        state = self.documents.get(uri)
+        if state is None or not Path(state.path).is_file():
+            return None
+        plan = plan_for(self.settings.on_save, state.path, state.text)
+        if not plan.anything:
+            return None
+        return self.pipelines.start(uri, self.run_plan(state, plan))
+
+    def job_for(self, state: DocState, profile_kernels: tuple[str, ...] = ()) -> SaveJob:
+        result = state.result
+        kernels = result.kernels if result is not None and result.version == state.version else None
+        return SaveJob(state.path, state.version, state.text, self._config_for(state.path)[0], kernels, profile_kernels)
+
+    async def run_plan(self, state: DocState, plan: Plan, job: SaveJob | None = None) -> LastRun | None:
+        """Runs `plan` on the document's saved file with progress; keeps and shows the results. None when it
+        failed (the user was told) or was cancelled by the editor's cancel button."""
+        job = job or self.job_for(state)
+        progress = self.out.work_done(f"cudalens: {Path(state.path).name}", lambda: self.pipelines.cancel(state.uri))
+        await progress.begin("starting")
+        try:
+            run = await run_pipeline(
+                job, plan, self.runtime, self.settings.worker, progress.report,
+                lambda m: self.show_once(m, types.MessageType.Info),
+            )
+            if run.outcome is not None or run.profile is not None:
+                add_verdicts(job, run, specs(await self.runtime.gpu()), self.settings.worker.timeout_seconds)
+        except asyncio.CancelledError:
+            progress.end("cancelled")
+            raise
+        except Exception as exc:
+            logger.error("running %s failed", state.path, exc_info=exc)
+            self.show_once(f"cudalens: running {Path(state.path).name} failed; details are in the server log.")
+            progress.end("failed")
+            return None
+        progress.end(run_summary(run))
+        self.take_run(state, run)
+        return run
+
+    def take_run(self, state: DocState, run: LastRun) -> None:
+        """Keep a run's results and show them, unless the document moved on meanwhile."""
+        if state.closed or state.version != run.version:
+            logger.debug("dropped the on-save results for %s version %s (now %s)", state.path, run.version, state.version)
+            return
+        state.last_run = run
+        if run.test is not None:
+            self.out.refresh_lenses()  # the lens shows the verdict
+        if self.pull:
+            self.out.refresh_diagnostics()
+        elif state.result is not None and state.result.version == run.version:
+            self._publish(state, always=True)
+        # else: the analysis of this version is still running; its delivery publishes both
 
     # --- results ---------------------------------------------------------------------------------------
     def positions(self, result: Analysed) -> Positions:
@@ -126,11 +203,45 @@ class Service:
             result.diagnostics = cache.convert(result.findings, state.uri, self.positions(result))
         return result.diagnostics
 
+    def last_run(self, state: DocState) -> LastRun | None:
+        """The last on-save run, if it was for the text the analysis result describes."""
+        run, result = state.last_run, state.result
+        return run if run is not None and result is not None and run.version == result.version else None
+
+    def findings(self, state: DocState) -> list:
+        """The static findings and those of the last run, when both describe the current text."""
+        run = self.last_run(state)
+        static = state.result.findings if state.result is not None else []
+        return static + run.findings if run is not None else static
+
+    def _run_entries(self, state: DocState) -> list[tuple[types.Diagnostic, dict]]:
+        run = self.last_run(state)
+        if run is None:
+            return []  # results of an older text are never shown as diagnostics
+        if run.diagnostics is None:
+            pos = Positions(run.lines, self.codec)
+            diagnostics = [to_diagnostic(f, state.uri, pos) for f in run.findings]
+            run.diagnostics = [(d, _CONVERTER.unstructure(d)) for d in diagnostics]
+        return run.diagnostics
+
+    def _entries(self, state: DocState) -> list[tuple[types.Diagnostic, dict]]:
+        return self._converted_entries(state) + self._run_entries(state)
+
     def diagnostics(self, state: DocState) -> list[types.Diagnostic]:
-        return [diagnostic for diagnostic, _ in self._converted_entries(state)]
+        return [diagnostic for diagnostic, _ in self._entries(state)]
 
     def diagnostics_json(self, state: DocState) -> list[dict]:
-        return [as_json for _, as_json in self._converted_entries(state)]
+        return [as_json for _, as_json in self._entries(state)]
+
+    def _publish(self, state: DocState, always: bool) -> None:
+        entries = self.diagnostics_json(state)
+        if not entries and not always and state.uri not in self._nonempty:
+            return
+        self.out.publish(state.uri, state.result.version if state.result else state.version, entries)
+        if entries:
+            self._nonempty.add(state.uri)
+        else:
+            self._nonempty.discard(state.uri)
 
     async def current_result(self, state: DocState) -> Analysed | None:
         """The result for the document's current version, waiting for the analysis if need be."""
@@ -205,14 +316,24 @@ class Service:
             if previous is not None and previous.version == result.version:
                 self.out.refresh_diagnostics()  # a re-check of the same text: ask the client to pull again
             return
-        if result.report is None or not result.report.is_cuda:
-            if previous is not None and previous.findings:
-                self.out.publish(state.uri, result.version, [])
-            return
-        self.out.publish(state.uri, result.version, self.diagnostics_json(state))
+        self._publish(state, always=result.report is not None and result.report.is_cuda)
 
     def _failed(self, state: DocState, exc: BaseException) -> None:
         logger.error("analysis of %s failed", state.path, exc_info=(type(exc), exc, exc.__traceback__))
         self.show_once(f"cudalens: analysing {Path(state.path).name} failed; details are in the server log.")
         if not state.closed:
             state.set_result(Analysed(state.version, None, []))
+
+
+def run_summary(run: LastRun) -> str:
+    parts = []
+    if run.compile is not None:
+        errors = sum(f.code == "CL801" for f in run.compile.findings)
+        parts.append(f"{errors} compile error(s)" if errors else "compiled")
+    if run.test is not None:
+        parts.append(run.test.summary() if run.test.passed else f"test {run.test.status}")
+    if run.timing is not None:
+        parts.append(f"{run.timing.speedup:.2f}× vs PyTorch")
+    if run.profile is not None:
+        parts.append(f"{len(run.ncu_hints)} profile hint(s)")
+    return "; ".join([*parts, *run.notes]) or "nothing to run"

@@ -9,6 +9,7 @@ kept, as jedi-language-server does with its initialization options.
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, get_type_hints
@@ -20,10 +21,17 @@ LOG_LEVELS = ("error", "warning", "info", "debug")
 
 @dataclass(frozen=True)
 class OnSave:
-    compile: bool = False
+    """What runs when a document is saved. Compiling needs only nvcc, so it is on wherever nvcc is found
+    (None: decided then); the rest runs the user's code, so the user opts in."""
+
+    compile: bool | None = None
     test: bool = False
     time: bool = False
     profile: bool = False
+
+    @property
+    def compiles(self) -> bool:
+        return self.compile if self.compile is not None else shutil.which("nvcc") is not None
 
 
 @dataclass(frozen=True)
@@ -34,19 +42,24 @@ class WorkerSettings:
 
 @dataclass(frozen=True)
 class CoderSettings:
-    base_url: str = ""
-    model: str = ""
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
+    base_url: str = ""  # empty: api.openai.com
+    model: str = "o3"
+    api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable that holds the key
+    temperature: float | None = None  # None: not sent (reasoning models refuse it)
     reasoning_effort: str = ""
-    timeout_seconds: float = 120.0
-    retries: int = 2
+    timeout_seconds: float = 300.0
+    retries: int = 4
+    stream: bool = False
+    price_in_per_1k: float = 0.0  # USD per 1000 prompt tokens, for the cost in the summary
+    price_out_per_1k: float = 0.0
 
 
 @dataclass(frozen=True)
 class OptimizeSettings:
     rounds: int = 10
     budget_usd: float = 1.0
+    patience: int = 4  # stop after this many rounds without a faster correct candidate
+    allow_torch_ops: bool = False  # accept candidates whose ModelNew uses PyTorch ops instead of a kernel
 
 
 @dataclass(frozen=True)
@@ -84,7 +97,7 @@ class ParsedSettings:
 
 
 def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return re.sub(r"(?<!^)(?=[A-Z])|(?<=[a-z])(?=[0-9])", "_", name).lower()  # priceInPer1k → price_in_per_1k
 
 
 def _coerce(key: str, annotation: Any, default: Any, value: Any, out: ParsedSettings) -> Any:
@@ -92,7 +105,7 @@ def _coerce(key: str, annotation: Any, default: Any, value: Any, out: ParsedSett
         out.errors.append(f"cudalens: setting '{key}' must be {expected}, not {value!r}; using the default")
         return default
 
-    text = str(annotation)
+    text = str(annotation).replace(" | None", "")  # None is never sent as a value: it means "unset"
     if "tuple" in text:
         if isinstance(value, str):
             value = [value]

@@ -23,11 +23,25 @@ def record_diagnostics(client: LanguageClient, params: types.PublishDiagnosticsP
     client.published.append(params)
 
 
+def answer_message_request(client: LanguageClient, params: types.ShowMessageRequestParams):
+    """Records the question; answers with `client.choice` (None: the user dismissed it)."""
+    client.asked.append(params)
+    return next((a for a in params.actions or [] if a.title == client.choice), None)
+
+
+def apply_edit(client: LanguageClient, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    client.edits.append(params)
+    return types.ApplyWorkspaceEditResult(applied=True)
+
+
 def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     client.published = []  # every publishDiagnostics, in order, with its version
+    client.asked, client.choice, client.edits = [], None, []
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record_diagnostics
+    features[types.WINDOW_SHOW_MESSAGE_REQUEST] = answer_message_request
+    features[types.WORKSPACE_APPLY_EDIT] = apply_edit
     register_lsp_features(client, features)
     return client
 
@@ -95,14 +109,14 @@ def replace_all(client: LanguageClient, uri: str, text: str, version: int) -> No
     )
 
 
-async def wait_until(predicate, what: str):
+async def wait_until(predicate, what: str, timeout: float = WAIT_S):
     async def poll():
         while not (value := predicate()):
             await asyncio.sleep(0.01)
         return value
 
     try:
-        return await asyncio.wait_for(poll(), WAIT_S)
+        return await asyncio.wait_for(poll(), timeout)
     except TimeoutError:
         pytest.fail(f"gave up waiting for {what}")
 

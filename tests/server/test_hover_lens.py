@@ -57,7 +57,7 @@ async def test_code_lens_per_kernel_with_commands(client: LanguageClient):
     assert list(commands["cudalens.runTests"]) == [uri, "scale_columns"]
 
 
-async def test_commands_not_yet_implemented_say_so(client: LanguageClient):
+async def test_a_command_on_a_document_that_is_not_open_says_so(client: LanguageClient):
     caps = client.protocol.server_capabilities if hasattr(client.protocol, "server_capabilities") else None
     if caps is not None and caps.execute_command_provider is not None:
         assert set(COMMANDS) <= set(caps.execute_command_provider.commands)
@@ -66,4 +66,4 @@ async def test_commands_not_yet_implemented_say_so(client: LanguageClient):
         types.ExecuteCommandParams("cudalens.profile", [uri, "scale_columns"])
     )
     assert result["ok"] is False
-    await wait_until(lambda: any("not available yet" in m.message for m in client.messages), "the message")
+    await wait_until(lambda: any("not an open" in m.message for m in client.messages), "the message")

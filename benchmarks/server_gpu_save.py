@@ -1,0 +1,153 @@
+"""Save → verdict and save → ncu hints through the real language server, as an editor sees them (on a GPU).
+
+An outside client starts `python -m cudalens.server` over stdio, opens a `.cu` kernel with its PyTorch reference
+(tests/runtime/data/transpose.cu, copied to a scratch folder) and saves it:
+
+- save → correctness verdict, cold (first save: the worker starts, torch imports, load_inline builds);
+- save → verdict, warm, the same text saved again (the build is cached, the worker is warm) — issue 4 goal ≤ 2 s;
+- save → verdict after an edit (a new build of the edited kernel, warm worker);
+- save → per-line ncu hints (CL904) with `onSave.profile` on — goal ≤ 6 s.
+
+The time is from didSave to the end of the server's work-done progress (its message is the verdict), and for
+hints to the publishDiagnostics that carries CL904. `onSave.compile` is off here: on save it runs side by side
+with the test (nvcc in the server, the build in the worker), so it adds nothing unless it is the slower. Run: python benchmarks/server_gpu_save.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "runtime" / "data"
+
+
+class Client(LanguageClient):
+    def __init__(self) -> None:
+        super().__init__("cudalens-gpu-benchmark", "1")
+        self.ends: list[tuple[float, str]] = []
+        self.published: list[tuple[float, types.PublishDiagnosticsParams]] = []
+        self.changed = asyncio.Event()
+
+        @self.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def create(params: types.WorkDoneProgressCreateParams) -> None:
+            return None
+
+        @self.feature(types.PROGRESS)
+        def progress(params: types.ProgressParams) -> None:
+            value = params.value
+            kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+            if kind == "end":
+                message = value.get("message") if isinstance(value, dict) else value.message
+                self.ends.append((time.perf_counter(), message or ""))
+                self.changed.set()
+
+        @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            self.published.append((time.perf_counter(), params))
+            self.changed.set()
+
+        @self.feature(types.WINDOW_LOG_MESSAGE)
+        def log(params: types.LogMessageParams) -> None:
+            pass
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE)
+        def show(params: types.ShowMessageParams) -> None:
+            print(f"  (server says: {params.message})", flush=True)
+
+        @self.feature(types.WORKSPACE_CONFIGURATION)
+        def configuration(params: types.ConfigurationParams) -> list[None]:
+            return [None for _ in params.items]
+
+    async def until(self, predicate, timeout: float = 900.0):
+        deadline = time.perf_counter() + timeout
+        while (value := predicate()) is None:
+            self.changed.clear()
+            await asyncio.wait_for(self.changed.wait(), max(0.1, deadline - time.perf_counter()))
+        return value
+
+
+def on_save(**steps: bool) -> dict:
+    return {"onSave": {"compile": False, "test": False, "time": False, "profile": False, **steps}}
+
+
+async def save_and_wait(client: Client, uri: str, hints: bool = False) -> tuple[float, str]:
+    ends, published = len(client.ends), len(client.published)
+    started = time.perf_counter()
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    if hints:
+        def found():
+            for at, p in client.published[published:]:
+                if p.uri == uri and any(d.code == "CL904" for d in p.diagnostics):
+                    return at, f"{sum(d.code == 'CL904' for d in p.diagnostics)} CL904 hint(s)"
+            return None if len(client.ends) == ends else (client.ends[-1][0], client.ends[-1][1] + " (no CL904)")
+        at, what = await client.until(found)
+    else:
+        at, what = await client.until(lambda: client.ends[ends] if len(client.ends) > ends else None)
+    return at - started, what
+
+
+async def main(repeat: int) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="cudalens-gpu-save-"))
+    for name in ("transpose.cu", "transpose_ref.py"):
+        shutil.copy(DATA / name, folder / name)
+    path = folder / "transpose.cu"
+    text = path.read_text()
+    client = Client()
+    await client.start_io(sys.executable, "-m", "cudalens.server", "--log-level", "info")
+    caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
+    await client.initialize_async(types.InitializeParams(
+        capabilities=caps, root_uri=folder.as_uri(), initialization_options={"settings": on_save(test=True, time=True)},
+    ))
+    client.initialized(types.InitializedParams())
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "cuda-cpp", 1, text)))
+    rows = []
+    seconds, verdict = await save_and_wait(client, uri)
+    rows.append(("save → verdict + timing, cold", [seconds], verdict))
+    warm = []
+    for _ in range(repeat):
+        seconds, verdict = await save_and_wait(client, uri)
+        warm.append(seconds)
+    rows.append(("save → verdict + timing, warm (unchanged)", warm, verdict))
+    edited = []
+    for i in range(repeat):
+        version = 2 + i
+        text = text.replace("if (r < rows", f"/* edit {i} */ if (r < rows", 1)
+        path.write_text(text)
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=version, uri=uri),
+            [types.TextDocumentContentChangeWholeDocument(text=text)],
+        ))
+        seconds, verdict = await save_and_wait(client, uri)
+        edited.append(seconds)
+    rows.append(("save → verdict + timing after an edit (rebuild)", edited, verdict))
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"cudalens": on_save(test=True, profile=True)}
+    ))
+    hints = []
+    for _ in range(repeat):
+        seconds, what = await save_and_wait(client, uri, hints=True)
+        hints.append(seconds)
+    rows.append(("save → per-line ncu hints (test + ncu; cached profile after the first)", hints, what))
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    print(f"\n{'step':<72} {'first':>8} {'median':>8}  last result")
+    for label, samples, result in rows:
+        print(f"{label:<72} {samples[0]:>7.2f}s {statistics.median(samples):>7.2f}s  {result[:80]}")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3)
+    asyncio.run(main(parser.parse_args().repeat))

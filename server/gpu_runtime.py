@@ -1,0 +1,88 @@
+"""The server's one long-lived worker pool and what it knows about the GPU.
+
+One `WorkerPool` per server: torch is imported (and the CUDA context opened) once, in the background, and a
+retired worker is replaced at once (keep-warm), so a save after the first pays only for the test itself. The
+pool is rebuilt when `worker.python` changes and killed with the server (`close`, also on a hard exit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from cudalens.agents.worker_evaluator import secret_names
+from cudalens.profiler import tool_run
+from cudalens.profiler.gpu_specs import GpuFacts, NoGpu, detect_gpu
+from cudalens.profiler.protocol import JobRequest, JobResult
+from cudalens.profiler.run_job import JobOutcome
+from cudalens.profiler.worker_client import WorkerPool
+from cudalens.server.settings import WorkerSettings
+
+logger = logging.getLogger("cudalens.server")
+
+WARMUP = {"modules": ["torch"], "cuda": True}
+# How `WorkerPool` words a worker that never came up (a bad `worker.python`): not the user's kernel's fault.
+_START_FAILURES = ("cannot start the worker", "the worker (", "the worker died while warming up")
+
+
+def start_failure(outcome: JobOutcome) -> str | None:
+    """Why the worker did not start, or None when the job ran (or the job itself crashed it)."""
+    error = (outcome.error or "").strip()
+    if outcome.status == "crash" and error.startswith(_START_FAILURES):
+        return error.splitlines()[0]
+    return None
+
+
+class GpuRuntime:
+    def __init__(self) -> None:
+        self._pool: WorkerPool | None = None
+        self._python: str | None = None
+        self._gpu: GpuFacts | NoGpu | None = None
+        self._closed = False
+        self.secret_env: tuple[str, ...] = ("OPENAI_API_KEY",)  # the service sets `coder.apiKeyEnv` here
+
+    def pool(self, settings: WorkerSettings) -> WorkerPool:
+        """The pool for `settings.python`. The user's code runs there without the Coder's API key (nor anything
+        named like a credential) in its environment."""
+        if self._pool is not None and self._python != settings.python:
+            logger.info("worker.python is now %s: replacing the worker", settings.python)
+            self._pool.close()
+            self._pool = None
+        if self._pool is None:
+            blank = {name: "" for name in secret_names(self.secret_env)}
+            self._pool = WorkerPool(python=settings.python, env=blank, warmup=WARMUP, keep_warm=True)
+            self._python = settings.python
+        return self._pool
+
+    def prestart(self, settings: WorkerSettings) -> None:
+        """Start and warm a worker now, so the first save does not wait for torch to import."""
+        if not self._closed:
+            pool = self.pool(settings)
+            if pool.handshake is None:
+                pool.prestart()
+
+    async def run(
+        self, settings: WorkerSettings, kind: str, payload: dict, on_progress=None
+    ) -> JobOutcome:
+        """One job on the pool, off the event loop; cancelling the caller kills the job's process group."""
+        pool = self.pool(settings)
+        request = JobRequest(pool.new_id(), kind, payload, settings.timeout_seconds)
+        relay = None if on_progress is None else (lambda p: on_progress(p.message, p.fraction))
+        result: JobResult = await pool.run_async(request, relay)
+        return JobOutcome(result.status, result.payload or {}, result.error, bool(result.context_broken))
+
+    async def gpu(self) -> GpuFacts | NoGpu:
+        """The first GPU (nvidia-smi, asked once, off the loop)."""
+        if self._gpu is None:
+            self._gpu = await asyncio.get_running_loop().run_in_executor(None, detect_gpu)
+        return self._gpu
+
+    def close(self) -> None:
+        """Kill the worker and any ncu/compute-sanitizer still running."""
+        self._closed = True
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        tool_run.kill_running()
+
+

@@ -1,0 +1,253 @@
+"""`cudalens.optimizeKernel`, `cudalens.fixWithCoder` (`[uri, kernelName]`), `cudalens.askCoder`
+(`[uri, range, code]`) and `cudalens.applyOptimization` (`[resultId]`).
+
+The loop runs in the background with work-done progress (round k/N, best speedup so far) and a cancel button;
+its best candidate is offered (`window/showMessageRequest`: Apply / Show diff / Discard) and written only
+through a `workspace/applyEdit` the user asked for, against the document version the run started from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from cudalens.agents.api import ask_coder as agents_ask_coder
+from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
+from cudalens.agents.optimize_loop import OptimizeResult, Progress
+from cudalens.analysis.api import KernelInfo
+from cudalens.server.coder_setup import LoopRun, build_loop, coder_settings, kernelbench_problem, missing_key
+from cudalens.server.convert import path_uri
+from cudalens.server.gpu_commands import answer
+from cudalens.server.offers import Offer, new_id, stale_reason, whole_document
+
+if TYPE_CHECKING:
+    from cudalens.server.app import CudalensServer
+    from cudalens.server.documents import DocState
+
+logger = logging.getLogger("cudalens.server")
+
+APPLY, SHOW_DIFF, DISCARD = "Apply", "Show diff", "Discard"
+
+
+def _open_target(server: CudalensServer, arguments: list[Any]) -> tuple[DocState | None, str | None, str]:
+    uri = arguments[0] if arguments else None
+    kernel = arguments[1] if len(arguments) > 1 and isinstance(arguments[1], str) and arguments[1] else None
+    state = server.service.documents.get(uri) if isinstance(uri, str) else None
+    if state is None:
+        return None, None, "cudalens: this command takes [uri, kernelName] of an open document"
+    return state, kernel, ""
+
+
+async def optimize_kernel(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:
+    return _start(server, arguments, repair_only=False)
+
+
+async def fix_with_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:
+    return _start(server, arguments, repair_only=True)
+
+
+def _start(server: CudalensServer, arguments: list[Any], repair_only: bool) -> dict[str, Any]:
+    state, kernel, why = _open_target(server, arguments)
+    if state is None:
+        return answer(server, False, why)
+    settings = server.service.settings
+    why = kernelbench_problem(state.path, state.text) or missing_key(settings)
+    if why:
+        return answer(server, False, why)
+    running = server.optimizing.get(state.uri)
+    if running is not None and not running.done():
+        return answer(server, False, f"cudalens: {Path(state.path).name} is already being optimized")
+    run_id = new_id()
+    server.optimizing[state.uri] = server.spawn(_optimize(server, state, kernel, run_id, repair_only))
+    what = "repairing" if repair_only else "optimizing"
+    message = f"cudalens: {what} {kernel or Path(state.path).stem} in the background"
+    logger.info("%s", message)
+    return {"ok": True, "message": message, "runId": run_id}
+
+
+async def _optimize(server: CudalensServer, state: DocState, kernel: str | None, run_id: str, repair_only: bool) -> None:
+    version, source, name = state.version, state.text, kernel or Path(state.path).stem
+    settings = server.service.settings
+    task = asyncio.current_task()
+    what = f"{'repairing' if repair_only else 'optimizing'} {name}"
+    progress = server.work_done(f"cudalens: {what}", on_cancel=lambda: task is not None and task.cancel())
+    await progress.begin("starting")
+    loop = asyncio.get_running_loop()
+
+    def on_progress(p: Progress) -> None:
+        best = f", best {p.best_speedup:.2f}×" if p.best_speedup else ""
+        percentage = int(100 * min(p.round, p.rounds) / p.rounds) if p.rounds else None
+        loop.call_soon_threadsafe(progress.report, f"round {p.round}/{p.rounds}{best}: {p.message}", percentage)
+
+    runs = Path(server.service.root or Path(state.path).parent) / ".cudalens" / "runs"
+    built = await asyncio.to_thread(
+        build_loop, settings, state.path, source, kernel,
+        repair_only=repair_only, on_progress=on_progress, runs_dir=runs,
+    )
+    try:
+        result = await _run_loop(built, source)
+    except asyncio.CancelledError:
+        progress.end("cancelled")
+        server.show(f"cudalens: {what} was cancelled", types.MessageType.Info)
+        raise
+    except Exception as exc:
+        logger.error("the optimize loop failed", exc_info=exc)
+        progress.end("failed")
+        server.show(f"cudalens: {what} failed: {exc}", types.MessageType.Error)
+        return
+    finally:
+        await asyncio.to_thread(built.close)
+    summary = summary_line(result)
+    progress.end(summary)
+    if not result.improved or result.best_source is None:
+        server.show(f"cudalens: {name}: no faster correct candidate — {summary}", types.MessageType.Info)
+        return
+    # under the id the command answered with
+    offer = server.offers.add(replace(whole_document(state.uri, state.path, version, source, result.best_source, summary), id=run_id))
+    await _propose(server, offer, result.run_dir)
+
+
+async def _run_loop(built: LoopRun, source: str) -> OptimizeResult:
+    """The loop in a thread. On cancel: the loop's cancel event, and the evaluator's kill switch pressed until
+    the loop has stopped — a candidate whose job was only starting when the cancel came is killed too."""
+    future = asyncio.ensure_future(asyncio.to_thread(built.loop.run, source))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        built.loop.cancel.set()
+        while not future.done():
+            built.evaluator.cancel()
+            await asyncio.wait([future], timeout=0.2)
+        raise
+
+
+def summary_line(result: OptimizeResult) -> str:
+    speed = f"{result.best_speedup:.2f}× faster" if result.best_speedup and result.improved else "no speedup"
+    return (f"{speed}, {len(result.rounds) - 1} round(s), {result.usage.total_tokens} tokens, "
+            f"${result.usage.cost_usd:.4f} (stopped: {result.stop_reason})")
+
+
+async def _propose(server: CudalensServer, offer: Offer, folder: Path | None) -> None:
+    """Ask the user; apply only on "Apply". Without an answer the proposal stays for applyOptimization."""
+    message = f"cudalens: {Path(offer.path).name}: {offer.summary}"
+    choice = await _ask(server, message, (APPLY, SHOW_DIFF, DISCARD))
+    if choice == SHOW_DIFF:
+        diff = offer.diff_file(folder)
+        await server.window_show_document_async(types.ShowDocumentParams(path_uri(str(diff)), take_focus=True))
+        choice = await _ask(server, message, (APPLY, DISCARD))
+    if choice == APPLY:
+        await apply_offer(server, offer.id)
+    elif choice == DISCARD:
+        server.offers.drop(offer.id)
+
+
+async def _ask(server: CudalensServer, message: str, titles: tuple[str, ...]) -> str | None:
+    try:
+        choice = await server.window_show_message_request_async(types.ShowMessageRequestParams(
+            types.MessageType.Info, message, [types.MessageActionItem(t) for t in titles],
+        ))
+    except Exception as exc:  # a client without message requests: the command stays
+        logger.info("window/showMessageRequest failed: %s", exc)
+        return None
+    return choice.title if choice is not None else None
+
+
+async def apply_optimization(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:
+    return await apply_offer(server, arguments[0] if arguments else None)
+
+
+async def apply_offer(server: CudalensServer, offer_id: object) -> dict[str, Any]:
+    offer = server.offers.get(offer_id)
+    if offer is None:
+        return answer(server, False, f"cudalens: no proposal {offer_id!r} (applied, discarded, or never made)")
+    state = server.service.documents.get(offer.uri)
+    why = stale_reason(offer, state.version if state else None, state.text if state else None)
+    if why:
+        return answer(server, False, why)
+    edit = offer.edit(server.workspace.position_codec, server.document_changes())
+    result = await server.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit, label=f"cudalens: {offer.summary}")
+    )
+    if not result.applied:
+        return answer(server, False, f"cudalens: the editor did not apply the edit: {result.failure_reason or 'refused'}")
+    server.offers.drop(offer.id)
+    return answer(server, True, f"cudalens: applied to {Path(offer.path).name}: {offer.summary}")
+
+
+async def ask_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:
+    """One suggestion for one spot: the explanation, and the proposed lines as an edit the user may apply."""
+    uri = arguments[0] if arguments else None
+    state = server.service.documents.get(uri) if isinstance(uri, str) else None
+    rng = _range(arguments[1] if len(arguments) > 1 else None)
+    if state is None or rng is None:
+        return answer(server, False, "cudalens: askCoder takes [uri, range, code] of an open document")
+    code = arguments[2] if len(arguments) > 2 and isinstance(arguments[2], str) else ""
+    settings = server.service.settings
+    if why := missing_key(settings):
+        return answer(server, False, why)
+    lines = state.text.splitlines(keepends=True)
+    first, last = max(rng.start.line, 0), min(max(rng.end.line, rng.start.line), len(lines) - 1)
+    result = state.result
+    if result is not None and result.version == state.version:  # the Coder sees (and rewrites) the whole kernel
+        first, last = widen_to_kernel(result.kernels, first, last)
+        last = min(last, len(lines) - 1)
+    shown = "".join(lines[first : last + 1])
+    about = _about(server, state, code, first, last)
+    version, text = state.version, state.text
+    language = "cuda" if state.kind == "cuda" else "python"
+    cancel = threading.Event()
+    try:
+        suggestion = await asyncio.to_thread(
+            agents_ask_coder, CoderClient(coder_settings(settings)), about, shown, state.path, first + 1, language,
+            cancel=cancel,
+        )
+    except asyncio.CancelledError:
+        cancel.set()
+        raise
+    except (CoderError, CoderCancelled) as exc:
+        return answer(server, False, str(exc))
+    result: dict[str, Any] = {"ok": True, "explanation": suggestion.explanation, "resultId": None,
+                              "tokens": suggestion.usage.total_tokens, "costUsd": suggestion.usage.cost_usd}
+    if suggestion.code is not None:
+        new = suggestion.code if suggestion.code.endswith("\n") else suggestion.code + "\n"
+        offer = server.offers.add(Offer(new_id(), state.uri, state.path, version, text, first, last + 1, new,
+                                        f"the Coder's suggestion for {code or 'this'}"))
+        result["resultId"] = offer.id
+        result["diff"] = offer.diff()
+        server.spawn(_propose(server, offer, None))
+    else:
+        server.show(f"cudalens: {suggestion.explanation[:500]}", types.MessageType.Info)
+    result["message"] = suggestion.explanation
+    return result
+
+
+def widen_to_kernel(kernels: Sequence[KernelInfo], first: int, last: int) -> tuple[int, int]:
+    """0-based lines `first..last`, grown to the definition of the kernel that contains them (if one does)."""
+    for k in kernels:
+        if k.span.line - 1 <= first and last <= k.span.end_line - 1:
+            return k.span.line - 1, k.span.end_line - 1
+    return first, last
+
+
+def _range(value: Any) -> types.Range | None:
+    try:
+        start, end = value["start"], value["end"]
+        return types.Range(types.Position(int(start["line"]), int(start["character"])),
+                           types.Position(int(end["line"]), int(end["character"])))
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def _about(server: CudalensServer, state: DocState, code: str, first: int, last: int) -> str:
+    """The finding's own words when one with this code is on those lines."""
+    for f in server.service.findings(state):
+        if (not code or f.code == code) and first + 1 <= f.span.line <= last + 1:
+            return f"{f.code} {f.rule}: {f.message}"
+    return code or "this code"

@@ -1,0 +1,226 @@
+"""What a save runs: compile → test → time → profile for one version of one document, off the event loop.
+
+Plain asyncio, no LSP: the caller passes how to report progress and how to tell the user something once.
+Each step is cancellable: cancelling the task kills nvcc (compile), the job's process group (test, time) or
+ncu (profile). A step that needs a GPU on a machine without one is skipped, and the user is told once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cudalens.analysis.api import KernelInfo
+from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.findings import Finding
+from cudalens.profiler import tool_run
+from cudalens.profiler.cli_hooks import CompileReport, compile_report_async
+from cudalens.profiler.cli_hooks_runtime import has_test, outcome_findings, timing_findings
+from cudalens.profiler.gpu_specs import NoGpu
+from cudalens.profiler.ncu.line_hints import line_findings
+from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
+from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
+from cudalens.profiler.run_job import JobOutcome
+from cudalens.server.gpu_runtime import GpuRuntime, start_failure
+from cudalens.server.settings import OnSave, WorkerSettings
+
+logger = logging.getLogger("cudalens.server")
+
+Report = Callable[[str, "int | None"], None]  # (message, percentage)
+SayOnce = Callable[[str], None]
+
+_CUDA_IN_PYTHON = re.compile(r"load_inline|RawKernel|RawModule|__global__")
+
+
+@dataclass(frozen=True)
+class Plan:
+    compile: bool = False
+    test: bool = False
+    time: bool = False
+    profile: bool = False
+
+    @property
+    def anything(self) -> bool:
+        return self.compile or self.test or self.time or self.profile
+
+
+@dataclass(frozen=True)
+class SaveJob:
+    """One saved version of one document."""
+
+    path: str
+    version: int | None
+    text: str
+    config: AnalysisConfig
+    kernels: Sequence[KernelInfo] | None = None  # the analyzer's, for this text, when already known
+    profile_kernels: tuple[str, ...] = ()  # profile only these (empty: every kernel of the file)
+
+
+@dataclass
+class LastRun:
+    """What the GPU half said about one version: shown as diagnostics (for that version only), hover, lens."""
+
+    version: int | None
+    lines: list[str]  # the text the findings' positions refer to
+    compile: CompileReport | None = None
+    test: TestResult | None = None
+    timing: TimingResult | None = None
+    profile: NcuProfile | None = None
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # steps that could not run, and why
+    outcome: JobOutcome | None = None  # the test job's, for the Judge
+    verdicts: dict[str, str] = field(default_factory=dict)  # kernel → the Judge's verdict, as hover markdown
+    diagnostics: list | None = None  # the LSP form, made once
+
+    @property
+    def ncu_hints(self) -> list[Finding]:
+        return [f for f in self.findings if f.code == "CL904"]
+
+
+def plan_for(on_save: OnSave, path: str, text: str) -> Plan:
+    """The steps that make sense for this file: a test needs something to test, timing a test."""
+    cuda = needs_cuda(path, text)
+    testable = (on_save.test or on_save.time or on_save.profile) and has_test(path, text)
+    return Plan(
+        compile=on_save.compiles and cuda,
+        test=testable and (on_save.test or on_save.time),
+        time=testable and on_save.time,
+        profile=testable and on_save.profile and cuda,
+    )
+
+
+def needs_cuda(path: str, text: str) -> bool:
+    """Has CUDA code (to compile, and to run on a GPU): a .cu/.cuh, or Python that builds a kernel."""
+    suffix = Path(path).suffix.lower()
+    return suffix in (".cu", ".cuh") or (suffix == ".py" and _CUDA_IN_PYTHON.search(text) is not None)
+
+
+def _no_gpu_message(reason: str) -> str:
+    return (f"cudalens: no GPU here ({reason}); testing, timing and profiling CUDA code on save are skipped "
+            "(compiling still runs)")
+
+
+async def run_pipeline(
+    job: SaveJob, plan: Plan, runtime: GpuRuntime, worker: WorkerSettings, report: Report, say_once: SayOnce,
+) -> LastRun:
+    """Compile and test run side by side (nvcc here, the build of the test in the worker), so a save waits for
+    the slower of the two, not both; a compile error cancels the test. The profile follows a passing test."""
+    run = LastRun(job.version, job.text.splitlines(keepends=True))
+
+    def note(message: str) -> None:
+        run.notes.append(message)
+        say_once(message)
+
+    compiling = asyncio.ensure_future(_compile(job)) if plan.compile else None
+    testing: asyncio.Future | None = None
+    try:
+        if plan.compile:
+            report("compiling", 0)
+        if (plan.test or plan.profile) and await _gpu_missing(job, runtime, note):
+            plan = Plan(compile=plan.compile)
+        if plan.test:
+            report("testing" + (" and timing" if plan.time else ""), 10)
+
+            def relay(message: str, fraction: float | None) -> None:
+                report(f"testing: {message}", 10 + int(60 * fraction) if fraction is not None else None)
+
+            testing = asyncio.ensure_future(runtime.run(worker, "test", {"path": job.path, "time": plan.time}, relay))
+        if compiling is not None:
+            run.compile = await compiling
+            if run.compile.skipped:
+                note(f"cudalens: compiling is skipped: {run.compile.skipped}")
+            run.findings += [f for f in run.compile.findings if f.path == job.path]
+            if any(f.code == "CL801" for f in run.compile.findings):
+                return run  # nothing to run (the `finally` stops the test)
+        if testing is not None:
+            outcome = await testing
+            if (failed := start_failure(outcome)) is not None:
+                note(f"cudalens: the worker could not start ({failed}); check the `worker.python` setting")
+                return run
+            _take_test(run, job, outcome)
+            if run.test is None or not run.test.passed:
+                return run
+        if plan.profile:
+            report("profiling with Nsight Compute", 75)
+            run.profile = await profile_async(ProfileRequest(
+                job.path, kernels=job.profile_kernels, python=worker.python, timeout=worker.timeout_seconds,
+            ))
+            if run.profile.error:
+                note(f"cudalens: profiling {Path(job.path).name} failed: {run.profile.error}")
+            run.findings += line_findings(job.path, job.text, run.profile.lines)
+        return run
+    finally:
+        for task in (compiling, testing):
+            if task is not None and not task.done():
+                task.cancel()
+
+
+async def _compile(job: SaveJob) -> CompileReport:
+    return await compile_report_async(job.path, job.text, job.config, kernels=list(job.kernels or []) or None)
+
+
+async def _gpu_missing(job: SaveJob, runtime: GpuRuntime, note: Callable[[str], None]) -> bool:
+    """True (after telling the user once) when the file has CUDA code to run and there is no GPU."""
+    if not needs_cuda(job.path, job.text):
+        return False  # pure PyTorch runs on the CPU
+    gpu = await runtime.gpu()
+    if isinstance(gpu, NoGpu):
+        note(_no_gpu_message(gpu.reason))
+        return True
+    return False
+
+
+def _take_test(run: LastRun, job: SaveJob, outcome: JobOutcome) -> None:
+    kernels = list(job.kernels) if job.kernels else None
+    run.outcome = outcome
+    run.findings += outcome_findings(job.path, job.text, outcome, kernels)
+    if outcome.payload.get("test"):
+        run.test = TestResult.from_json(outcome.payload["test"])
+    if outcome.payload.get("timing"):
+        run.timing = TimingResult.from_json(outcome.payload["timing"])
+        run.findings += timing_findings(job.path, job.text, run.timing, kernels)
+
+
+async def profile_async(request: ProfileRequest) -> NcuProfile:
+    """`profile_file` in a thread; cancelling kills the running ncu (the server runs one profile at a time)."""
+    future = asyncio.get_running_loop().run_in_executor(None, profile_file, request)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        tool_run.kill_running()
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        raise
+
+
+class Pipelines:
+    """At most one running pipeline per document: a new save, an edit or a close cancels the running one."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, asyncio.Task] = {}
+
+    def start(self, uri: str, coro) -> asyncio.Task:
+        self.cancel(uri)
+        task = asyncio.ensure_future(coro)
+        self._tasks[uri] = task
+        task.add_done_callback(lambda t: self._tasks.get(uri) is t and self._tasks.pop(uri))
+        return task
+
+    def cancel(self, uri: str) -> bool:
+        task = self._tasks.pop(uri, None)
+        if task is not None and not task.done():
+            logger.info("cancelling the on-save run of %s", uri)
+            task.cancel()
+            return True
+        return False
+
+    def running(self, uri: str) -> bool:
+        task = self._tasks.get(uri)
+        return task is not None and not task.done()
+
+    def cancel_all(self) -> None:
+        for uri in list(self._tasks):
+            self.cancel(uri)

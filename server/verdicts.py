@@ -1,0 +1,52 @@
+"""The Judge in the editor: after a run, one verdict per kernel (failing, or measured from the timing and the ncu
+profile) as a CL910 diagnostic and in the kernel's hover; before any run, a predicted verdict in the hover."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+
+from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
+from cudalens.agents.judge import judge, judge_input
+from cudalens.agents.judge.render import render_markdown, verdict_findings
+from cudalens.agents.profiler_evaluator import _evaluation, profile_metrics
+from cudalens.analysis.api import KernelInfo
+from cudalens.analysis.findings import Finding
+from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
+from cudalens.server.pipeline_on_save import LastRun, SaveJob
+
+logger = logging.getLogger("cudalens.server")
+
+
+def specs(gpu: GpuFacts | NoGpu) -> GpuSpecs:
+    return GpuSpecs.from_facts(gpu) if isinstance(gpu, GpuFacts) else DEFAULT_GPU
+
+
+def add_verdicts(job: SaveJob, run: LastRun, gpu: GpuSpecs, timeout_s: float) -> None:
+    """CL910 on each kernel of a run that tested or profiled something, and its hover text."""
+    if not job.kernels or (run.outcome is None and run.profile is None):
+        return
+    evaluation = None
+    if run.outcome is not None:
+        o = run.outcome
+        evaluation = _evaluation(job.text, o.status, o.payload, o.error, timeout_s)
+    if evaluation is not None and run.profile is not None and not run.profile.error:
+        evaluation = replace(evaluation, profiles=profile_metrics(run.profile))
+    for kernel in job.kernels:
+        own = tuple(f for f in run.findings if f.kernel == kernel.name)
+        verdict = judge(judge_input(evaluation, kernel.name, own, kernel, gpu=gpu))
+        run.verdicts[kernel.name] = render_markdown(verdict)
+        run.findings += verdict_findings(verdict, job.path, kernel.name_span)
+
+
+def hover(run: LastRun | None, kernel: KernelInfo, findings: Sequence[Finding]) -> str | None:
+    """The last run's verdict on `kernel`, else a predicted one from its structure and static findings."""
+    if run is not None and kernel.name in run.verdicts:
+        return run.verdicts[kernel.name]
+    try:
+        own = tuple(f for f in findings if f.kernel == kernel.name)
+        return render_markdown(judge(judge_input(None, kernel.name, own, kernel)))
+    except Exception:  # a verdict is a bonus: never lose the hover over it
+        logger.exception("the predicted verdict for %s failed", kernel.name)
+        return None
