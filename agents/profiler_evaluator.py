@@ -103,7 +103,7 @@ class ProfilerEvaluator:
                 status, data, error = "crash", {}, f"cannot start the worker: {exc}"
             finally:
                 self._job = None
-            evaluation = _evaluation(source, status, data, error, self.settings.timeout_s)
+            evaluation = evaluation_from_job(source, status, data, error, self.settings.timeout_s)
             if (
                 kind in ("full", "profile")
                 and self.settings.profile
@@ -207,7 +207,7 @@ def _measurement(m) -> Measurement:
     return Measurement(tuple(m.samples_ms), tuple(m.warnings))
 
 
-def _evaluation(source: str, status: str, payload: dict, error: str | None, timeout_s: float) -> Evaluation:
+def evaluation_from_job(source: str, status: str, payload: dict, error: str | None, timeout_s: float) -> Evaluation:
     digest = source_hash(source)
     if status == "timeout":
         return Evaluation(

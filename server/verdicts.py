@@ -10,7 +10,7 @@ from dataclasses import replace
 from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.agents.judge import judge, judge_input
 from cudalens.agents.judge.render import render_markdown, verdict_findings
-from cudalens.agents.profiler_evaluator import _evaluation, profile_metrics
+from cudalens.agents.profiler_evaluator import evaluation_from_job, profile_metrics
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.findings import Finding
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
@@ -30,7 +30,7 @@ def add_verdicts(job: SaveJob, run: LastRun, gpu: GpuSpecs, timeout_s: float) ->
     evaluation = None
     if run.outcome is not None:
         o = run.outcome
-        evaluation = _evaluation(job.text, o.status, o.payload, o.error, timeout_s)
+        evaluation = evaluation_from_job(job.text, o.status, o.payload, o.error, timeout_s)
     if evaluation is not None and run.profile is not None and not run.profile.error:
         evaluation = replace(evaluation, profiles=profile_metrics(run.profile))
     for kernel in job.kernels:
