@@ -96,6 +96,8 @@ class DocumentAnalyzer:
         self.next_cache: dict[tuple, tuple] = {}
         self._source: bytes | None = None
         self._tree = None
+        # The file-level rules' last findings and the key of what they read (see pipeline._unit_findings).
+        self.unit_cache: tuple[str, list] | None = None
 
     def parse(self, source: bytes):
         """The tree of the document's CUDA text, re-parsed incrementally from the previous one."""

@@ -81,8 +81,32 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         sites = tuple(LaunchSite(file_context.span(launch.node), v.grid, v.block, v.dynamic_shared_bytes)
                       for launch, v in file_context.launches_of(kernel.name))
         report.kernels.append(replace(cached.info, launch_sites=sites))
-    # Not cached: file-level rules read the whole unit (launch sites, host code), and are cheap.
-    report.findings.extend(run_unit_rules(file_context, report))
+    report.findings.extend(_unit_findings(doc, source, unit, headers, file_context, report))
+
+
+def _unit_findings(doc: DocumentAnalyzer, source: bytes, unit, headers: list[bytes], context: FileContext,
+                   report: AnalysisReport) -> list[Finding]:
+    """The file-level rules' findings. They read host code, helpers, launch sites and kernel signatures, never
+    kernel bodies: while only a kernel body changes in place (typing inside a kernel), the last ones stand."""
+    if context.to_file is not None:  # embedded CUDA: positions go through the .py text, which may have moved
+        return run_unit_rules(context, report)
+    digest = hashlib.blake2b(digest_size=16)
+    last = 0
+    for kernel in sorted((k for k in unit.kernels if k.body is not None), key=lambda k: k.body.start_byte):
+        if kernel.body.start_byte < last:
+            continue
+        digest.update(source[last:kernel.body.start_byte])
+        digest.update(repr((kernel.body.start_point, kernel.body.end_point)).encode())
+        last = kernel.body.end_byte
+    digest.update(source[last:])
+    digest.update(b"\0".join(headers))
+    key = digest.hexdigest()
+    if doc.unit_cache is not None and doc.unit_cache[0] == key:
+        return doc.unit_cache[1]
+    errors_before = len(report.errors)
+    findings = run_unit_rules(context, report)
+    doc.unit_cache = (key, findings) if len(report.errors) == errors_before else None
+    return findings
 
 
 def _read_headers(doc: DocumentAnalyzer, includes: list[str]) -> list[bytes]:
