@@ -115,6 +115,7 @@ def analyzer_alone(text: str, line_no: int, edits: int) -> list[float]:
 async def run(edits: int, files: int, idle_s: float) -> None:
     text = big_cuda_source()
     root = Path(tempfile.mkdtemp(prefix="cudalens-bench-"))
+    print(f"server log: {root / 'server.log'}")
     (root / "src").mkdir()
     client = Client()
     await client.start_io(sys.executable, "-m", "cudalens.server", "--log-file", str(root / "server.log"),
