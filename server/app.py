@@ -29,6 +29,7 @@ from cudalens.server.lens import kernel_lenses
 from cudalens.server.offers import Offers
 from cudalens.server.service import Service
 from cudalens.server.settings import parse_settings, settings_from_initialization_options
+from cudalens.server.status import STATUS_METHOD, status_payload
 from cudalens.server.watch import WorkspaceWatcher
 from cudalens.server.work_done import WorkDone
 
@@ -207,6 +208,9 @@ def create_server() -> CudalensServer:
         elif params.process_id:  # another pid namespace (a container, WSL): we cannot see the editor
             logger.info("editor pid %d is not visible from here; not watching it", params.process_id)
 
+    async def _announce_gpu(ls: CudalensServer) -> None:
+        ls.protocol.notify(STATUS_METHOD, status_payload(await ls.service.runtime.gpu()))
+
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CudalensServer, params: types.InitializedParams) -> None:
         folders = [_path(f.uri) for f in ls.workspace.folders.values()] or (
@@ -214,6 +218,7 @@ def create_server() -> CudalensServer:
         )
         ls.watcher = WorkspaceWatcher(asyncio.get_running_loop(), ls.service.files_changed)
         ls.watcher.start(folders)
+        ls.spawn(_announce_gpu(ls))
         await _pull_settings(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

@@ -34,10 +34,16 @@ def apply_edit(client: LanguageClient, params: types.ApplyWorkspaceEditParams) -
     return types.ApplyWorkspaceEditResult(applied=True)
 
 
+def record_status(client: LanguageClient, params) -> None:
+    client.statuses.append(params)
+
+
 def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     client.published = []  # every publishDiagnostics, in order, with its version
     client.asked, client.choice, client.edits = [], None, []
+    client.statuses = []  # cudalens/status notifications
+    client.feature("cudalens/status")(lambda params: record_status(client, params))
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record_diagnostics
     features[types.WINDOW_SHOW_MESSAGE_REQUEST] = answer_message_request
