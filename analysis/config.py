@@ -103,6 +103,11 @@ def load_config(start: Path) -> ConfigResult:
     table = tomllib.loads(path.read_text(encoding="utf-8", errors="replace"))["tool"]["cudalens"]
     if not isinstance(table, dict):
         return ConfigResult(AnalysisConfig(), path, [f"cudalens: [tool.cudalens] in {path} is not a table"])
+    return config_from_table(table, path)
+
+
+def config_from_table(table: dict[str, Any], path: Path) -> ConfigResult:
+    """Settings read from the `[tool.cudalens]` table of `path`; each problem names the file."""
     result = config_from_mapping(table)
     result.source = path
     result.errors = [f"{e} ({path})" for e in result.errors]

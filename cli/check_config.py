@@ -19,7 +19,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from cudalens.analysis.config import AnalysisConfig, ConfigResult, config_from_mapping, load_config
+from cudalens.analysis.config import AnalysisConfig, ConfigResult, config_from_table, load_config
 from cudalens.analysis.files import matches_exclude
 
 _CODE_PREFIX = re.compile(r"^CL\d{0,3}$")
@@ -81,10 +81,7 @@ def _config_file(path: Path) -> ConfigResult:
     table = data.get("tool", {}).get("cudalens", data) if isinstance(data.get("tool"), dict) else data
     if not isinstance(table, dict):
         raise ConfigError(f"[tool.cudalens] in {path} is not a table")
-    result = config_from_mapping(table)
-    result.source = path
-    result.errors = [f"{e} ({path})" for e in result.errors]
-    return result
+    return config_from_table(table, path)
 
 
 def _bad_codes(config: AnalysisConfig, source: Path | None) -> list[str]:

@@ -144,10 +144,10 @@ def test_tcp_mode_for_debugging(tmp_path: Path):
 def test_serve_command_line():
     import argparse
 
-    from cudalens.cli import serve_cmd
+    from cudalens.server.main import add_arguments
 
     parser = argparse.ArgumentParser()
-    serve_cmd.add_arguments(parser)
+    add_arguments(parser)
     args = parser.parse_args(["--tcp", "127.0.0.1:2087", "--log-file", "x.log"])
     assert args.tcp == "127.0.0.1:2087" and args.log_file == "x.log"
     bad = subprocess.run([*server_command(), "--tcp", "nonsense"], capture_output=True, text=True, timeout=WAIT_S)
