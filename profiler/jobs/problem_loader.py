@@ -104,13 +104,32 @@ def content_addressed_builds() -> Iterator[None]:
     @functools.wraps(original)
     def load_inline(name: str, cpp_sources: Any, cuda_sources: Any = None, *args: Any, **kwargs: Any) -> Any:
         key = content_name(name, cpp_sources, cuda_sources, {"args": args, **kwargs})
-        return original(key, cpp_sources, cuda_sources, *args, **kwargs)
+        return built_fast_or_else(original, name, key, cpp_sources, cuda_sources, *args, **kwargs)
 
     cpp_extension.load_inline = load_inline
     try:
         yield
     finally:
         cpp_extension.load_inline = original
+
+
+def built_fast_or_else(original: Callable[..., Any], fast_name: str, name: str, *args: Any, **kwargs: Any) -> Any:
+    """The fast split build under `fast_name` (docs/fast-builds.md); where it declines or fails, torch's
+    load_inline under `name`, whose messages are the ones a user should see."""
+    fast = _sibling("fast_inline")
+    try:
+        return fast.fast_load_inline(original, fast_name, *args, **kwargs)
+    except fast.Declined as exc:
+        fast.LOG.append(f"declined {fast_name}: {exc}")
+    except Exception as exc:  # a compile error, or a torch whose private helpers differ
+        fast.LOG.append(f"fell back {fast_name}: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[-1][:200]}")
+    return original(name, *args, **kwargs)
+
+
+def _sibling(name: str) -> Any:
+    import runpy
+
+    return runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"](name)
 
 
 def load_module(path: Path) -> Any:
@@ -233,8 +252,10 @@ def compile_cuda(ext_name: str, text: str, functions: list[tuple[str, str]], pay
     if payload.get("build_directory"):
         Path(payload["build_directory"]).mkdir(parents=True, exist_ok=True)
         kwargs["build_directory"] = payload["build_directory"]
-    return load_inline(
-        name=ext_name,
+    return built_fast_or_else(
+        load_inline,
+        ext_name.rsplit("_", 1)[0],  # the file's name without the content hash: its bindings build is reused
+        ext_name,
         cpp_sources=["#include <torch/extension.h>\n" + "\n".join(d for _, d in functions if d)],
         cuda_sources=[text],
         functions=[n for n, _ in functions],

@@ -37,6 +37,8 @@ def main(argv: list[str]) -> int:
 
         problem = loader.load_problem(payload)
         announce_build_dirs(problem.module_names)
+        for folder in sibling("fast_inline").BUILD_DIRS:
+            print(f"cudalens-build-dir: {folder}", file=sys.stderr)
         device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
         candidate = correctness.place(problem.make_candidate(), device, None)
         torch.manual_seed(int(payload.get("seed", 42)))

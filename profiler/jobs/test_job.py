@@ -2,7 +2,8 @@
 
 payload: {"path", "reference"?, "trials"?, "seed"?, "device"?, "precision"?, "atol"?, "rtol"?,
           "time"?: bool, "budget_ms"?, "compile_reference"?: bool, "extra_cuda_cflags"?, "build_directory"?}
-returns: {"test": TestResult json, "timing": TimingResult json | None, "kernels": [names], "error": str | None}
+returns: {"test": TestResult json, "timing": TimingResult json | None, "kernels": [names], "error": str | None,
+          "builds": ["fast NAME (…)" | "declined NAME: why" | "fell back NAME: why", ...]}
 """
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ def run(payload: dict, ctx: Any = None) -> dict:
     loader = sibling("problem_loader")
     correctness = sibling("harness_correctness")
     results = sibling("../results")
+    build_log = sibling("fast_inline").LOG
+    first = len(build_log)
+    out = _run(payload, ctx, loader, correctness, results)
+    out["builds"] = build_log[first:]
+    return out
+
+
+def _run(payload: dict, ctx: Any, loader: Any, correctness: Any, results: Any) -> dict:
     if ctx is not None:
         ctx.progress("building", 0.1)
     try:

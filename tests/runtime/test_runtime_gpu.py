@@ -109,3 +109,19 @@ def test_validate_on_the_corpus():
     assert totals["bank-conflicts"].found >= 1
     assert totals["races"].found >= 1
     print(report.table())
+
+
+@pytest.mark.parametrize("problem_index", [0, 1, 2])
+def test_optimize_problems_build_on_the_fast_path_and_keep_their_verdicts(problem_index, test_job, tmp_path):
+    """The split build (docs/fast-builds.md) gives the module load_inline would: the fast candidates pass, the
+    wrong ones fail, and the log says the fast path built them."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from optimize_problems import PROBLEMS
+
+    problem = PROBLEMS[problem_index]
+    for kind, expected in (("fast", "passed"), ("wrong", "failed")):
+        path = tmp_path / f"{kind}.py"
+        path.write_text(getattr(problem, kind))
+        out = test_job.run({"path": str(path)})
+        assert out["test"]["status"] == expected, (kind, out["test"]["message"], out["builds"])
+        assert any(line.startswith("fast ") for line in out["builds"]), out["builds"]

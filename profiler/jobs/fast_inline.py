@@ -1,0 +1,264 @@
+"""`load_inline`, built in seconds: the CUDA source split into a torch-free device unit (nvcc) and a host glue
+unit over a precompiled ATen header (g++), linked with load_inline's own bindings `main.cpp`, which is compiled
+once per set of declarations and then reused (docs/fast-builds.md).
+
+A cold `load_inline` spends ~60 s on an H200 host parsing torch's headers twice (nvcc and g++); an optimize
+round used to pay that for every candidate. Here a candidate costs its kernels plus a small glue file. The
+result is the module load_inline would give (same flags from torch's own ninja writer, same bindings, same
+`#line`s into a `cuda.cu` with load_inline's text), stored by content so that any later process reuses it.
+
+Whenever this path declines (see split_source) or fails, the caller builds with torch's load_inline, whose
+errors are the ones the user should see. Standard library at top level; torch is imported inside functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import inspect
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+_DEVICE_PRELUDE = "".join(
+    f"#include <{h}>\n"
+    for h in ("cstdint", "cmath", "cfloat", "climits", "cstdio", "cassert", "algorithm", "limits", "type_traits", "utility")
+)
+_LITE_HEADER = """#ifndef CUDALENS_TORCH_LITE_H
+#define CUDALENS_TORCH_LITE_H
+// What host glue uses of <torch/extension.h>, without the C++ frontend and pybind11 (built once, precompiled).
+#include <ATen/ATen.h>
+#include <cuda_runtime.h>
+#if __has_include(<cublas_v2.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#endif
+#include <vector>
+namespace torch { using namespace at; }
+#endif
+"""
+LOG: list[str] = []  # one line per load: "fast NAME (…)" or "declined NAME: reason"; read by the harness
+BUILD_DIRS: list[str] = []  # where each fast build's `cuda.cu` is, for tools that name it bare (the sanitizer)
+
+
+class Declined(Exception):
+    """This load is not for the fast path; the message says why (load_inline builds it instead)."""
+
+
+@dataclass(frozen=True)
+class Sources:
+    bindings: str  # load_inline's main.cpp
+    cuda: str  # load_inline's cuda.cu (implicit headers + the user's CUDA)
+    device: str  # the nvcc unit
+    glue: str  # the g++ unit
+
+
+def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
+    """Builds and imports the module `original(*args, **kwargs)` (torch's load_inline) would, or raises Declined."""
+    if os.environ.get("CUDALENS_FAST_BUILD", "1") == "0":
+        raise Declined("CUDALENS_FAST_BUILD=0")
+    try:
+        call = inspect.signature(original).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise Declined(f"arguments load_inline does not take: {exc}") from None
+    call.apply_defaults()
+    a = call.arguments
+    for key, ok in (
+        ("cuda_sources", lambda v: bool(v)),
+        ("sycl_sources", lambda v: not v),
+        ("is_python_module", lambda v: v is True),
+        ("with_cuda", lambda v: v is not False),
+        ("build_directory", lambda v: not v),
+    ):
+        if key in a and not ok(a[key]):
+            raise Declined(f"{key}={a[key]!r}")
+    sources = split_sources(a)
+    flags = {k: list(a.get(k) or []) for k in ("extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths")}
+    stable = f"{a['name']}_{_digest(sources.bindings, repr(sorted(flags.items())))}"
+    key = _digest(sources.device, sources.glue, sources.cuda)
+    build = build_root() / stable
+    candidate = build / "cand" / key
+    library = candidate / f"{stable}.so"
+    if not library.exists():
+        with _locked(build / ".lock"):
+            if not library.exists():
+                _build(stable, sources, flags, build, candidate, bool(a.get("verbose")))
+    LOG.append(f"fast {a['name']} ({stable}/{key})")
+    BUILD_DIRS.append(str(candidate))
+    return _import(stable, library)
+
+
+def split_sources(a: dict) -> Sources:
+    split_source = _sibling("split_source")
+    cpp = [a["cpp_sources"]] if isinstance(a["cpp_sources"], str) else list(a["cpp_sources"])
+    cuda = [a["cuda_sources"]] if isinstance(a["cuda_sources"], str) else list(a["cuda_sources"])
+    implicit = not a.get("no_implicit_headers", False)
+    prelude = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"] if implicit else []
+    user_cuda = "\n".join(cuda)
+    cuda_text = "\n".join([*prelude, user_cuda])
+    try:
+        units = split_source.split_cuda(user_cuda, "CUDA_SOURCE_PATH", len(prelude))
+    except split_source.Unsplittable as exc:
+        raise Declined(str(exc)) from None
+    bindings = (["#include <torch/extension.h>"] if implicit else []) + cpp
+    if units.bindings:
+        bindings += units.glue_prototypes + units.bindings
+    functions = a.get("functions")
+    if functions is not None:
+        names = {functions: functions} if isinstance(functions, str) else functions
+        names = {f: f for f in names} if isinstance(names, list) else names
+        wrap = a.get("with_pytorch_error_handling", True)
+        bindings.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {")
+        for fn, doc in names.items():
+            bindings.append(f'm.def("{fn}", torch::wrap_pybind_function({fn}), "{doc}");' if wrap else f'm.def("{fn}", {fn}, "{doc}");')
+        bindings.append("}")
+    device = ("#include <cuda.h>\n#include <cuda_runtime.h>\n" if implicit else "") + _DEVICE_PRELUDE + units.device
+    return Sources("\n".join(bindings), cuda_text, device, units.glue)
+
+
+def build_root() -> Path:
+    from torch.utils import cpp_extension
+
+    return Path(cpp_extension._get_build_directory("cudalens_fast", verbose=False))
+
+
+def _build(stable: str, sources: Sources, flags: dict, build: Path, candidate: Path, verbose: bool) -> None:
+    from torch.utils import cpp_extension
+
+    candidate.mkdir(parents=True, exist_ok=True)
+    cuda_path = candidate / "cuda.cu"
+    _write_if_changed(cuda_path, sources.cuda)
+    pch = _precompiled_header(stable, build, flags)
+    _write_if_changed(build / "main.cpp", sources.bindings)
+    _write_if_changed(build / "glue.cpp", f'#include "{pch}"\n' + sources.glue.replace("CUDA_SOURCE_PATH", str(cuda_path)))
+    _write_if_changed(build / "kernels.cu", sources.device.replace("CUDA_SOURCE_PATH", str(cuda_path)))
+    _torch_call(
+        cpp_extension._write_ninja_file_and_build_library,
+        name=stable,
+        sources=[str(build / n) for n in ("main.cpp", "glue.cpp", "kernels.cu")],
+        build_directory=str(build),
+        verbose=verbose,
+        with_cuda=True,
+        with_sycl=False,
+        extra_sycl_cflags=[],
+        is_standalone=False,
+        **flags,
+    )
+    tmp = candidate / f".{stable}.so.{os.getpid()}"
+    shutil.copy2(build / f"{stable}.so", tmp)
+    os.replace(tmp, candidate / f"{stable}.so")
+
+
+def _precompiled_header(stable: str, build: Path, flags: dict) -> Path:
+    """The lite header, precompiled with exactly the flags torch's ninja file gives `.cpp` files (one per flag
+    set, shared by every build). Without a precompiled header the glue still compiles, only slower."""
+    from torch.utils import cpp_extension
+
+    scratch = build / "pch-probe"
+    scratch.mkdir(parents=True, exist_ok=True)
+    header = build / "cudalens_torch_lite.h"
+    _write_if_changed(header, _LITE_HEADER)
+    try:
+        _torch_call(
+            cpp_extension._write_ninja_file_to_build_library,
+            path=str(scratch / "build.ninja"),
+            name=stable,
+            sources=[str(build / "glue.cpp"), str(build / "kernels.cu")],
+            with_cuda=True,
+            with_sycl=False,
+            is_standalone=False,
+            extra_sycl_cflags=[],
+            **{**flags, "extra_ldflags": []},
+        )
+        variables = _ninja_variables((scratch / "build.ninja").read_text())
+        command = [
+            *shlex.split(variables.get("cxx", "c++")),
+            *[f for f in shlex.split(variables.get("cflags", "")) if not f.startswith("-DTORCH_EXTENSION_NAME=")],
+            *shlex.split(variables.get("post_cflags", "")),
+        ]
+    except Exception as exc:  # torch's private writer moved: build without the precompiled header
+        LOG.append(f"no precompiled header: {exc}")
+        return header
+    shared = build.parent / "pch" / _digest(" ".join(command), _LITE_HEADER)
+    shared_header = shared / "cudalens_torch_lite.h"
+    if not (shared / "cudalens_torch_lite.h.gch").exists():
+        shared.mkdir(parents=True, exist_ok=True)
+        with _locked(shared / ".lock"):
+            if not (shared / "cudalens_torch_lite.h.gch").exists():
+                _write_if_changed(shared_header, _LITE_HEADER)
+                tmp = shared / f"cudalens_torch_lite.h.gch.{os.getpid()}"
+                run = subprocess.run(
+                    [*command, "-x", "c++-header", str(shared_header), "-o", str(tmp)],
+                    capture_output=True, text=True, check=False,
+                )
+                if run.returncode != 0:
+                    LOG.append(f"no precompiled header: {(run.stderr.strip().splitlines() or ['?'])[-1][:200]}")
+                    tmp.unlink(missing_ok=True)
+                    return header
+                os.replace(tmp, shared / "cudalens_torch_lite.h.gch")
+    return shared_header
+
+
+def _ninja_variables(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^(\w+)\s*=\s*(.*)$", line)
+        if m:
+            out[m.group(1)] = m.group(2).replace("$$", "$")
+    return out
+
+
+def _torch_call(fn: Any, **kwargs: Any) -> Any:
+    """Calls one of torch's private build helpers with the arguments this torch version takes."""
+    params = inspect.signature(fn).parameters
+    missing = [p for p, v in params.items() if v.default is inspect.Parameter.empty and p not in kwargs]
+    if missing:
+        raise Declined(f"torch's {fn.__name__} wants {missing}")
+    return fn(**{k: v for k, v in kwargs.items() if k in params})
+
+
+def _import(stable: str, library: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(stable, library)
+    if spec is None or spec.loader is None:
+        raise Declined(f"cannot import {library}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Across processes: the worker and an ncu or sanitizer child may build the same thing at once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    """An unchanged file keeps its time stamp, so ninja keeps its object (the bindings' above all)."""
+    if not path.exists() or path.read_text(encoding="utf-8", errors="replace") != text:
+        path.write_text(text, encoding="utf-8")
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
+
+
+def _sibling(name: str) -> ModuleType:
+    import runpy
+
+    return runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"](name)
+

@@ -1,0 +1,129 @@
+"""The split that makes load_inline builds fast: which sources it takes, which it declines and why, and that both
+halves compile with the real compilers (nvcc for the device unit, g++ over torch's headers for the glue)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.conftest import sibling
+
+split = sibling("split_source")
+fast = sibling("fast_inline")
+
+RELU = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+#define THREADS 256
+struct Pair { float a, b; };
+constexpr int UNROLL = 4;
+
+__device__ __forceinline__ float relu(float v) { return v > 0.f ? v : 0.f; }
+
+__global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = relu(x[i]);
+}
+
+template <int BLOCK>
+__global__ void scale_kernel(float* y, int n, float s) {
+    int i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i < n) y[i] *= s;
+}
+
+torch::Tensor run(torch::Tensor x) {
+    TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");  // a { brace } in a comment and "in a string {"
+    auto y = torch::empty_like(x);
+    int n = x.numel();
+    relu_kernel<<<(n + THREADS - 1) / THREADS, THREADS>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    scale_kernel<THREADS><<<(n + THREADS - 1) / THREADS, THREADS, 0, 0>>>(y.data_ptr<float>(), n, 1.0f);
+    return y;
+}
+"""
+
+
+def test_kernels_go_to_the_device_unit_and_launches_become_launcher_calls():
+    units = split.split_cuda(RELU, "cuda.cu", 3)
+    assert units.launchers == 2
+    assert "__global__ void relu_kernel" in units.device and "__global__" not in units.glue
+    assert "torch" not in units.device.replace("#include <torch", "")
+    assert "<<<" not in units.glue and "cudalens_launch_relu_kernel_0(dim3((n + THREADS - 1) / THREADS)" in units.glue
+    assert "scale_kernel<THREADS><<<cudalens_grid" in units.device
+    assert "struct Pair" in units.device and "struct Pair" in units.glue  # types serve both sides
+    # every item keeps its line in load_inline's cuda.cu (3 implicit header lines first)
+    assert '#line 13 "cuda.cu"\n__global__ void relu_kernel' in units.device
+    assert '#line 24 "cuda.cu"\ntorch::Tensor run' in units.glue
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("namespace k { __global__ void f(float* x) {} }", "namespace"),
+        ("#ifdef FAST\n#define N 4\n#endif\n__global__ void f(float* x) {}", "#if"),
+        ("__global__ void f(at::Half* x) {}", "torch types"),
+        ("__constant__ float w[4];\nvoid set(torch::Tensor t) { cudaMemcpyToSymbol(w, t.data_ptr<float>(), 16); }", "w"),
+        ("__global__ void f(float* x) {}\nvoid g(torch::Tensor t) { cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, 0); }", "f"),
+        (
+            "template <typename T> __global__ void f(T* x) {}\n"
+            "void g(torch::Tensor t) { AT_DISPATCH_FLOATING_TYPES(t.scalar_type(), \"g\", [&] { f<scalar_t><<<1, 1>>>(t.data_ptr<scalar_t>()); }); }",
+            "scalar_t",
+        ),
+        ("void g(torch::Tensor t) { other<<<1, 1>>>(t.data_ptr<float>()); }", "other"),
+    ],
+)
+def test_what_it_cannot_carry_over_it_declines_with_a_reason(source, reason):
+    with pytest.raises(split.Unsplittable, match=reason):
+        split.split_cuda(source, "cuda.cu")
+
+
+def test_bindings_in_the_cuda_source_move_to_the_bindings_unit():
+    source = RELU + '\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("run", &run); }\n'
+    units = split.split_cuda(source, "cuda.cu")
+    assert units.bindings and "PYBIND11_MODULE" not in units.glue
+    assert "torch::Tensor run(torch::Tensor x);" in units.glue_prototypes
+
+
+def test_fast_load_inline_declines_what_load_inline_would_build_differently():
+    def load_inline(name, cpp_sources, cuda_sources=None, functions=None, build_directory=None, is_python_module=True):
+        raise AssertionError("never called: the fast path only reads the signature")
+
+    with pytest.raises(fast.Declined, match="cuda_sources"):
+        fast.fast_load_inline(load_inline, "x", "int f();", None)
+    with pytest.raises(fast.Declined, match="build_directory"):
+        fast.fast_load_inline(load_inline, "x", "", RELU, build_directory="/tmp/x")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_both_halves_compile_with_the_real_compilers(tmp_path):
+    """nvcc builds the device unit without a torch header; g++ builds the glue over the lite header alone."""
+    cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
+    sources = fast.split_sources(
+        {"name": "relu", "cpp_sources": "torch::Tensor run(torch::Tensor x);", "cuda_sources": RELU, "functions": ["run"]}
+    )
+    cuda_path = tmp_path / "cuda.cu"
+    cuda_path.write_text(sources.cuda)
+    kernels = tmp_path / "kernels.cu"
+    kernels.write_text(sources.device.replace("CUDA_SOURCE_PATH", str(cuda_path)))
+    nvcc = subprocess.run(["nvcc", "-c", str(kernels), "-o", str(tmp_path / "k.o"), "-arch=sm_90", "-std=c++17"],
+                          capture_output=True, text=True)
+    assert nvcc.returncode == 0, nvcc.stderr
+    (tmp_path / "lite.h").write_text(fast._LITE_HEADER)
+    glue = tmp_path / "glue.cpp"
+    glue.write_text(f'#include "{tmp_path / "lite.h"}"\n' + sources.glue.replace("CUDA_SOURCE_PATH", str(cuda_path)))
+    includes = [f"-I{p}" for p in cpp_extension.include_paths()] + [f"-I{_cuda_include()}"]
+    gxx = subprocess.run(["g++", "-fsyntax-only", "-std=c++17", *includes, str(glue)], capture_output=True, text=True)
+    assert gxx.returncode == 0, gxx.stderr[-3000:]
+    assert "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {" in sources.bindings
+
+
+def _cuda_include() -> str:
+    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda",
+             str(Path(os.path.realpath(shutil.which("nvcc") or "/")).parents[1])]
+    for home in filter(None, homes):
+        if (Path(home) / "include" / "cuda_runtime.h").exists():
+            return str(Path(home) / "include")
+    pytest.skip("no CUDA toolkit headers found next to nvcc")
