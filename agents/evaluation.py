@@ -142,6 +142,8 @@ class Evaluation:
     device: str = "cpu"
     seconds: float = 0.0  # wall time of the whole evaluation (the loop's overhead outside the LLM)
     notes: tuple[str, ...] = field(default=())
+    builds: tuple[str, ...] = ()  # how each extension was built: "fast NAME (…)", "declined NAME: why", …
+    stages: tuple[tuple[str, float], ...] = ()  # (stage, seconds): where the evaluation's time went
 
     @property
     def correct(self) -> bool:

@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cudalens.agents.evaluation import (
@@ -104,13 +104,17 @@ class ProfilerEvaluator:
             finally:
                 self._job = None
             evaluation = evaluation_from_job(source, status, data, error, self.settings.timeout_s)
+            evaluation = replace(evaluation, builds=tuple(data.get("builds") or ()),
+                                 stages=(("build+test+time", time.perf_counter() - started),))
             if (
                 kind in ("full", "profile")
                 and self.settings.profile
                 and evaluation.correct
                 and evaluation.device.startswith("cuda")
             ):
+                profiling = time.perf_counter()
                 evaluation = self.add_profile(evaluation, candidate, reference)
+                evaluation = replace(evaluation, stages=(*evaluation.stages, ("ncu", time.perf_counter() - profiling)))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return _with_seconds(evaluation, time.perf_counter() - started)

@@ -164,6 +164,9 @@ def main() -> int:
                 )
             for p in ev.profiles if ev else ():
                 print(f"         ncu {p.kernel}: {len(p.metrics)} metrics")
+            if ev and (ev.stages or ev.builds):
+                stages = ", ".join(f"{name} {secs:.1f} s" for name, secs in ev.stages)
+                print(f"         time: {stages}; build: {'; '.join(b[:90] for b in ev.builds) or 'cached'}")
             for note in ev.notes if ev else ():
                 print("         note: " + note.strip().splitlines()[-1][:200])
             if ev and not ev.correct and (ev.compile.log or ev.correctness.traceback):
