@@ -20,6 +20,7 @@ for stage in "$@"; do
     runtime-bench) python3 benchmarks/gpu_runtime.py 2>&1 | tee "$OUT/runtime-bench.log" | tail -40 ;;
     profiler-bench) python3 benchmarks/profiler_speed.py --full 2>&1 | tee "$OUT/profiler-bench.log" | tail -20 ;;
     optimize-bench) python3 benchmarks/gpu_optimize_loop.py 2>&1 | tee "$OUT/optimize-bench.log" | tail -60 ;;
+    ncu-phases) timeout 120 python3 benchmarks/ncu_phases.py 2>&1 | tee "$OUT/ncu-phases.log" ;;
     server-bench) python3 benchmarks/server_gpu_save.py --repeat 3 2>&1 | tee "$OUT/server-bench.log" | tail -20 ;;
     fast-build) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/runtime/test_runtime_gpu.py -k optimize_problems \
                   tests/server/test_on_save_gpu.py 2>&1 | tee "$OUT/fast-build.log" | tail -25 ;;

@@ -23,6 +23,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +84,8 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
             raise Declined(f"{key}={a[key]!r}")
     sources = split_sources(a)
     flags = {k: list(a.get(k) or []) for k in ("extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths")}
+    if "-lineinfo" not in flags["extra_cuda_cflags"]:  # line tables only, no change to the code: ncu needs them
+        flags["extra_cuda_cflags"].append("-lineinfo")
     stable = f"{a['name']}_{_digest(sources.bindings, repr(sorted(flags.items())))}"
     key = _digest(sources.device, sources.glue, sources.cuda)
     build = build_root() / stable
@@ -126,9 +129,14 @@ def split_sources(a: dict) -> Sources:
 
 
 def build_root() -> Path:
-    from torch.utils import cpp_extension
+    """One folder for every process of this user and torch: the worker's build is the ncu target's (which
+    runs with its own TORCH_EXTENSIONS_DIR), so a profile never rebuilds."""
+    import torch
 
-    return Path(cpp_extension._get_build_directory("cudalens_fast", verbose=False))
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cudalens" / "fast_builds"
+    folder = base / f"py{sys.version_info[0]}{sys.version_info[1]}_torch{torch.__version__}".replace("+", "_")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def _build(stable: str, sources: Sources, flags: dict, build: Path, candidate: Path, verbose: bool) -> None:
@@ -227,7 +235,10 @@ def _torch_call(fn: Any, **kwargs: Any) -> Any:
 
 
 def _import(stable: str, library: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(stable, library)
+    """Every candidate shares its bindings' module name (`PyInit_<stable>`), but pybind11 ≥ 3 returns a module
+    it already made for the same spec name: a package-qualified name unique to the candidate keeps them apart
+    (CPython looks the init function up by the last component)."""
+    spec = importlib.util.spec_from_file_location(f"cudalens_{library.parent.name}.{stable}", library)
     if spec is None or spec.loader is None:
         raise Declined(f"cannot import {library}")
     module = importlib.util.module_from_spec(spec)

@@ -3,6 +3,7 @@ per-line counters mapped to the user's lines; results cached by source hash."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -184,6 +185,7 @@ def _read_with_csv(ncu: str, report: Path, request: ProfileRequest) -> tuple[lis
     return csv_pages.parse_raw(raw.stdout), lines
 
 
+@functools.lru_cache(maxsize=8)
 def _ncu_version(ncu: str) -> str:
     run = run_tool([ncu, "--version"], timeout=30)
     m = re.search(r"Version\s+(\S+)", run.output)
