@@ -163,6 +163,8 @@ class Service:
                 lambda m: self.show_once(m, types.MessageType.Info),
             )
             if run.outcome is not None or run.profile is not None:
+                if not job.kernels:  # saved before the first analysis finished: it has by now
+                    job = self.job_for(state, job.profile_kernels) if state.version == job.version else job
                 add_verdicts(job, run, specs(await self.runtime.gpu()), self.settings.worker.timeout_seconds)
         except asyncio.CancelledError:
             progress.end("cancelled")

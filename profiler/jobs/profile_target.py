@@ -36,11 +36,11 @@ def main(argv: list[str]) -> int:
         import torch
 
         problem = loader.load_problem(payload)
-        announce_build_dirs(problem.module_names)
-        for folder in sibling("fast_inline").BUILD_DIRS:
-            print(f"cudalens-build-dir: {folder}", file=sys.stderr)
         device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
         candidate = correctness.place(problem.make_candidate(), device, None)
+        announce_build_dirs(problem.module_names)  # after make_candidate: a .cu file is built there
+        for folder in sibling("fast_inline").BUILD_DIRS:
+            print(f"cudalens-build-dir: {folder}", file=sys.stderr)
         torch.manual_seed(int(payload.get("seed", 42)))
         inputs = correctness.make_inputs(problem.get_inputs, device)
         with torch.no_grad():
