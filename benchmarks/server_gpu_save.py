@@ -6,7 +6,8 @@ An outside client starts `python -m cudalens.server` over stdio, opens a `.cu` k
 - save → correctness verdict, cold (first save: the worker starts, torch imports, load_inline builds);
 - save → verdict, warm, the same text saved again (the build is cached, the worker is warm) — issue 4 goal ≤ 2 s;
 - save → verdict after an edit (a new build of the edited kernel, warm worker);
-- save → per-line ncu hints (CL904) with `onSave.profile` on — goal ≤ 6 s.
+- save → per-line ncu hints (CL904) with `onSave.profile` on, each after an edit (a rebuild and a new profile):
+  the first starts ncu's target; later ones find it warm (profiler/ncu/standby.py) — goal ≤ 6 s.
 
 The time is from didSave to the end of the server's work-done progress (its message is the verdict), and for
 hints to the publishDiagnostics that carries CL904. `onSave.compile` is off here: on save it runs side by side
@@ -118,15 +119,21 @@ async def main(repeat: int) -> None:
         seconds, verdict = await save_and_wait(client, uri)
         warm.append(seconds)
     rows.append(("save → verdict + timing, warm (unchanged)", warm, verdict))
-    edited = []
-    for i in range(repeat):
-        version = 2 + i
-        text = text.replace("if (r < rows", f"/* edit {i} */ if (r < rows", 1)
+    version = 1
+
+    def edit(marker: str) -> None:
+        nonlocal text, version
+        version += 1
+        text = text.replace("if (r < rows", f"/* {marker} */ if (r < rows", 1)
         path.write_text(text)
         client.text_document_did_change(types.DidChangeTextDocumentParams(
             types.VersionedTextDocumentIdentifier(version=version, uri=uri),
             [types.TextDocumentContentChangeWholeDocument(text=text)],
         ))
+
+    edited = []
+    for i in range(repeat):
+        edit(f"edit {i}")
         seconds, verdict = await save_and_wait(client, uri)
         edited.append(seconds)
     rows.append(("save → verdict + timing after an edit (rebuild)", edited, verdict))
@@ -134,10 +141,11 @@ async def main(repeat: int) -> None:
         settings={"cudalens": on_save(test=True, profile=True)}
     ))
     hints = []
-    for _ in range(repeat):
+    for i in range(repeat + 1):
+        edit(f"profiled edit {i}")  # a new text each time: no cached profile
         seconds, what = await save_and_wait(client, uri, hints=True)
         hints.append(seconds)
-    rows.append(("save → per-line ncu hints (test + ncu; cached profile after the first)", hints, what))
+    rows.append(("save → per-line ncu hints after an edit (first: ncu starts; then warm)", hints, what))
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()

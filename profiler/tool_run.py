@@ -3,10 +3,12 @@ timeout; on timeout the whole group is killed, so nothing it started outlives it
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # Every tool this process is running: a server cancelling a profile, or exiting, kills them (`kill_running`).
@@ -37,21 +39,29 @@ def run_tool(
         )
     except OSError as exc:
         return ToolRun(tuple(command), 127, "", f"{command[0]}: {exc.strerror or exc}")
+    with tracked(proc):
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            return ToolRun(tuple(command), proc.returncode, out, err)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            out, err = proc.communicate()
+            return ToolRun(tuple(command), None, out or "", err or "", timed_out=True)
+
+
+@contextlib.contextmanager
+def tracked(proc: subprocess.Popen) -> Iterator[None]:
+    """While the block runs, `kill_running` (a cancel, the server's exit) kills `proc`'s group."""
     with _LOCK:
         _RUNNING.add(proc)
     try:
-        out, err = proc.communicate(timeout=timeout)
-        return ToolRun(tuple(command), proc.returncode, out, err)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = proc.communicate()
-        return ToolRun(tuple(command), None, out or "", err or "", timed_out=True)
+        yield
     finally:
         with _LOCK:
             _RUNNING.discard(proc)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -63,4 +73,4 @@ def kill_running() -> None:
     with _LOCK:
         procs = list(_RUNNING)
     for proc in procs:
-        _kill_group(proc)
+        kill_group(proc)

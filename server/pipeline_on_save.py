@@ -22,7 +22,7 @@ from cudalens.profiler.cli_hooks import CompileReport, compile_report_async
 from cudalens.profiler.cli_hooks_runtime import has_test, outcome_findings, timing_findings
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu.line_hints import line_findings
-from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
+from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.run_job import JobOutcome
 from cudalens.server.gpu_runtime import GpuRuntime, start_failure
@@ -122,6 +122,11 @@ async def run_pipeline(
             report("compiling", 0)
         if (plan.test or plan.profile) and await _gpu_missing(job, runtime, note):
             plan = Plan(compile=plan.compile)
+        profiling = ProfileRequest(
+            job.path, kernels=job.profile_kernels, python=worker.python, timeout=worker.timeout_seconds, standby=True,
+        )
+        if plan.profile:
+            prepare_standby(profiling, job.path, job.text)  # ncu's start overlaps the test
         if plan.test:
             report("testing" + (" and timing" if plan.time else ""), 10)
 
@@ -146,9 +151,7 @@ async def run_pipeline(
                 return run
         if plan.profile:
             report("profiling with Nsight Compute", 75)
-            run.profile = await profile_async(ProfileRequest(
-                job.path, kernels=job.profile_kernels, python=worker.python, timeout=worker.timeout_seconds,
-            ))
+            run.profile = await profile_async(profiling)
             if run.profile.error:
                 note(f"cudalens: profiling {Path(job.path).name} failed: {run.profile.error}")
             run.findings += line_findings(job.path, job.text, run.profile.lines)

@@ -7,10 +7,13 @@ the calls returned, 1 (one line on stderr) when they raised. Standard library at
 
 from __future__ import annotations
 
+import contextlib
 import json
 import runpy
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
 
@@ -28,7 +31,40 @@ def announce_build_dirs(module_names: list[str]) -> None:
         print(f"cudalens-build-dir: {folder}", file=sys.stderr)
 
 
+@contextlib.contextmanager
+def _profiled(torch: Any, device: Any) -> Iterator[None]:
+    """Only the candidate's calls between cudaProfilerStart and Stop: what a standby ncu
+    (`--profile-from-start off`) profiles; a tool watching from the start ignores the two calls."""
+    cuda = device.type == "cuda"
+    if cuda:
+        torch.cuda.synchronize(device)
+        _quietly(torch.cuda.profiler.start)
+    try:
+        yield
+    finally:
+        if cuda:
+            torch.cuda.synchronize(device)
+            _quietly(torch.cuda.profiler.stop)
+
+
+def _quietly(call: Any) -> None:
+    try:
+        call()
+    except Exception:  # no profiler attached may read as an error on some drivers: nothing to start then
+        pass
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--standby"]:  # a warm target (profiler/ncu/standby.py): the slow start first, then wait
+        import torch
+
+        if torch.cuda.is_available():
+            torch.zeros(1, device="cuda")
+            torch.cuda.synchronize()
+        line = sys.stdin.readline().strip()
+        if not line:
+            return 0  # the parent went away: nothing to run
+        argv = [line]
     payload = json.loads(Path(argv[0]).read_text())
     loader = sibling("problem_loader")
     correctness = sibling("harness_correctness")
@@ -43,11 +79,9 @@ def main(argv: list[str]) -> int:
             print(f"cudalens-build-dir: {folder}", file=sys.stderr)
         torch.manual_seed(int(payload.get("seed", 42)))
         inputs = correctness.make_inputs(problem.get_inputs, device)
-        with torch.no_grad():
+        with torch.no_grad(), _profiled(torch, device):
             for _ in range(int(payload.get("reps", 1))):
                 candidate(*inputs)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
     except Exception as exc:
         print(f"cudalens profile target: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
         return 1

@@ -10,11 +10,12 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cudalens.profiler.job_modules import job_module, job_script
-from cudalens.profiler.ncu import csv_pages, line_map, locate
+from cudalens.profiler.ncu import csv_pages, line_map, locate, standby
 from cudalens.profiler.ncu.metrics import METRICS, SOURCE_METRICS, kernel_filter
 from cudalens.profiler.results import KernelMetrics, LineCounters, NcuProfile
 from cudalens.profiler.tool_run import ToolRun, run_tool
@@ -33,6 +34,7 @@ class ProfileRequest:
     launch_count: int = 8
     use_cache: bool = True  # read a cached profile of the same sources
     cache_dir: str | None = None
+    standby: bool = False  # run in (and leave behind) a warm ncu target: for long-lived callers, the server
 
 
 def cache_dir(request: ProfileRequest) -> Path:
@@ -110,17 +112,53 @@ def ncu_command(ncu: str, kernels: tuple[str, ...], metrics: list[str], report: 
     return cmd + target
 
 
+def standby_command(ncu: str, metrics: list[str], report: Path, python: str, launch_count: int) -> list[str]:
+    """A standby's ncu: no kernel filter (it does not know the next file's kernels), profiling only between the
+    target's cudaProfilerStart/Stop."""
+    cmd = ncu_command(ncu, (), metrics, report, [python, job_script("profile_target"), "--standby"], launch_count)
+    return [*cmd[:1], "--profile-from-start", "off", *cmd[1:]]
+
+
+def prepare_standby(request: ProfileRequest, path: str, text: str) -> None:
+    """Starts a warm ncu target for `request` now (a server does this when a save that will profile begins)."""
+    ncu = locate.find_ncu()
+    if ncu is not None and request.standby:
+        env = target_env(path, text)
+        key, command_for = _standby_key(request, ncu, env)
+        standby.start(key, command_for, env)
+
+
+def _standby_key(request: ProfileRequest, ncu: str, env: dict[str, str] | None) -> tuple[str, Callable[[Path], list[str]]]:
+    def command_for(report: Path) -> list[str]:
+        return standby_command(ncu, list(METRICS), report, request.python, request.launch_count)
+
+    return standby.key_for(command_for(Path("REPORT")), env), command_for
+
+
 def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...], ncu: str, tmp: Path) -> NcuProfile:
     payload = tmp / "payload.json"
     payload.write_text(json.dumps({"path": str(path), "reference": request.reference, "reps": 1}))
+    env = target_env(str(path), text)
+    if request.standby:
+        key, command_for = _standby_key(request, ncu, env)
+        warm = standby.take(key)
+        try:
+            if warm is not None:
+                run = standby.run(warm, payload, request.timeout)
+                if warm.report.exists() and run.returncode == 0:
+                    profile = _read(request, path, text, ncu, warm.report, list(METRICS), [], run)
+                    return _only(profile, kernels)
+        finally:
+            if warm is not None:
+                warm.discard()
+            standby.start(key, command_for, env)  # the next save's, starting while this one finishes
     target = [request.python, job_script("profile_target"), str(payload)]
     report = tmp / "profile.ncu-rep"
     metrics = list(METRICS)
     warnings: list[str] = []
     for _ in range(3):  # a metric this ncu or GPU lacks fails the run: drop it and go again
         run = run_tool(
-            ncu_command(ncu, kernels, metrics, report, target, request.launch_count),
-            timeout=request.timeout, env=target_env(str(path), text),
+            ncu_command(ncu, kernels, metrics, report, target, request.launch_count), timeout=request.timeout, env=env,
         )
         if run.timed_out:
             return NcuProfile(error=f"ncu exceeded {request.timeout:.0f} s")
@@ -130,12 +168,18 @@ def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...
             warnings.append(f"ncu does not know {', '.join(unknown)} here: left out")
             continue
         break
+    if not report.exists() and "No kernels were profiled" in run.output and _PERMISSION not in run.output:
+        return NcuProfile(error=f"no kernel matched {kernel_filter(kernels)}", warnings=tuple(warnings))
+    return _read(request, path, text, ncu, report, metrics, warnings, run)
+
+
+def _read(
+    request: ProfileRequest, path: Path, text: str, ncu: str, report: Path, metrics: list[str], warnings: list[str], run: ToolRun
+) -> NcuProfile:
     if _PERMISSION in run.output:
         return NcuProfile(error="GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM): "
                           "see https://developer.nvidia.com/ERR_NVGPUCTRPERM")
     if not report.exists():
-        if "No kernels were profiled" in run.output:
-            return NcuProfile(error=f"no kernel matched {kernel_filter(kernels)}", warnings=tuple(warnings))
         return NcuProfile(error=f"ncu exited {run.returncode} without a report: {_tail(run)}", warnings=tuple(warnings))
     version = _ncu_version(ncu)
     data = _read_with_ncu_report(ncu, report, metrics, request)
@@ -152,6 +196,19 @@ def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...
     elif raw_lines and not lines:
         warnings.append("no profiled line maps to this file: was it compiled with -lineinfo?")
     return NcuProfile(tuple(kernels_out), tuple(lines), source, version, tuple(warnings))  # type: ignore[arg-type]
+
+
+def _only(profile: NcuProfile, kernels: tuple[str, ...]) -> NcuProfile:
+    """A standby profiled every kernel the candidate launched (torch's too): keep the file's."""
+    filt = kernel_filter(kernels)
+    if filt is None or profile.error:
+        return profile
+    wanted = re.compile(filt.removeprefix("regex:"))
+    kept = tuple(k for k in profile.kernels if wanted.search(k.name) or wanted.search(k.base_name))
+    lines = tuple(c for c in profile.lines if not c.kernel or wanted.search(c.kernel))
+    if not kept:
+        return replace(profile, kernels=(), lines=(), error=f"no kernel matched {filt}")
+    return replace(profile, kernels=kept, lines=lines)
 
 
 def _read_with_ncu_report(ncu: str, report: Path, metrics: list[str], request: ProfileRequest) -> dict | None:

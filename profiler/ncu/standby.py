@@ -1,0 +1,122 @@
+"""A warm Nsight Compute target for the next profile of a long-lived process (the language server).
+
+Of the ~7 s a profile took on the H200, ~4 s were ncu starting Python, importing torch and making a CUDA
+context. A standby is that much done ahead: ncu already running `profile_target.py --standby`, which has
+imported torch, made its context and waits on stdin for a payload; ncu profiles only between the target's
+`cudaProfilerStart`/`Stop` (`--profile-from-start off`), around the candidate's calls. The caller keeps only the
+file's kernels (no `--kernel-name` filter: the standby does not know the next file).
+
+One standby per (ncu, python, metrics, environment); after each use the next one starts in the background.
+They run in their own process groups and die with their stdin: when this process exits, or is killed, the
+target reads end-of-file and leaves without running anything.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudalens.profiler.tool_run import ToolRun, kill_group, tracked
+
+_STANDBYS: dict[str, Standby] = {}
+_LOCK = threading.Lock()
+
+
+@dataclass
+class Standby:
+    key: str
+    proc: subprocess.Popen
+    folder: Path  # holds the report and the captured output
+    report: Path
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def discard(self) -> None:
+        tracked_kill(self.proc)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def key_for(command: list[str], env: dict[str, str] | None) -> str:
+    blob = "\0".join(command) + "\0" + repr(sorted((env or {}).items()))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def start(key: str, command_for: Callable[[Path], list[str]], env: dict[str, str] | None) -> None:
+    """Starts a standby for `key` unless one is alive; `command_for(report)` gives the ncu command line."""
+    with _LOCK:
+        current = _STANDBYS.get(key)
+        if current is not None and current.alive():
+            return
+        folder = Path(tempfile.mkdtemp(prefix="cudalens-ncu-standby-"))
+        report = folder / "profile.ncu-rep"
+        try:
+            with open(folder / "out.txt", "w") as out:  # the child keeps its own copy of the handle
+                proc = subprocess.Popen(
+                    command_for(report), stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
+                    text=True, env=env, start_new_session=True,
+                )
+        except OSError:
+            shutil.rmtree(folder, ignore_errors=True)
+            return
+        _STANDBYS[key] = Standby(key, proc, folder, report)
+
+
+def take(key: str) -> Standby | None:
+    """The standby for `key` if one is alive (it is then the caller's, for one run)."""
+    with _LOCK:
+        standby = _STANDBYS.pop(key, None)
+    if standby is not None and not standby.alive():
+        standby.discard()
+        return None
+    return standby
+
+
+def run(standby: Standby, payload: Path, timeout: float) -> ToolRun:
+    """Hands the payload to the waiting target and waits for ncu to write its report and exit."""
+    command = tuple(str(a) for a in standby.proc.args)  # type: ignore[union-attr]
+    with tracked(standby.proc):
+        try:
+            assert standby.proc.stdin is not None
+            standby.proc.stdin.write(f"{payload}\n")
+            standby.proc.stdin.close()
+            standby.proc.wait(timeout=timeout)
+        except (BrokenPipeError, OSError):
+            standby.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            tracked_kill(standby.proc)
+            return ToolRun(command, None, _output(standby), "", timed_out=True)
+    return ToolRun(command, standby.proc.returncode, _output(standby), "")
+
+
+def close_all() -> None:
+    with _LOCK:
+        standbys = list(_STANDBYS.values())
+        _STANDBYS.clear()
+    for standby in standbys:
+        standby.discard()
+
+
+def tracked_kill(proc: subprocess.Popen) -> None:
+    kill_group(proc)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _output(standby: Standby) -> str:
+    try:
+        return (standby.folder / "out.txt").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+atexit.register(close_all)

@@ -1,0 +1,58 @@
+"""The warm ncu target's life cycle, with a real child standing in for ncu + profile_target (the same stdin
+contract: one payload path, or end-of-file to leave without running)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from cudalens.profiler.ncu import standby
+
+CHILD = (
+    "import sys, pathlib\n"
+    "line = sys.stdin.readline().strip()\n"
+    "if not line: sys.exit(0)\n"
+    "pathlib.Path(sys.argv[1]).write_text(pathlib.Path(line).read_text())\n"
+    "print('profiled', line)\n"
+)
+
+
+def command_for(report: Path) -> list[str]:
+    return [sys.executable, "-c", CHILD, str(report)]
+
+
+def test_a_standby_runs_one_payload_and_is_then_gone(tmp_path):
+    key = standby.key_for(command_for(Path("REPORT")), None)
+    standby.start(key, command_for, None)
+    warm = standby.take(key)
+    assert warm is not None and warm.alive()
+    assert standby.take(key) is None  # one run per standby
+    payload = tmp_path / "payload.json"
+    payload.write_text('{"path": "k.cu"}')
+    run = standby.run(warm, payload, timeout=60)
+    assert run.returncode == 0 and "profiled" in run.output
+    assert warm.report.read_text() == '{"path": "k.cu"}'
+    warm.discard()
+    assert not warm.folder.exists()
+
+
+def test_a_standby_whose_parent_leaves_exits_without_running(tmp_path):
+    env = dict(os.environ, CUDALENS_TEST="1")
+    key = standby.key_for(command_for(Path("REPORT")), env)
+    standby.start(key, command_for, env)
+    warm = standby.take(key)
+    assert warm is not None
+    warm.proc.stdin.close()  # what the pipe does when this process dies
+    assert warm.proc.wait(timeout=60) == 0
+    assert not warm.report.exists()
+    warm.discard()
+
+
+def test_close_all_kills_the_waiting_standbys():
+    key = standby.key_for(command_for(Path("OTHER")), None)
+    standby.start(key, command_for, None)
+    proc = standby._STANDBYS[key].proc
+    standby.close_all()
+    assert proc.wait(timeout=30) is not None
+    assert standby.take(key) is None
