@@ -81,17 +81,19 @@ def on_save(**steps: bool) -> dict:
     return {"onSave": {"compile": False, "test": False, "time": False, "profile": False, **steps}}
 
 
-async def save_and_wait(client: Client, uri: str, hints: bool = False) -> tuple[float, str]:
+async def save_and_wait(client: Client, uri: str, hints: bool = False, version: int | None = None) -> tuple[float, str]:
     ends, published = len(client.ends), len(client.published)
     started = time.perf_counter()
     client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
     if hints:
         def found():
             for at, p in client.published[published:]:
-                if p.uri == uri and any(d.code == "CL904" for d in p.diagnostics):
+                if p.uri == uri and p.version == version and any(d.code == "CL904" for d in p.diagnostics):
                     return at, f"{sum(d.code == 'CL904' for d in p.diagnostics)} CL904 hint(s)"
             return None if len(client.ends) == ends else (client.ends[-1][0], client.ends[-1][1] + " (no CL904)")
         at, what = await client.until(found)
+        # the pipeline ends after it publishes: wait for that end, or the next save would take it for its own
+        await client.until(lambda: client.ends[ends] if len(client.ends) > ends else None)
     else:
         at, what = await client.until(lambda: client.ends[ends] if len(client.ends) > ends else None)
     return at - started, what
@@ -146,7 +148,7 @@ async def main(repeat: int, think: float) -> None:
         for i in range(repeat + 1):
             await asyncio.sleep(pause)  # a person editing: the next standby has started meanwhile
             edit(f"profiled edit {label} {i}")  # a new text each time: a rebuild and no cached profile
-            seconds, what = await save_and_wait(client, uri, hints=True)
+            seconds, what = await save_and_wait(client, uri, hints=True, version=version)
             hints.append(seconds)
         rows.append((f"save → per-line ncu hints after an edit, {label}", hints, what))
     await client.shutdown_async(None)
