@@ -83,9 +83,7 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
         if key in a and not ok(a[key]):
             raise Declined(f"{key}={a[key]!r}")
     sources = split_sources(a)
-    flags = {k: list(a.get(k) or []) for k in ("extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths")}
-    if "-lineinfo" not in flags["extra_cuda_cflags"]:  # line tables only, no change to the code: ncu needs them
-        flags["extra_cuda_cflags"].append("-lineinfo")
+    flags = build_flags(a)
     stable = f"{a['name']}_{_digest(sources.bindings, repr(sorted(flags.items())))}"
     key = _digest(sources.device, sources.glue, sources.cuda)
     build = build_root() / stable
@@ -98,6 +96,19 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
     LOG.append(f"fast {a['name']} ({stable}/{key})")
     BUILD_DIRS.append(str(candidate))
     return _import(stable, library)
+
+
+def build_flags(a: dict) -> dict[str, list[str]]:
+    """load_inline's flag arguments, plus `-lineinfo` (line tables only, no change to the code: ncu needs them)
+    and, for the glue, nvcc's host optimization level: host code moved out of cuda.cu keeps the level nvcc
+    would have compiled it at."""
+    flags = {k: list(a.get(k) or []) for k in ("extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths")}
+    if "-lineinfo" not in flags["extra_cuda_cflags"]:
+        flags["extra_cuda_cflags"].append("-lineinfo")
+    host_level = [f for f in flags["extra_cuda_cflags"] if re.fullmatch(r"-O[0-3s]", f)]
+    if host_level and not any(f.startswith("-O") for f in flags["extra_cflags"]):
+        flags["extra_cflags"].append(host_level[-1])
+    return flags
 
 
 def split_sources(a: dict) -> Sources:

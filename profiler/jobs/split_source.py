@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 _TORCHY = re.compile(r"\b(?:torch|at|c10|pybind11|py)::|\b(?:TORCH|AT|C10)_[A-Z_]+|\bPYBIND11_|\bTensor\b")
 _DEVICE_WORDS = re.compile(r"\b__(?:device|constant|shared|managed|host|forceinline|noinline)__\b")
 _GLOBAL = re.compile(r"\b__global__\b")
+_HOST_SIDE_HELPER = re.compile(r"^(?=.*\b__host__\b)(?=.*\b(?:inline|__forceinline__|static|constexpr|template)\b)", re.S)
 _TYPE_ITEM = re.compile(r"^\s*(?:template\s*<[^{;]*>\s*)?(?:typedef|using|struct|class|union|enum|static_assert)\b")
 _CONST_ITEM = re.compile(r"^\s*(?:static\s+)?(?:inline\s+)?(?:constexpr|const)\b[^(]*[=;{]")
 _LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(<(?:[^<>;]|<[^<>;]*>)*>)?\s*<<<")
@@ -104,6 +105,8 @@ def split_cuda(source: str, source_name: str, prelude_lines: int = 0) -> SplitUn
             if torchy:
                 raise Unsplittable("device code uses torch types")
             place(device, item)
+            if _HOST_SIDE_HELPER.search(head) and not _GLOBAL.search(text):
+                place(glue, item)  # `__host__ __device__ inline` helpers (cdiv…) serve the launch code too
             if not ("{" in text and _function_head(head)) and "(" not in head.split("=", 1)[0]:
                 device_only_names.update(_declared_names(head))  # a __device__/__constant__ variable
             continue

@@ -23,6 +23,7 @@ struct Pair { float a, b; };
 constexpr int UNROLL = 4;
 
 __device__ __forceinline__ float relu(float v) { return v > 0.f ? v : 0.f; }
+__host__ __device__ inline int cdiv(int a, int b) { return (a + b - 1) / b; }
 
 __global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -39,7 +40,7 @@ torch::Tensor run(torch::Tensor x) {
     TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");  // a { brace } in a comment and "in a string {"
     auto y = torch::empty_like(x);
     int n = x.numel();
-    relu_kernel<<<(n + THREADS - 1) / THREADS, THREADS>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    relu_kernel<<<cdiv(n, THREADS), THREADS>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
     scale_kernel<THREADS><<<(n + THREADS - 1) / THREADS, THREADS, 0, 0>>>(y.data_ptr<float>(), n, 1.0f);
     return y;
 }
@@ -51,12 +52,14 @@ def test_kernels_go_to_the_device_unit_and_launches_become_launcher_calls():
     assert units.launchers == 2
     assert "__global__ void relu_kernel" in units.device and "__global__" not in units.glue
     assert "torch" not in units.device.replace("#include <torch", "")
-    assert "<<<" not in units.glue and "cudalens_launch_relu_kernel_0(dim3((n + THREADS - 1) / THREADS)" in units.glue
+    assert "<<<" not in units.glue and "cudalens_launch_relu_kernel_0(dim3(cdiv(n, THREADS))" in units.glue
     assert "scale_kernel<THREADS><<<cudalens_grid" in units.device
     assert "struct Pair" in units.device and "struct Pair" in units.glue  # types serve both sides
+    assert "inline int cdiv" in units.device and "inline int cdiv" in units.glue  # so do host-device helpers
+    assert "float relu(" not in units.glue
     # every item keeps its line in load_inline's cuda.cu (3 implicit header lines first)
-    assert '#line 13 "cuda.cu"\n__global__ void relu_kernel' in units.device
-    assert '#line 24 "cuda.cu"\ntorch::Tensor run' in units.glue
+    assert '#line 14 "cuda.cu"\n__global__ void relu_kernel' in units.device
+    assert '#line 25 "cuda.cu"\ntorch::Tensor run' in units.glue
 
 
 @pytest.mark.parametrize(
@@ -127,3 +130,10 @@ def _cuda_include() -> str:
         if (Path(home) / "include" / "cuda_runtime.h").exists():
             return str(Path(home) / "include")
     pytest.skip("no CUDA toolkit headers found next to nvcc")
+
+
+def test_the_glue_keeps_the_host_optimization_nvcc_would_have_used():
+    flags = fast.build_flags({"extra_cuda_cflags": ["-O3"], "extra_cflags": None})
+    assert flags["extra_cuda_cflags"] == ["-O3", "-lineinfo"] and flags["extra_cflags"] == ["-O3"]
+    assert fast.build_flags({"extra_cuda_cflags": ["-O3"], "extra_cflags": ["-O1"]})["extra_cflags"] == ["-O1"]
+    assert fast.build_flags({})["extra_cflags"] == []  # nvcc's default host level is g++'s default too
