@@ -48,6 +48,7 @@ namespace torch { using namespace at; }
 #endif
 """
 LOG: list[str] = []  # one line per load: "fast NAME (…)" or "declined NAME: reason"; read by the harness
+KEEP_CANDIDATES = 64  # per bindings set: a long optimize run must not fill the disk (each .so is a few MB)
 BUILD_DIRS: list[str] = []  # where each fast build's `cuda.cu` is, for tools that name it bare (the sanitizer)
 
 
@@ -93,6 +94,9 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
         with _locked(build / ".lock"):
             if not library.exists():
                 _build(stable, sources, flags, build, candidate, bool(a.get("verbose")))
+                _prune(build / "cand", keep=KEEP_CANDIDATES)
+    else:
+        os.utime(candidate)  # recently used: the last to be pruned
     LOG.append(f"fast {a['name']} ({stable}/{key})")
     BUILD_DIRS.append(str(candidate))
     return _import(stable, library)
@@ -175,6 +179,16 @@ def _build(stable: str, sources: Sources, flags: dict, build: Path, candidate: P
     tmp = candidate / f".{stable}.so.{os.getpid()}"
     shutil.copy2(build / f"{stable}.so", tmp)
     os.replace(tmp, candidate / f"{stable}.so")
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Removes all but the `keep` most recently used candidates (a process that loaded one keeps its mapping)."""
+    try:
+        candidates = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    except OSError:
+        return
+    for old in candidates[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _precompiled_header(stable: str, build: Path, flags: dict) -> Path:

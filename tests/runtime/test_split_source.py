@@ -137,3 +137,15 @@ def test_the_glue_keeps_the_host_optimization_nvcc_would_have_used():
     assert flags["extra_cuda_cflags"] == ["-O3", "-lineinfo"] and flags["extra_cflags"] == ["-O3"]
     assert fast.build_flags({"extra_cuda_cflags": ["-O3"], "extra_cflags": ["-O1"]})["extra_cflags"] == ["-O1"]
     assert fast.build_flags({})["extra_cflags"] == []  # nvcc's default host level is g++'s default too
+
+
+def test_old_candidates_are_pruned_least_recently_used_first(tmp_path):
+    import os
+    import time
+
+    for i in range(5):
+        (tmp_path / f"c{i}").mkdir()
+        os.utime(tmp_path / f"c{i}", (time.time() - 100 + i, time.time() - 100 + i))
+    os.utime(tmp_path / "c0")  # used just now
+    fast._prune(tmp_path, keep=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c0", "c3", "c4"]
