@@ -86,6 +86,9 @@ class CudalensServer(LanguageServer):
     def work_done(self, title: str, on_cancel=None) -> WorkDone:
         return WorkDone(self, title, on_cancel)
 
+    def status(self, payload: dict) -> None:
+        self.protocol.notify(STATUS_METHOD, payload)
+
     def refresh_lenses(self) -> None:
         """The lens summaries changed (a run's verdict): ask the client to draw them again."""
         caps = self.client_capabilities.workspace

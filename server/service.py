@@ -33,6 +33,7 @@ from cudalens.server.lifecycle import set_level
 from cudalens.server.pipeline_on_save import LastRun, Pipelines, Plan, SaveJob, plan_for, run_pipeline
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ParsedSettings, ServerSettings
+from cudalens.server.status import status_payload
 from cudalens.server.verdicts import add_verdicts, specs
 
 logger = logging.getLogger("cudalens.server")
@@ -47,6 +48,8 @@ class Output(Protocol):
     def refresh_lenses(self) -> None: ...
     def work_done(self, title: str, on_cancel=None):
         """A `WorkDone` (begin/report/end) for a long-running job."""
+    def status(self, payload: dict) -> None:
+        """A `cudalens/status` notification (server/status.py)."""
 
 
 @dataclass
@@ -155,6 +158,14 @@ class Service:
         """Runs `plan` on the document's saved file with progress; keeps and shows the results. None when it
         failed (the user was told) or was cancelled by the editor's cancel button."""
         job = job or self.job_for(state)
+        gpu = await self.runtime.gpu()
+        self.out.status(status_payload(gpu, busy=True, message=f"running {Path(state.path).name}"))
+        try:
+            return await self._run_plan(state, plan, job)
+        finally:
+            self.out.status(status_payload(gpu))
+
+    async def _run_plan(self, state: DocState, plan: Plan, job: SaveJob) -> LastRun | None:
         progress = self.out.work_done(f"cudalens: {Path(state.path).name}", lambda: self.pipelines.cancel(state.uri))
         await progress.begin("starting")
         try:

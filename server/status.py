@@ -10,7 +10,10 @@ from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
 STATUS_METHOD = "cudalens/status"
 
 
-def status_payload(gpu: GpuFacts | NoGpu, busy: bool = False) -> dict[str, Any]:
-    if isinstance(gpu, GpuFacts):
-        return {"gpu": gpu.name, "busy": busy}
-    return {"gpu": None, "busy": busy, "message": gpu.reason}
+def status_payload(gpu: GpuFacts | NoGpu, busy: bool = False, message: str | None = None) -> dict[str, Any]:
+    """`message`: what the server is doing while busy (the status item shows it), else why there is no GPU."""
+    payload: dict[str, Any] = {"gpu": gpu.name if isinstance(gpu, GpuFacts) else None, "busy": busy}
+    text = message if message is not None else (gpu.reason if isinstance(gpu, NoGpu) else None)
+    if text is not None:
+        payload["message"] = text
+    return payload
