@@ -234,8 +234,10 @@ def check(
     precision: str | None = None,
     atol: float | None = None,
     rtol: float | None = None,
+    on_trial: Any = None,
 ) -> Any:
-    """Runs the trials and returns a `TestResult` (never raises for the user's code going wrong)."""
+    """Runs the trials and returns a `TestResult` (never raises for the user's code going wrong).
+    `on_trial(k, n)` is called before trial k of n (0-based): the editor's progress shows "trial 3/5"."""
     import torch
 
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -259,6 +261,8 @@ def check(
     dtype_name, used_atol, used_rtol = "", 0.0, 0.0
     with torch.no_grad():
         for trial, trial_seed in enumerate(trial_seeds(seed, trials)):
+            if on_trial is not None:
+                on_trial(trial, trials)
             torch.manual_seed(trial_seed)
             inputs = make_inputs(get_inputs, dev, dtype)
             try:

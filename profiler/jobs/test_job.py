@@ -49,6 +49,7 @@ def _run(payload: dict, ctx: Any, loader: Any, correctness: Any, results: Any) -
         precision=payload.get("precision"),
         atol=payload.get("atol"),
         rtol=payload.get("rtol"),
+        on_trial=None if ctx is None else lambda k, n: ctx.progress(f"trial {k + 1}/{n}", 0.2 + 0.5 * k / n),
     )
     timing = None
     if payload.get("time") and test.passed:

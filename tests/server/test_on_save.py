@@ -150,6 +150,7 @@ async def test_a_right_pure_pytorch_model_passes_on_cpu(bare_client: LanguageCli
     published = [p for p in bare_client.published if p.uri == uri and p.version == 1]
     assert published and "CL901" not in codes(published[-1].diagnostics)
     assert any("5/5" in (m or "") for m in ends(bare_client)), ends(bare_client)
+    assert "testing: trial 5/5" in reports(bare_client), reports(bare_client)  # progress per trial
     # the status item says the server is busy while the run lasts, and idle after
     await wait_until(lambda: len(bare_client.statuses) >= 3, "busy and idle statuses")
     busy = [_status(s) for s in bare_client.statuses[1:]]
