@@ -25,7 +25,8 @@ _CONST_ITEM = re.compile(r"^\s*(?:static\s+)?(?:inline\s+)?(?:constexpr|const)\b
 _LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(<(?:[^<>;]|<[^<>;]*>)*>)?\s*<<<")
 _TORCH_HEADERS = ("torch/extension.h", "torch/torch.h", "torch/all.h", "torch/types.h", "torch/python.h")
 _GLUE_SAFE_HEADER = re.compile(
-    r"^(?:torch|ATen|c10)/|^cuda(?:_runtime|_runtime_api|_fp16|_bf16)?\.h$|^[a-z_]+$|^(?:std\w+|math|string|assert|limits|float)\.h$"
+    r"^(?:torch|ATen|c10)/|^cuda(?:_runtime|_runtime_api|_fp16|_bf16|_fp8)?\.h$|^[a-z_]+$"
+    r"|^(?:std\w+|math|string|assert|limits|float)\.h$|^(?:cublas\w*|curand|cusparse|cufft|cudnn|cusolver\w*)\.h$"
 )
 _BUILTIN_TYPES = {
     "float", "double", "int", "unsigned", "signed", "long", "short", "char", "bool", "void", "const", "half",
