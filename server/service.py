@@ -19,6 +19,9 @@ from pygls.workspace.position_codec import PositionCodec
 
 from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
+from cudalens.profiler.gpu_specs import NoGpu
+from cudalens.profiler.ncu import standby
+from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby
 from cudalens.server.convert import DiagnosticCache, Positions, to_diagnostic
 from cudalens.server.documents import (
     MAX_ANALYSED_CHARS,
@@ -132,11 +135,25 @@ class Service:
         on_save = self.settings.on_save
         if on_save.test or on_save.time:
             self.runtime.prestart(self.settings.worker)  # a warm worker for the first save
+        if on_save.profile:
+            try:
+                asyncio.get_running_loop().create_task(self._warm_profiler())
+            except RuntimeError:  # no loop yet (a settings parse outside the server): the first save starts it
+                pass
+
+    async def _warm_profiler(self) -> None:
+        """A warm ncu target (profiler/ncu/standby.py) for the first profiled save of a `.cu` file."""
+        if isinstance(await self.runtime.gpu(), NoGpu):
+            return
+        worker = self.settings.worker
+        request = ProfileRequest("", python=worker.python, timeout=worker.timeout_seconds, standby=True)
+        await asyncio.get_running_loop().run_in_executor(None, prepare_standby, request, "kernel.cu", "")
 
     def close_all(self) -> None:
         self.scheduler.close()
         self.pipelines.cancel_all()
         self.runtime.close()
+        standby.close_all()
 
     # --- on save ---------------------------------------------------------------------------------------
     def saved(self, uri: str) -> asyncio.Task | None:
