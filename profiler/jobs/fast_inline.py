@@ -223,6 +223,8 @@ def _precompiled_header(stable: str, build: Path, flags: dict) -> Path:
         return header
     shared = build.parent / "pch" / _digest(" ".join(command), _LITE_HEADER)
     shared_header = shared / "cudalens_torch_lite.h"
+    if (shared / "failed.txt").exists():  # tried once with these flags: not again on every build
+        return header
     if not (shared / "cudalens_torch_lite.h.gch").exists():
         shared.mkdir(parents=True, exist_ok=True)
         with _locked(shared / ".lock"):
@@ -236,6 +238,7 @@ def _precompiled_header(stable: str, build: Path, flags: dict) -> Path:
                 if run.returncode != 0:
                     LOG.append(f"no precompiled header: {(run.stderr.strip().splitlines() or ['?'])[-1][:200]}")
                     tmp.unlink(missing_ok=True)
+                    (shared / "failed.txt").write_text(run.stderr[-4000:])
                     return header
                 os.replace(tmp, shared / "cudalens_torch_lite.h.gch")
     return shared_header
