@@ -20,6 +20,7 @@ import importlib.util
 import inspect
 import os
 import re
+import runpy
 import shlex
 import shutil
 import subprocess
@@ -29,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
 
 _DEVICE_PRELUDE = "".join(
     f"#include <{h}>\n"
@@ -116,7 +119,7 @@ def build_flags(a: dict) -> dict[str, list[str]]:
 
 
 def split_sources(a: dict) -> Sources:
-    split_source = _sibling("split_source")
+    split_source = sibling("split_source")
     cpp = [a["cpp_sources"]] if isinstance(a["cpp_sources"], str) else list(a["cpp_sources"])
     cuda = [a["cuda_sources"]] if isinstance(a["cuda_sources"], str) else list(a["cuda_sources"])
     implicit = not a.get("no_implicit_headers", False)
@@ -295,9 +298,4 @@ def _write_if_changed(path: Path, text: str) -> None:
 def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
 
-
-def _sibling(name: str) -> ModuleType:
-    import runpy
-
-    return runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"](name)
 

@@ -17,11 +17,14 @@ import functools
 import hashlib
 import importlib.util
 import re
+import runpy
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
 
 _DIRECTIVE = re.compile(r"(?://|#)\s*cudalens:\s*reference\s*=\s*(\S+)")
 _GLOBAL_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)")
@@ -116,7 +119,7 @@ def content_addressed_builds() -> Iterator[None]:
 def built_fast_or_else(original: Callable[..., Any], fast_name: str, name: str, *args: Any, **kwargs: Any) -> Any:
     """The fast split build under `fast_name` (docs/fast-builds.md); where it declines or fails, torch's
     load_inline under `name`, whose messages are the ones a user should see."""
-    fast = _sibling("fast_inline")
+    fast = sibling("fast_inline")
     try:
         return fast.fast_load_inline(original, fast_name, *args, **kwargs)
     except fast.Declined as exc:
@@ -125,11 +128,6 @@ def built_fast_or_else(original: Callable[..., Any], fast_name: str, name: str, 
         fast.LOG.append(f"fell back {fast_name}: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[-1][:200]}")
     return original(name, *args, **kwargs)
 
-
-def _sibling(name: str) -> Any:
-    import runpy
-
-    return runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"](name)
 
 
 def load_module(path: Path) -> Any:
