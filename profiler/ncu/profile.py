@@ -35,6 +35,7 @@ class ProfileRequest:
     use_cache: bool = True  # read a cached profile of the same sources
     cache_dir: str | None = None
     standby: bool = False  # run in (and leave behind) a warm ncu target: for long-lived callers, the server
+    hidden_env: tuple[str, ...] = ()  # variables the profiled target must not see (the Coder's API key)
 
 
 def cache_dir(request: ProfileRequest) -> Path:
@@ -64,6 +65,14 @@ def target_env(path: str, text: str) -> dict[str, str] | None:
     base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     env["TORCH_EXTENSIONS_DIR"] = str(Path(base) / "cudalens" / "torch_extensions_lineinfo")
     return env
+
+
+def request_env(request: ProfileRequest, path: str, text: str) -> dict[str, str] | None:
+    """The target's environment for `request`: `target_env`, without `hidden_env`."""
+    env = target_env(path, text)
+    if not request.hidden_env:
+        return env
+    return {k: v for k, v in (env if env is not None else os.environ).items() if k not in request.hidden_env}
 
 
 def profile_file(request: ProfileRequest) -> NcuProfile:
@@ -123,9 +132,16 @@ def prepare_standby(request: ProfileRequest, path: str, text: str) -> None:
     """Starts a warm ncu target for `request` now (a server does this when a save that will profile begins)."""
     ncu = locate.find_ncu()
     if ncu is not None and request.standby:
-        env = target_env(path, text)
+        env = request_env(request, path, text)
         key, command_for = _standby_key(request, ncu, env)
         standby.start(key, command_for, env)
+
+
+def drop_standby(request: ProfileRequest, path: str, text: str) -> None:
+    """Ends the warm ncu target `request` would use (an optimize run that is over)."""
+    ncu = locate.find_ncu()
+    if ncu is not None:
+        standby.drop(_standby_key(request, ncu, request_env(request, path, text))[0])
 
 
 def _standby_key(request: ProfileRequest, ncu: str, env: dict[str, str] | None) -> tuple[str, Callable[[Path], list[str]]]:
@@ -138,7 +154,7 @@ def _standby_key(request: ProfileRequest, ncu: str, env: dict[str, str] | None) 
 def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...], ncu: str, tmp: Path) -> NcuProfile:
     payload = tmp / "payload.json"
     payload.write_text(json.dumps({"path": str(path), "reference": request.reference, "reps": 1}))
-    env = target_env(str(path), text)
+    env = request_env(request, str(path), text)
     if request.standby:
         key, command_for = _standby_key(request, ncu, env)
         warm = standby.take(key)
@@ -146,8 +162,11 @@ def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...
             if warm is not None:
                 run = standby.run(warm, payload, request.timeout)
                 if warm.report.exists() and run.returncode == 0:
-                    profile = _read(request, path, text, ncu, warm.report, list(METRICS), [], run)
-                    return _only(profile, kernels)
+                    profile = _only(_read(request, path, text, ncu, warm.report, list(METRICS), [], run), kernels)
+                    if profile.kernels or profile.error is None:
+                        return profile
+                    # none of the file's kernels among the launches it profiled (torch's took the launch
+                    # count, say): the filtered run below finds them
         finally:
             if warm is not None:
                 warm.discard()

@@ -96,6 +96,12 @@ def run(standby: Standby, payload: Path, timeout: float) -> ToolRun:
     return ToolRun(command, standby.proc.returncode, _output(standby), "")
 
 
+def drop(key: str) -> None:
+    standby = take(key)
+    if standby is not None:
+        standby.discard()
+
+
 def close_all() -> None:
     with _LOCK:
         standbys = list(_STANDBYS.values())

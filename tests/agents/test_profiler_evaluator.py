@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -111,7 +112,7 @@ def test_profile_becomes_the_judges_metrics_with_line_evidence() -> None:
     assert (v.bottleneck, v.method) == ("memory", "coalesce-global-access") and v.evidence[0].line == 26
 
 
-def test_profile_step_runs_in_a_child_without_secrets_and_says_why_it_has_nothing(
+def test_profile_step_says_why_it_has_nothing_without_the_key_in_its_note(
     evaluator: ProfilerEvaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from cudalens.agents.evaluation import CompileOutcome, CorrectnessOutcome, Evaluation
@@ -133,3 +134,17 @@ def test_worker_that_cannot_start_is_a_crash(tmp_path: Path) -> None:
     finally:
         e.close()
     assert result.correctness.status == "crashed" and "cannot start the worker" in result.correctness.message
+
+
+def test_the_profiled_target_gets_no_secret(evaluator: ProfilerEvaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ncu's target (the candidate's code) would inherit: the Coder's key and anything named like a
+    credential are gone, whichever environment the file needs (with or without -lineinfo)."""
+    from cudalens.profiler.ncu.profile import request_env
+
+    monkeypatch.setenv("POOL_TEST_KEY", KEY)
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "t0k3n")
+    request = evaluator._profile_request(tmp_path / "c.py", tmp_path / "r.py")
+    for text in ("load_inline(..., extra_cuda_cflags=['-lineinfo'])", "load_inline(...)"):
+        env = request_env(request, str(tmp_path / "c.py"), text)
+        assert env is not None and "POOL_TEST_KEY" not in env and "SOME_SERVICE_TOKEN" not in env
+        assert KEY not in "".join(env.values()) and env.get("PATH") == os.environ["PATH"]
