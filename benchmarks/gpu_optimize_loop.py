@@ -64,7 +64,8 @@ def make_evaluator(args: argparse.Namespace, problem, builds: Path):
     return ProfilerEvaluator(
         reference_file(problem),
         ProfilerEvaluatorSettings(
-            timeout_s=args.timeout, profile=not args.no_ncu, secret_env=("CUDALENS_BENCH_KEY",)
+            timeout_s=args.timeout, profile=not args.no_ncu, secret_env=("CUDALENS_BENCH_KEY",),
+            ncu_standby=args.ncu_standby,
         ),
     )
 
@@ -78,6 +79,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--ncu", default=shutil.which("ncu"), help="Nsight Compute CLI for measured verdicts")
     ap.add_argument("--no-ncu", action="store_true", help="skip profiling (overhead without ncu)")
+    ap.add_argument("--ncu-standby", action="store_true", help="profile from a warm ncu target (profiler/ncu/standby.py)")
     ap.add_argument(
         "--evaluator",
         choices=("profiler", "isolated"),
