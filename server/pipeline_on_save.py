@@ -122,9 +122,7 @@ async def run_pipeline(
             report("compiling", 0)
         if (plan.test or plan.profile) and await _gpu_missing(job, runtime, note):
             plan = Plan(compile=plan.compile)
-        profiling = ProfileRequest(
-            job.path, kernels=job.profile_kernels, python=worker.python, timeout=worker.timeout_seconds, standby=True,
-        )
+        profiling = profile_request(job.path, worker, job.profile_kernels)
         if plan.profile:
             prepare_standby(profiling, job.path, job.text)  # ncu's start overlaps the test
         if plan.test:
@@ -186,6 +184,12 @@ def _take_test(run: LastRun, job: SaveJob, outcome: JobOutcome) -> None:
     if outcome.payload.get("timing"):
         run.timing = TimingResult.from_json(outcome.payload["timing"])
         run.findings += timing_findings(job.path, job.text, run.timing, kernels)
+
+
+def profile_request(path: str, worker: WorkerSettings, kernels: tuple[str, ...] = ()) -> ProfileRequest:
+    """An on-save profile: from a warm ncu target, which the server may start before the first save (its key
+    does not depend on the file or its kernels, so that one is the first save's)."""
+    return ProfileRequest(path, kernels=kernels, python=worker.python, timeout=worker.timeout_seconds, standby=True)
 
 
 async def profile_async(request: ProfileRequest) -> NcuProfile:

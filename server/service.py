@@ -21,7 +21,7 @@ from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu import standby
-from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby
+from cudalens.profiler.ncu.profile import prepare_standby
 from cudalens.server.convert import DiagnosticCache, Positions, to_diagnostic
 from cudalens.server.documents import (
     MAX_ANALYSED_CHARS,
@@ -33,7 +33,15 @@ from cudalens.server.documents import (
 )
 from cudalens.server.gpu_runtime import GpuRuntime
 from cudalens.server.lifecycle import set_level
-from cudalens.server.pipeline_on_save import LastRun, Pipelines, Plan, SaveJob, plan_for, run_pipeline
+from cudalens.server.pipeline_on_save import (
+    LastRun,
+    Pipelines,
+    Plan,
+    SaveJob,
+    plan_for,
+    profile_request,
+    run_pipeline,
+)
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ParsedSettings, ServerSettings
 from cudalens.server.status import status_payload
@@ -145,9 +153,8 @@ class Service:
         """A warm ncu target (profiler/ncu/standby.py) for the first profiled save of a `.cu` file."""
         if isinstance(await self.runtime.gpu(), NoGpu):
             return
-        worker = self.settings.worker
-        request = ProfileRequest("", python=worker.python, timeout=worker.timeout_seconds, standby=True)
-        await asyncio.get_running_loop().run_in_executor(None, prepare_standby, request, "kernel.cu", "")
+        request = profile_request("kernel.cu", self.settings.worker)
+        await asyncio.get_running_loop().run_in_executor(None, prepare_standby, request, request.path, "")
 
     def close_all(self) -> None:
         self.scheduler.close()

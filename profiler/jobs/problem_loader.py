@@ -129,7 +129,6 @@ def built_fast_or_else(original: Callable[..., Any], fast_name: str, name: str, 
     return original(name, *args, **kwargs)
 
 
-
 def load_module(path: Path) -> Any:
     """Executes a user's Python file as a fresh module (its load_inline builds run now, content-addressed)."""
     key = "_cudalens_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]

@@ -130,18 +130,28 @@ def standby_command(ncu: str, metrics: list[str], report: Path, python: str, lau
 
 def prepare_standby(request: ProfileRequest, path: str, text: str) -> None:
     """Starts a warm ncu target for `request` now (a server does this when a save that will profile begins)."""
-    ncu = locate.find_ncu()
-    if ncu is not None and request.standby:
-        env = request_env(request, path, text)
-        key, command_for = _standby_key(request, ncu, env)
+    found = _standby_for(request, path, text)
+    if found is not None and request.standby:
+        key, command_for, env = found
         standby.start(key, command_for, env)
 
 
 def drop_standby(request: ProfileRequest, path: str, text: str) -> None:
     """Ends the warm ncu target `request` would use (an optimize run that is over)."""
+    found = _standby_for(request, path, text)
+    if found is not None:
+        standby.drop(found[0])
+
+
+def _standby_for(
+    request: ProfileRequest, path: str, text: str
+) -> tuple[str, Callable[[Path], list[str]], dict[str, str] | None] | None:
+    """The key, command and environment of the standby `request` on this file uses; None without ncu."""
     ncu = locate.find_ncu()
-    if ncu is not None:
-        standby.drop(_standby_key(request, ncu, request_env(request, path, text))[0])
+    if ncu is None:
+        return None
+    env = request_env(request, path, text)
+    return (*_standby_key(request, ncu, env), env)
 
 
 def _standby_key(request: ProfileRequest, ncu: str, env: dict[str, str] | None) -> tuple[str, Callable[[Path], list[str]]]:

@@ -31,7 +31,6 @@ _LOCK = threading.Lock()
 
 @dataclass
 class Standby:
-    key: str
     proc: subprocess.Popen
     folder: Path  # holds the report and the captured output
     report: Path
@@ -40,7 +39,7 @@ class Standby:
         return self.proc.poll() is None
 
     def discard(self) -> None:
-        tracked_kill(self.proc)
+        _kill_and_wait(self.proc)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -66,7 +65,7 @@ def start(key: str, command_for: Callable[[Path], list[str]], env: dict[str, str
         except OSError:
             shutil.rmtree(folder, ignore_errors=True)
             return
-        _STANDBYS[key] = Standby(key, proc, folder, report)
+        _STANDBYS[key] = Standby(proc, folder, report)
 
 
 def take(key: str) -> Standby | None:
@@ -87,11 +86,12 @@ def run(standby: Standby, payload: Path, timeout: float) -> ToolRun:
             assert standby.proc.stdin is not None
             standby.proc.stdin.write(f"{payload}\n")
             standby.proc.stdin.close()
-            standby.proc.wait(timeout=timeout)
-        except (BrokenPipeError, OSError):
+        except OSError:  # the target died while it waited: its exit status says how
+            pass
+        try:
             standby.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            tracked_kill(standby.proc)
+            _kill_and_wait(standby.proc)
             return ToolRun(command, None, _output(standby), "", timed_out=True)
     return ToolRun(command, standby.proc.returncode, _output(standby), "")
 
@@ -110,7 +110,7 @@ def close_all() -> None:
         standby.discard()
 
 
-def tracked_kill(proc: subprocess.Popen) -> None:
+def _kill_and_wait(proc: subprocess.Popen) -> None:
     kill_group(proc)
     try:
         proc.wait(timeout=5)
