@@ -28,9 +28,10 @@ def _host_port(value: str) -> tuple[str, int] | None:
 def _tune_gc() -> None:
     """Fewer cyclic collections: every keystroke allocates thousands of short-lived objects (syntax nodes,
     findings, JSON), and with CPython's default thresholds the collections that follow walk the server's whole
-    long-lived heap (pygls, lsprotocol, analysis caches). Measured with benchmarks/server_latency.py on the
-    2-core machine: edit → diagnostics median 32–47 ms with the defaults, 26–39 ms with these. What is loaded
-    by now is frozen out of the collector's walks."""
+    long-lived heap (pygls, lsprotocol, analysis caches). benchmarks/server_latency.py on the 2-core machine,
+    edit → diagnostics median: 26–30 ms with these against 32–47 ms with the defaults in quiet runs; on a busier
+    machine 32–42 ms against 39–43 ms, within the noise. What is loaded by now is frozen out of the collector's
+    walks."""
     gc.freeze()
     gc.set_threshold(50_000, 50, 100)
 
