@@ -45,9 +45,9 @@ class ProfilerEvaluatorSettings:
     budget_ms: float = 100.0
     device: str | None = None  # None: cuda when present
     profile: bool = True  # run ncu on correct candidates when a GPU and ncu are present
-    # profile from a warm ncu target (profiler/ncu/standby.py): ≈ 4 s less a round expected; off until the loop
-    # has been measured with it on a GPU (the server's standby has been: 2.8 s a profile)
-    ncu_standby: bool = False
+    # profile from a warm ncu target (profiler/ncu/standby.py): on the H200 the loop's median round outside the
+    # LLM went from 8.4 s to 4.9 s with it (benchmarks/gpu_optimize_loop.py)
+    ncu_standby: bool = True
     secret_env: tuple[str, ...] = ("OPENAI_API_KEY",)
 
 

@@ -65,7 +65,7 @@ def make_evaluator(args: argparse.Namespace, problem, builds: Path):
         reference_file(problem),
         ProfilerEvaluatorSettings(
             timeout_s=args.timeout, profile=not args.no_ncu, secret_env=("CUDALENS_BENCH_KEY",),
-            ncu_standby=args.ncu_standby,
+            ncu_standby=not args.no_ncu_standby,
         ),
     )
 
@@ -79,7 +79,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--ncu", default=shutil.which("ncu"), help="Nsight Compute CLI for measured verdicts")
     ap.add_argument("--no-ncu", action="store_true", help="skip profiling (overhead without ncu)")
-    ap.add_argument("--ncu-standby", action="store_true", help="profile from a warm ncu target (profiler/ncu/standby.py)")
+    ap.add_argument("--no-ncu-standby", action="store_true",
+                    help="profile in a fresh ncu per round instead of a warm target (profiler/ncu/standby.py)")
     ap.add_argument(
         "--evaluator",
         choices=("profiler", "isolated"),

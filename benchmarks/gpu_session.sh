@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: accuracy | gpu-tests | runtime-bench | profiler-bench | optimize-bench | optimize-standby | ncu-phases | server-bench | fast-build
+# Stages: accuracy | gpu-tests | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build
 # Each stage has a time limit that keeps a whole call inside the 10-minute one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ for stage in "$@"; do
     runtime-bench) python3 benchmarks/gpu_runtime.py 2>&1 | tee "$OUT/runtime-bench.log" | tail -40 ;;
     profiler-bench) python3 benchmarks/profiler_speed.py --full 2>&1 | tee "$OUT/profiler-bench.log" | tail -20 ;;
     optimize-bench) timeout 300 python3 benchmarks/gpu_optimize_loop.py 2>&1 | tee "$OUT/optimize-bench.log" | tail -60 ;;
-    optimize-standby) timeout 300 python3 benchmarks/gpu_optimize_loop.py --ncu-standby 2>&1 | tee "$OUT/optimize-standby.log" | tail -60 ;;
+    optimize-cold-ncu) timeout 300 python3 benchmarks/gpu_optimize_loop.py --no-ncu-standby 2>&1 | tee "$OUT/optimize-cold-ncu.log" | tail -60 ;;
     ncu-phases) timeout 120 python3 benchmarks/ncu_phases.py 2>&1 | tee "$OUT/ncu-phases.log" ;;
     server-bench) python3 benchmarks/server_gpu_save.py --repeat 2 --think 5 2>&1 | tee "$OUT/server-bench.log" | tail -20 ;;
     fast-build) timeout 200 python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/runtime/test_runtime_gpu.py -k optimize_problems \

@@ -124,7 +124,7 @@ async def run_pipeline(
             plan = Plan(compile=plan.compile)
         profiling = profile_request(job.path, worker, job.profile_kernels)
         if plan.profile:
-            prepare_standby(profiling, job.path, job.text)  # ncu's start overlaps the test
+            prepare_standby(profiling, job.path, job.text, count=2)  # this save's and the next one's warm up during the test
         if plan.test:
             report("testing" + (" and timing" if plan.time else ""), 10)
 

@@ -128,12 +128,13 @@ def standby_command(ncu: str, metrics: list[str], report: Path, python: str, lau
     return [*cmd[:1], "--profile-from-start", "off", *cmd[1:]]
 
 
-def prepare_standby(request: ProfileRequest, path: str, text: str) -> None:
-    """Starts a warm ncu target for `request` now (a server does this when a save that will profile begins)."""
+def prepare_standby(request: ProfileRequest, path: str, text: str, count: int = 1) -> None:
+    """Starts warm ncu targets for `request` until `count` are up. A save that will profile asks for 2 when it
+    begins: one for its own profile, a spare warming for the save after it."""
     found = _standby_for(request, path, text)
     if found is not None and request.standby:
         key, command_for, env = found
-        standby.start(key, command_for, env)
+        standby.start(key, command_for, env, count)
 
 
 def drop_standby(request: ProfileRequest, path: str, text: str) -> None:
@@ -180,7 +181,7 @@ def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...
         finally:
             if warm is not None:
                 warm.discard()
-            standby.start(key, command_for, env)  # the next save's, starting while this one finishes
+            standby.start(key, command_for, env)  # one kept warm for the next save (the spare, or a new one)
     target = [request.python, job_script("profile_target"), str(payload)]
     report = tmp / "profile.ncu-rep"
     metrics = list(METRICS)

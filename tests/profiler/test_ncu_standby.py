@@ -52,7 +52,25 @@ def test_a_standby_whose_parent_leaves_exits_without_running(tmp_path):
 def test_close_all_kills_the_waiting_standbys():
     key = standby.key_for(command_for(Path("OTHER")), None)
     standby.start(key, command_for, None)
-    proc = standby._STANDBYS[key].proc
+    (waiting,) = standby._STANDBYS[key]
+    proc = waiting.proc
     standby.close_all()
     assert proc.wait(timeout=30) is not None
     assert standby.take(key) is None
+
+
+def test_a_save_keeps_a_spare_warming_for_the_next_one():
+    key = standby.key_for(command_for(Path("SPARE")), None)
+    standby.start(key, command_for, None, count=2)  # a save that will profile begins
+    first, spare = standby._STANDBYS[key]
+    assert standby.take(key) is first  # the oldest: the one most likely ready
+    standby.start(key, command_for, None)  # after the profile: the spare is the one kept warm
+    assert standby._STANDBYS[key] == [spare]
+    first.discard()
+    spare.proc.kill()
+    spare.proc.wait(timeout=30)
+    standby.start(key, command_for, None)  # a dead one is replaced
+    (fresh,) = standby._STANDBYS[key]
+    assert fresh is not spare and fresh.alive() and not spare.folder.exists()
+    standby.drop(key)
+    assert fresh.proc.wait(timeout=30) is not None and key not in standby._STANDBYS
