@@ -7,8 +7,9 @@ An outside client starts `python -m cudalens.server` over stdio, opens a `.cu` k
 - save → verdict, warm, the same text saved again (the build is cached, the worker is warm) — issue 4 goal ≤ 2 s;
 - save → verdict after an edit (a new build of the edited kernel, warm worker);
 - save → per-line ncu hints (CL904) with `onSave.profile` on, each after an edit (a rebuild and a new profile):
-  the first starts ncu's target; later ones find it warm (profiler/ncu/standby.py), back to back and with a few
-  seconds between saves (the time a standby needs to start) — goal ≤ 6 s.
+  the first comes right after `onSave.profile` is turned on, while ncu's first target is still starting; later
+  ones find one warm (profiler/ncu/standby.py: each profiled save starts a spare for the next), back to back and
+  with a few seconds between saves — goal ≤ 6 s.
 
 The time is from didSave to the end of the server's work-done progress (its message is the verdict), and for
 hints to the publishDiagnostics that carries CL904. `onSave.compile` is off here: on save it runs side by side
@@ -64,6 +65,10 @@ class Client(LanguageClient):
         @self.feature(types.WINDOW_SHOW_MESSAGE)
         def show(params: types.ShowMessageParams) -> None:
             print(f"  (server says: {params.message})", flush=True)
+
+        @self.feature("cudalens/status")
+        def status(params: object) -> None:
+            pass
 
         @self.feature(types.WORKSPACE_CONFIGURATION)
         def configuration(params: types.ConfigurationParams) -> list[None]:
