@@ -14,6 +14,7 @@ import shutil
 import sys
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,7 +31,8 @@ from cudalens.agents.evaluation import (
 )
 from cudalens.agents.judge import metrics as M
 from cudalens.agents.worker_evaluator import secret_names
-from cudalens.profiler.ncu.profile import ProfileRequest, drop_standby, profile_file
+from cudalens.profiler.ncu import standby
+from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
 from cudalens.profiler.protocol import JobRequest
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.worker_client import WorkerPool, WorkerStartError
@@ -58,7 +60,8 @@ class ProfilerEvaluator:
     _pool: WorkerPool | None = field(default=None, init=False, repr=False)
     _job: str | None = field(default=None, init=False, repr=False)
     _scratch: str = field(default="", init=False, repr=False)
-    _lineinfo_variants: set[bool] = field(default_factory=set, init=False, repr=False)
+    # its warm ncu targets are its own: close() ends them, not the server's or another run's
+    _standby_owner: str = field(default_factory=lambda: f"optimize-{uuid.uuid4().hex[:12]}", init=False, repr=False)
 
     def _worker_pool(self) -> WorkerPool:
         if self._pool is None:
@@ -70,10 +73,7 @@ class ProfilerEvaluator:
         return self._pool
 
     def close(self) -> None:
-        for lineinfo in self._lineinfo_variants:  # the warm ncu targets waiting for a round that will not come
-            request = self._profile_request(Path("candidate.py"), Path("reference.py"))
-            drop_standby(request, "candidate.py", "-lineinfo" if lineinfo else "")
-        self._lineinfo_variants.clear()
+        standby.drop_owner(self._standby_owner)  # the warm ncu targets waiting for a round that will not come
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -129,8 +129,6 @@ class ProfilerEvaluator:
         """`profile_file` for the candidate, its target's environment without the secrets; from a warm ncu
         target when `ncu_standby` (the next round's starts as this one ends: ≈ 4 s less a round on the H200)."""
         request = self._profile_request(candidate, reference)
-        if request.standby:  # which warm target it used (its environment follows the source): close ends it
-            self._lineinfo_variants.add("-lineinfo" in candidate.read_text(errors="replace"))
         try:
             profile = profile_file(request)
         except Exception as exc:  # a profile is evidence, never the reason a round fails
@@ -143,7 +141,9 @@ class ProfilerEvaluator:
         return ProfileRequest(
             str(candidate), str(reference), python=self.settings.python, timeout=self.settings.timeout_s,
             standby=self.settings.ncu_standby, hidden_env=tuple(secret_names(self.settings.secret_env)),
+            standby_owner=self._standby_owner,
         )
+
 
 
 def profile_metrics(profile: NcuProfile) -> tuple[ProfileMetrics, ...]:

@@ -36,6 +36,7 @@ class ProfileRequest:
     cache_dir: str | None = None
     standby: bool = False  # run in (and leave behind) a warm ncu target: for long-lived callers, the server
     hidden_env: tuple[str, ...] = ()  # variables the profiled target must not see (the Coder's API key)
+    standby_owner: str = ""  # whose warm targets these are (standby.drop_owner ends them); "" the server's
 
 
 def cache_dir(request: ProfileRequest) -> Path:
@@ -134,14 +135,7 @@ def prepare_standby(request: ProfileRequest, path: str, text: str, count: int = 
     found = _standby_for(request, path, text)
     if found is not None and request.standby:
         key, command_for, env = found
-        standby.start(key, command_for, env, count)
-
-
-def drop_standby(request: ProfileRequest, path: str, text: str) -> None:
-    """Ends the warm ncu target `request` would use (an optimize run that is over)."""
-    found = _standby_for(request, path, text)
-    if found is not None:
-        standby.drop(found[0])
+        standby.start(key, command_for, env, count, request.standby_owner)
 
 
 def _standby_for(
@@ -159,7 +153,7 @@ def _standby_key(request: ProfileRequest, ncu: str, env: dict[str, str] | None) 
     def command_for(report: Path) -> list[str]:
         return standby_command(ncu, list(METRICS), report, request.python, request.launch_count)
 
-    return standby.key_for(command_for(Path("REPORT")), env), command_for
+    return standby.key_for(command_for(Path("REPORT")), env, request.standby_owner), command_for
 
 
 def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...], ncu: str, tmp: Path) -> NcuProfile:
@@ -181,7 +175,7 @@ def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...
         finally:
             if warm is not None:
                 warm.discard()
-            standby.start(key, command_for, env)  # one kept warm for the next save (the spare, or a new one)
+            standby.start(key, command_for, env, owner=request.standby_owner)  # one kept warm for the next save (the spare, or a new one)
     target = [request.python, job_script("profile_target"), str(payload)]
     report = tmp / "profile.ncu-rep"
     metrics = list(METRICS)

@@ -36,6 +36,7 @@ class Standby:
     proc: subprocess.Popen
     folder: Path  # holds the report and the captured output
     report: Path
+    owner: str = ""  # who ends it (ProfileRequest.standby_owner): an optimize run drops its own when it is over
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -45,18 +46,20 @@ class Standby:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def key_for(command: list[str], env: dict[str, str] | None) -> str:
-    blob = "\0".join(command) + "\0" + repr(sorted((env or {}).items()))
+def key_for(command: list[str], env: dict[str, str] | None, owner: str = "") -> str:
+    blob = "\0".join(command) + "\0" + repr(sorted((env or {}).items())) + "\0" + owner
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def start(key: str, command_for: Callable[[Path], list[str]], env: dict[str, str] | None, count: int = 1) -> None:
+def start(
+    key: str, command_for: Callable[[Path], list[str]], env: dict[str, str] | None, count: int = 1, owner: str = ""
+) -> None:
     """Starts standbys for `key` until `count` are alive; `command_for(report)` gives the ncu command line."""
     with _LOCK:
         alive = [s for s in _STANDBYS.get(key, []) if s.alive()]
         dead = [s for s in _STANDBYS.get(key, []) if not s.alive()]
         while len(alive) < count:
-            started = _spawn(command_for, env)
+            started = _spawn(command_for, env, owner)
             if started is None:
                 break
             alive.append(started)
@@ -65,7 +68,7 @@ def start(key: str, command_for: Callable[[Path], list[str]], env: dict[str, str
         standby.discard()
 
 
-def _spawn(command_for: Callable[[Path], list[str]], env: dict[str, str] | None) -> Standby | None:
+def _spawn(command_for: Callable[[Path], list[str]], env: dict[str, str] | None, owner: str) -> Standby | None:
     folder = Path(tempfile.mkdtemp(prefix="cudalens-ncu-standby-"))
     report = folder / "profile.ncu-rep"
     try:
@@ -77,7 +80,7 @@ def _spawn(command_for: Callable[[Path], list[str]], env: dict[str, str] | None)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
         return None
-    return Standby(proc, folder, report)
+    return Standby(proc, folder, report, owner)
 
 
 def take(key: str) -> Standby | None:
@@ -118,6 +121,15 @@ def run(standby: Standby, payload: Path, timeout: float) -> ToolRun:
 def drop(key: str) -> None:
     with _LOCK:
         standbys = _STANDBYS.pop(key, [])
+    for standby in standbys:
+        standby.discard()
+
+
+def drop_owner(owner: str) -> None:
+    """Ends every standby `owner` started (an optimize run that is over: its next round will not come)."""
+    with _LOCK:
+        keys = [k for k, queue in _STANDBYS.items() if any(s.owner == owner for s in queue)]
+        standbys = [s for k in keys for s in _STANDBYS.pop(k)]
     for standby in standbys:
         standby.discard()
 

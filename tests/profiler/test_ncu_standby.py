@@ -74,3 +74,16 @@ def test_a_save_keeps_a_spare_warming_for_the_next_one():
     assert fresh is not spare and fresh.alive() and not spare.folder.exists()
     standby.drop(key)
     assert fresh.proc.wait(timeout=30) is not None and key not in standby._STANDBYS
+
+
+def test_an_owner_ends_only_its_own_standbys():
+    theirs = standby.key_for(command_for(Path("R")), None, owner="optimize-a")
+    ours = standby.key_for(command_for(Path("R")), None, owner="")
+    assert theirs != ours  # same command and environment, kept apart
+    standby.start(theirs, command_for, None, owner="optimize-a")
+    standby.start(ours, command_for, None)
+    (gone,), (kept,) = standby._STANDBYS[theirs], standby._STANDBYS[ours]
+    standby.drop_owner("optimize-a")
+    assert gone.proc.wait(timeout=30) is not None and theirs not in standby._STANDBYS
+    assert kept.alive()
+    standby.drop(ours)
