@@ -57,7 +57,7 @@ class JobResult:
     payload: dict = field(default_factory=dict)
     error: str | None = None  # a traceback string, or what happened to the worker
     duration_s: float = 0.0
-    context_broken: bool = False  # the CUDA context is unusable; the worker retires after this job
+    context_broken: bool = False  # the CUDA context (or a clock) is unusable; the worker retires after this job
 
     @property
     def ok(self) -> bool:

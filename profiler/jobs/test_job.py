@@ -3,7 +3,8 @@
 payload: {"path", "reference"?, "trials"?, "seed"?, "device"?, "precision"?, "atol"?, "rtol"?,
           "time"?: bool, "budget_ms"?, "compile_reference"?: bool, "extra_cuda_cflags"?, "build_directory"?}
 returns: {"test": TestResult json, "timing": TimingResult json | None, "kernels": [names], "error": str | None,
-          "builds": ["fast NAME (…)" | "declined NAME: why" | "fell back NAME: why", ...]}
+          "builds": ["fast NAME (…)" | "declined NAME: why" | "fell back NAME: why", ...],
+          "context_broken"?: true (the file replaced a clock the timing trusts: this worker retires)}
 """
 
 from __future__ import annotations
@@ -21,9 +22,17 @@ def run(payload: dict, ctx: Any = None) -> dict:
     correctness = sibling("harness_correctness")
     results = sibling("../results")
     build_log = sibling("fast_inline").LOG
+    guard = sibling("clock_guard")
+    guard.remember()
     first = len(build_log)
     out = _run(payload, ctx, loader, correctness, results)
     out["builds"] = build_log[first:]
+    patched = guard.replaced()
+    if patched:
+        # fails whatever it measured; the worker, whose clocks it changed for every later job, retires
+        message = f"the file replaces {', '.join(patched)} (timing manipulation)"
+        return {**out, "test": {**out["test"], "status": "failed", "message": message}, "timing": None,
+                "context_broken": True}
     return out
 
 
