@@ -19,7 +19,7 @@ from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.agents.judge import Verdict, judge, judge_input
 from cudalens.agents.judge.render import render_markdown, verdict_findings
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, OptimizeResult
-from cudalens.agents.worker_evaluator import WorkerSettings
+from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.analysis.api import AnalysisReport, KernelInfo
 from cudalens.analysis.findings import Finding
 
@@ -85,7 +85,7 @@ def ask_coder(
 
 def loop_and_worker_settings(
     optimize: dict, worker: dict, api_key_env: str = "OPENAI_API_KEY"
-) -> tuple[LoopSettings, WorkerSettings, list[str]]:
+) -> tuple[LoopSettings, ProfilerEvaluatorSettings, list[str]]:
     """The LSP `optimize.*` (`rounds`, `budgetUsd`) and `worker.*` (`python`, `timeoutSeconds`) settings; a bad
     value is reported and its default kept."""
     errors: list[str] = []
@@ -105,12 +105,12 @@ def loop_and_worker_settings(
         rounds=number("optimize", optimize, "rounds", int, LoopSettings.rounds, 0),
         budget_usd=number("optimize", optimize, "budgetUsd", float, None, 0),
     )
-    python = worker.get("python") or WorkerSettings.python
+    python = worker.get("python") or ProfilerEvaluatorSettings.python
     if not isinstance(python, str):
         errors.append("cudalens: setting 'worker.python' must be a path; using this interpreter")
-        python = WorkerSettings.python
-    timeout = number("worker", worker, "timeoutSeconds", float, WorkerSettings.timeout_s, 1)
-    return loop, WorkerSettings(python=python, timeout_s=timeout, secret_env=(api_key_env,)), errors
+        python = ProfilerEvaluatorSettings.python
+    timeout = number("worker", worker, "timeoutSeconds", float, ProfilerEvaluatorSettings.timeout_s, 1)
+    return loop, ProfilerEvaluatorSettings(python=python, timeout_s=timeout, secret_env=(api_key_env,)), errors
 
 
 async def optimize_async(loop: OptimizeLoop, source: str) -> OptimizeResult:

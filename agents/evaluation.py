@@ -1,8 +1,8 @@
 """What evaluating one candidate kernel yields, and the one protocol the loop evaluates candidates through.
 
 These mirror the profiler's results (compile resources, correctness, timing, ncu metrics) as plain frozen
-dataclasses, so the Judge and the loop depend on a small typed surface and any evaluator (the profiler's worker,
-the CPU subprocess evaluator in `worker_evaluator`) can stand behind it.
+dataclasses, so the Judge and the loop depend on a small typed surface and any evaluator (the profiler's worker in
+`profiler_evaluator`, a stand-in in a test) can stand behind it.
 """
 
 from __future__ import annotations

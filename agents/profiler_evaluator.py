@@ -30,7 +30,7 @@ from cudalens.agents.evaluation import (
     source_hash,
 )
 from cudalens.agents.judge import metrics as M
-from cudalens.agents.worker_evaluator import secret_names
+from cudalens.agents.secret_env import secret_names
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
 from cudalens.profiler.protocol import JobRequest
@@ -51,6 +51,9 @@ class ProfilerEvaluatorSettings:
     # LLM went from 8.4 s to 4.9 s with it (benchmarks/gpu_optimize_loop.py)
     ncu_standby: bool = True
     secret_env: tuple[str, ...] = ("OPENAI_API_KEY",)
+    # a new worker (and scratch folder) per candidate: nothing one candidate leaves in the process reaches the
+    # next, at the price of importing torch each time (≈ 3–4 s); `cudalens optimize --evaluator isolated`
+    fresh_worker: bool = False
 
 
 @dataclass
@@ -74,6 +77,9 @@ class ProfilerEvaluator:
 
     def close(self) -> None:
         standby.drop_owner(self._standby_owner)  # the warm ncu targets waiting for a round that will not come
+        self._close_pool()
+
+    def _close_pool(self) -> None:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -123,6 +129,8 @@ class ProfilerEvaluator:
                 evaluation = replace(evaluation, stages=(*evaluation.stages, ("ncu", time.perf_counter() - profiling)))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+            if self.settings.fresh_worker:
+                self._close_pool()
         return _with_seconds(evaluation, time.perf_counter() - started)
 
     def add_profile(self, evaluation: Evaluation, candidate: Path, reference: Path) -> Evaluation:

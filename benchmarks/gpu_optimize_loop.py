@@ -32,7 +32,6 @@ from cudalens.agents.gpu_specs import gpu_by_name  # noqa: E402
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop  # noqa: E402
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings  # noqa: E402
 from cudalens.agents.resources import WithCompileResources  # noqa: E402
-from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings  # noqa: E402
 from cudalens.analysis.api import analyze_text  # noqa: E402
 from tests.agents.fake_openai import FakeOpenAI, reply  # noqa: E402
 
@@ -50,22 +49,12 @@ def device_name() -> str | None:
         return None
 
 
-def make_evaluator(args: argparse.Namespace, problem, builds: Path):
-    if args.evaluator == "isolated":
-        return WorkerEvaluator(
-            reference_file(problem),
-            WorkerSettings(
-                timeout_s=args.timeout,
-                build_root=str(builds),
-                secret_env=("CUDALENS_BENCH_KEY",),
-                ncu=None if args.no_ncu else args.ncu,
-            ),
-        )
+def make_evaluator(args: argparse.Namespace, problem) -> ProfilerEvaluator:
     return ProfilerEvaluator(
         reference_file(problem),
         ProfilerEvaluatorSettings(
             timeout_s=args.timeout, profile=not args.no_ncu, secret_env=("CUDALENS_BENCH_KEY",),
-            ncu_standby=not args.no_ncu_standby,
+            ncu_standby=not args.no_ncu_standby, fresh_worker=args.evaluator == "isolated",
         ),
     )
 
@@ -85,7 +74,7 @@ def main() -> int:
         "--evaluator",
         choices=("profiler", "isolated"),
         default="profiler",
-        help="the profiler's worker pool (default) or a fresh isolated process per candidate",
+        help="one worker for the run (default) or a fresh worker per candidate",
     )
     args = ap.parse_args()
     name = device_name()
@@ -93,8 +82,8 @@ def main() -> int:
         print("gpu_optimize_loop: no CUDA device visible to torch; nothing to measure", file=sys.stderr)
         return 2
     out = Path(args.out or tempfile.mkdtemp(prefix="cudalens-bench-"))
-    builds = out / "builds"
-    shutil.rmtree(builds, ignore_errors=True)  # the first round of each problem is a cold build
+    if args.ncu:
+        os.environ["CUDALENS_NCU"] = args.ncu  # where the profiler looks for it
     os.environ["CUDALENS_BENCH_KEY"] = "sk-bench-not-a-real-key"
     gpu = gpu_by_name(name)
     print(f"device: {name}; specs used by the Judge/prompts: {gpu.name}; logs in {out}")
@@ -114,7 +103,7 @@ def main() -> int:
                     price_out_per_1k=0.008,
                 )
             )
-            evaluator = make_evaluator(args, problem, builds)
+            evaluator = make_evaluator(args, problem)
             evaluator = WithCompileResources(evaluator, f"{problem.name}.py")
             loop = OptimizeLoop(
                 evaluator,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import shutil
 import signal
 import sys
@@ -21,7 +22,6 @@ from cudalens.agents.gpu_specs import KNOWN_GPUS, detect_gpu_specs, gpu_by_name
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources
-from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
 from cudalens.analysis.api import analyze_text
 
 
@@ -61,13 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--evaluator",
         choices=("profiler", "isolated"),
         default="profiler",
-        help="profiler: the profiler's worker pool (torch loaded once, ncu profiles with line counters); "
-        "isolated: a fresh process per candidate in a scratch folder (cached load_inline builds)",
+        help="profiler: one worker for the run (torch loaded once); isolated: a fresh worker per candidate "
+        "(nothing a candidate leaves in the process reaches the next; ≈ 3–4 s more a round). Both test, time "
+        "and profile the same way",
     )
     worker.add_argument("--worker-python", default=sys.executable, help="interpreter with torch (and CUDA)")
     worker.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per candidate evaluation")
     worker.add_argument(
-        "--ncu", default=shutil.which("ncu"), help="Nsight Compute CLI (default: ncu on PATH)"
+        "--ncu", default=None, help="Nsight Compute CLI (default: $CUDALENS_NCU, then ncu on PATH and in the CUDA toolkit)"
     )
     worker.add_argument("--no-profile", action="store_true", help="do not profile candidates with ncu")
     worker.add_argument(
@@ -134,27 +135,18 @@ def run(args: argparse.Namespace) -> int:
         repair_only=args.repair_only,
         anti_cheat=policy,
     )
-    worker: WorkerEvaluator | ProfilerEvaluator
-    if args.evaluator == "isolated":
-        worker = WorkerEvaluator(
-            source,
-            WorkerSettings(
-                python=args.worker_python,
-                timeout_s=args.timeout,
-                secret_env=(args.api_key_env,),
-                ncu=None if args.no_profile else args.ncu,
-            ),
-        )
-    else:
-        worker = ProfilerEvaluator(
-            source,
-            ProfilerEvaluatorSettings(
-                python=args.worker_python,
-                timeout_s=args.timeout,
-                profile=not args.no_profile,
-                secret_env=(args.api_key_env,),
-            ),
-        )
+    if args.ncu:
+        os.environ["CUDALENS_NCU"] = args.ncu  # where the profiler looks for it (profiler/ncu/locate.py)
+    worker = ProfilerEvaluator(
+        source,
+        ProfilerEvaluatorSettings(
+            python=args.worker_python,
+            timeout_s=args.timeout,
+            profile=not args.no_profile,
+            secret_env=(args.api_key_env,),
+            fresh_worker=args.evaluator == "isolated",
+        ),
+    )
     evaluator = WithCompileResources(worker, str(path))
 
     def findings_for(candidate: str) -> list:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from cudalens.agents.worker_evaluator import secret_names
+from cudalens.agents.secret_env import secret_names
 from cudalens.profiler import tool_run
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu, detect_gpu
 from cudalens.profiler.protocol import JobRequest, JobResult

@@ -12,7 +12,6 @@ from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
-from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
 from tests.agents.fake_openai import FakeOpenAI, reply
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "optimize_problems.py"
@@ -44,12 +43,10 @@ def test_relu_loop_ends_on_the_fast_candidate(
         reply(fence.format(problem.slow)),
         reply(fence.format(problem.fast)),
     ]
-    if evaluator_kind == "isolated":
-        evaluator = WorkerEvaluator(
-            op.reference_file(problem), WorkerSettings(timeout_s=600, build_root=str(tmp_path / "b"))
-        )
-    else:
-        evaluator = ProfilerEvaluator(op.reference_file(problem), ProfilerEvaluatorSettings(timeout_s=600))
+    evaluator = ProfilerEvaluator(
+        op.reference_file(problem),
+        ProfilerEvaluatorSettings(timeout_s=600, fresh_worker=evaluator_kind == "isolated"),
+    )
     with FakeOpenAI(script) as fake:
         loop = OptimizeLoop(
             evaluator,
@@ -62,6 +59,6 @@ def test_relu_loop_ends_on_the_fast_candidate(
         try:
             result = loop.run(problem.start)
         finally:
-            getattr(evaluator, "close", lambda: None)()
+            evaluator.close()
     assert [r.evaluation.correct for r in result.rounds] == [True, False, True, True]
     assert result.best_round == 3 and result.best_source == problem.fast and result.best_speedup > 0

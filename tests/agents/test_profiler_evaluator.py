@@ -148,3 +148,32 @@ def test_the_profiled_target_gets_no_secret(evaluator: ProfilerEvaluator, tmp_pa
         env = request_env(request, str(tmp_path / "c.py"), text)
         assert env is not None and "POOL_TEST_KEY" not in env and "SOME_SERVICE_TOKEN" not in env
         assert KEY not in "".join(env.values()) and env.get("PATH") == os.environ["PATH"]
+
+
+def test_a_candidate_that_replaces_a_clock_fails_and_its_worker_is_retired(evaluator: ProfilerEvaluator) -> None:
+    # replaced from inside forward, through names the static anti-cheat check cannot read: only the run finds it
+    cheat = FAST.replace(
+        "return x.sum(dim=1)",
+        "m = __import__('ti' + 'me')\n        setattr(m, 'perf_' + 'counter', lambda: 0.0)\n        return x.sum(dim=1)",
+    )
+    assert cheat != FAST
+    caught = evaluator.evaluate(cheat)
+    assert caught.correctness.status == "failed" and caught.timing is None
+    assert "time.perf_counter" in caught.correctness.message and "timing manipulation" in caught.correctness.message
+    after = evaluator.evaluate(FAST)  # a fresh worker, its clocks as torch made them
+    assert after.correct and after.speedup is not None
+
+
+def test_an_isolated_evaluator_gives_each_candidate_a_fresh_worker(tmp_path: Path) -> None:
+    evaluator = ProfilerEvaluator(
+        REFERENCE, ProfilerEvaluatorSettings(device="cpu", timeout_s=60, fresh_worker=True)
+    )
+    pids = tmp_path / "pids.txt"
+    noting = FAST + f"\nimport os\nwith open({str(pids)!r}, 'a') as f:\n    f.write(f'{{os.getpid()}} {{os.getcwd()}}\\n')\n"
+    try:
+        assert evaluator.evaluate(noting).correct and evaluator.evaluate(noting).correct
+    finally:
+        evaluator.close()
+    (pid1, cwd1), (pid2, cwd2) = (line.split() for line in pids.read_text().splitlines())
+    assert pid1 != pid2 and cwd1 != cwd2  # another process, another scratch folder
+    assert not Path(cwd1).exists() and not Path(cwd2).exists()  # both deleted with their workers

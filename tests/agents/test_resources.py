@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from cudalens.agents.judge import judge, judge_input
+from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources, compile_resources
-from cudalens.agents.worker_evaluator import WorkerEvaluator, WorkerSettings
 from tests.agents.kernelbench_cpu import FAST, REFERENCE
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
@@ -41,10 +41,11 @@ def test_registers_and_occupancy_of_an_embedded_kernel() -> None:
 
 @needs_nvcc
 def test_resources_join_the_evaluation_and_the_judge_reads_them(tmp_path: Path) -> None:
-    inner = WorkerEvaluator(
-        REFERENCE, WorkerSettings(timeout_s=120, time_budget_ms=50, build_root=str(tmp_path))
-    )
-    evaluation = WithCompileResources(inner, "heavy.py").evaluate(FAST + HEAVY)
+    inner = ProfilerEvaluator(REFERENCE, ProfilerEvaluatorSettings(device="cpu", timeout_s=120, budget_ms=50))
+    try:
+        evaluation = WithCompileResources(inner, "heavy.py").evaluate(FAST + HEAVY)
+    finally:
+        inner.close()
     assert evaluation.correct and evaluation.compile.kernels[0].kernel == "heavy"
     verdict = judge(judge_input(evaluation, "heavy"))
     assert (
