@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: accuracy | gpu-tests | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build
+# Stages: accuracy | gpu-tests | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build
 # Each stage has a time limit that keeps a whole call inside the 10-minute one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,8 @@ for stage in "$@"; do
   echo "=== $stage $(date +%T)"
   case $stage in
     accuracy) timeout 200 python3 benchmarks/accuracy/measure.py --out "$OUT/accuracy" --jobs 16 2>&1 | tail -4 ;;
-    gpu-tests) timeout 330 python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
+    gpu-tests) timeout 450 python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
+    gpu-tests-server) timeout 400 python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/server tests/runtime 2>&1 | tee "$OUT/gpu-tests-server.log" | tail -25 ;;
     runtime-bench) python3 benchmarks/gpu_runtime.py 2>&1 | tee "$OUT/runtime-bench.log" | tail -40 ;;
     profiler-bench) python3 benchmarks/profiler_speed.py --full 2>&1 | tee "$OUT/profiler-bench.log" | tail -20 ;;
     optimize-bench) timeout 300 python3 benchmarks/gpu_optimize_loop.py 2>&1 | tee "$OUT/optimize-bench.log" | tail -60 ;;
@@ -28,5 +29,8 @@ for stage in "$@"; do
                   tests/server/test_on_save_gpu.py 2>&1 | tee "$OUT/fast-build.log" | tail -25 ;;
     *) echo "unknown stage $stage" ;;
   esac
+  # a stage cut short by its timeout leaves workers and ncu targets (own process groups) running: they would
+  # share the GPU with the next stage's measurements
+  pkill -9 -f "profile_target.py|worker_main.py|compute-sanitizer" 2>/dev/null; pkill -9 -x ncu 2>/dev/null
 done
 echo "=== done $(date +%T)"
