@@ -57,13 +57,13 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         unit.include(header_unit(header))
     index = LineIndex(text)
     file_context = FileContext(doc.path, unit, index, to_file)
-    context = _context_key(unit) + hashlib.blake2b(b"\0".join(headers), digest_size=8).hexdigest()
+    context = (_context_key(unit, source) + hashlib.blake2b(b"\0".join(headers), digest_size=8).hexdigest()).encode()
     for kernel in unit.kernels:
         if kernel.body is None:
             continue
         start, end = kernel.node.start_point[0] + 1, kernel.node.end_point[0] + 1
         # Embedded sources map positions through their .py text: their results are reused only in place.
-        key = (hashlib.blake2b(ts.text(kernel.node).encode() + context.encode(), digest_size=16).hexdigest(),
+        key = (hashlib.blake2b(source[kernel.node.start_byte:kernel.node.end_byte] + context, digest_size=16).digest(),
                None if to_file is None else start)
         cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:
@@ -75,12 +75,14 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
                 report.errors.append(f"{doc.path}:{start}: internal error analysing `{kernel.name}`: "
                                      f"{type(exc).__name__}: {exc}")
                 continue
-        doc.next_cache[key] = cached
-        report.findings.extend(cached.findings)
         # launch sites live in host code that moves independently of the kernel: always read them afresh
         sites = tuple(LaunchSite(file_context.span(launch.node), v.grid, v.block, v.dynamic_shared_bytes)
                       for launch, v in file_context.launches_of(kernel.name))
-        report.kernels.append(replace(cached.info, launch_sites=sites))
+        if cached.info.launch_sites != sites:
+            cached = replace(cached, info=replace(cached.info, launch_sites=sites))
+        doc.next_cache[key] = cached
+        report.findings.extend(cached.findings)
+        report.kernels.append(cached.info)
     report.findings.extend(_unit_findings(doc, source, unit, headers, file_context, report))
 
 
@@ -154,14 +156,18 @@ def shift(span: Span, delta: int) -> Span:
     return Span(span.line + delta, span.column, span.end_line + delta, span.end_column)
 
 
-def _context_key(unit) -> str:
+def _context_key(unit, source: bytes) -> str:
     """What a kernel's analysis depends on outside its own text: macros, structs, helpers, launch sites."""
-    parts = [repr(sorted((m.name, m.params, m.body) for m in unit.macros.values()))]
-    parts += [ts.text(f.node) for fs in unit.functions.values() for f in fs if not f.is_kernel]
-    parts += [ts.text(launch.node) for launch in unit.launches]
-    parts += [repr(sorted(unit.types.structs))]
-    parts += [f"{name}={ts.text(node)}" for name, node in sorted(unit.constants.items())]
-    return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(repr(sorted((m.name, m.params, m.body) for m in unit.macros.values())).encode())
+    for f in (f for fs in unit.functions.values() for f in fs if not f.is_kernel):
+        digest.update(b"\0" + (f.node.text or b"" if f.from_header else source[f.node.start_byte:f.node.end_byte]))
+    for launch in unit.launches:
+        digest.update(b"\0" + source[launch.node.start_byte:launch.node.end_byte])
+    digest.update(repr(sorted(unit.types.structs)).encode())
+    for name, node in sorted(unit.constants.items()):
+        digest.update(f"\0{name}=".encode() + (node.text or b""))
+    return digest.hexdigest()
 
 
 def run_rules(model: KernelModel) -> list[Finding]:
