@@ -604,7 +604,7 @@ class Simulator:
         if t == "field_expression":
             arg = node.child_by_field_name("argument")
             fname = ts.text(node.child_by_field_name("field"))
-            op = next((ts.text(c) for c in node.children if not c.is_named), ".")
+            op = next((c.type for c in node.children if not c.is_named), ".")  # an anonymous token's type is its text
             if op == "->":
                 p = self.eval(arg, mask)
                 base = _Ref(p, p.off, p.elem) if isinstance(p, Ptr) else None

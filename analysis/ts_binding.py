@@ -64,4 +64,5 @@ def edit_tree(tree: Tree, start_byte: int, old_end_byte: int, new_end_byte: int,
 
 
 def text(node: Node) -> str:
-    return node.text.decode("utf-8", errors="replace") if node.text is not None else ""
+    raw = node.text  # each access copies the bytes out of the tree: once
+    return raw.decode("utf-8", errors="replace") if raw is not None else ""
