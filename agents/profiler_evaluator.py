@@ -153,7 +153,6 @@ class ProfilerEvaluator:
         )
 
 
-
 def profile_metrics(profile: NcuProfile) -> tuple[ProfileMetrics, ...]:
     """The Judge's view of an ncu profile: the first launch of each kernel; its per-line source counters under
     the metric fragments the Judge looks for (sectors, bank, thread_inst); and, where the kernel-level metric is

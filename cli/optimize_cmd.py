@@ -68,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     worker.add_argument("--worker-python", default=sys.executable, help="interpreter with torch (and CUDA)")
     worker.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per candidate evaluation")
     worker.add_argument(
-        "--ncu", default=None, help="Nsight Compute CLI (default: $CUDALENS_NCU, then ncu on PATH and in the CUDA toolkit)"
+        "--ncu", default=None,
+        help="Nsight Compute CLI (default: $CUDALENS_NCU, then ncu on PATH and in the CUDA toolkit)",
     )
     worker.add_argument("--no-profile", action="store_true", help="do not profile candidates with ncu")
     worker.add_argument(

@@ -124,7 +124,8 @@ async def run_pipeline(
             plan = Plan(compile=plan.compile)
         profiling = profile_request(job.path, worker, job.profile_kernels)
         if plan.profile:
-            prepare_standby(profiling, job.path, job.text, count=2)  # this save's and the next one's warm up during the test
+            # this save's warm ncu target and the next save's warm up while the test runs
+            prepare_standby(profiling, job.path, job.text, count=2)
         if plan.test:
             report("testing" + (" and timing" if plan.time else ""), 10)
 

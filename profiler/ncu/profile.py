@@ -175,7 +175,8 @@ def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...
         finally:
             if warm is not None:
                 warm.discard()
-            standby.start(key, command_for, env, owner=request.standby_owner)  # one kept warm for the next save (the spare, or a new one)
+            # one kept warm for the next save: the spare, or a new one
+            standby.start(key, command_for, env, owner=request.standby_owner)
     target = [request.python, job_script("profile_target"), str(payload)]
     report = tmp / "profile.ncu-rep"
     metrics = list(METRICS)

@@ -6,11 +6,12 @@ imported torch, made its context and waits on stdin for a payload; ncu profiles 
 `cudaProfilerStart`/`Stop` (`--profile-from-start off`), around the candidate's calls. The caller keeps only the
 file's kernels (no `--kernel-name` filter: the standby does not know the next file).
 
-Standbys are kept per (ncu, python, metrics, environment). A caller that is about to profile asks for two: the one
-it takes now and a spare that warms while this save is built and tested, so a save that follows right after finds
-one ready (one standby alone was still starting: 6.8 s save → hints back to back on the H200 against 4.5 s with
-5 s between saves). After each use at least one is kept warm. They run in their own process groups and die with their stdin: when this process exits, or is killed, the
-target reads end-of-file and leaves without running anything.
+Standbys are kept per (ncu, python, metrics, environment, owner). A caller that is about to profile asks for two:
+the one it takes now and a spare that warms while this save is built and tested, so a save that follows right
+after finds one ready (one standby alone was still starting: 6.8 s save → hints back to back on the H200 against
+4.5 s with 5 s between saves). After each use at least one is kept warm. They run in their own process groups and
+die with their stdin: when this process exits, or is killed, the target reads end-of-file and leaves without
+running anything.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ def start(
 ) -> None:
     """Starts standbys for `key` until `count` are alive; `command_for(report)` gives the ncu command line."""
     with _LOCK:
-        alive = [s for s in _STANDBYS.get(key, []) if s.alive()]
-        dead = [s for s in _STANDBYS.get(key, []) if not s.alive()]
+        queue = _STANDBYS.get(key, [])
+        alive, dead = [s for s in queue if s.alive()], [s for s in queue if not s.alive()]
         while len(alive) < count:
             started = _spawn(command_for, env, owner)
             if started is None:
@@ -116,13 +117,6 @@ def run(standby: Standby, payload: Path, timeout: float) -> ToolRun:
             _kill_and_wait(standby.proc)
             return ToolRun(command, None, _output(standby), "", timed_out=True)
     return ToolRun(command, standby.proc.returncode, _output(standby), "")
-
-
-def drop(key: str) -> None:
-    with _LOCK:
-        standbys = _STANDBYS.pop(key, [])
-    for standby in standbys:
-        standby.discard()
 
 
 def drop_owner(owner: str) -> None:

@@ -60,30 +60,30 @@ def test_close_all_kills_the_waiting_standbys():
 
 
 def test_a_save_keeps_a_spare_warming_for_the_next_one():
-    key = standby.key_for(command_for(Path("SPARE")), None)
-    standby.start(key, command_for, None, count=2)  # a save that will profile begins
+    key = standby.key_for(command_for(Path("SPARE")), None, owner="spare-test")
+    standby.start(key, command_for, None, count=2, owner="spare-test")  # a save that will profile begins
     first, spare = standby._STANDBYS[key]
     assert standby.take(key) is first  # the oldest: the one most likely ready
-    standby.start(key, command_for, None)  # after the profile: the spare is the one kept warm
+    standby.start(key, command_for, None, owner="spare-test")  # after the profile: the spare is the one kept warm
     assert standby._STANDBYS[key] == [spare]
     first.discard()
     spare.proc.kill()
     spare.proc.wait(timeout=30)
-    standby.start(key, command_for, None)  # a dead one is replaced
+    standby.start(key, command_for, None, owner="spare-test")  # a dead one is replaced
     (fresh,) = standby._STANDBYS[key]
     assert fresh is not spare and fresh.alive() and not spare.folder.exists()
-    standby.drop(key)
+    standby.drop_owner("spare-test")
     assert fresh.proc.wait(timeout=30) is not None and key not in standby._STANDBYS
 
 
 def test_an_owner_ends_only_its_own_standbys():
     theirs = standby.key_for(command_for(Path("R")), None, owner="optimize-a")
-    ours = standby.key_for(command_for(Path("R")), None, owner="")
+    ours = standby.key_for(command_for(Path("R")), None, owner="optimize-b")
     assert theirs != ours  # same command and environment, kept apart
     standby.start(theirs, command_for, None, owner="optimize-a")
-    standby.start(ours, command_for, None)
+    standby.start(ours, command_for, None, owner="optimize-b")
     (gone,), (kept,) = standby._STANDBYS[theirs], standby._STANDBYS[ours]
     standby.drop_owner("optimize-a")
     assert gone.proc.wait(timeout=30) is not None and theirs not in standby._STANDBYS
     assert kept.alive()
-    standby.drop(ours)
+    standby.drop_owner("optimize-b")
