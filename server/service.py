@@ -336,9 +336,10 @@ class Service:
         report = entry.analyzer.update(text)
         for error in report.errors:
             logger.warning("%s", error)
-        # Only this document's own findings: one inside an included header has the header's positions.
+        # Only this document's own findings: one inside an included header has the header's positions. (The
+        # analyzer, made with this `config`, has already dropped the codes it turns off.)
         own = state.analysis_path
-        report.findings = [f for f in report.findings if config.enabled(f.code) and f.path == own]
+        report.findings = [f for f in report.findings if f.path == own]
         lines = text.splitlines(keepends=True)
         # Every header the document includes is a dependency, whether or not the analyzer read it.
         depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path) for n in report.includes)))
