@@ -161,7 +161,8 @@ def _context_key(unit, source: bytes) -> str:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(repr(sorted((m.name, m.params, m.body) for m in unit.macros.values())).encode())
     for f in (f for fs in unit.functions.values() for f in fs if not f.is_kernel):
-        digest.update(b"\0" + (f.node.text or b"" if f.from_header else source[f.node.start_byte:f.node.end_byte]))
+        # a header's helper has the header's byte offsets: its own text, not a slice of this source
+        digest.update(b"\0" + ((f.node.text or b"") if f.from_header else source[f.node.start_byte:f.node.end_byte]))
     for launch in unit.launches:
         digest.update(b"\0" + source[launch.node.start_byte:launch.node.end_byte])
     digest.update(repr(sorted(unit.types.structs)).encode())

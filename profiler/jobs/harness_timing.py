@@ -153,7 +153,7 @@ def compare(
 @contextmanager
 def _one_cpu_thread(clock: Any) -> Iterator[None]:
     """CPU timings run on one thread: with torch's intra-op pool, a busy machine decided them (a one-line
-    `x.sum(dim=1)` measured 8 ms against 0.05 ms while other processes ran on this 2-core machine)."""
+    `x.sum(dim=1)` measured 8 ms against 0.01 ms while other processes ran on this 2-core machine)."""
     torch = sys.modules.get("torch")
     if clock.method == "cuda-events" or torch is None:
         yield
