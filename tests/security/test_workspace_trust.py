@@ -154,8 +154,14 @@ async def test_restricted_mode_runs_nothing_of_the_repository(client: LanguageCl
     await start(client, client.root, {"settings": {**as_sent(settings), "trust": {"trusted": False, "user": {}}}})
     cu = open_doc(client, client.root / "strided.cu", kernel("strided.cu"))
     py = open_doc(client, client.root / "model.py", KB_FILE, language="python")
-    found = codes(await diagnostics_for(client, cu, 1))
-    assert "CL101" in found  # the static hints are there
+    found = await diagnostics_for(client, cu, 1)
+    assert "CL101" in codes(found)  # the static hints are there, and their quick fixes
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(cu), found[0].range, types.CodeActionContext(diagnostics=found),
+    ))
+    assert actions and not [a for a in actions if "Coder" in a.title]
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(cu)))
+    assert lenses and all(lens.command.command == "" for lens in lenses)  # summaries, no buttons that run
     save(client, cu)
     save(client, py)
     answers = await run_every_command(client, cu, py)

@@ -17,7 +17,8 @@ from cudalens.server.settings import (
 from cudalens.server.trust import RESTRICTED, coder_refusal, effective, run_refusal
 
 
-def _numeric_fields(node=ServerSettings(), prefix=""):
+def _numeric_fields(node=None, prefix=""):
+    node = ServerSettings() if node is None else node
     for f in fields(node):
         value = getattr(node, f.name)
         if is_dataclass(value):
