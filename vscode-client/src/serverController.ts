@@ -199,6 +199,13 @@ export class ServerController implements vscode.Disposable {
     if (!vscode.workspace.isTrusted) {
       this.output.appendLine("[client] Restricted Mode: static hints only; nothing of the workspace runs");
     }
+    const endpoint = workspaceCoder(inspect);
+    if (endpoint !== undefined) {
+      this.output.appendLine(
+        `[client] this workspace's settings name the Coder endpoint ${endpoint.baseUrl ?? "api.openai.com"} ` +
+          `($${endpoint.apiKeyEnv}): not used unless you choose it when you first ask the Coder here`,
+      );
+    }
     try {
       this.command = await findServer(
         {
