@@ -249,7 +249,7 @@ def active_text(text: str, defines: set[str]) -> str:
             out.append("")
             continue
         out.append(line if outer else "")
-    return "\n".join(out)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
 def _evaluate(condition: str, known: set[str]) -> bool:
@@ -265,15 +265,16 @@ def _evaluate(condition: str, known: set[str]) -> bool:
 # ---------------------------------------------------------------- llm.c run plans
 
 
-def functions(text: str) -> dict[str, str]:
-    """Top-level function name → its body, for every `name(...) {` at the start of a line's declaration."""
+def functions(text: str, host_only: bool = True) -> dict[str, str]:
+    """Top-level function name → its body, for every `name(...) {` at the start of a line's declaration
+    (host functions only, or device ones too)."""
     lines = text.splitlines()
     found: dict[str, str] = {}
-    for match in re.finditer(r"^[A-Za-z_][\w:<>,\s\*&]*?\b(\w+)\s*\(([^;{}]|\n)*?\)\s*(?:const\s*)?\{", text, re.M):
+    for match in re.finditer(r"^[A-Za-z_][\w:<>,\t \*&]*(?:\n[\w:<>,\t \*&]+)?\b(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{", text, re.M):
         name = match.group(1)
         declaration = text[match.start() : match.start(1)]
         device = ("__global__" in declaration or "__device__" in declaration) and "__host__" not in declaration
-        if name in ("if", "for", "while", "switch", "return") or name in found or device:
+        if name in ("if", "for", "while", "switch", "return") or name in found or (device and host_only):
             continue
         start = text.count("\n", 0, match.start())
         found[name] = _balanced_block(lines, start)
@@ -286,7 +287,12 @@ def launches_of(name: str, bodies: dict[str, str], depth: int = 0) -> list[str]:
     if depth > 8 or not body:
         return []
     body = re.sub(r"//.*", "", body)
-    events: list[tuple[int, list[str]]] = [(m.start(), [m.group(1)]) for m in _LAUNCH.finditer(body)]
+    # One launch per kernel and function: sites of one kernel in one function are alternatives (if/else on a
+    # flag, a switch over template arguments), not a sequence.
+    first: dict[str, int] = {}
+    for m in _LAUNCH.finditer(body):
+        first.setdefault(m.group(1), m.start())
+    events: list[tuple[int, list[str]]] = [(start, [kernel]) for kernel, start in first.items()]
     events += [(start, launches_of(callee, bodies, depth + 1)) for start, callee in _references(body, bodies, name)]
     return [kernel for _, kernels in sorted(events) for kernel in kernels]
 
@@ -372,8 +378,40 @@ def patched(text: str, patches: tuple[Patch, ...]) -> tuple[str, list[dict]]:
     return "\n".join(lines), applied
 
 
-def kernel_names(text: str) -> list[str]:
-    return [span.name for span in corpus.kernel_spans(text)]
+SHARED = re.compile(r"shared", re.I)  # `__shared__`, `extern __shared__`, the samples' SharedMemory<T>
+SYNC = re.compile(r"sync|barrier|arrive|\.wait\b|__shfl|__ballot|__any|__all|__activemask|\breduce\b")
+
+
+def kernel_facts(texts: dict[str, str]) -> dict[str, dict]:
+    """Per kernel of a program: where it is, whether it is a template (then each run's instantiation is
+    measured apart), and whether it or a function it calls touches shared memory (racecheck can report
+    something) or synchronises (synccheck can)."""
+    every = {}
+    for text in texts.values():
+        every.update(functions(text, host_only=False))
+    facts: dict[str, dict] = {}
+    for path, text in texts.items():
+        lines = text.splitlines()
+        for span in corpus.kernel_spans(text):
+            body = "\n".join(lines[span.first_line - 1 : span.last_line])
+            reached, todo = {span.name}, [body]
+            while todo:
+                code = todo.pop()
+                for name in set(re.findall(r"\b(\w+)\s*(?:<[^;{}]*?>)?\s*\(", code)) - reached:
+                    if name in every:
+                        reached.add(name)
+                        todo.append(every[name])
+            code = body + "\n".join(every[n] for n in reached if n in every and n != span.name)
+            above = lines[span.first_line - 2] if span.first_line > 1 else ""
+            facts.setdefault(span.name, {
+                "file": path,
+                "first_line": span.first_line,
+                "last_line": span.last_line,
+                "template": bool(re.match(r"\s*template\b", above) or re.match(r"\s*template\b", lines[span.first_line - 1])),
+                "shared": bool(SHARED.search(code)),
+                "sync": bool(SYNC.search(code)),
+            })
+    return facts
 
 
 def fetch(out: Path, mirror_root: Path | None) -> dict:
@@ -398,7 +436,7 @@ def fetch(out: Path, mirror_root: Path | None) -> dict:
             "include_dirs": [f"{root.name}/{i}" for i in program.includes],
             "flags": list(program.flags),
             "files": [],
-            "kernels": {},
+            "kernels": {},  # name → kernel_facts()
             "patches": [],
             "notes": list(program.notes),
             "skip_reason": program.skip_reason,
@@ -407,6 +445,7 @@ def fetch(out: Path, mirror_root: Path | None) -> dict:
         main_paths = {f"{program.folder}/{s}" for s in program.sources}
         paths = sorted(main_paths) + list(program.headers)
         defines: set[str] = set()
+        texts: dict[str, str] = {}
         for path in paths:
             text = source(program.repo, path)
             if path in main_paths:
@@ -417,9 +456,8 @@ def fetch(out: Path, mirror_root: Path | None) -> dict:
             target.write_text(text)
             relative = f"{root.name}/{path}"
             entry["files"].append(relative)
-            names = kernel_names(text)
-            if names:
-                entry["kernels"][relative] = names
+            texts[relative] = text
+        entry["kernels"] = kernel_facts(texts)
         main_file = f"{program.folder}/{program.sources[0]}"
         if program.runs is not None:
             entry["runs"] = [{"argv": list(r.argv), "kernels": [{"name": k, "skip": 0} for k in r.kernels]}
@@ -430,8 +468,7 @@ def fetch(out: Path, mirror_root: Path | None) -> dict:
             runs, notes = llmc_runs(text + "\n" + headers, defines)
             entry["runs"], entry["notes"] = runs, entry["notes"] + notes
         else:
-            all_kernels = [k for names in entry["kernels"].values() for k in names]
-            entry["runs"] = [{"argv": [], "kernels": [{"name": k, "skip": 0} for k in dict.fromkeys(all_kernels)]}]
+            entry["runs"] = [{"argv": [], "kernels": [{"name": k, "skip": 0} for k in entry["kernels"]]}]
         manifest["programs"].append(entry)
     return manifest
 

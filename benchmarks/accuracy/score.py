@@ -163,23 +163,41 @@ def _kernel_of(finding: Finding, spans: list) -> str | None:
 
 
 def _tally(tally: Tally, where: str, statements: Statements, flagged: list, items: list[list[int]]) -> None:
-    def hits(extent: tuple[int, int], line: int) -> bool:
-        start, end = statements.extent(line, line)
-        return start <= extent[1] and extent[0] <= end
+    """One file's findings (each a tuple of line extents) against its truth items (each a list of lines)."""
+    tally_places(
+        tally, where, {"": statements},
+        [tuple(("", extent) for extent in finding) for finding in flagged],
+        [[("", line) for line in item] for item in items],
+    )
+
+
+def tally_places(tally: Tally, where: str, statements: dict[str, Statements], flagged: list, items: list) -> None:
+    """Findings against truth items across files: a finding is a tuple of (file, (first, last line)) extents
+    (its own, then its related locations'), an item a list of (file, line) places. They match when the
+    statements overlap in the same file."""
+    def hits(extent: tuple[str, tuple[int, int]], place: tuple[str, int]) -> bool:
+        (file, (first, last)), (item_file, line) = extent, place
+        if file != item_file or file not in statements:
+            return False
+        start, end = statements[file].extent(line, line)
+        return start <= last and first <= end
+
+    def name(file: str, text: str) -> str:
+        return f"{where} {file + ':' if file else 'line '}{text}"
 
     tally.truth_items += len(items)
     for item in items:
-        if any(hits(extent, line) for finding in flagged for extent in finding for line in item):
+        if any(hits(extent, place) for finding in flagged for extent in finding for place in item):
             tally.truth_found += 1
         else:
-            tally.misses.append(f"{where} line {'/'.join(map(str, item))}")
+            tally.misses.append(name(item[0][0], "/".join(str(line) for _, line in item)))
     tally.flagged += len(flagged)
     for finding in flagged:
-        extent = finding[0]
-        if any(hits(e, line) for e in finding for item in items for line in item):
+        file, (first, last) = finding[0]
+        if any(hits(e, place) for e in finding for item in items for place in item):
             tally.flagged_right += 1
         else:
-            tally.false_alarms.append(f"{where} line {extent[0]}" + (f"-{extent[1]}" if extent[1] > extent[0] else ""))
+            tally.false_alarms.append(name(file, f"{first}" + (f"-{last}" if last > first else "")))
 
 
 def _fmt(value: float | None) -> str:
