@@ -54,6 +54,27 @@ HEAVY = ("llm.c/attention_backward", "llm.c/attention_forward", "llm.c/matmul_fo
          "llm.c/trimat_forward", "cuda-samples/FDTD3d")  # long CPU references or naive kernels: measured last
 
 
+# The sanitizers' kernel filter, checked on kernels of ours whose answer is known (measured on the H200 for the
+# corpus): a filter that matched nothing would read as "no race" everywhere. Run first; truth.json says how
+# they came out, and score_realworld.py does not use a tool whose canary failed.
+CANARY = {
+    "name": "canary/races",
+    "folder": str(HERE / "kernels"),
+    "sources": ["races.cu"],
+    "include_dirs": [],
+    "flags": ["-O3"],
+    "files": ["races.cu"],
+    "kernels": {},
+    "skip_reason": "",
+    "runs": [],
+}
+CANARY_CHECKS = (  # (tool, kernel, whether it must report something)
+    ("racecheck", "tile_transpose_unsynced", True),
+    ("racecheck", "tile_transpose_synced", False),
+    ("synccheck", "sync_in_uneven_loop", True),
+)
+
+
 @dataclass(frozen=True)
 class Job:
     program: str
@@ -85,8 +106,9 @@ def plan(manifest: dict, only: list[str] | None) -> tuple[list[dict], list[Job]]
     if only:
         programs = [p for p in programs if any(o in p["name"] for o in only)]
     programs.sort(key=lambda p: (p["name"] in HEAVY, p["name"]))
-    jobs: list[Job] = []
-    for program in programs:
+    programs.insert(0, CANARY)
+    jobs = [Job(CANARY["name"], kernel, kernel, (), 0, tool) for tool, kernel, _ in CANARY_CHECKS]
+    for program in programs[1:]:
         seen: set[str] = set()
         for run in program["runs"]:
             for launched in run["kernels"]:
@@ -344,7 +366,7 @@ def assemble(results: list[dict], manifest: dict, builds: dict[str, dict], meta:
             "kernels": {},
         }
     for result in results:
-        entry = programs.get(result["program"])
+        entry = programs.get(result["program"])  # the canary is none of them
         if entry is None or result.get("dry_run"):
             continue
         kernel = entry["kernels"].setdefault(result["key"], {"kernel": result["kernel"], "run": result["argv"],
@@ -372,9 +394,15 @@ def assemble(results: list[dict], manifest: dict, builds: dict[str, dict], meta:
             kernel["labels"][f"{category}_groups"] = groups
             kernel["labels"][category] = sorted({p for g in groups for p in g})
             kernel.setdefault("sanitizer_hits", {})[tool] = [h["kind"] for h in result.get("hits", [])]
+    canary = {}
+    for tool, kernel, positive in CANARY_CHECKS:
+        answers = [r for r in results if r["program"] == CANARY["name"] and r["kernel"] == kernel and r["tool"] == tool]
+        if answers and not answers[-1].get("dry_run") and not answers[-1].get("error"):
+            canary[f"{tool} {kernel}"] = bool(answers[-1].get("hits")) == positive
     return {
         "version": 1,
         "suite": "realworld",
+        "canary": canary,
         "measured": any(r for r in results if not r.get("dry_run")),
         **meta,
         "projects": manifest["projects"],
@@ -431,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"measure_realworld: cannot read {manifest_path}: {exc} (run fetch_realworld.py)", file=sys.stderr)
         return 2
     programs, jobs = plan(manifest, args.only)
-    by_name = {p["name"]: p for p in manifest["programs"]}
+    by_name = {p["name"]: p for p in (*manifest["programs"], CANARY)}
     previous = read_results(args.resume / "results.jsonl") if args.resume else []
     finished = {f"{r['tool']} {r['program']} {r['key']}" for r in previous if not r.get("dry_run")}
     if args.resume and args.resume.resolve() != args.out.resolve():
@@ -501,7 +529,8 @@ def write_outputs(args, manifest: dict, builds: dict, runner: Runner) -> None:
         "seconds": round(time.monotonic() - runner.started, 1),
     }
     truth = assemble(results, manifest, builds, meta)
-    (args.out / "truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
+    # Compact: it travels back from the GPU machine (16 MiB a file); score_realworld.py reads it either way.
+    (args.out / "truth.json").write_text(json.dumps(truth, sort_keys=True, separators=(",", ":")) + "\n")
     with tarfile.open(args.out / "raw.tar.gz", "w:gz") as archive:
         archive.add(runner.raw, arcname="raw")
     measured = sum(1 for p in truth["programs"].values() for k in p["kernels"].values() if k["measured"].get("ncu"))

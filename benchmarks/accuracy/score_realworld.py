@@ -117,17 +117,19 @@ def base_name(kernel: str) -> str:
 def units_from_truth(truth: dict, manifest: dict) -> dict[tuple[str, str], Unit]:
     """(program, kernel) → its truth; every kernel with at least one tool's answer."""
     facts = {p["name"]: p["kernels"] for p in manifest.get("programs", [])}
+    # A sanitizer whose canary came out wrong (its kernel filter matched nothing, say) answers nothing here.
+    failed = {check.split()[0] for check, ok in truth.get("canary", {}).items() if not ok}
     units: dict[tuple[str, str], Unit] = {}
     for program, entry in truth.get("programs", {}).items():
         for record in entry.get("kernels", {}).values():
             name = record["kernel"]
             unit = units.setdefault((program, name), Unit(program, name))
-            measured = {tool for tool, ok in record.get("measured", {}).items() if ok}
+            measured = {tool for tool, ok in record.get("measured", {}).items() if ok and tool not in failed}
             kernel_facts = facts.get(program, {}).get(name, {})
             # Racecheck only reports shared-memory hazards and synccheck only barriers: without them, nothing.
-            if "ncu" in measured and not kernel_facts.get("shared", True):
+            if "ncu" in measured and not kernel_facts.get("shared", True) and "racecheck" not in failed:
                 measured.add("racecheck")
-            if "ncu" in measured and not kernel_facts.get("sync", True):
+            if "ncu" in measured and not kernel_facts.get("sync", True) and "synccheck" not in failed:
                 measured.add("synccheck")
             unit.measured |= measured
             labels = record.get("labels", {})
@@ -300,8 +302,11 @@ def render(truth: dict | None, findings: list[Found], by_code: dict, by_category
     if truth is not None:
         projects = ", ".join(f"{repo} @ {v['commit']}" for repo, v in sorted(truth.get("projects", {}).items()))
         measured = sum(1 for u in units.values() if "ncu" in u.measured)
+        canary = truth.get("canary", {})
         out += [f"Measured on {truth.get('gpu') or 'GPU unknown'} ({' '.join(truth.get('ncu') or [])}), generated "
-                f"{truth.get('generated', '?')}, {measured} kernels profiled; projects: {projects}.", ""]
+                f"{truth.get('generated', '?')}, {measured} kernels profiled; projects: {projects}. Sanitizer "
+                f"canaries: {', '.join(f'{k} ' + ('ok' if v else 'FAILED (not used)') for k, v in canary.items()) or 'none'}.",
+                ""]
     out += ["Findings of `cudalens check benchmarks/accuracy/realworld` per code:", "", *count_table(findings), ""]
     if by_code or hand:
         out += ["Precision per code (a line counts once per kernel), against the truth named:", "",

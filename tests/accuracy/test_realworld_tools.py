@@ -153,13 +153,17 @@ def _manifest() -> dict:
 
 def test_plan_measures_a_plain_kernel_once_and_each_template_instantiation_apart():
     programs, jobs = measure_rw.plan(_manifest(), None)
-    assert [p["name"] for p in programs] == ["proj/p"]
+    assert [p["name"] for p in programs] == ["canary/races", "proj/p"]
+    canaries = [(j.tool, j.kernel) for j in jobs if j.program == "canary/races"]
+    assert canaries == [("racecheck", "tile_transpose_unsynced"), ("racecheck", "tile_transpose_synced"),
+                        ("synccheck", "sync_in_uneven_loop")]
+    jobs = [j for j in jobs if j.program == "proj/p"]
     assert [(j.tool, j.key, j.skip) for j in jobs] == [
         ("ncu", "k1", 3),
         ("ncu", "k2 [2]", 3), ("racecheck", "k2 [2]", 3), ("synccheck", "k2 [2]", 3),
         ("ncu", "k2 [3]", 0), ("racecheck", "k2 [3]", 0), ("synccheck", "k2 [3]", 0),
     ]
-    assert measure_rw.plan(_manifest(), ["nothing"])[1] == []
+    assert [j.program for j in measure_rw.plan(_manifest(), ["nothing"])[1]] == ["canary/races"] * 3
 
 
 def test_tool_command_lines_pick_one_launch_of_one_kernel(tmp_path: Path):
@@ -200,7 +204,11 @@ def test_truth_is_assembled_from_tool_results_and_survives_a_cut_line(tmp_path: 
     path.write_text("".join(json.dumps(r) + "\n" for r in results) + '{"program": "proj/p", "ke')
     read = measure_rw.read_results(path)
     assert read == results
-    truth = measure_rw.assemble(read, _manifest(), {"proj/p": {"ok": True}}, {"gpu": "test"})
+    canary = {"program": "canary/races", "key": "tile_transpose_unsynced", "kernel": "tile_transpose_unsynced",
+              "argv": [], "skip": 0, "tool": "racecheck", "rc": 1, "seconds": 1.0,
+              "hits": [{"kind": "error", "message": "Race", "places": ["races.cu:42", "races.cu:43"]}]}
+    truth = measure_rw.assemble([*read, canary], _manifest(), {"proj/p": {"ok": True}}, {"gpu": "test"})
+    assert truth["canary"] == {"racecheck tile_transpose_unsynced": True} and "canary/races" not in truth["programs"]
     kernels = truth["programs"]["proj/p"]["kernels"]
     assert kernels["k1"]["labels"]["uncoalesced"] == ["p/p.cu:6"] and kernels["k1"]["launch"]["block_size"] == 256.0
     assert kernels["k2 [2]"]["labels"]["race_groups"] == [["p/p.cu:12", "p/p.h:3"]]
@@ -276,6 +284,13 @@ def test_findings_are_scored_per_code_and_severity_against_the_measured_lines(tm
     assert [(f.code, f.kernel) for f in unscored] == [("CL301", "k3")]
 
 
+def test_a_sanitizer_whose_canary_failed_answers_nothing(tmp_path: Path):
+    truth = {"canary": {"racecheck tile_transpose_unsynced": False}, "programs": {"proj/p": {"kernels": {
+        "k2": {"kernel": "k2", "measured": {"ncu": True, "racecheck": True}, "labels": {"race_groups": []}}}}}}
+    units = score_rw.units_from_truth(truth, _manifest())
+    assert units["proj/p", "k2"].measured == {"ncu"}
+
+
 def test_a_race_finding_matches_through_its_related_access_and_misses_are_counted(tmp_path: Path):
     # k1 has no shared memory: with ncu measured it counts as race-free, so a race claimed there is false
     by_code, by_category, _ = _score(tmp_path, [_finding(10, "CL303", "error", "k2"), _finding(3, "CL303", kernel="k1")])
@@ -332,7 +347,8 @@ def test_dry_run_builds_and_writes_the_commands_it_would_run(tmp_path: Path):
                             "--jobs", "2", "--ncu-jobs", "1"])
     assert code == 0
     commands = (out / "jobs.txt").read_text().splitlines()
-    assert [c.split()[0] for c in commands] == ["ncu", "compute-sanitizer"]
+    assert sorted(c.split()[0] for c in commands) == ["compute-sanitizer"] * 4 + ["ncu"]
+    assert any("kns=23tile_transpose_unsynced" in c for c in commands)
     truth = json.loads((out / "truth.json").read_text())
     assert truth["measured"] is False and truth["programs"]["proj/p"]["build"]["ok"] is True
     assert {p.name for p in out.iterdir()} == {"jobs.txt", "results.jsonl", "truth.json", "raw.tar.gz"}
