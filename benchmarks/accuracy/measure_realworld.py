@@ -137,12 +137,13 @@ def build_command(program: dict, root: Path, binary: Path, arch: str, extra: lis
             "-o", str(binary), *sources, *libraries]
 
 
-def build(program: dict, root: Path, work: Path, arch: str, extra: list[str]) -> tuple[Path | None, str, float]:
+def build(program: dict, root: Path, work: Path, arch: str, extra: list[str], timeout: float
+          ) -> tuple[Path | None, str, float]:
     binary = work / "build" / program["name"].replace("/", "+")
     binary.parent.mkdir(parents=True, exist_ok=True)
     cmd = build_command(program, root, binary, arch, extra)
     started = time.monotonic()
-    code, out = measure.run(cmd, timeout=600)
+    code, out = measure.run(cmd, timeout=timeout)
     return (binary if code == 0 else None), shlex.join(cmd) + "\n" + out, time.monotonic() - started
 
 
@@ -166,11 +167,13 @@ def ncu_command(job: Job, binary: Path, report: Path) -> list[str]:
     ]
 
 
-def sanitizer_command(job: Job, binary: Path, filter_option: str) -> list[str]:
-    # `kns=` is a substring of the mangled name; the Itanium length prefix (`7reduce0`) makes it the whole
-    # identifier, so `layernorm_backward_kernel1` does not also pick `..._kernel10`.
+def sanitizer_command(job: Job, binary: Path, filter_option: str, prefixed: bool = True) -> list[str]:
+    # `kns=` is a substring of the kernel's mangled name; the Itanium length prefix (`7reduce0`) makes it the
+    # whole identifier, so `layernorm_backward_kernel1` does not also pick `..._kernel10`. (`prefixed=False`
+    # is the fallback for a sanitizer that matches demangled names: calibrate() picks.)
+    name = f"{len(job.kernel)}{job.kernel}" if prefixed else job.kernel
     cmd = ["compute-sanitizer", "--tool", job.tool, "--target-processes", "application-only", "--print-limit", "2000",
-           filter_option, f"kns={len(job.kernel)}{job.kernel}", "--launch-skip", str(job.skip), "--launch-count", "1"]
+           filter_option, f"kns={name}", "--launch-skip", str(job.skip), "--launch-count", "1"]
     if job.tool == "racecheck":
         cmd += ["--racecheck-report", "analysis"]
     return [*cmd, str(binary), *job.argv]
@@ -200,6 +203,8 @@ class Runner:
         self.raw.mkdir(parents=True, exist_ok=True)
         self.ncu_report = None if args.dry_run else measure.import_ncu_report()
         self.filter_option = "--kernel-name" if args.dry_run else sanitizer_filter_option()
+        self.prefixed = True
+        self.calibrated = threading.Event()  # sanitizer jobs wait for calibrate()
         self.children: set[subprocess.Popen] = set()
         self.stopping = False
 
@@ -286,7 +291,8 @@ class Runner:
         self.keep_log(job, shlex.join(cmd) + "\n" + out)
         outcome: dict = {"rc": code, "seconds": round(seconds, 1)}
         if not report.exists():
-            outcome["error"] = "no launch profiled" if code == 0 else f"ncu exit {code}"
+            nothing = code == 0 or "No kernels were profiled" in out
+            outcome["error"] = "no launch profiled" if nothing and code != 124 else f"ncu exit {code}"
             return outcome
         names = self.file_names(job.program)
         try:
@@ -313,8 +319,11 @@ class Runner:
             outcome["error"] = "no source lines (built without -lineinfo?)"
         return outcome
 
-    def sanitize(self, job: Job, binary: Path) -> dict:
-        cmd = sanitizer_command(job, binary, self.filter_option)
+    def sanitize(self, job: Job, binary: Path, prefixed: bool | None = None) -> dict:
+        if prefixed is None:
+            self.calibrated.wait()
+            prefixed = self.prefixed
+        cmd = sanitizer_command(job, binary, self.filter_option, prefixed)
         if self.args.dry_run:
             return self.dry(cmd)
         code, out, seconds = self.execute(cmd, binary.parent)
@@ -328,6 +337,25 @@ class Runner:
         checked = "0 errors" in out or "ERROR SUMMARY" in out or "RACECHECK SUMMARY" in out
         return {"rc": code, "seconds": round(seconds, 1), "hits": hits, "summary_seen": checked,
                 **({"error": f"sanitizer exit {code}"} if code not in (0, 1) and not hits else {})}
+
+    def calibrate(self) -> None:
+        """Runs the canaries (after the canary's build) and settles how the sanitizers' kernel filter names
+        a kernel: if the race the canary must show is not reported with the length-prefixed mangled name,
+        the plain name is tried; the canaries are then recorded with the form that worked (or the first)."""
+        try:
+            if self.binaries.get(CANARY["name"]) is None or self.args.dry_run:
+                return
+            tool, kernel, _ = CANARY_CHECKS[0]
+            probe = Job(CANARY["name"], kernel, kernel, (), 0, tool)
+            binary = self.binaries[CANARY["name"]]
+            if not self.sanitize(probe, binary, prefixed=True).get("hits"):
+                if self.sanitize(probe, binary, prefixed=False).get("hits"):
+                    self.prefixed = False
+                else:
+                    log("calibrate: the canary race is not reported either way: sanitizer answers will not be used")
+            log(f"calibrate: kernel filter kns=<{'length-prefixed ' if self.prefixed else ''}name>")
+        finally:
+            self.calibrated.set()
 
     def dry(self, cmd: list[str]) -> dict:
         with self.lock:
@@ -491,11 +519,14 @@ def main(argv: list[str] | None = None) -> int:
     futures = []
 
     def built(program: dict) -> None:
-        binary, text, seconds = build(program, args.root, args.work, args.arch, args.nvcc_flag)
+        left = args.deadline - (time.monotonic() - started)
+        binary, text, seconds = build(program, args.root, args.work, args.arch, args.nvcc_flag, max(1.0, left))
         binaries[program["name"]] = binary
         builds[program["name"]] = {"ok": binary is not None, "seconds": round(seconds, 1)}
         (runner.raw / f"{program['name'].replace('/', '+')}.nvcc.txt").write_text(text)
         log(f"built {program['name']} in {seconds:.0f}s" if binary else f"BUILD FAILED: {program['name']}")
+        if program is CANARY:
+            runner.calibrate()
         for job in jobs:
             if job.program == program["name"]:
                 pool = ncu_pool if job.tool == "ncu" else sanitizer_pool

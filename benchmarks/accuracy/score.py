@@ -3,6 +3,7 @@ category, line by line.
 
     python benchmarks/accuracy/score.py              # against truth.json's measurements → results.md
     python benchmarks/accuracy/score.py --expected   # against the labels the kernels were written to show
+    python benchmarks/accuracy/score.py --suite realworld [...]   # the real-world suite: score_realworld.py
 
 Categories and the rule codes that answer them: uncoalesced ↔ CL1xx, divergence ↔ CL2xx, bank_conflict ↔
 CL301, sync (synccheck) ↔ CL302, race (racecheck) ↔ CL303.
@@ -240,6 +241,11 @@ def render(truth: dict, expected: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["--suite", "realworld"]:  # the real-world suite has its own scorer (score_realworld.py)
+        import score_realworld
+
+        return score_realworld.main(argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--truth", type=Path, default=HERE / "truth.json")
     parser.add_argument("--expected", action="store_true", help="score against the `// expect:` labels")
