@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import re
 import shlex
 import shutil
@@ -50,6 +51,9 @@ import measure  # a sibling module: the corpus measurement's labelling and repor
 HERE = Path(__file__).resolve().parent
 ROOT = HERE / "realworld"
 RAW_LOG_LIMIT = 300_000  # characters of one tool log kept in the archive
+# ncu and compute-sanitizer talk to the program they launch over local ports, both from 49152 on, trying 64
+# (ncu) and 10 (sanitizer) ports: sixteen at once would run out. Each running tool gets its own range.
+PORT_BASE, PORTS_PER_TOOL = 50000, 10
 HEAVY = ("llm.c/attention_backward", "llm.c/attention_forward", "llm.c/matmul_forward", "llm.c/matmul_backward",
          "llm.c/trimat_forward", "cuda-samples/FDTD3d")  # long CPU references or naive kernels: measured last
 
@@ -207,6 +211,9 @@ class Runner:
         self.calibrated = threading.Event()  # sanitizer jobs wait for calibrate()
         self.children: set[subprocess.Popen] = set()
         self.stopping = False
+        self.ports: queue.Queue[int] = queue.Queue()
+        for slot in range(args.jobs + args.ncu_jobs + 2):
+            self.ports.put(PORT_BASE + slot * PORTS_PER_TOOL)
 
     def remaining(self) -> float:
         return self.args.deadline - (time.monotonic() - self.started)
@@ -215,11 +222,14 @@ class Runner:
         """Runs a tool in its own process group, stopped at the job timeout or the deadline."""
         timeout = max(1.0, min(self.args.timeout, self.remaining()))
         env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "4"))
+        port = self.ports.get()
+        cmd = [cmd[0], "--port", str(port), "--max-connections", str(PORTS_PER_TOOL), *cmd[1:]]
         t0 = time.monotonic()
         try:
-            proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                     errors="replace", env=env, start_new_session=True)
         except OSError as exc:
+            self.ports.put(port)
             return 127, f"[measure_realworld] {exc}", 0.0
         with self.lock:
             self.children.add(proc)
@@ -233,7 +243,8 @@ class Runner:
         finally:
             with self.lock:
                 self.children.discard(proc)
-        return code, out or "", time.monotonic() - t0
+            self.ports.put(port)
+        return code, f"[measure_realworld] ran with --port {port}\n" + (out or ""), time.monotonic() - t0
 
     def stop_children(self) -> None:
         self.stopping = True
