@@ -54,6 +54,7 @@ RAW_LOG_LIMIT = 300_000  # characters of one tool log kept in the archive
 # ncu and compute-sanitizer talk to the program they launch over local ports, both from 49152 on, trying 64
 # (ncu) and 10 (sanitizer) ports: sixteen at once would run out. Each running tool gets its own range.
 PORT_BASE, PORTS_PER_TOOL = 50000, 10
+MAX_RETURNED_FILE = 15 * 2**20  # the device machine brings back files of up to 16 MiB
 HEAVY = ("llm.c/attention_backward", "llm.c/attention_forward", "llm.c/matmul_forward", "llm.c/matmul_backward",
          "llm.c/trimat_forward", "cuda-samples/FDTD3d")  # long CPU references or naive kernels: measured last
 
@@ -322,9 +323,14 @@ class Runner:
             outcome["error"] = "no launch profiled"
             return outcome
         prof = profiles[0]
-        self.keep_log(job, json.dumps([[i.file, i.line, i.sass, i.values] for i in prof.instructions]), "instructions.json")
         relative = self.relative_names(job.program)
         labelled = measure.label_kernel(prof, place=lambda ins: f"{relative.get(ins.file, ins.file)}:{ins.line}")
+        # For the record, the instructions behind the labels: memory instructions and the divergent lines'.
+        divergent = set(labelled["labels"]["divergence"])
+        kept = [[i.file, i.line, i.sass, {k: round(v, 3) for k, v in i.values.items()}] for i in prof.instructions
+                if i.values.get("memory_l2_theoretical_sectors_global") or i.values.get("memory_l1_wavefronts_shared")
+                or f"{relative.get(i.file, i.file)}:{i.line}" in divergent]
+        self.keep_log(job, json.dumps(kept), "instructions.json")
         outcome.update(reported_name=prof.name, **labelled)
         if not prof.instructions:
             outcome["error"] = "no source lines (built without -lineinfo?)"
@@ -573,8 +579,12 @@ def write_outputs(args, manifest: dict, builds: dict, runner: Runner) -> None:
     truth = assemble(results, manifest, builds, meta)
     # Compact: it travels back from the GPU machine (16 MiB a file); score_realworld.py reads it either way.
     (args.out / "truth.json").write_text(json.dumps(truth, sort_keys=True, separators=(",", ":")) + "\n")
-    with tarfile.open(args.out / "raw.tar.gz", "w:gz") as archive:
-        archive.add(runner.raw, arcname="raw")
+    archive_path = args.out / "raw.tar.gz"
+    for keep in (lambda name: True, lambda name: not name.endswith(".instructions.json")):
+        with tarfile.open(archive_path, "w:gz") as archive:
+            archive.add(runner.raw, arcname="raw", filter=lambda info, keep=keep: info if keep(info.name) else None)
+        if archive_path.stat().st_size <= MAX_RETURNED_FILE:
+            break  # else again without the per-instruction dumps: a file over the limit would not come back
     measured = sum(1 for p in truth["programs"].values() for k in p["kernels"].values() if k["measured"].get("ncu"))
     log(f"wrote {args.out / 'truth.json'}: {measured} kernels profiled, {len(results)} tool runs, "
         f"{meta['seconds']:.0f}s")
