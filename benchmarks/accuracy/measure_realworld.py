@@ -227,8 +227,9 @@ class Runner:
         cmd = [cmd[0], "--port", str(port), "--max-connections", str(PORTS_PER_TOOL), *cmd[1:]]
         t0 = time.monotonic()
         try:
-            proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    errors="replace", env=env, start_new_session=True)
+            proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, errors="replace", env=env,
+                                    start_new_session=True)
         except OSError as exc:
             self.ports.put(port)
             return 127, f"[measure_realworld] {exc}", 0.0
@@ -286,8 +287,8 @@ class Runner:
                 result = {**asdict(retry), "argv": list(job.argv), "skip_planned": job.skip, **self.profile(retry, binary)}
         else:
             result.update(self.sanitize(job, binary))
-        if self.stopping and result.get("rc") == 124:
-            return None  # cut by the deadline: not a measurement
+        if self.stopping and (result.get("error") or result.get("rc") not in (0, 1)):
+            return None  # cut by the deadline (killed): not a measurement, and --resume runs it again
         self.record(result)
         log(f"{job.ident}: {result.get('error') or 'ok'} ({result['seconds']:.0f}s)")
         return result
