@@ -224,7 +224,8 @@ class Runner:
         timeout = max(1.0, min(self.args.timeout, self.remaining()))
         env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "4"))
         port = self.ports.get()
-        cmd = [cmd[0], "--port", str(port), "--max-connections", str(PORTS_PER_TOOL), *cmd[1:]]
+        if Path(cmd[0]).name in ("ncu", "compute-sanitizer"):
+            cmd = [cmd[0], "--port", str(port), "--max-connections", str(PORTS_PER_TOOL), *cmd[1:]]
         t0 = time.monotonic()
         try:
             proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

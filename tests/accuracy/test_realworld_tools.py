@@ -4,10 +4,13 @@ against hardware truth and hand labels."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shutil
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -180,6 +183,26 @@ def test_tool_command_lines_pick_one_launch_of_one_kernel(tmp_path: Path):
     pattern = ncu[ncu.index("--kernel-name") + 1].removeprefix("regex:")
     assert re.search(pattern, "layernorm_backward_kernel1<float>")
     assert not re.search(pattern, "layernorm_backward_kernel10")
+
+
+def _runner(tmp_path: Path) -> measure_rw.Runner:
+    args = argparse.Namespace(out=tmp_path / "out", work=tmp_path / "work", dry_run=True, jobs=2, ncu_jobs=1,
+                              timeout=30.0, budget=60.0, deadline=60.0)
+    args.out.mkdir(parents=True, exist_ok=True)
+    return measure_rw.Runner(args, {}, {}, time.monotonic())
+
+
+def test_a_tool_run_is_stopped_at_its_timeout_and_at_the_deadline(tmp_path: Path):
+    runner = _runner(tmp_path)
+    runner.args.timeout = 0.5
+    started = time.monotonic()
+    code, out, _ = runner.execute(["sleep", "30"], tmp_path)
+    assert code == 124 and "stopped after" in out and time.monotonic() - started < 10
+    runner.args.timeout = 30.0
+    threading.Timer(0.5, runner.stop_children).start()
+    code, _, seconds = runner.execute(["sleep", "30"], tmp_path)
+    assert code != 0 and seconds < 10 and runner.stopping
+    assert runner.run_job(measure_rw.Job("p", "k", "k", (), 0, "ncu")) is None  # nothing starts after a stop
 
 
 def test_build_command_puts_libraries_after_the_sources(tmp_path: Path):
