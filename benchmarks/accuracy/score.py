@@ -240,6 +240,16 @@ def render(truth: dict, expected: bool) -> str:
     return "\n".join(out)
 
 
+def _realworld_section(path: Path) -> str:
+    """The real-world suite's section of an existing results file (score_realworld.py writes it): kept."""
+    from score_realworld import BEGIN, END
+
+    text = path.read_text() if path.is_file() else ""
+    if BEGIN in text and END in text:
+        return "\n" + text[text.index(BEGIN) : text.index(END) + len(END)] + "\n"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:2] == ["--suite", "realworld"]:  # the real-world suite has its own scorer (score_realworld.py)
@@ -265,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     target = args.write or (None if args.expected else HERE / "results.md")
     if target is not None:
-        target.write_text(text + "\n")
+        target.write_text(text + "\n" + _realworld_section(target))
     return 0
 
 
