@@ -19,7 +19,7 @@ cuBLAS set-up) runs alongside. Source counters are instruction counts, not timin
 Everything that finishes is appended to `OUT/results.jsonl` at once; `OUT/truth.json` and `OUT/raw.tar.gz`
 (every tool's log, the per-instruction counters) are written at the end, at `--deadline` (running processes
 are stopped) or on SIGTERM. `--resume OLD_OUT` skips what an earlier call finished; `--only` picks programs
-(substrings of their names); `--dry-run` builds and writes the commands it would run (jobs.txt) without a GPU.
+(substrings of their names), `--kernels FILE` kernels by name; `--dry-run` builds and writes the commands it would run (jobs.txt) without a GPU.
 
     python3 benchmarks/accuracy/measure_realworld.py --out "$OUT" --jobs 16
 
@@ -492,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=420, help="seconds after which no tool run starts")
     parser.add_argument("--deadline", type=float, default=480, help="seconds after which running tools are stopped")
     parser.add_argument("--only", nargs="*", help="programs whose name contains one of these")
+    parser.add_argument("--kernels", type=Path, help="a file of kernel names, one a line: measure only these (e.g. the "
+                        "kernels cudalens has findings on, when the device time is short)")
     parser.add_argument("--resume", type=Path, help="an earlier --out: its finished jobs are not run again")
     parser.add_argument("--nvcc-flag", action="append", default=[], help="an extra nvcc flag (e.g. -I for cuBLAS headers)")
     parser.add_argument("--dry-run", action="store_true", help="build, then write the tool commands to jobs.txt")
@@ -515,6 +517,9 @@ def main(argv: list[str] | None = None) -> int:
         with (args.out / "results.jsonl").open("a") as handle:
             handle.writelines(json.dumps(r) + "\n" for r in previous)
     jobs = [j for j in jobs if j.ident not in finished]
+    if args.kernels:
+        wanted = set(args.kernels.read_text().split())
+        jobs = [j for j in jobs if j.kernel in wanted or j.program == CANARY["name"]]
     (args.out / "jobs.txt").unlink(missing_ok=True)
     log(f"{len(programs)} programs, {len(jobs)} tool runs to do ({len(finished)} done before)")
 
