@@ -21,8 +21,9 @@ class TimingManipulation(Rule):
     every later file's timing, so the worker retires after the test.
 
     ## Known problems
-    A clock replaced through `__dict__` or a C extension is found by comparing the clock objects; its line is
-    then the definition of the replacement, or unknown (line 1). Side streams that the kernel joins back with
+    A clock replaced on a class (`torch.cuda.Event.elapsed_time = f`), through `__dict__` or from a C extension
+    is found by comparing the clock objects; its line is then the definition of the replacement (a lambda's
+    is the assignment's), or unknown (the finding sits on the kernel's name). Side streams that the kernel joins back with
     an event before returning are still reported: record the work on the current stream instead.
 
     ## Example
