@@ -550,6 +550,17 @@ class SanitizerResult:
     exit_code: int | None = None
     output_tail: str = ""
     error: str | None = None  # the sanitizer could not run (not installed, timeout...)
+    # what was run: how the inputs were chosen and their shapes ("scaled batch_size 4096→128 ...; [[128, 96]]")
+    inputs: str = ""
+    seconds: float = 0.0
+    timeout_s: float = 0.0
+
+    def describe(self) -> str:
+        """`compute-sanitizer racecheck on scaled N 4096→128 (...), inputs [[128, 128]]: 0 errors in 3.1 s`."""
+        what = f"compute-sanitizer {self.tool}" + (f" on {self.inputs}" if self.inputs else "")
+        if self.error:
+            return f"{what}: {self.error}"
+        return f"{what}: {self.error_count if self.error_count is not None else '?'} errors in {self.seconds:.1f} s"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -559,6 +570,9 @@ class SanitizerResult:
             "exit_code": self.exit_code,
             "output_tail": self.output_tail,
             "error": self.error,
+            "inputs": self.inputs,
+            "seconds": self.seconds,
+            "timeout_s": self.timeout_s,
         }
 
     @classmethod
@@ -570,6 +584,9 @@ class SanitizerResult:
             exit_code=data.get("exit_code"),
             output_tail=data.get("output_tail", ""),
             error=data.get("error"),
+            inputs=data.get("inputs", ""),
+            seconds=data.get("seconds", 0.0),
+            timeout_s=data.get("timeout_s", 0.0),
         )
 
 
