@@ -7,7 +7,7 @@ Prints, for the honest swish candidate (benchmarks/swish_cases.py) and the eager
   1. the harness's measurement (CUDA events, L2 flushed) and `kernel_ms` (torch.profiler), in a fresh state;
   2. the same calls taken apart: without the L2 flush; the host's time of a call (an implicit sync shows as a
      host time close to the GPU time); the kernel writing into a preallocated output (no allocation in the
-     timed region); `torch.empty_like(x)` alone; the first samples against the median;
+     timed region); `torch.empty_like(x)` alone; the first and last samples (a trend is throttling);
   3. the caching allocator's counters over the timed repetitions (cudaMalloc/cudaFree calls, retries after an
      out-of-memory, reserved bytes): an allocation that reaches the driver inside the timed region shows here;
   4. (1) again after a full correctness test (5 trials, as the `test` job runs before it times), whose
@@ -59,7 +59,8 @@ def harness_side(timing, fn, label, clock, torch) -> None:
     say(f"{label} call_ms", f"{m.median:.4g} [{lo:.4g}–{hi:.4g}] n={len(m.samples_ms)} IQR {m.spread:.1%}")
     say(f"{label} kernel_ms", "unavailable" if m.kernel_ms is None else f"{m.kernel_ms:.4g}")
     say(f"{label} kernels", "; ".join(f"{name[:70]} {ms:.4g} ms" for name, ms in m.kernels[:4]) or "-")
-    say(f"{label} first 5 samples", " ".join(f"{s:.4g}" for s in m.samples_ms[:5]))
+    say(f"{label} first / last 5 samples", " ".join(f"{s:.4g}" for s in m.samples_ms[:5]) + " / "
+        + " ".join(f"{s:.4g}" for s in m.samples_ms[-5:]))  # a trend: clocks or memory throttling
     say(f"{label} allocator over timing", allocator_delta(torch, before))
     for w in m.warnings:
         say(f"{label} warning", w)
