@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.agents.anti_cheat import AntiCheatPolicy
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings as AgentCoderSettings
 from cudalens.agents.gpu_specs import detect_gpu_specs
@@ -21,6 +20,7 @@ from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources
 from cudalens.analysis.api import analyze_text
+from cudalens.profiler.anti_cheat import AntiCheatPolicy
 from cudalens.server.settings import ClientTrust, ServerSettings
 from cudalens.server.trust import coder_refusal
 
