@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.api import AnalysisReport, KernelInfo, LaunchSite
+from cudalens.analysis.api import AnalysisReport, KernelInfo
 from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
 from cudalens.analysis.features import kernel_features
@@ -68,7 +68,7 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:
             try:
-                model = build_model(doc.path, unit, kernel, index, to_file)
+                model = build_model(doc.path, unit, kernel, index, to_file, file_context.kernel_launches(kernel.name))
                 findings = run_rules(model)
                 cached = CachedKernel(findings, kernel_info(model, findings), start, end)
             except Exception as exc:  # one kernel the analyzer cannot handle must not cost the others
@@ -76,9 +76,8 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
                                      f"{type(exc).__name__}: {exc}")
                 continue
         # launch sites live in host code that moves independently of the kernel: always read them afresh
-        sites = tuple(LaunchSite(file_context.span(launch.node), v.grid, v.block, v.dynamic_shared_bytes)
-                      for launch, v in file_context.launches_of(kernel.name))
-        if cached.info.launch_sites != sites:
+        sites = file_context.kernel_launches(kernel.name).sites
+        if cached.info.launch_sites is not sites and cached.info.launch_sites != sites:
             cached = replace(cached, info=replace(cached.info, launch_sites=sites))
         doc.next_cache[key] = cached
         report.findings.extend(cached.findings)
