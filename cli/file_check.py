@@ -13,12 +13,14 @@ from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.files import SourceText, load_source, read_source, write_source
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.suppression import apply_suppressions, parse_suppressions
+from cudalens.cli.escape import printable
 from cudalens.cli.fixes import apply_fixes, unified_diff
 from cudalens.cli.profiler_hooks import ProfilerHooks
 
 
 def warn(message: str) -> None:
-    print(message, file=sys.stderr)
+    """One line on stderr; CI logs read stderr for workflow commands too, so the repository's text is escaped."""
+    print(printable(message), file=sys.stderr)
 
 
 def _keep(finding: Finding, config: AnalysisConfig) -> bool:
