@@ -343,7 +343,8 @@ class Service:
         lines = text.splitlines(keepends=True)
         # Every header the document includes is a dependency, whether or not the analyzer read it.
         depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path) for n in report.includes)))
-        return Analysed(version, report, lines, frozenset(depends), tuple(project.errors))
+        messages = tuple(f"cudalens: {e} (defaults used)" for e in project.errors)
+        return Analysed(version, report, lines, frozenset(depends), messages)
 
     def _deliver(self, state: DocState, result: Analysed) -> None:
         previous = state.result

@@ -69,3 +69,24 @@ async def test_a_bad_setting_is_shown_once_and_defaults_are_used(bare_client: La
     marker = open_doc(bare_client, bare_client.root / "m.cu", kernel("copy.cu"))
     await diagnostics_for(bare_client, marker, 1)
     assert len([m for m in bare_client.messages if "'select'" in m.message]) == 1
+
+
+async def test_a_pyproject_that_is_not_toml_is_shown_not_ignored(bare_client: LanguageClient):
+    # a pull request's broken config must not quietly turn into "the defaults" in the editor either
+    (bare_client.root / "pyproject.toml").write_text('[tool.cudalens\nignore = ["CL101"]\n')
+    await start(bare_client, bare_client.root)
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" in codes(await diagnostics_for(bare_client, uri, 1))  # the defaults
+    shown = [m for m in bare_client.messages if "is not valid TOML" in m.message]
+    assert len(shown) == 1 and "pyproject.toml" in shown[0].message, bare_client.messages
+    assert shown[0].type == types.MessageType.Warning
+
+
+async def test_a_pyproject_code_that_is_no_rule_is_shown(bare_client: LanguageClient):
+    (bare_client.root / "pyproject.toml").write_text('[tool.cudalens]\nselect = ["bogus"]\nfail-level = "fatal"\n')
+    await start(bare_client, bare_client.root)
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" in codes(await diagnostics_for(bare_client, uri, 1))
+    assert any("'bogus'" in m.message for m in bare_client.messages), bare_client.messages
+    assert any("'fail-level'" in m.message for m in bare_client.messages), bare_client.messages
+
