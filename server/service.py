@@ -24,7 +24,6 @@ from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import prepare_standby
 from cudalens.server.convert import DiagnosticCache, Positions, to_diagnostic
 from cudalens.server.documents import (
-    MAX_ANALYSED_CHARS,
     Analysed,
     DocState,
     DocumentStore,
@@ -301,16 +300,6 @@ class Service:
     def _schedule(self, state: DocState, delay_s: float, priority: Priority = Priority.EDIT) -> None:
         if not may_contain_cuda(state.kind, state.text):
             self.scheduler.cancel(state.uri)
-            self._deliver(state, Analysed(state.version, None, []))
-            return
-        if len(state.text) > MAX_ANALYSED_CHARS:
-            self.scheduler.cancel(state.uri)
-            size = len(state.text) / 1e6
-            self.show_once(
-                f"cudalens: {Path(state.path).name} has {size:.1f} million characters; as-you-type analysis "
-                f"is off above {MAX_ANALYSED_CHARS / 1e6:.0f} million (use `cudalens check`).",
-                types.MessageType.Info,
-            )
             self._deliver(state, Analysed(state.version, None, []))
             return
         self.scheduler.request(state, delay_s, priority)

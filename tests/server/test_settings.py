@@ -90,3 +90,10 @@ async def test_a_pyproject_code_that_is_no_rule_is_shown(bare_client: LanguageCl
     assert any("'bogus'" in m.message for m in bare_client.messages), bare_client.messages
     assert any("'fail-level'" in m.message for m in bare_client.messages), bare_client.messages
 
+
+async def test_a_document_above_the_size_limit_gets_the_cli_s_cl001_finding(client: LanguageClient):
+    big = kernel("strided.cu") + "// generated\n" * 80_000  # 1.04 million characters: the CLI's limit too
+    uri = open_doc(client, client.root / "big.cu", big)
+    found = await diagnostics_for(client, uri, 1)
+    assert codes(found) == ["CL001"] and "1.0 million characters" in found[0].message
+    assert found[0].severity == types.DiagnosticSeverity.Information
