@@ -17,6 +17,12 @@ from cudalens.analysis.findings import Finding, Span
 # Given a header name as written in `#include "x.cuh"` and the including file's path, its text, or None.
 IncludeReader = Callable[[str, str], "str | None"]
 
+# Beyond this size a document is not analysed, by `cudalens check` or the language server: it gets one CL001
+# finding instead. Analysis is linear in the kernels (~10 ms each on a 2-core machine, so a million
+# characters of kernels takes ~20 s and ~150 MB); the limit keeps a generated or hostile file from holding a
+# CI job, or the server's analysis thread that every other document waits on, for minutes.
+MAX_ANALYSED_CHARS = 1_000_000
+
 
 @dataclass(frozen=True)
 class LaunchSite:
@@ -60,14 +66,27 @@ class AnalysisReport:
     errors: list[str] = field(default_factory=list)
 
 
+def oversized_report(path: str, text: str) -> AnalysisReport | None:
+    """The report of a document above MAX_ANALYSED_CHARS: one info finding that says it was not analysed."""
+    if len(text) <= MAX_ANALYSED_CHARS:
+        return None
+    from cudalens.analysis.rules.file_not_analysed import not_analysed
+
+    why = (f"{len(text) / 1e6:.1f} million characters, above the analyzer's limit of "
+           f"{MAX_ANALYSED_CHARS / 1e6:g} million (split the file to have it checked)")
+    return AnalysisReport(path=path, is_cuda=True, findings=[not_analysed(path, why)])
+
+
 def read_include_from_disk(name: str, including_path: str, include_dirs: tuple[str, ...] = ()) -> str | None:
     """The standard IncludeReader: `name` next to the including file, then in `include_dirs`."""
     from pathlib import Path
 
+    from cudalens.analysis.files import load_source
+
     for folder in (Path(including_path).parent, *map(Path, include_dirs)):
         candidate = folder / name
         if candidate.is_file():
-            return candidate.read_text(encoding="utf-8", errors="replace")
+            return load_source(candidate).text
     return None
 
 

@@ -20,9 +20,6 @@ if TYPE_CHECKING:
     from cudalens.server.pipeline_on_save import LastRun
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-# Beyond this size a document is not analysed as you type: cold, the analyzer needs ~25 s per million characters,
-# and it would hold the analysis thread (every other document waits) that long.
-MAX_ANALYSED_CHARS = 1_000_000
 
 
 # Only for documents without a file name (an unsaved "Untitled-1"): otherwise the extension decides.

@@ -24,7 +24,6 @@ from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import prepare_standby
 from cudalens.server.convert import DiagnosticCache, Positions, to_diagnostic
 from cudalens.server.documents import (
-    MAX_ANALYSED_CHARS,
     Analysed,
     DocState,
     DocumentStore,
@@ -309,16 +308,6 @@ class Service:
             self.scheduler.cancel(state.uri)
             self._deliver(state, Analysed(state.version, None, []))
             return
-        if len(state.text) > MAX_ANALYSED_CHARS:
-            self.scheduler.cancel(state.uri)
-            size = len(state.text) / 1e6
-            self.show_once(
-                f"cudalens: {Path(state.path).name} has {size:.1f} million characters; as-you-type analysis "
-                f"is off above {MAX_ANALYSED_CHARS / 1e6:.0f} million (use `cudalens check`).",
-                types.MessageType.Info,
-            )
-            self._deliver(state, Analysed(state.version, None, []))
-            return
         self.scheduler.request(state, delay_s, priority)
 
     def _config_for(self, path: str) -> tuple[AnalysisConfig, ConfigResult]:
@@ -349,7 +338,8 @@ class Service:
         lines = text.splitlines(keepends=True)
         # Every header the document includes is a dependency, whether or not the analyzer read it.
         depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path) for n in report.includes)))
-        return Analysed(version, report, lines, frozenset(depends), tuple(project.errors))
+        messages = tuple(f"cudalens: {e} (defaults used)" for e in project.errors)
+        return Analysed(version, report, lines, frozenset(depends), messages)
 
     def _deliver(self, state: DocState, result: Analysed) -> None:
         previous = state.result
