@@ -8,16 +8,15 @@ import asyncio
 import logging
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import FeatureNotificationError, JsonRpcException
+from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from cudalens import __version__
+from cudalens.analysis.positions import split_lines
+from cudalens.analysis.syntax_check import SyntaxBaseline
 from cudalens.profiler.worker_client import shutdown_all
 from cudalens.server import last_run, lifecycle, verdicts
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
@@ -27,6 +26,7 @@ from cudalens.server.convert import Positions
 from cudalens.server.hover import hover_markdown
 from cudalens.server.lens import kernel_lenses
 from cudalens.server.offers import Offers
+from cudalens.server.protocol import CudalensProtocol
 from cudalens.server.service import Service
 from cudalens.server.settings import parse_settings, settings_from_initialization_options
 from cudalens.server.status import STATUS_METHOD, status_payload
@@ -34,26 +34,6 @@ from cudalens.server.watch import WorkspaceWatcher
 from cudalens.server.work_done import WorkDone
 
 logger = logging.getLogger("cudalens.server")
-
-
-class CudalensProtocol(LanguageServerProtocol):
-    def structure_message(self, data: dict[str, Any]):
-        """pygls drops a request whose params do not parse without answering it, and the client waits
-        forever; answer it with the error."""
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if "id" in data and "method" in data and isinstance(data["id"], (int, str)):
-                self._send_response(data["id"], error=exc.to_response_error())
-            raise
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
-        """A change to a document that was never opened is a client's mistake: log it, don't fail."""
-        if unquote(params.text_document.uri) not in self.workspace.text_documents:
-            logger.warning("ignoring a change to %s, which is not open", params.text_document.uri)
-            return
-        yield from super().lsp_text_document__did_change(params)
 
 
 class CudalensServer(LanguageServer):
@@ -99,6 +79,10 @@ class CudalensServer(LanguageServer):
         caps = self.client_capabilities.workspace
         if caps and caps.diagnostics and caps.diagnostics.refresh_support:
             self.workspace_diagnostic_refresh(None)
+
+    def bad_change(self, uri: str, reason: str) -> None:
+        """The editor sent a change that does not fit the text (CudalensProtocol kept the last good one)."""
+        self.service.out_of_sync(uri, reason)
 
     # --- pygls hooks ---------------------------------------------------------------------------------
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -251,7 +235,8 @@ def create_server() -> CudalensServer:
         uri = params.text_document.uri
         if ls.service.documents.get(uri) is not None:
             text = ls.workspace.get_text_document(uri).source
-            ls.service.change(uri, params.text_document.version, text)
+            whole = any(isinstance(c, types.TextDocumentContentChangeWholeDocument) for c in params.content_changes)
+            ls.service.change(uri, params.text_document.version, text, resynced=whole)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: CudalensServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -266,16 +251,17 @@ def create_server() -> CudalensServer:
     )
     def code_action(ls: CudalensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         state = ls.service.documents.get(params.text_document.uri)
-        if state is None or state.result is None:
-            return None
+        if state is None or state.result is None or not state.in_sync:
+            return None  # no edits computed on a text that may not be the editor's
         result = state.result
         pos = ls.service.positions(result)
         if result.report is None:  # not analysed (a Python file without CUDA): positions in the text itself
-            pos = Positions(state.text.splitlines(keepends=True), ls.service.codec)
+            pos = Positions(split_lines(state.text), ls.service.codec)
         span, only = pos.span(params.range), params.context.only
         ctx = ActionContext(
             state.uri, result.version, pos, ls.document_changes(),
             comment_marker(state.kind, result.report.embedded_sources if result.report else []),
+            result.syntax or SyntaxBaseline("".join(pos.lines), state.analysis_path),
         )
         actions = code_actions(result.findings, span, ctx, only) if result.findings else []
         if wanted(only, types.CodeActionKind.QuickFix) or wanted(only, REWRITE):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
 
 from lsprotocol import types
 from pygls.protocol import default_converter
@@ -39,7 +41,8 @@ def _strip_eol(line: str) -> str:
 
 @dataclass(frozen=True)
 class Positions:
-    """Position conversion for one text (its lines, with line ends, as pygls keeps them)."""
+    """Position conversion for one text: its lines with their line ends, split as LSP counts them
+    (`analysis.positions.split_lines`)."""
 
     lines: Sequence[str]
     codec: PositionCodec
@@ -68,6 +71,37 @@ class Positions:
                 return line0 + 1, index + 1
             units += self.codec.client_num_units(char)
         return line0 + 1, len(text) + 1
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """The index in the text where each line starts, and the text's length."""
+        return [0, *accumulate(map(len, self.lines))]
+
+    def offset(self, position: types.Position) -> int | None:
+        """The index in the text that an LSP position denotes; None for a line past the last. A character past
+        the line's end means its end (LSP says so); one inside a character (half a surrogate pair) its start."""
+        line = position.line
+        if line == len(self.lines) and (not self.lines or self.lines[-1][-1:] in ("\n", "\r")):
+            return self.starts[-1]  # the empty line after the last line end
+        if not 0 <= line < len(self.lines) or position.character < 0:
+            return None
+        text = _strip_eol(self.lines[line])
+        if text.isascii():
+            return self.starts[line] + min(position.character, len(text))
+        units = 0
+        for index, char in enumerate(text):
+            units += self.codec.client_num_units(char)
+            if units > position.character:
+                return self.starts[line] + index
+        return self.starts[line] + len(text)
+
+    def char_offset(self, line: int, column: int) -> int | None:
+        """The index in the text of a 1-based line and character column; None when it is not in the text."""
+        if line == len(self.lines) + 1 and column == 1 and (not self.lines or self.lines[-1][-1:] in ("\n", "\r")):
+            return self.starts[-1]
+        if not 0 < line <= len(self.lines) or not 0 < column <= len(_strip_eol(self.lines[line - 1])) + 1:
+            return None
+        return self.starts[line - 1] + column - 1
 
     def range(self, span: Span) -> types.Range:
         return types.Range(self.to_lsp(span.line, span.column), self.to_lsp(span.end_line, span.end_column))
