@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import FeatureNotificationError
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -30,6 +33,7 @@ from cudalens.server.protocol import CudalensProtocol
 from cudalens.server.service import Service
 from cudalens.server.settings import parse_settings, settings_from_initialization_options
 from cudalens.server.status import STATUS_METHOD, status_payload
+from cudalens.server.transport import READ_CHUNK, serve
 from cudalens.server.watch import WorkspaceWatcher
 from cudalens.server.work_done import WorkDone
 
@@ -85,6 +89,47 @@ class CudalensServer(LanguageServer):
         self.service.out_of_sync(uri, reason)
 
     # --- pygls hooks ---------------------------------------------------------------------------------
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls' start_io, reading frames with transport.py instead of pygls' reader (see there why)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        stream = stdin or sys.stdin.buffer
+        read = getattr(stream, "read1", stream.read)
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            await serve(lambda: loop.run_in_executor(self.thread_pool, read, READ_CHUNK), self.protocol,
+                        self._stop_event)
+
+        self._run(main())
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """pygls' start_tcp with transport.py's reader; one client at a time (for debugging)."""
+        self._stop_event = stop = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await serve(lambda: reader.read(READ_CHUNK), self.protocol, stop)
+            self.shutdown()
+
+        async def main() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            logger.info("serving on %s", ", ".join(str(s.getsockname()) for s in self._server.sockets))
+            async with self._server:
+                await self._server.serve_forever()
+
+        self._run(main())
+
+    def _run(self, main) -> None:
+        try:
+            asyncio.run(main)
+        except BrokenPipeError:
+            logger.error("the connection to the editor is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+            pass
+        finally:
+            self.shutdown()
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls shows a pop-up per failed notification by default; a broken client or a bug would flood the
         editor. Log every error; tell the user once. (A failed request already answers with its error.)"""
@@ -190,16 +235,22 @@ def create_server() -> CudalensServer:
                 types.DiagnosticOptions(identifier="cudalens", inter_file_dependencies=True, workspace_diagnostics=False),
             )(pull_diagnostics)
         svc.apply_settings(settings_from_initialization_options(params.initialization_options))
-        if params.process_id and lifecycle.pid_alive(params.process_id):
-            ls.spawn(lifecycle.watch_parent(params.process_id, lambda: lifecycle.hard_exit(0)))
-        elif params.process_id:  # another pid namespace (a container, WSL): we cannot see the editor
-            logger.info("editor pid %d is not visible from here; not watching it", params.process_id)
+        pid = params.process_id
+        if pid is not None and not 0 < pid < 2**31:  # not a pid_t: os.kill would raise OverflowError
+            logger.warning("initialize: processId %d is not a process id; not watching the editor", pid)
+        elif pid and lifecycle.pid_alive(pid):
+            ls.spawn(lifecycle.watch_parent(pid, lambda: lifecycle.hard_exit(0)))
+        elif pid:  # another pid namespace (a container, WSL): we cannot see the editor
+            logger.info("editor pid %d is not visible from here; not watching it", pid)
 
     async def _announce_gpu(ls: CudalensServer) -> None:
         ls.protocol.notify(STATUS_METHOD, status_payload(await ls.service.runtime.gpu()))
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CudalensServer, params: types.InitializedParams) -> None:
+        if ls.watcher is not None:
+            logger.warning("ignoring a second `initialized` notification")
+            return
         folders = [_path(f.uri) for f in ls.workspace.folders.values()] or (
             [ls.workspace.root_path] if ls.workspace.root_path else []
         )
