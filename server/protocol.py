@@ -6,11 +6,15 @@ careless or hostile client. Each mend says which pygls behaviour it replaces; `t
   ServerNotInitialized, one after `shutdown` InvalidRequest (pygls drops all of these without a word, or logs a
   traceback; openlawlibrary/pygls#605 for the shutdown case). Problems are logged on one line.
 - didChange edits are applied in the LSP line model, or refused (text_sync.py).
+- A notification's handler future is forgotten once done: pygls keeps it in `_request_futures` under a fresh
+  uuid forever (~1.5 KB per keystroke: the server's memory grew without bound while typing); shutdown walks a
+  copy of that dict (openlawlibrary/pygls#606).
 """
 
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -118,6 +122,25 @@ class CudalensProtocol(LanguageServerProtocol):
             self._send_response(msg_id, error=exc.to_response_error())
             return
         super()._send_handler_result(future, msg_id=msg_id)
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None) -> None:
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        answers = isinstance(callback, partial) and callback.func == self._send_handler_result
+        future = self._request_futures.get(msg_id)
+        if future is not None and not answers:  # nothing else will ever take it out
+            future.add_done_callback(lambda _: self._request_futures.pop(msg_id, None))
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        """pygls' shutdown, over a copy of the in-flight requests: cancelling one runs its done-callbacks,
+        which take it out of the dict being walked (openlawlibrary/pygls#606)."""
+        if (handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield handler, args, None
+        current = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
 
     # --- documents -----------------------------------------------------------------------------------
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
