@@ -72,6 +72,12 @@ class Positions:
             units += self.codec.client_num_units(char)
         return line0 + 1, len(text) + 1
 
+    @property
+    def line_count(self) -> int:
+        """LSP's count: one more line than there are line ends (a text that ends with one has an empty last line,
+        which `lines` leaves out)."""
+        return len(self.lines) + (not self.lines or self.lines[-1].endswith(("\n", "\r")))
+
     @cached_property
     def starts(self) -> list[int]:
         """The index in the text where each line starts, and the text's length."""
@@ -81,7 +87,7 @@ class Positions:
         """The index in the text that an LSP position denotes; None for a line past the last. A character past
         the line's end means its end (LSP says so); one inside a character (half a surrogate pair) its start."""
         line = position.line
-        if line == len(self.lines) and (not self.lines or self.lines[-1][-1:] in ("\n", "\r")):
+        if line == len(self.lines) < self.line_count:
             return self.starts[-1]  # the empty line after the last line end
         if not 0 <= line < len(self.lines) or position.character < 0:
             return None
@@ -97,7 +103,7 @@ class Positions:
 
     def char_offset(self, line: int, column: int) -> int | None:
         """The index in the text of a 1-based line and character column; None when it is not in the text."""
-        if line == len(self.lines) + 1 and column == 1 and (not self.lines or self.lines[-1][-1:] in ("\n", "\r")):
+        if line == self.line_count > len(self.lines) and column == 1:
             return self.starts[-1]
         if not 0 < line <= len(self.lines) or not 0 < column <= len(_strip_eol(self.lines[line - 1])) + 1:
             return None

@@ -37,13 +37,12 @@ class Offer:
     summary: str
 
     def text_edit(self, codec: PositionCodec) -> types.TextEdit:
-        lines = split_lines(self.original)
-        start = types.Position(self.start_line, 0)
-        if self.end_line < len(lines) or not lines or lines[-1].endswith(("\n", "\r")):
+        pos = Positions(split_lines(self.original), codec)
+        if self.end_line < pos.line_count:
             end = types.Position(self.end_line, 0)
         else:  # the last line has no line end: its end, in the client's units
-            end = types.Position(len(lines) - 1, codec.client_num_units(lines[-1]))
-        return types.TextEdit(types.Range(start, end), self.new_text)
+            end = types.Position(len(pos.lines) - 1, codec.client_num_units(pos.lines[-1]))
+        return types.TextEdit(types.Range(types.Position(self.start_line, 0), end), self.new_text)
 
     def edit(self, codec: PositionCodec, document_changes: bool) -> types.WorkspaceEdit:
         return workspace_edit(self.uri, self.version, [self.text_edit(codec)], document_changes)

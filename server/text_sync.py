@@ -27,8 +27,7 @@ def apply_change(text: str, change: types.TextDocumentContentChangeEvent, codec:
     pos = Positions(split_lines(text), codec)
     start, end = pos.offset(change.range.start), pos.offset(change.range.end)
     if start is None or end is None:
-        lines = len(pos.lines) + (1 if not pos.lines or pos.lines[-1][-1:] in ("\n", "\r") else 0)
-        raise BadChange(f"the range {_show(change.range)} is past the end of the document ({lines} lines)")
+        raise BadChange(f"the range {_show(change.range)} is past the end of the document ({pos.line_count} lines)")
     if start > end:
         raise BadChange(f"the range {_show(change.range)} ends before it starts")
     return text[:start] + change.text + text[end:]
