@@ -84,22 +84,13 @@ class Positions:
         return [0, *accumulate(map(len, self.lines))]
 
     def offset(self, position: types.Position) -> int | None:
-        """The index in the text that an LSP position denotes; None for a line past the last. A character past
-        the line's end means its end (LSP says so); one inside a character (half a surrogate pair) its start."""
+        """The index in the text that an LSP position denotes; None for a line past the last (see unit_index)."""
         line = position.line
         if line == len(self.lines) < self.line_count:
             return self.starts[-1]  # the empty line after the last line end
         if not 0 <= line < len(self.lines) or position.character < 0:
             return None
-        text = _strip_eol(self.lines[line])
-        if text.isascii():
-            return self.starts[line] + min(position.character, len(text))
-        units = 0
-        for index, char in enumerate(text):
-            units += self.codec.client_num_units(char)
-            if units > position.character:
-                return self.starts[line] + index
-        return self.starts[line] + len(text)
+        return self.starts[line] + unit_index(_strip_eol(self.lines[line]), position.character, self.codec)
 
     def char_offset(self, line: int, column: int) -> int | None:
         """The index in the text of a 1-based line and character column; None when it is not in the text."""
@@ -115,6 +106,19 @@ class Positions:
     def span(self, rng: types.Range) -> Span:
         (line, col), (end_line, end_col) = self.from_lsp(rng.start), self.from_lsp(rng.end)
         return Span(line, col, end_line, end_col)
+
+
+def unit_index(line: str, units: int, codec: PositionCodec) -> int:
+    """The index in `line` (without its line end) of a position `units` code units in. A position past the
+    line's end means its end (LSP says so); one inside a character (half a surrogate pair) its start."""
+    if line.isascii():
+        return min(units, len(line))
+    count = 0
+    for index, char in enumerate(line):
+        count += codec.client_num_units(char)
+        if count > units:
+            return index
+    return len(line)
 
 
 def overlaps(a: Span, b: Span) -> bool:

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from cudalens.analysis.positions import split_lines
-from cudalens.server.convert import Positions
+from cudalens.analysis.positions import content_end, line_start, split_lines
+from cudalens.server.convert import Positions, unit_index
 
 
 class BadChange(ValueError):
@@ -24,13 +24,21 @@ class BadChange(ValueError):
 def apply_change(text: str, change: types.TextDocumentContentChangeEvent, codec: PositionCodec) -> str:
     if not isinstance(change, types.TextDocumentContentChangePartial):
         return change.text  # the whole document
-    pos = Positions(split_lines(text), codec)
-    start, end = pos.offset(change.range.start), pos.offset(change.range.end)
+    start, end = offset(text, change.range.start, codec), offset(text, change.range.end, codec)
     if start is None or end is None:
-        raise BadChange(f"the range {_show(change.range)} is past the end of the document ({pos.line_count} lines)")
+        lines = Positions(split_lines(text), codec).line_count
+        raise BadChange(f"the range {_show(change.range)} is past the end of the document ({lines} lines)")
     if start > end:
         raise BadChange(f"the range {_show(change.range)} ends before it starts")
     return text[:start] + change.text + text[end:]
+
+
+def offset(text: str, position: types.Position, codec: PositionCodec) -> int | None:
+    """Positions.offset without splitting the whole text (a keystroke reads only up to its line)."""
+    start = line_start(text, position.line) if position.line >= 0 and position.character >= 0 else None
+    if start is None:
+        return None
+    return start + unit_index(text[start : content_end(text, start)], position.character, codec)
 
 
 def apply_changes(text: str, changes: Sequence[types.TextDocumentContentChangeEvent], codec: PositionCodec) -> str:
