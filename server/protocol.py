@@ -4,7 +4,8 @@ careless or hostile client. Each mend says which pygls behaviour it replaces; `t
 - Every request gets an answer: malformed JSON a parse error (-32700), a message that is not JSON-RPC 2.0 an
   invalid request (-32600), params that do not parse invalid params (-32602), a request before `initialize`
   ServerNotInitialized, one after `shutdown` InvalidRequest (pygls drops all of these without a word, or logs a
-  traceback; openlawlibrary/pygls#605 for the shutdown case). Problems are logged on one line.
+  traceback; openlawlibrary/pygls#605 for the shutdown case). Problems are logged on one line. A response to a
+  request that was cancelled meanwhile is dropped (openlawlibrary/pygls#621).
 - didChange edits are applied in the LSP line model, or refused (text_sync.py).
 - A notification's handler future is forgotten once done: pygls keeps it in `_request_futures` under a fresh
   uuid forever (~1.5 KB per keystroke: the server's memory grew without bound while typing); shutdown walks a
@@ -112,6 +113,16 @@ class CudalensProtocol(LanguageServerProtocol):
             self._handle_response(message.id, getattr(message, "result", None), getattr(message, "error", None))
             return
         super().handle_message(message)
+
+    def _handle_response(self, msg_id, result=None, error=None) -> None:
+        """A response to a request whose future was cancelled meanwhile (by shutdown, or a cancelled task that
+        awaited it) is dropped: pygls sets its result and fails with InvalidStateError (openlawlibrary/pygls#621)."""
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            self._request_futures.pop(msg_id, None)
+            logger.debug("protocol: dropped the response to %s, whose request was cancelled", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
 
     def _send_handler_result(self, future, *, msg_id) -> None:
         """A request that failed with a protocol error (an unknown command, bad arguments) is answered with it

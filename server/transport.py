@@ -220,6 +220,9 @@ async def serve(read: Callable[[], Awaitable[bytes]], receiver: Receiver, stop: 
         if not data:
             return
         for event in frames.feed(data):
-            receiver.receive(event)
+            try:
+                receiver.receive(event)
+            except Exception:  # a bug in handling one message must not end the session (pygls' loop did this too)
+                logger.exception("protocol: handling a message failed")
             if stop.is_set():
                 return
