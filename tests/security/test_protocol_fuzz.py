@@ -1,7 +1,7 @@
 """Protocol fuzzing, bounded: 2,400 hostile or careless frames from a fixed seed, sent to one real server over its
 pipes. Every 40 cases a hover request must be answered (after a frame whose length was too long, the first probe
 may be eaten: a second one follows); at the end the server still answers a hover on its open kernel, shuts down
-cleanly, and no case left a traceback on its stderr or in its log."""
+cleanly, and no case left a traceback on its stderr or in its log. CUDALENS_FUZZ_LOG=path keeps the log."""
 
 from __future__ import annotations
 
