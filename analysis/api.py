@@ -60,8 +60,8 @@ class AnalysisReport:
     findings: list[Finding] = field(default_factory=list)
     kernels: list[KernelInfo] = field(default_factory=list)
     includes: list[str] = field(default_factory=list)  # header names this document includes
-    # For .py files: the CUDA sources found in the Python text, with the line where each begins.
-    embedded_sources: list[tuple[str, int]] = field(default_factory=list)
+    # For .py files: the CUDA sources found in the Python text, with the first and last .py lines of each string.
+    embedded_sources: list[tuple[str, int, int]] = field(default_factory=list)
     # Internal errors, one line each (the kernel they concern is skipped, the rest is still analysed).
     errors: list[str] = field(default_factory=list)
 
@@ -125,6 +125,14 @@ class DocumentAnalyzer:
         self._tree = reparse(self._source, self._tree, source)
         self._source = source
         return self._tree
+
+    def syntax_baseline(self, text: str):
+        """The SyntaxBaseline of `text`, the text of the last update, from that update's tree (a copy: the next
+        update edits the analyzer's own)."""
+        from cudalens.analysis.syntax_check import SyntaxBaseline
+
+        tree = self._tree.copy() if self._tree is not None and not self.path.endswith(".py") else None
+        return SyntaxBaseline(text, self.path, tree)
 
     def update(self, text: str) -> AnalysisReport:
         from cudalens.analysis.pipeline import run_pipeline

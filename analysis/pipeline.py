@@ -14,7 +14,7 @@ from cudalens.analysis.features import kernel_features
 from cudalens.analysis.file_context import FileContext, PositionMap
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.model import KernelModel, build_model
-from cudalens.analysis.positions import LineIndex
+from cudalens.analysis.positions import LineIndex, parser_text
 from cudalens.analysis.suppression import apply_suppressions
 from cudalens.analysis.unit import build_unit, header_unit
 
@@ -44,7 +44,7 @@ def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
         sources = [s for s in extract_cuda_sources(text) if s.kind == "cuda"]
         report = AnalysisReport(path=doc.path, is_cuda=bool(sources))
         for s in sources:
-            report.embedded_sources.append((s.text, s.start_line))
+            report.embedded_sources.append((s.text, s.start_line, s.positions[-1][0]))
             analyze_cuda(doc, s.text, s.to_file_position, report)
     config = doc.config
     min_rank = Severity(config.min_severity).rank
@@ -55,6 +55,7 @@ def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
 
 
 def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, report: AnalysisReport) -> None:
+    text = parser_text(text)  # tree-sitter's rows are then LSP lines (positions.py)
     source = text.encode("utf-8", errors="surrogatepass")
     unit = build_unit(source, doc.parse(source) if to_file is None else None)
     report.includes.extend(unit.includes)
@@ -127,7 +128,7 @@ def _read_headers(doc: DocumentAnalyzer, includes: list[str]) -> list[bytes]:
         except OSError:
             text = None
         if text is not None:
-            out.append(text.replace("\0", " ").encode("utf-8", errors="surrogatepass"))
+            out.append(parser_text(text.replace("\0", " ")).encode("utf-8", errors="surrogatepass"))
     return out
 
 

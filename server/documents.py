@@ -15,6 +15,7 @@ from cudalens.analysis import embedded
 from cudalens.analysis.api import AnalysisReport, KernelInfo
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding
+from cudalens.analysis.syntax_check import SyntaxBaseline
 
 if TYPE_CHECKING:
     from cudalens.server.pipeline_on_save import LastRun
@@ -52,6 +53,7 @@ class Analysed:
     depends_on: frozenset[str] = frozenset()  # resolved paths of the headers it read
     messages: tuple[str, ...] = ()  # problems with the project's config, shown once
     diagnostics: list | None = None  # the LSP form, made once on first use
+    syntax: SyntaxBaseline | None = None  # what an offered edit of this text is checked against (edit_check.py)
 
     @property
     def findings(self) -> list[Finding]:
@@ -72,6 +74,7 @@ class DocState:
     result: Analysed | None = None
     closed: bool = False
     last_run: LastRun | None = None  # the GPU half's results of the last save (pipeline_on_save.py)
+    in_sync: bool = True  # False after a change that did not fit the text (service.out_of_sync)
     # Set whenever `result` changes: pull-diagnostics requests wait on it.
     updated: asyncio.Event = field(default_factory=asyncio.Event)
 
