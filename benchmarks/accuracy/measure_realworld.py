@@ -501,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     if args.dry_run:  # nothing runs but builds: the time limits are for tool runs
-        args.budget = args.deadline = 1e9
+        args.budget = args.deadline = 86400.0  # a day: poll() takes int milliseconds, 1e9 s overflows it
     args.out.mkdir(parents=True, exist_ok=True)
     manifest_path = args.root / "manifest.json"
     try:
