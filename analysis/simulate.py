@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cudalens.analysis import coop_groups as cg
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.types import FLOAT_TYPES, TypeInfo
 from cudalens.analysis.unit import Function, Unit, parse_expression
@@ -24,6 +25,7 @@ from cudalens.analysis.values import (
     TID_X,
     TID_Y,
     TID_Z,
+    Dim3,
     Ptr,
     Val,
     binop,
@@ -72,6 +74,9 @@ class Branch:
     mask: np.ndarray
     deps: frozenset[str]
     iteration: int = 0
+    # a loop whose variable starts at a lane-dependent value and advances by a uniform step wider than its
+    # spread over a warp (`for (i = lane; i < n; i += 32)`): the lanes' trip counts differ by one at most
+    strided: bool = False
 
     @property
     def thread_dependent(self) -> bool:
@@ -139,6 +144,7 @@ class Simulator:
             "blockDim": {k: const(v) for k, v in zip("xyz", block, strict=True)},
             "gridDim": {k: const(v) for k, v in zip("xyz", grid, strict=True)},
         }
+        self.lanes = cg.Lanes(block, grid, n)
         self.params, self.template_values = params, template_values
         self.result = SimResult(block)
         self.scopes: list[dict[str, Val | Ptr]] = [{}]
@@ -147,7 +153,6 @@ class Simulator:
         self.cond_deps: list[frozenset[str]] = []
         self.epoch = 0
         self.warp_epoch = 0
-        self.var_types: dict[str, str] = {}  # declared type and initializer text, for cooperative groups
         self.steps = 0
         self.order = 0
         self.report_node: Node | None = None  # a macro's call site, while its expansion is evaluated
@@ -157,7 +162,6 @@ class Simulator:
     def run(self) -> SimResult:
         for p in self.kernel.params:
             self.scopes[0][p.name] = self._param_value(p.name, p.type_text, p.pointer)
-            self.var_types[p.name] = p.type_text
         for name, value in self.template_values.items():
             self.scopes[0].setdefault(name, const(value))
         try:
@@ -199,8 +203,8 @@ class Simulator:
         for scope in reversed(self.scopes):
             if name in scope:
                 old = scope[name]
-                if isinstance(value, Ptr) or isinstance(old, Ptr):
-                    scope[name] = value
+                if not isinstance(value, Val) or not isinstance(old, Val):
+                    scope[name] = value  # pointers, groups, dim3s: the last assignment wins
                 else:
                     scope[name] = select(mask | self._dead(), value, old)
                 return
@@ -293,9 +297,6 @@ class Simulator:
                 target = d.child_by_field_name("declarator")
                 value_node = d.child_by_field_name("value")
                 name = _ident(target)
-                if value_node is not None and ("group" in type_text or "thread" in type_text or "tile" in type_text
-                                               or type_text == "auto"):
-                    self.var_types[name] = f"{type_text} {ts.text(value_node)}"
                 if value_node is None:
                     continue
                 if value_node.type == "argument_list" or value_node.type == "initializer_list":
@@ -311,14 +312,16 @@ class Simulator:
                     value = Val(np.trunc(value.v).astype(np.int64), value.deps, False)
                 if isinstance(value, Val) and is_float:
                     value = Val(None if value.v is None else value.v.astype(np.float64), value.deps, True)
+                if not isinstance(value, cg.Group):
+                    value = cg.from_type(type_text) or value  # a group made by something we do not follow
                 self.scopes[-1][name] = value
             elif d.type in ("identifier", "pointer_declarator"):
-                self.scopes[-1][_ident(d)] = unknown("uninitialized")
+                self.scopes[-1][_ident(d)] = cg.from_type(type_text) or unknown("uninitialized")
 
     def dim3(self, args: Node, mask: np.ndarray, type_text: str) -> Val | Ptr:
         values = [self.eval(a, mask) for a in args.named_children]
         if "dim3" in type_text:
-            return _Dim3(values + [const(1)] * (3 - len(values)))  # type: ignore[return-value]
+            return Dim3(values + [const(1)] * (3 - len(values)))  # type: ignore[return-value]
         return values[0] if values else unknown()
 
     def array_dims(self, arr: Node, mask: np.ndarray) -> tuple[str, tuple[int, ...]]:
@@ -349,10 +352,11 @@ class Simulator:
                 self.exec(alt, mask & ~truth)
         self.cond_deps.pop()
 
-    def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> None:
+    def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
         cond = per_thread(c, self.n)
-        self.result.branches.append(Branch(node, kind, None if cond is None else cond.copy(), mask.copy(),
-                                           c.deps, iteration))
+        branch = Branch(node, kind, None if cond is None else cond.copy(), mask.copy(), c.deps, iteration)
+        self.result.branches.append(branch)
+        return branch
 
     def for_statement(self, node: Node, mask: np.ndarray) -> None:
         self.scopes.append({})
@@ -379,7 +383,15 @@ class Simulator:
         state = _Loop(self.n)
         running = mask.copy()
         deps: frozenset[str] = frozenset()
+        stepped = loop_vars | _updated(update)  # `for (; t2 <= t; t2 += 32)` steps a variable declared before
+        entry = {name: self.lookup(name) for name in stepped}
+        recorded: list[Branch] = []
+        strided = False
         for iteration in range(LOOP_SAMPLES):
+            if iteration == 1 and _strided(entry, {name: self.lookup(name) for name in stepped}, mask, running):
+                strided = True
+                for b in recorded:
+                    b.strided = True
             for name in loop_vars:
                 v = self.lookup(name)
                 if isinstance(v, Val):
@@ -387,7 +399,8 @@ class Simulator:
             if cond is not None and not (do and iteration == 0):
                 c = self.eval(cond, running)
                 c = c if isinstance(c, Val) else const(1)
-                self.record_branch(node, "loop", c, self.active(running), iteration)
+                recorded.append(self.record_branch(node, "loop", c, self.active(running), iteration))
+                recorded[-1].strided = strided
                 deps = deps | c.deps
                 if c.v is not None:
                     running = running & np.broadcast_to(c.v != 0, (self.n,))
@@ -533,7 +546,7 @@ class Simulator:
         if isinstance(ref, _Ref):
             return self.load(ref, node, mask)
         base = self.eval(arg, mask) if arg is not None else unknown()
-        if isinstance(base, _Dim3):
+        if isinstance(base, Dim3):
             return base.field(fname)
         return unknown(base.deps if isinstance(base, Val) else frozenset({DATA}))
 
@@ -668,28 +681,23 @@ class Simulator:
         func = node.child_by_field_name("function")
         args_node = node.child_by_field_name("arguments")
         arg_nodes = list(args_node.named_children) if args_node is not None else []
-        if func is not None and func.type == "template_function":
-            name = ts.text(func.child_by_field_name("name"))
-            if name in ("reinterpret_cast", "static_cast", "const_cast", "dynamic_cast") and arg_nodes:
-                targs = func.child_by_field_name("arguments")
-                return self.cast(ts.text(targs.named_children[0]) if targs is not None and targs.named_children
-                                 else "", self.eval(arg_nodes[0], mask))
-        elif func is not None and func.type == "field_expression":
-            name = ts.text(func.child_by_field_name("field"))  # a method: `cta.sync()`
-        else:
-            name = ts.text(func) if func is not None else ""
-        name = name.split("::")[-1]
+        if func is not None and func.type == "field_expression":  # a method: `block.sync()`, `warp.thread_rank()`
+            return self.method_call(func, arg_nodes, node, mask)
+        scope, name, targ_nodes = _callee(func)
+        if name in ("reinterpret_cast", "static_cast", "const_cast", "dynamic_cast") and arg_nodes:
+            return self.cast(ts.text(targ_nodes[0]) if targ_nodes else "", self.eval(arg_nodes[0], mask))
         macro = self.unit.macros.get(name)
         if macro is not None and macro.params is not None:
             body = macro.body
             for param, arg in zip(macro.params, arg_nodes, strict=False):
                 body = re.sub(rf"\b{re.escape(param)}\b", f"({ts.text(arg)})", body)
             return self.expand(body, node, mask)
-        group = self.group_barrier(func, name, arg_nodes)
-        if name in _BARRIERS or group == "block":
-            self.barrier(node, mask, name if name in _BARRIERS else "sync")
+        if cg.is_group_function(name, scope) and self.unit.device_function(name) is None:
+            return self.group_function(name, targ_nodes, arg_nodes, node, mask)
+        if name in _BARRIERS:
+            self.barrier(node, mask, name)
             return unknown()
-        if name == "__syncwarp" or group == "warp":
+        if name == "__syncwarp":
             self.warp_epoch += 1  # orders the lanes of each warp, not the warps of the block
             return unknown()
         if len(arg_nodes) == 1 and func is not None and func.type in ("primitive_type", "type_identifier",
@@ -722,14 +730,13 @@ class Simulator:
             return self.inline(callee, args, mask, node)
         deps: frozenset[str] = frozenset({DATA})
         for a in args:
-            deps |= a.deps if isinstance(a, Val) else a.off.deps
+            deps |= _deps(a)
         return Val(None, deps, True)
 
     def inline(self, callee: Function, args: list[Val | Ptr], mask: np.ndarray, call: Node) -> Val | Ptr:
         scope: dict[str, Val | Ptr] = {}
         for p, a in zip(callee.params, args, strict=False):
-            scope[p.name] = a
-            self.var_types[p.name] = p.type_text
+            scope[p.name] = a if isinstance(a, cg.Group) else cg.from_type(p.type_text) or a
         saved_scopes, saved_loops = self.scopes, self.loops
         self.scopes, self.loops = [saved_scopes[0] | scope], []
         self.frames.append(_Frame(self.n))
@@ -748,21 +755,55 @@ class Simulator:
             self.report_node = saved_report
         return ret if ret is not None else unknown()
 
-    def group_barrier(self, func: Node | None, name: str, arg_nodes: list[Node]) -> str | None:
-        """'block' or 'warp' for cooperative-groups barriers: `cta.sync()`, `cg::sync(cta)`,
-        `tile32.sync()`, `barrier.arrive_and_wait()`; None for any other call."""
-        if func is not None and func.type == "field_expression" and name in ("sync", "arrive_and_wait"):
-            return self.group_kind(func.child_by_field_name("argument"))
-        if name == "sync" and arg_nodes:
-            return self.group_kind(arg_nodes[0])
-        return None
+    def method_call(self, func: Node, arg_nodes: list[Node], node: Node, mask: np.ndarray) -> Val | Ptr:
+        """`obj.name(args)`: a cooperative group's method, or a barrier object's wait; any other
+        method is an unknown value (its arguments are still evaluated for their accesses)."""
+        name = ts.text(func.child_by_field_name("field"))
+        obj = self.eval(func.child_by_field_name("argument"), mask)
+        group = obj if isinstance(obj, cg.Group) else None
+        barrier = cg.sync_of(obj, name)
+        if barrier is not None:
+            self.sync(barrier, node, mask)
+            return unknown()
+        args = [self.eval(a, mask) for a in arg_nodes]
+        if group is not None:
+            value = cg.method(group, name, self.lanes, self.builtins)
+            if value is not None:
+                return value  # type: ignore[return-value]
+        deps: frozenset[str] = frozenset({DATA})
+        for a in args:
+            deps |= _deps(a)
+        return Val(None, deps)
 
-    def group_kind(self, node: Node | None) -> str:
-        text = ts.text(node) if node is not None else ""
-        described = self.var_types.get(text, text)
-        if any(w in described for w in ("thread_block_tile", "tiled_partition", "coalesced", "tile")):
-            return "warp"
-        return "block"
+    def group_function(self, name: str, targ_nodes: list[Node], arg_nodes: list[Node], node: Node,
+                       mask: np.ndarray) -> Val | Ptr:
+        """`cg::this_thread_block()`, `cg::tiled_partition<32>(block)`, `cg::sync(g)`, `cg::reduce(g, v, op)`."""
+        args = [self.eval(a, mask) for a in arg_nodes]
+        group = args[0] if args and isinstance(args[0], cg.Group) else None
+        if name == "sync":
+            self.sync(group.barrier if group is not None else cg.Barrier.BLOCK, node, mask)
+            return unknown()
+        if name == "reduce":
+            if group is None or len(args) < 2:
+                return unknown()
+            return cg.reduce(group, args[1], ts.text(arg_nodes[2]) if len(arg_nodes) > 2 else "", self.lanes)
+        targs = [self.template_argument(t, mask) for t in targ_nodes]
+        made = cg.make(name, [t for t in targs if isinstance(t, Val)], args, self.lanes, mask)
+        return made if made is not None else unknown()  # type: ignore[return-value]
+
+    def template_argument(self, node: Node, mask: np.ndarray) -> Val | Ptr:
+        """A template argument's value: `<32>`, `<TILE>` (a macro, constant or template value, which the parser
+        reads as a type name)."""
+        if node.type == "type_descriptor":
+            expr = parse_expression(ts.text(node))
+            return self.eval(expr, mask) if expr is not None else unknown()
+        return self.eval(node, mask)
+
+    def sync(self, kind: cg.Barrier, node: Node, mask: np.ndarray) -> None:
+        if kind == cg.Barrier.BLOCK:
+            self.barrier(node, mask, "sync")
+        else:
+            self.warp_epoch += 1
 
     def barrier(self, node: Node, mask: np.ndarray, name: str) -> None:
         alive = ~self.frames[0].returned
@@ -771,17 +812,6 @@ class Simulator:
             deps |= d
         self.result.barriers.append(Barrier(self.node_for_report(node), mask.copy(), alive.copy(), deps, name))
         self.epoch += 1
-
-
-class _Dim3:
-    """A `dim3` local (`dim3 block(16, 16)`): only its fields are ever read."""
-
-    def __init__(self, values: list[Val | Ptr]) -> None:
-        self.values = [v if isinstance(v, Val) else unknown() for v in values[:3]]
-        self.deps = frozenset().union(*(v.deps for v in self.values))
-
-    def field(self, name: str) -> Val:
-        return self.values["xyz".index(name)] if name in ("x", "y", "z") else unknown()
 
 
 @dataclass
@@ -794,6 +824,61 @@ class _Ref:
 
     def as_ptr(self) -> Ptr:
         return Ptr(self.ptr.base, self.ptr.space, self.off, self.elem, (), self.ptr.decl, self.ptr.assumed_size)
+
+
+def _updated(update: Node | None) -> set[str]:
+    """The variables a for loop's update expression assigns (`i += s`, `++i`, `i += s, j += s`)."""
+    if update is None:
+        return set()
+    if update.type == "comma_expression":
+        return _updated(update.child_by_field_name("left")) | _updated(update.child_by_field_name("right"))
+    target = update.child_by_field_name("left") if update.type == "assignment_expression" \
+        else update.child_by_field_name("argument") if update.type == "update_expression" else None
+    return {ts.text(target)} if target is not None and target.type == "identifier" else set()
+
+
+def _strided(entry: dict, now: dict, mask: np.ndarray, stepped: np.ndarray) -> bool:
+    """Whether a loop variable went from its entry value to `now` by one uniform step wider than the spread
+    of its entry values over the active lanes of any warp (`stepped`: the lanes that ran the update)."""
+    for name, before in entry.items():
+        after = now.get(name)
+        if not (isinstance(before, Val) and isinstance(after, Val)) or before.v is None or after.v is None \
+                or not stepped.any():
+            continue
+        b = np.broadcast_to(before.v, mask.shape)
+        steps = np.broadcast_to(after.v, mask.shape)[stepped] - b[stepped]
+        if steps.size == 0 or np.any(steps != steps[0]) or steps[0] == 0:
+            continue
+        spread = 0
+        for w in range(0, mask.size, 32):
+            lanes = b[w:w + 32][mask[w:w + 32]]
+            if lanes.size:
+                spread = max(spread, int(lanes.max() - lanes.min()))
+        if spread and abs(int(steps[0])) > spread:
+            return True
+    return False
+
+
+def _deps(value: object) -> frozenset[str]:
+    if isinstance(value, Ptr):
+        return value.off.deps
+    return value.deps if isinstance(value, Val | Dim3) else frozenset()
+
+
+def _callee(func: Node | None) -> tuple[str | None, str, list[Node]]:
+    """(namespace or class it is qualified with, name, template arguments) of a called function:
+    `cg::tiled_partition<32>` → ("cg", "tiled_partition", [32]), `__syncthreads` → (None, "__syncthreads", [])."""
+    scope = None
+    while func is not None and func.type == "qualified_identifier":
+        scope_node = func.child_by_field_name("scope")
+        scope = ts.text(scope_node) if scope_node is not None else scope
+        func = func.child_by_field_name("name")
+    targs: list[Node] = []
+    if func is not None and func.type == "template_function":
+        args = func.child_by_field_name("arguments")
+        targs = list(args.named_children) if args is not None else []
+        func = func.child_by_field_name("name")
+    return scope, ts.text(func).split("::")[-1] if func is not None else "", targs
 
 
 def _ident(node: Node | None) -> str:

@@ -117,6 +117,17 @@ def select(mask: np.ndarray, new: Val, old: Val | None) -> Val:
     return Val(np.where(mask, _np(new.v, is_float), _np(old.v, is_float)), new.deps | old.deps, is_float)
 
 
+class Dim3:
+    """A `dim3` value (`dim3 block(16, 16)`, `block.thread_index()`): only its fields are ever read."""
+
+    def __init__(self, values: list) -> None:
+        self.values = [v if isinstance(v, Val) else unknown() for v in values[:3]]
+        self.deps = frozenset().union(*(v.deps for v in self.values))
+
+    def field(self, name: str) -> Val:
+        return self.values["xyz".index(name)] if name in ("x", "y", "z") else unknown()
+
+
 def per_thread(v: Val, n: int) -> np.ndarray | None:
     if v.v is None:
         return None
