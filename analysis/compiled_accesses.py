@@ -77,10 +77,10 @@ def _merge_pass(accesses: list[Access]) -> list[Access]:
 
 def shared_instructions(run: SimResult) -> list[Access]:
     """The run's shared-memory accesses as the compiler would issue them (see the module docstring)."""
-    by_base: dict[str, list[Access]] = {}
+    by_base: dict[tuple[str, str], list[Access]] = {}
     for a in run.accesses:
         if a.space == "shared" and a.addr is not None and not a.atomic:
-            by_base.setdefault(a.base, []).append(a)
+            by_base.setdefault((a.alloc, a.base), []).append(a)
     out: list[Access] = []
     for accesses in by_base.values():
         if _volatile(accesses[0]):

@@ -10,7 +10,7 @@ names) stay unknown and say what they depend on, so rules can tell proven facts 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -64,6 +64,7 @@ class Access:
     assumed_size: bool = False
     order: int = 0
     warp_epoch: int = 0
+    alloc: str = ""  # the allocation (Ptr.key): two arrays of one name in different helpers are two
 
 
 @dataclass
@@ -157,6 +158,8 @@ class Simulator:
         self.order = 0
         self.report_node: Node | None = None  # a macro's call site, while its expansion is evaluated
         self.inline_depth = 0
+        self.instance = ""  # the inlined helper and its template arguments (`blockReduce<warpReduceMax>`)
+        self.template_names: dict[str, str] = {}  # the helper's template parameters → the arguments' text
 
     # ---- entry -------------------------------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -287,8 +290,10 @@ class Simulator:
                 name, dims = self.array_dims(arr, mask)
                 if name in self.pad and len(dims) > 1:
                     dims = (*dims[:-1], dims[-1] + self.pad[name])
+                alloc = "extern" if shared and "extern" in text_head.split() else \
+                    f"{name}@{self.instance}" if shared and self.instance else ""
                 ptr = Ptr(name, "shared" if shared else "local", const(0), elem or DEFAULT_ELEM, dims, node,
-                          assumed_size=elem is None)
+                          assumed_size=elem is None, alloc=alloc)
                 if shared:
                     self.result.shared_arrays[name] = ptr
                 self.scopes[-1][name] = ptr
@@ -305,9 +310,10 @@ class Simulator:
                 value = self.eval(value_node, mask)
                 if target.type == "pointer_declarator" and isinstance(value, Ptr) and elem is not None \
                         and value.elem.name != elem.name and not value.dims:
-                    value = Ptr(value.base, value.space, value.off, elem, (), value.decl)
+                    value = value.retyped(elem)
                 if isinstance(value, Ptr) and value.base == "extern_shared":
-                    value = Ptr(name, value.space, value.off, elem or value.elem, (), node, elem is None)
+                    value = Ptr(name, value.space, value.off, elem or value.elem, (), node, elem is None,
+                                alloc="extern")
                 if isinstance(value, Val) and not is_float and value.is_float and value.v is not None:
                     value = Val(np.trunc(value.v).astype(np.int64), value.deps, False)
                 if isinstance(value, Val) and is_float:
@@ -580,7 +586,7 @@ class Simulator:
         info = self.unit.types.lookup(type_text)
         if "*" in type_text:
             if isinstance(value, Ptr) and info is not None:
-                return Ptr(value.base, value.space, value.off, info, (), value.decl)
+                return value.retyped(info)
             return value
         if isinstance(value, Val) and info is not None and value.v is not None:
             if info.name in FLOAT_TYPES:
@@ -606,8 +612,7 @@ class Simulator:
                 index = unknown()
             if len(base.dims) > 1:
                 row = int(np.prod(base.dims[1:])) * base.elem.size
-                return Ptr(base.base, base.space, binop("+", base.off, binop("*", index, const(row))), base.elem,
-                           base.dims[1:], base.decl, base.assumed_size)
+                return replace(base, off=binop("+", base.off, binop("*", index, const(row))), dims=base.dims[1:])
             return _Ref(base, binop("+", base.off, binop("*", index, const(base.elem.size))), base.elem)
         if t == "pointer_expression":
             arg = self.eval(node.child_by_field_name("argument"), mask)
@@ -651,7 +656,7 @@ class Simulator:
             size=ref.elem.size, mask=mask.copy(), deps=ref.off.deps, epoch=self.epoch, decl=ref.ptr.decl,
             warp_epoch=self.warp_epoch,
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
-            order=self.order))
+            order=self.order, alloc=ref.ptr.key))
 
     def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:
         if target.type == "identifier":
@@ -684,6 +689,7 @@ class Simulator:
         if func is not None and func.type == "field_expression":  # a method: `block.sync()`, `warp.thread_rank()`
             return self.method_call(func, arg_nodes, node, mask)
         scope, name, targ_nodes = _callee(func)
+        name = self.template_names.get(name, name)  # `warp_reduction(val)` in `blockReduce<warpReduceMax>`
         if name in ("reinterpret_cast", "static_cast", "const_cast", "dynamic_cast") and arg_nodes:
             return self.cast(ts.text(targ_nodes[0]) if targ_nodes else "", self.eval(arg_nodes[0], mask))
         macro = self.unit.macros.get(name)
@@ -705,7 +711,7 @@ class Simulator:
                 and self.unit.types.lookup(name) is not None and self.unit.device_function(name) is None:
             return self.cast(name, self.eval(arg_nodes[0], mask))  # a functional cast: size_t(i), float(x)
         if name in self.unit.shared_accessors:
-            return Ptr("extern_shared", "shared", const(0), DEFAULT_ELEM, (), None, assumed_size=True)
+            return Ptr("extern_shared", "shared", const(0), DEFAULT_ELEM, (), None, True, alloc="extern")
         if name in _LOAD_INTRINSICS and arg_nodes:
             p = self.eval(arg_nodes[0], mask)
             if isinstance(p, Ptr):
@@ -725,18 +731,28 @@ class Simulator:
             return binop("*", args[0], args[1])  # type: ignore[arg-type]
         if name in ("abs", "llabs") and len(args) == 1 and isinstance(args[0], Val) and args[0].v is not None:
             return Val(np.abs(args[0].v), args[0].deps, args[0].is_float)
-        callee = self.unit.device_function(name)
+        callee = self.unit.device_function(name, len(args))
         if callee is not None and self.inline_depth < MAX_INLINE_DEPTH:
-            return self.inline(callee, args, mask, node)
+            return self.inline(callee, args, mask, node, targ_nodes)
         deps: frozenset[str] = frozenset({DATA})
         for a in args:
             deps |= _deps(a)
         return Val(None, deps, True)
 
-    def inline(self, callee: Function, args: list[Val | Ptr], mask: np.ndarray, call: Node) -> Val | Ptr:
+    def inline(self, callee: Function, args: list[Val | Ptr], mask: np.ndarray, call: Node,
+               targ_nodes: list[Node]) -> Val | Ptr:
         scope: dict[str, Val | Ptr] = {}
         for p, a in zip(callee.params, args, strict=False):
             scope[p.name] = a if isinstance(a, cg.Group) else cg.from_type(p.type_text) or a
+        names: dict[str, str] = {}
+        for param, targ in zip(callee.template_params, targ_nodes, strict=False):
+            text = ts.text(targ)
+            names[param] = self.template_names.get(text, text)
+            value = self.template_argument(targ, mask)
+            if isinstance(value, Val) and value.known:
+                scope[param] = value
+        saved_instance, saved_names = self.instance, self.template_names
+        self.instance, self.template_names = f"{callee.name}<{', '.join(names.values())}>", names
         saved_scopes, saved_loops = self.scopes, self.loops
         self.scopes, self.loops = [saved_scopes[0] | scope], []
         self.frames.append(_Frame(self.n))
@@ -753,6 +769,7 @@ class Simulator:
             self.frames.pop()
             self.scopes, self.loops = saved_scopes, saved_loops
             self.report_node = saved_report
+            self.instance, self.template_names = saved_instance, saved_names
         return ret if ret is not None else unknown()
 
     def method_call(self, func: Node, arg_nodes: list[Node], node: Node, mask: np.ndarray) -> Val | Ptr:
@@ -823,7 +840,7 @@ class _Ref:
     struct_size: int | None = None
 
     def as_ptr(self) -> Ptr:
-        return Ptr(self.ptr.base, self.ptr.space, self.off, self.elem, (), self.ptr.decl, self.ptr.assumed_size)
+        return replace(self.ptr, off=self.off, elem=self.elem, dims=())
 
 
 def _updated(update: Node | None) -> set[str]:

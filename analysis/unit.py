@@ -93,11 +93,16 @@ class Unit:
             if name not in self.functions:
                 self.functions[name] = [replace(f, from_header=True) for f in fs if not f.is_kernel]
 
-    def device_function(self, name: str) -> Function | None:
-        for f in self.functions.get(name, []):
-            if not f.is_kernel and f.body is not None:
-                return f
-        return None
+    def device_function(self, name: str, arity: int | None = None) -> Function | None:
+        """The helper a call names; with `arity`, the overload that takes that many arguments if there is one
+        (llm.c's `blockReduce<op>(val)` and `blockReduce<op>(val, sync, init)`)."""
+        found = [f for f in self.functions.get(name, []) if not f.is_kernel and f.body is not None]
+        if arity is not None:
+            for f in found:
+                required = sum(p.node.type != "optional_parameter_declaration" for p in f.params)
+                if required <= arity <= len(f.params):
+                    return f
+        return found[0] if found else None
 
 
 def _declarator_name(node: Node | None) -> tuple[str, bool]:

@@ -57,6 +57,18 @@ class Ptr:
     dims: tuple[int, ...] = ()
     decl: object | None = None  # the declaration node (for related information and fixes)
     assumed_size: bool = False
+    # which allocation, where the name does not say: "extern" for the dynamic shared buffer (every `extern
+    # __shared__` name aliases it), `name@helper<args>` for a helper's own `__shared__` array (one per
+    # function and template instantiation, whatever its name)
+    alloc: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.alloc or self.base
+
+    def retyped(self, elem: TypeInfo, assumed_size: bool = False) -> Ptr:
+        """The same address seen as another element type (a cast, a typed pointer to an untyped buffer)."""
+        return replace(self, elem=elem, dims=(), assumed_size=assumed_size)
 
     def moved(self, byte_delta: Val) -> Ptr:
         return replace(self, off=binop("+", self.off, byte_delta))

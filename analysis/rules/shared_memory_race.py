@@ -51,10 +51,10 @@ def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
 def races(run: SimResult) -> dict[tuple[int, int], tuple[Access, Access, tuple[int, int, int]]]:
     """Racing pairs keyed by the later access's site."""
     found: dict[tuple[int, int], tuple[Access, Access, tuple[int, int, int]]] = {}
-    groups: dict[tuple[str, int], list[Access]] = {}
+    groups: dict[tuple[str, int], list[Access]] = {}  # per allocation, not per name: see Ptr.alloc
     for a in run.accesses:
         if a.space == "shared" and a.addr is not None and not a.atomic:
-            groups.setdefault((a.base, a.epoch), []).append(a)
+            groups.setdefault((a.alloc, a.epoch), []).append(a)
     for accesses in groups.values():
         for first, second in combinations(sorted(accesses, key=lambda a: a.order), 2):
             if not (first.write or second.write):
