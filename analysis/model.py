@@ -46,6 +46,7 @@ class KernelModel:
     dimension_params: set[str] = field(default_factory=set)
     uses_tid_yz: bool = False
     template_values: dict[str, int] = field(default_factory=dict)
+    template_types: dict[str, str] = field(default_factory=dict)  # `T` → `float` from `k<float><<<...>>>`
 
     @property
     def name(self) -> str:
@@ -77,7 +78,7 @@ class KernelModel:
     def simulate(self, cfg: RunConfig, pad: dict[str, int] | None = None) -> SimResult:
         int_params = [p.name for p in self.function.params if not p.pointer]
         return Simulator(self.unit, self.function, cfg.block, {p: cfg.param_sample for p in int_params},
-                         self.template_values, pad=pad).run()
+                         self.template_values, pad=pad, template_types=self.template_types).run()
 
     def block_assumed(self) -> bool:
         return self.block_source == "assumed"
@@ -133,6 +134,7 @@ def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
                 to_file: PositionMap | None) -> KernelModel:
     sites = launch_configs(unit, kernel)
     template_values: dict[str, int] = {}
+    template_types: dict[str, str] = {}
     for launch in unit.launches:
         if launch.kernel != kernel.name:
             continue
@@ -140,6 +142,8 @@ def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
             value = eval_host(arg, unit, launch.host_function)
             if value is not None and name not in template_values:
                 template_values[name] = value[0]
+            elif value is None and arg.type == "type_descriptor" and unit.types.lookup(ts.text(arg)) is not None:
+                template_types.setdefault(name, ts.text(arg))
     for name in kernel.template_params:
         template_values.setdefault(name, 32)
 
@@ -161,7 +165,7 @@ def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
     configs = [RunConfig(b, PARAM_SAMPLES[0], f"block {b[0]}×{b[1]}×{b[2]}") for b in candidates]
     if has_int_params:
         configs.append(RunConfig(candidates[0], PARAM_SAMPLES[1], "other sizes"))
-    model.template_values = template_values
+    model.template_values, model.template_types = template_values, template_types
     for cfg in configs:
         model.configs.append(cfg)
         model.runs.append(model.simulate(cfg))

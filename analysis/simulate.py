@@ -16,8 +16,8 @@ import numpy as np
 
 from cudalens.analysis import coop_groups as cg
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.types import FLOAT_TYPES, TypeInfo
-from cudalens.analysis.unit import Function, Unit, parse_expression
+from cudalens.analysis.types import FLOAT_TYPES, TypeInfo, substitute
+from cudalens.analysis.unit import Function, Unit, callee, parse_expression
 from cudalens.analysis.values import (
     BID,
     DATA,
@@ -42,6 +42,7 @@ MAX_STEPS = 20000
 DEFAULT_ELEM = TypeInfo("float", 4, 4)
 _BUILTIN_DIMS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 _LOAD_INTRINSICS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
+_STORE_INTRINSICS = {"__stcs", "__stcg", "__stwb", "__stwt"}
 _BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
 _NUMBER = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9']+)([uUlL]*)$")
 
@@ -132,7 +133,7 @@ class Budget(Exception):
 class Simulator:
     def __init__(self, unit: Unit, kernel: Function, block: tuple[int, int, int], params: dict[str, int],
                  template_values: dict[str, int], grid: tuple[int, int, int] = (64, 64, 1),
-                 pad: dict[str, int] | None = None) -> None:
+                 pad: dict[str, int] | None = None, template_types: dict[str, str] | None = None) -> None:
         self.pad = pad or {}  # shared arrays whose rows get extra elements (to test a padding fix)
         self.unit, self.kernel = unit, kernel
         bx, by, bz = block
@@ -159,7 +160,8 @@ class Simulator:
         self.report_node: Node | None = None  # a macro's call site, while its expansion is evaluated
         self.inline_depth = 0
         self.instance = ""  # the inlined helper and its template arguments (`blockReduce<warpReduceMax>`)
-        self.template_names: dict[str, str] = {}  # the helper's template parameters → the arguments' text
+        # the template parameters of the kernel or inlined helper → the arguments' text (`T` → `float`)
+        self.template_names: dict[str, str] = dict(template_types or {})
 
     # ---- entry -------------------------------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -175,7 +177,7 @@ class Simulator:
         return self.result
 
     def _param_value(self, name: str, type_text: str, pointer: bool) -> Val | Ptr:
-        elem = self.unit.types.lookup(type_text)
+        elem = self.type_info(type_text)
         if pointer:
             return Ptr(name, "global", const(0), elem or DEFAULT_ELEM, assumed_size=elem is None)
         if elem is not None and elem.name in FLOAT_TYPES:
@@ -280,7 +282,7 @@ class Simulator:
         text_head = ts.text(node).split("=")[0]
         type_node = node.child_by_field_name("type")
         type_text = ts.text(type_node) if type_node is not None else "int"
-        elem = self.unit.types.lookup(type_text)
+        elem = self.type_info(type_text)
         shared = "__shared__" in text_head
         is_float = elem is not None and elem.name in FLOAT_TYPES
         for d in node.children_by_field_name("declarator"):
@@ -501,10 +503,12 @@ class Simulator:
         if t == "comma_expression":
             self.eval(node.child_by_field_name("left"), mask)
             return self.eval(node.child_by_field_name("right"), mask)
-        if t == "sizeof_expression":
-            tn = node.child_by_field_name("type")
-            info = self.unit.types.lookup(ts.text(tn)) if tn is not None else None
+        if t == "sizeof_expression":  # `sizeof(x128)` parses as a parenthesised value: a type the table knows
+            tn = node.child_by_field_name("type") or node.child_by_field_name("value")
+            info = self.type_info(ts.text(tn).strip("() ")) if tn is not None else None
             return const(info.size) if info is not None else unknown("sizeof")
+        if t == "qualified_identifier":
+            return self.qualified(node)
         if t == "initializer_list" or t == "argument_list":
             vals = [self.eval(c, mask) for c in node.named_children]
             return vals[0] if len(vals) == 1 else unknown()
@@ -583,10 +587,10 @@ class Simulator:
         return unknown()
 
     def cast(self, type_text: str, value: Val | Ptr) -> Val | Ptr:
-        info = self.unit.types.lookup(type_text)
+        info = self.type_info(type_text)
         if "*" in type_text:
-            if isinstance(value, Ptr) and info is not None:
-                return value.retyped(info)
+            if isinstance(value, Ptr):  # an element type we cannot size (`T*`, T unknown) is assumed a float
+                return value.retyped(info or DEFAULT_ELEM, assumed_size=info is None)
             return value
         if isinstance(value, Val) and info is not None and value.v is not None:
             if info.name in FLOAT_TYPES:
@@ -688,7 +692,7 @@ class Simulator:
         arg_nodes = list(args_node.named_children) if args_node is not None else []
         if func is not None and func.type == "field_expression":  # a method: `block.sync()`, `warp.thread_rank()`
             return self.method_call(func, arg_nodes, node, mask)
-        scope, name, targ_nodes = _callee(func)
+        scope, name, targ_nodes = callee(func)
         name = self.template_names.get(name, name)  # `warp_reduction(val)` in `blockReduce<warpReduceMax>`
         if name in ("reinterpret_cast", "static_cast", "const_cast", "dynamic_cast") and arg_nodes:
             return self.cast(ts.text(targ_nodes[0]) if targ_nodes else "", self.eval(arg_nodes[0], mask))
@@ -708,7 +712,7 @@ class Simulator:
             return unknown()
         if len(arg_nodes) == 1 and func is not None and func.type in ("primitive_type", "type_identifier",
                                                                      "sized_type_specifier", "identifier") \
-                and self.unit.types.lookup(name) is not None and self.unit.device_function(name) is None:
+                and self.type_info(name) is not None and self.unit.device_function(name) is None:
             return self.cast(name, self.eval(arg_nodes[0], mask))  # a functional cast: size_t(i), float(x)
         if name in self.unit.shared_accessors:
             return Ptr("extern_shared", "shared", const(0), DEFAULT_ELEM, (), None, True, alloc="extern")
@@ -716,6 +720,12 @@ class Simulator:
             p = self.eval(arg_nodes[0], mask)
             if isinstance(p, Ptr):
                 return self.load(_Ref(p, p.off, p.elem), node, mask)
+            return unknown()
+        if name in _STORE_INTRINSICS and len(arg_nodes) == 2:
+            p = self.eval(arg_nodes[0], mask)
+            self.eval(arg_nodes[1], mask)
+            if isinstance(p, Ptr):
+                self.record(_Ref(p, p.off, p.elem), node, mask, write=True)
             return unknown()
         args = [self.eval(a, mask) for a in arg_nodes]
         self.result.calls.append(CallSite(self.node_for_report(node), name, args, mask.copy()))
@@ -731,9 +741,9 @@ class Simulator:
             return binop("*", args[0], args[1])  # type: ignore[arg-type]
         if name in ("abs", "llabs") and len(args) == 1 and isinstance(args[0], Val) and args[0].v is not None:
             return Val(np.abs(args[0].v), args[0].deps, args[0].is_float)
-        callee = self.unit.device_function(name, len(args))
-        if callee is not None and self.inline_depth < MAX_INLINE_DEPTH:
-            return self.inline(callee, args, mask, node, targ_nodes)
+        helper = self.unit.device_function(name, len(args))
+        if helper is not None and self.inline_depth < MAX_INLINE_DEPTH:
+            return self.inline(helper, args, mask, node, targ_nodes)
         deps: frozenset[str] = frozenset({DATA})
         for a in args:
             deps |= _deps(a)
@@ -808,6 +818,17 @@ class Simulator:
         made = cg.make(name, [t for t in targs if isinstance(t, Val)], args, self.lanes, mask)
         return made if made is not None else unknown()  # type: ignore[return-value]
 
+    def qualified(self, node: Node) -> Val:
+        """`x128::size`: a struct's `static constexpr` member; anything else qualified is unknown."""
+        scope, name = node.child_by_field_name("scope"), node.child_by_field_name("name")
+        info = self.type_info(ts.text(scope)) if scope is not None else None
+        value = info.static(ts.text(name)) if info is not None and name is not None else None
+        return const(value) if value is not None else unknown(f"name:{ts.text(node)}")
+
+    def type_info(self, type_text: str) -> TypeInfo | None:
+        """A type's size and layout, with the template parameters in scope replaced by their arguments."""
+        return self.unit.types.lookup(substitute(type_text, self.template_names))
+
     def template_argument(self, node: Node, mask: np.ndarray) -> Val | Ptr:
         """A template argument's value: `<32>`, `<TILE>` (a macro, constant or template value, which the parser
         reads as a type name)."""
@@ -880,22 +901,6 @@ def _deps(value: object) -> frozenset[str]:
     if isinstance(value, Ptr):
         return value.off.deps
     return value.deps if isinstance(value, Val | Dim3) else frozenset()
-
-
-def _callee(func: Node | None) -> tuple[str | None, str, list[Node]]:
-    """(namespace or class it is qualified with, name, template arguments) of a called function:
-    `cg::tiled_partition<32>` → ("cg", "tiled_partition", [32]), `__syncthreads` → (None, "__syncthreads", [])."""
-    scope = None
-    while func is not None and func.type == "qualified_identifier":
-        scope_node = func.child_by_field_name("scope")
-        scope = ts.text(scope_node) if scope_node is not None else scope
-        func = func.child_by_field_name("name")
-    targs: list[Node] = []
-    if func is not None and func.type == "template_function":
-        args = func.child_by_field_name("arguments")
-        targs = list(args.named_children) if args is not None else []
-        func = func.child_by_field_name("name")
-    return scope, ts.text(func).split("::")[-1] if func is not None else "", targs
 
 
 def _ident(node: Node | None) -> str:
