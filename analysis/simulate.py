@@ -744,6 +744,8 @@ class Simulator:
         helper = self.unit.device_function(name, len(args))
         if helper is not None and self.inline_depth < MAX_INLINE_DEPTH:
             return self.inline(helper, args, mask, node, targ_nodes)
+        if helper is not None and syncs_block(self.unit, helper):
+            self.barrier(node, mask, "__syncthreads")  # too deep to follow, but its barrier orders our accesses
         deps: frozenset[str] = frozenset({DATA})
         for a in args:
             deps |= _deps(a)
@@ -862,6 +864,25 @@ class _Ref:
 
     def as_ptr(self) -> Ptr:
         return replace(self.ptr, off=self.off, elem=self.elem, dims=())
+
+
+_BLOCK_SYNC = re.compile(r"\b__syncthreads\w*\s*\(|\.arrive_and_wait\s*\(")
+_GROUP_SYNC = re.compile(r"\.sync\s*\(\s*\)|\bsync\s*\(")
+_BLOCK_GROUP = re.compile(r"\bthread_block\b(?!_tile)|\bgrid_group\b|\bthis_grid\b")
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>)?\s*\(")
+
+
+def syncs_block(unit: Unit, function: Function, depth: int = 0) -> bool:
+    """Whether a helper reaches a block barrier, itself or through the helpers it calls: a `__syncthreads()`,
+    a block or grid group's `sync()`, a barrier's `arrive_and_wait()` (for calls the interpreter does not
+    follow, too deep, so that their barrier still orders the caller's accesses)."""
+    text = ts.text(function.body) if function.body is not None else ""
+    if _BLOCK_SYNC.search(text) or (_GROUP_SYNC.search(text) and _BLOCK_GROUP.search(text)):
+        return True
+    if depth >= MAX_INLINE_DEPTH:
+        return False
+    names = {m.group(1) for m in _CALLED.finditer(text)} - {function.name}
+    return any(h is not None and syncs_block(unit, h, depth + 1) for h in map(unit.device_function, names))
 
 
 def _updated(update: Node | None) -> set[str]:
