@@ -43,16 +43,35 @@ def _global_sites(kernel: KernelModel) -> list[tuple[list[list], list[GlobalRequ
 _PLANE = frozenset(("tid.x", "tid.y"))
 
 
+def fast_axis(access, block: tuple[int, int, int]) -> str | None:
+    """Which thread index moves the address least ("x" or "y"), from the addresses of thread (0,0), its
+    neighbour in x and its neighbour in y; None where one of them is inactive or the block is flat."""
+    bx, by, _ = block
+    if access.addr is None or bx < 2 or by < 2 or len(access.mask) <= bx:
+        return None
+    if not (access.mask[0] and access.mask[1] and access.mask[bx]):
+        return None
+    dx, dy = abs(int(access.addr[1] - access.addr[0])), abs(int(access.addr[bx] - access.addr[0]))
+    return None if dx == dy else "x" if dx < dy else "y"
+
+
 def transpose_partner(kernel: KernelModel, access) -> object | None:
-    """A coalesced global access of the same kernel that uses the same two thread indices the other way round:
-    the signature of a transpose, whose fix is staging a tile through shared memory."""
+    """A coalesced global access of the same kernel that uses the same two thread indices the other way round
+    (the index that moves the one address least moves the other most): the signature of a transpose, whose fix
+    is staging a tile through shared memory. A thread writing its own contiguous chunk (`out[(y * w + x) * 4 +
+    c]` beside `in[y * w + x]`) has the same fast index on both sides: strided, not a transpose."""
     if not _PLANE <= access.deps:
         return None
+    block = kernel.configs[0].block
+    axis = fast_axis(access, block)
     for per_run, requests in _global_sites(kernel):
         other = next((a for run in per_run for a in run), None)
         if other is None or other.node == access.node or not _PLANE <= other.deps:
             continue
-        if requests[0] is not None and not is_uncoalesced(requests[0]) and other.write != access.write:
+        if requests[0] is None or is_uncoalesced(requests[0]) or other.write == access.write:
+            continue
+        other_axis = fast_axis(other, block)
+        if axis is None or other_axis is None or axis != other_axis:
             return other
     return None
 
