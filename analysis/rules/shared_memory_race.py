@@ -27,7 +27,8 @@ def _words(a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
-    """(word, thread of first, thread of second) where different threads touch one word, or None."""
+    """(word, thread of first, thread of second) where a thread of the second access touches a word a
+    different thread of the first one touched, or None."""
     by_warp = first.warp_epoch != second.warp_epoch
     w1, t1 = _words(first, by_warp)
     w2, t2 = _words(second, by_warp)
@@ -41,11 +42,24 @@ def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
     racy = words[counts > 1]
     if racy.size == 0:
         return None
-    word = int(racy[0])
-    first_threads = (k1[k1 // _KEY == word] % _KEY).tolist()
-    second_threads = (k2[k2 // _KEY == word] % _KEY).tolist()
-    a, b = next((x, y) for x in first_threads + second_threads for y in second_threads + first_threads if x != y)
-    return word, a, b
+    found = None
+    for word in racy.tolist()[:64]:
+        first_threads = (k1[k1 // _KEY == word] % _KEY).tolist()
+        second_threads = (k2[k2 // _KEY == word] % _KEY).tolist()
+        pair = _pair(first_threads, second_threads)
+        if pair is not None and (found is None or (found[1] // 32 == found[2] // 32
+                                                   and pair[0] // 32 != pair[1] // 32)):
+            found = (int(word), *pair)
+    return found
+
+
+def _pair(first: list[int], second: list[int]) -> tuple[int, int] | None:
+    """A thread of the first access and a different one of the second (each keeps its role: the message says
+    who writes and who reads), from different warps where there are such."""
+    pairs = [(a, b) for a in first[:64] for b in second[:64] if a != b]
+    if not pairs:
+        return None
+    return next(((a, b) for a, b in pairs if a // 32 != b // 32), pairs[0])
 
 
 def races(run: SimResult) -> dict[tuple[int, int], tuple[Access, Access, tuple[int, int, int]]]:
