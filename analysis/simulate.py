@@ -350,15 +350,31 @@ class Simulator:
         cons, alt = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
         self.cond_deps.append(c.deps)
         if c.v is None:
+            before = self.snapshot() if DATA in c.deps else None
             self.exec(cons, mask)
             if alt is not None:
                 self.exec(alt, mask)
+            if before is not None:
+                self.forget_assigned(before, c.deps)
         else:
             truth = np.broadcast_to(c.v != 0, (self.n,))
             self.exec(cons, mask & truth)
             if alt is not None:
                 self.exec(alt, mask & ~truth)
         self.cond_deps.pop()
+
+    def snapshot(self) -> list[dict[str, Val | Ptr]]:
+        return [dict(scope) for scope in self.scopes]
+
+    def forget_assigned(self, before: list[dict[str, Val | Ptr]], deps: frozenset[str]) -> None:
+        """After code that ran under a condition on loaded data, a variable it assigned holds the old value in
+        some threads and the new one in others, as the data decide: unknown (`pos = newPos` in a binary
+        search), where following one path would report its addresses as proven."""
+        for scope, old in zip(self.scopes, before, strict=False):
+            for name, value in scope.items():
+                prior = old.get(name)
+                if prior is not None and prior is not value and isinstance(value, Val) and isinstance(prior, Val):
+                    scope[name] = Val(None, value.deps | prior.deps | deps | {DATA}, value.is_float or prior.is_float)
 
     def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
         cond = per_thread(c, self.n)
@@ -395,6 +411,8 @@ class Simulator:
         entry = {name: self.lookup(name) for name in stepped}
         recorded: list[Branch] = []
         strided = False
+        before: list[dict[str, Val | Ptr]] | None = None  # the variables when the exit first depended on data
+        data_exit: frozenset[str] = frozenset()
         for iteration in range(LOOP_SAMPLES):
             if iteration == 1 and _strided(entry, {name: self.lookup(name) for name in stepped}, mask, running):
                 strided = True
@@ -410,6 +428,9 @@ class Simulator:
                 recorded.append(self.record_branch(node, "loop", c, self.active(running), iteration))
                 recorded[-1].strided = strided
                 deps = deps | c.deps
+                if c.v is None and DATA in c.deps:
+                    data_exit = data_exit | c.deps
+                    before = self.snapshot() if before is None else before
                 if c.v is not None:
                     running = running & np.broadcast_to(c.v != 0, (self.n,))
             running = running & ~state.broken & ~self.frames[-1].returned
@@ -426,6 +447,8 @@ class Simulator:
             running = running & ~state.broken
             if update is not None:
                 self.eval(update, running)
+        if before is not None:  # how many iterations ran is the data's choice
+            self.forget_assigned(before, data_exit)
 
     # ---- expressions -------------------------------------------------------------------------------------
     def eval(self, node: Node | None, mask: np.ndarray) -> Val | Ptr:

@@ -66,3 +66,25 @@ void h(unsigned char* s) { k<<<dim3(8, 8), dim3(16, 16)>>>(s, 4096); }
 """
     [message] = _messages(source, "CL101")
     assert "4 elements apart within each group of 16 lanes" in message
+
+
+def test_a_conflict_on_a_line_that_later_indexes_by_data_is_not_proven() -> None:
+    # mergeSort's probes: each thread searches its own segment; the first probe is known, the later ones
+    # follow the keys
+    source = """
+__global__ void k(const unsigned* in, unsigned* out) {
+    __shared__ unsigned s_key[4096];
+    s_key[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    const unsigned* data = s_key + threadIdx.x * 16;
+    unsigned pos = 0;
+    for (unsigned stride = 8; stride > 0; stride >>= 1) {
+        if (data[pos + stride - 1] < 7u) pos += stride;
+    }
+    out[threadIdx.x] = pos;
+}
+void h(unsigned* a) { k<<<1, 256>>>(a, a); }
+"""
+    report = analyze_text("k.cu", source, AnalysisConfig(min_severity="hint"))
+    [finding] = [f for f in report.findings if f.code == "CL301"]
+    assert finding.severity.value == "info" and "later ones index by loaded data" in finding.message
