@@ -25,11 +25,13 @@ from cudalens.analysis.values import (
     TID_X,
     TID_Y,
     TID_Z,
+    UNIFORM,
     Dim3,
     Ptr,
     Val,
     binop,
     const,
+    data_dependent,
     per_thread,
     select,
     unknown,
@@ -350,7 +352,7 @@ class Simulator:
         cons, alt = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
         self.cond_deps.append(c.deps)
         if c.v is None:
-            before = self.snapshot() if DATA in c.deps else None
+            before = self.snapshot() if data_dependent(c.deps) else None
             self.exec(cons, mask)
             if alt is not None:
                 self.exec(alt, mask)
@@ -428,7 +430,7 @@ class Simulator:
                 recorded.append(self.record_branch(node, "loop", c, self.active(running), iteration))
                 recorded[-1].strided = strided
                 deps = deps | c.deps
-                if c.v is None and DATA in c.deps:
+                if c.v is None and data_dependent(c.deps):
                     data_exit = data_exit | c.deps
                     before = self.snapshot() if before is None else before
                 if c.v is not None:
@@ -598,6 +600,11 @@ class Simulator:
             return left.moved(delta if op == "+" else binop("-", const(0), delta))
         if isinstance(right, Ptr) and isinstance(left, Val) and op == "+":
             return right.moved(binop("*", left, const(right.elem.size)))
+        if op in ("==", "!=", "<", ">", "<=", ">=") and (isinstance(left, Ptr) or isinstance(right, Ptr)):
+            # `bias != NULL`: whether a parameter is null is the same in every thread
+            deps = frozenset(f"param:{p.base}" for p in (left, right) if isinstance(p, Ptr) and p.space == "global")
+            deps |= frozenset().union(*(v.deps for v in (left, right) if isinstance(v, Val)))
+            return Val(None, deps or frozenset({DATA}))
         if isinstance(left, Ptr) and isinstance(right, Ptr):
             if op == "-":
                 return binop("/", binop("-", left.off, right.off), const(left.elem.size))
@@ -669,6 +676,10 @@ class Simulator:
 
     def load(self, ref: _Ref, node: Node, mask: np.ndarray) -> Val | Ptr:
         self.record(ref, node, mask, write=False)
+        if ref.off.v is not None:
+            lanes = np.broadcast_to(ref.off.v, (self.n,))[mask]
+            if lanes.size and np.all(lanes == lanes[0]):  # one address for every thread: one value for all
+                return Val(None, (ref.off.deps - THREAD_DEPS) | {UNIFORM}, ref.elem.name in FLOAT_TYPES)
         if ref.ptr.space == "shared" or ref.ptr.space == "local":
             return Val(None, ref.off.deps | {DATA}, ref.elem.name in FLOAT_TYPES)
         return Val(None, frozenset({DATA}), ref.elem.name in FLOAT_TYPES)
@@ -769,10 +780,7 @@ class Simulator:
             return self.inline(helper, args, mask, node, targ_nodes)
         if helper is not None and syncs_block(self.unit, helper):
             self.barrier(node, mask, "__syncthreads")  # too deep to follow, but its barrier orders our accesses
-        deps: frozenset[str] = frozenset({DATA})
-        for a in args:
-            deps |= _deps(a)
-        return Val(None, deps, True)
+        return Val(None, _result_deps(args), True)
 
     def inline(self, callee: Function, args: list[Val | Ptr], mask: np.ndarray, call: Node,
                targ_nodes: list[Node]) -> Val | Ptr:
@@ -822,10 +830,7 @@ class Simulator:
             value = cg.method(group, name, self.lanes, self.builtins)
             if value is not None:
                 return value  # type: ignore[return-value]
-        deps: frozenset[str] = frozenset({DATA})
-        for a in args:
-            deps |= _deps(a)
-        return Val(None, deps)
+        return Val(None, _result_deps(args))
 
     def group_function(self, name: str, targ_nodes: list[Node], arg_nodes: list[Node], node: Node,
                        mask: np.ndarray) -> Val | Ptr:
@@ -939,6 +944,15 @@ def _strided(entry: dict, now: dict, mask: np.ndarray, stepped: np.ndarray) -> b
         if spread and abs(int(steps[0])) > spread:
             return True
     return False
+
+
+def _result_deps(args: list) -> frozenset[str]:
+    """What the result of a call we do not see into depends on: its arguments; where none of them varies
+    between threads or follows per-thread data, the result is the same in every thread."""
+    deps = frozenset().union(*(_deps(a) for a in args)) if args else frozenset()
+    if args and not deps & (THREAD_DEPS | {DATA}):
+        return deps | {UNIFORM}
+    return deps | {DATA}
 
 
 def _deps(value: object) -> frozenset[str]:

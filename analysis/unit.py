@@ -108,9 +108,10 @@ class Unit:
             self._evaluating.discard(name)
 
     def device_function(self, name: str, arity: int | None = None) -> Function | None:
-        """The helper a call names; with `arity`, the overload that takes that many arguments if there is one
-        (llm.c's `blockReduce<op>(val)` and `blockReduce<op>(val, sync, init)`)."""
-        found = [f for f in self.functions.get(name, []) if not f.is_kernel and f.body is not None]
+        """The `__device__` helper a call names (a host function of the same name is not one: cuda-samples'
+        host `reduce<T>()` beside kernels calling `cg::reduce`); with `arity`, the overload that takes that many
+        arguments if there is one (llm.c's `blockReduce<op>(val)` and `blockReduce<op>(val, sync, init)`)."""
+        found = [f for f in self.functions.get(name, []) if f.is_device and not f.is_kernel and f.body is not None]
         if arity is not None:
             for f in found:
                 required = sum(p.node.type != "optional_parameter_declaration" for p in f.params)

@@ -13,6 +13,9 @@ from cudalens.analysis.types import TypeInfo
 TID_X, TID_Y, TID_Z = "tid.x", "tid.y", "tid.z"
 BID = "bid"
 DATA = "data"
+# unknown, but the same in every thread: loaded from one address for all of them, or computed from such values
+# and parameters by a function we do not see into (so a branch on it cannot split a warp)
+UNIFORM = "data:uniform"
 THREAD_DEPS = frozenset((TID_X, TID_Y, TID_Z))
 
 
@@ -36,6 +39,11 @@ class Val:
 
 def const(x: float | int, is_float: bool = False) -> Val:
     return Val(np.array(x, dtype=np.float64 if is_float else np.int64), frozenset(), is_float)
+
+
+def data_dependent(deps: frozenset[str]) -> bool:
+    """Whether a value follows loaded data (uniform or not)."""
+    return DATA in deps or UNIFORM in deps
 
 
 def unknown(*deps: str | frozenset[str]) -> Val:
