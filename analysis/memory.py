@@ -86,8 +86,8 @@ def _global_counts(a: np.ndarray, m: np.ndarray, size: int) -> tuple[np.ndarray,
 def _request(a_row: np.ndarray, m_row: np.ndarray, sectors: int, ideal: int) -> GlobalRequest:
     diffs = np.diff(a_row[m_row])
     stride = int(diffs[0]) if diffs.size and np.all(diffs == diffs[0]) else None
-    return GlobalRequest(int(sectors), int(ideal), stride, int(m_row.sum()),
-                         None if stride is not None else _groups(diffs))
+    described = stride is None and sectors >= 2 * ideal  # only an uncoalesced request's pattern is ever told
+    return GlobalRequest(int(sectors), int(ideal), stride, int(m_row.sum()), _groups(diffs) if described else None)
 
 
 def _groups(diffs: np.ndarray) -> tuple[int, int] | None:

@@ -676,10 +676,9 @@ class Simulator:
 
     def load(self, ref: _Ref, node: Node, mask: np.ndarray) -> Val | Ptr:
         self.record(ref, node, mask, write=False)
-        if ref.off.v is not None:
-            lanes = np.broadcast_to(ref.off.v, (self.n,))[mask]
-            if lanes.size and np.all(lanes == lanes[0]):  # one address for every thread: one value for all
-                return Val(None, (ref.off.deps - THREAD_DEPS) | {UNIFORM}, ref.elem.name in FLOAT_TYPES)
+        if ref.off.v is not None and (ref.off.v.ndim == 0 or _same(ref.off.v[mask])):
+            # one address for every thread: one value for all
+            return Val(None, (ref.off.deps - THREAD_DEPS) | {UNIFORM}, ref.elem.name in FLOAT_TYPES)
         if ref.ptr.space == "shared" or ref.ptr.space == "local":
             return Val(None, ref.off.deps | {DATA}, ref.elem.name in FLOAT_TYPES)
         return Val(None, frozenset({DATA}), ref.elem.name in FLOAT_TYPES)
@@ -924,23 +923,29 @@ def _updated(update: Node | None) -> set[str]:
     return {ts.text(target)} if target is not None and target.type == "identifier" else set()
 
 
+def _same(values: np.ndarray) -> bool:
+    return values.size > 0 and bool(np.all(values == values[0]))
+
+
 def _strided(entry: dict, now: dict, mask: np.ndarray, stepped: np.ndarray) -> bool:
     """Whether a loop variable went from its entry value to `now` by one uniform step wider than the spread
     of its entry values over the active lanes of any warp (`stepped`: the lanes that ran the update)."""
     for name, before in entry.items():
         after = now.get(name)
         if not (isinstance(before, Val) and isinstance(after, Val)) or before.v is None or after.v is None \
-                or not stepped.any():
-            continue
+                or not before.thread_dependent or not stepped.any():
+            continue  # a variable that starts alike in every lane cannot split a warp's trip counts
         b = np.broadcast_to(before.v, mask.shape)
         steps = np.broadcast_to(after.v, mask.shape)[stepped] - b[stepped]
         if steps.size == 0 or np.any(steps != steps[0]) or steps[0] == 0:
             continue
-        spread = 0
-        for w in range(0, mask.size, 32):
-            lanes = b[w:w + 32][mask[w:w + 32]]
-            if lanes.size:
-                spread = max(spread, int(lanes.max() - lanes.min()))
+        pad = -mask.size % 32
+        values = np.concatenate([b, np.zeros(pad, b.dtype)]).reshape(-1, 32)
+        active = np.concatenate([mask, np.zeros(pad, bool)]).reshape(-1, 32)
+        big = np.iinfo(np.int64).max
+        highs = np.where(active, values, -big).max(axis=1)
+        lows = np.where(active, values, big).min(axis=1)
+        spread = int((highs - lows)[active.any(axis=1)].max(initial=0))
         if spread and abs(int(steps[0])) > spread:
             return True
     return False

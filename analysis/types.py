@@ -7,6 +7,7 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache, lru_cache
 
 # bytes, and alignment where it differs from the size
 PRIMITIVE_SIZES: dict[str, int] = {
@@ -50,8 +51,9 @@ class TypeInfo:
 _VECTOR_FIELDS = {"x": 0, "y": 1, "z": 2, "w": 3}
 
 
+@lru_cache(maxsize=4096)
 def normalize(type_text: str) -> str:
-    text = re.sub(r"\s*([<>,])\s*", r"\1", type_text)  # `Packed128< float >` is `Packed128<float>`
+    text = re.sub(r"\s*([<>,])\s*", r"\1", type_text) if "<" in type_text else type_text  # `X< float >`
     words = [w for w in text.replace("*", " ").replace("&", " ").split()
              if w not in ("const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "static",
                           "__shared__", "extern", "__constant__", "__device__", "register", "typename")]
@@ -105,8 +107,7 @@ class TypeTable:
         if name in self.aliases:
             return self._lookup(normalize(self.aliases[name]), depth + 1)
         if name in PRIMITIVE_SIZES:
-            size = PRIMITIVE_SIZES[name]
-            return TypeInfo(name, size, _ALIGN.get(name, min(size, 16)), _vector_fields(name, size))
+            return _primitive(name)
         if name.startswith("unsigned ") or name.startswith("signed "):
             return self._lookup(name.split(" ", 1)[1] or "int", depth + 1)
         if name not in self._layouts:
@@ -190,6 +191,12 @@ def _arith(node: ast.expr) -> int | None:
     return None
 
 
+@cache
+def _primitive(name: str) -> TypeInfo:
+    size = PRIMITIVE_SIZES[name]
+    return TypeInfo(name, size, _ALIGN.get(name, min(size, 16)), _vector_fields(name, size))
+
+
 def _split_args(text: str) -> list[str]:
     """Top-level comma-separated template arguments."""
     out, depth, start = [], 0, 0
@@ -207,7 +214,7 @@ def _split_args(text: str) -> list[str]:
 
 def substitute(text: str, binding: dict[str, str]) -> str:
     """`text` with the names of `binding` replaced (template parameters by their arguments)."""
-    if not binding:
+    if not binding or not any(name in text for name in binding):
         return text
     return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: binding.get(m.group(0), m.group(0)), text)
 

@@ -241,6 +241,9 @@ _ALIGN_MISPARSE = re.compile(rb"^\s*(?:typedef\s+)?struct\s+__align__\s*\(\s*(\d
 def _aligned_struct(node: Node, types: TypeTable) -> bool:
     """`struct __align__(8) SumMax { ... };`, which tree-sitter reads as a function `__align__(8) SumMax`: the
     struct it is, when it is one."""
+    spec = node.child_by_field_name("type")
+    if spec is None or spec.type != "struct_specifier" or spec.end_byte - spec.start_byte > 20:
+        return False  # `struct __align__` is the misparsed type; a real function's is anything else
     m = _ALIGN_MISPARSE.match(node.text or b"")
     body = node.child_by_field_name("body")
     declarator = node.child_by_field_name("declarator")

@@ -44,22 +44,25 @@ def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
         return None
     found = None
     for word in racy.tolist()[:64]:
-        first_threads = (k1[k1 // _KEY == word] % _KEY).tolist()
-        second_threads = (k2[k2 // _KEY == word] % _KEY).tolist()
-        pair = _pair(first_threads, second_threads)
-        if pair is not None and (found is None or (found[1] // 32 == found[2] // 32
-                                                   and pair[0] // 32 != pair[1] // 32)):
+        first_threads = k1[k1 // _KEY == word] % _KEY
+        second_threads = k2[k2 // _KEY == word] % _KEY
+        pair = _pair(first_threads, second_threads, cross_warp=True)
+        if pair is not None:
+            return int(word), pair[0], pair[1]
+        pair = _pair(first_threads, second_threads, cross_warp=False)
+        if pair is not None and found is None:
             found = (int(word), *pair)
     return found
 
 
-def _pair(first: list[int], second: list[int]) -> tuple[int, int] | None:
+def _pair(first: np.ndarray, second: np.ndarray, cross_warp: bool) -> tuple[int, int] | None:
     """A thread of the first access and a different one of the second (each keeps its role: the message says
-    who writes and who reads), from different warps where there are such."""
-    pairs = [(a, b) for a in first[:64] for b in second[:64] if a != b]
-    if not pairs:
-        return None
-    return next(((a, b) for a, b in pairs if a // 32 != b // 32), pairs[0])
+    who writes and who reads), with `cross_warp` from different warps."""
+    for b in second[:8].tolist():
+        others = first[(first // 32 != b // 32) if cross_warp else (first != b)]
+        if others.size:
+            return int(others[0]), b
+    return None
 
 
 def races(run: SimResult) -> dict[tuple[int, int], tuple[Access, Access, tuple[int, int, int]]]:
