@@ -41,7 +41,12 @@ REGISTRY: dict[str, str] = {
     "CL903": "slower_than_reference:SlowerThanReference",
     "CL904": "profile_line_hint:ProfileLineHint",
     "CL905": "sanitizer_error:SanitizerError",
+    "CL906": "timing_manipulation:TimingManipulation",
+    "CL907": "pytorch_fallback:PytorchFallback",
+    "CL908": "input_mutation:InputMutation",
+    "CL909": "result_not_computed:ResultNotComputed",
     "CL910": "judge_verdict:JudgeVerdict",
+    "CL911": "precision_downgrade:PrecisionDowngrade",
 }
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from cudalens.analysis.workspace_keys import workspace_refusal
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -74,6 +76,9 @@ def config_from_mapping(values: dict[str, Any], base: AnalysisConfig | None = No
     errors: list[str] = []
     for key, value in values.items():
         name = key.replace("-", "_")
+        if refused := workspace_refusal(key):  # a repository's file: rules and display only
+            errors.append(refused)
+            continue
         if name not in known:
             errors.append(f"cudalens: unknown setting '{key}' ignored")
             continue

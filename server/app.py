@@ -278,7 +278,7 @@ def create_server() -> CudalensServer:
             comment_marker(state.kind, result.report.embedded_sources if result.report else []),
         )
         actions = code_actions(result.findings, span, ctx, only) if result.findings else []
-        if wanted(only, types.CodeActionKind.QuickFix) or wanted(only, REWRITE):
+        if ls.service.trust.trusted and (wanted(only, types.CodeActionKind.QuickFix) or wanted(only, REWRITE)):
             coder = coder_actions(state.uri, result.kernels, ls.service.findings(state), span, pos)
             actions += [a for a in coder if wanted(only, a.kind)]
         return actions or None
@@ -308,7 +308,8 @@ def create_server() -> CudalensServer:
             return None
         result = state.result
         badge = last_run.badge(ls.service.last_run(state))
-        return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge)
+        return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge,
+                             runs=ls.service.trust.trusted)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CudalensServer, params: None) -> None:

@@ -22,7 +22,13 @@ from cudalens.agents.api import ask_coder as agents_ask_coder
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
 from cudalens.agents.optimize_loop import OptimizeResult, Progress
 from cudalens.analysis.api import KernelInfo
-from cudalens.server.coder_setup import LoopRun, build_loop, coder_settings, kernelbench_problem, missing_key
+from cudalens.server.coder_setup import (
+    LoopRun,
+    build_loop,
+    coder_blocked,
+    coder_settings,
+    kernelbench_problem,
+)
 from cudalens.server.convert import path_uri
 from cudalens.server.gpu_commands import answer
 from cudalens.server.offers import Offer, new_id, stale_reason, whole_document
@@ -58,7 +64,7 @@ def _start(server: CudalensServer, arguments: list[Any], repair_only: bool) -> d
     if state is None:
         return answer(server, False, why)
     settings = server.service.settings
-    why = kernelbench_problem(state.path, state.text) or missing_key(settings)
+    why = kernelbench_problem(state.path, state.text) or coder_blocked(settings, server.service.trust)
     if why:
         return answer(server, False, why)
     running = server.optimizing.get(state.uri)
@@ -190,7 +196,7 @@ async def ask_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, A
         return answer(server, False, "cudalens: askCoder takes [uri, range, code] of an open document")
     code = arguments[2] if len(arguments) > 2 and isinstance(arguments[2], str) else ""
     settings = server.service.settings
-    if why := missing_key(settings):
+    if why := coder_blocked(settings, server.service.trust):
         return answer(server, False, why)
     lines = state.text.splitlines(keepends=True)
     first, last = max(rng.start.line, 0), min(max(rng.end.line, rng.start.line), len(lines) - 1)

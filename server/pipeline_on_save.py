@@ -86,7 +86,7 @@ def plan_for(on_save: OnSave, path: str, text: str) -> Plan:
     cuda = needs_cuda(path, text)
     testable = (on_save.test or on_save.time or on_save.profile) and has_test(path, text)
     return Plan(
-        compile=on_save.compiles and cuda,
+        compile=on_save.compile and cuda,
         test=testable and (on_save.test or on_save.time),
         time=testable and on_save.time,
         profile=testable and on_save.profile and cuda,

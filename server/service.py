@@ -43,8 +43,9 @@ from cudalens.server.pipeline_on_save import (
     run_pipeline,
 )
 from cudalens.server.scheduler import Priority, Scheduler
-from cudalens.server.settings import ParsedSettings, ServerSettings
+from cudalens.server.settings import ClientTrust, ParsedSettings, ServerSettings
 from cudalens.server.status import status_payload
+from cudalens.server.trust import effective
 from cudalens.server.verdicts import add_verdicts, specs
 
 logger = logging.getLogger("cudalens.server")
@@ -78,7 +79,8 @@ class Service:
     codec: PositionCodec = field(default_factory=PositionCodec)
     root: str | None = None
     pull: bool = False  # the client pulls diagnostics (textDocument/diagnostic): never push
-    settings: ServerSettings = field(default_factory=ServerSettings)
+    settings: ServerSettings = field(default_factory=ServerSettings)  # what it acts on: trust applied
+    trust: ClientTrust = field(default_factory=ClientTrust)  # the editor's last word on workspace trust
 
     def __post_init__(self) -> None:
         self.documents = DocumentStore()
@@ -133,8 +135,12 @@ class Service:
             self.show_once(message, types.MessageType.Warning)
         if parsed.unknown:
             logger.info("ignoring unknown settings: %s", ", ".join(parsed.unknown))
-        changed = parsed.settings != self.settings
-        self.settings = parsed.settings
+        if parsed.trust is not None:
+            self.trust = parsed.trust
+            logger.info("workspace trusted: %s", self.trust.trusted)
+        settings = effective(parsed.settings, self.trust)
+        changed = settings != self.settings
+        self.settings = settings
         self.runtime.secret_env = (self.settings.coder.api_key_env,)
         if self.settings.log_level is not None:
             set_level(self.settings.log_level)

@@ -69,3 +69,20 @@ async def test_a_bad_setting_is_shown_once_and_defaults_are_used(bare_client: La
     marker = open_doc(bare_client, bare_client.root / "m.cu", kernel("copy.cu"))
     await diagnostics_for(bare_client, marker, 1)
     assert len([m for m in bare_client.messages if "'select'" in m.message]) == 1
+
+
+async def test_an_absurd_number_is_shown_once_and_diagnostics_still_arrive(bare_client: LanguageClient):
+    """`debounceMs: 10**12` was accepted: the analysis after an edit waited for ~30 years."""
+    await start(bare_client, bare_client.root, {"settings": {"debounceMs": 10**12, "worker": {"timeoutSeconds": -5}}})
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("copy.cu"))
+    await diagnostics_for(bare_client, uri, 1)
+    bare_client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+        [types.TextDocumentContentChangeWholeDocument(text=kernel("strided.cu"))],
+    ))
+    assert "CL101" in codes(await diagnostics_for(bare_client, uri, 2))
+    shown = [m.message for m in bare_client.messages if "must be" in m.message]
+    assert shown == [
+        "cudalens: setting 'debounceMs' must be a whole number from 0 to 10000, not 1000000000000; using the default",
+        "cudalens: setting 'worker.timeoutSeconds' must be a number from 1 to 7200, not -5; using the default",
+    ]
