@@ -205,6 +205,10 @@ def statement_cost(node: Node | None) -> int:
     return cost
 
 
+# what a finding says when the addresses it judged follow loaded data (Simulator.forget_assigned)
+FOLLOWS_DATA = "the index follows loaded data: this is one outcome the data can give, not all"
+
+
 def describe_deps(deps: frozenset[str]) -> str:
     names = []
     for d, label in (("tid.x", "threadIdx.x"), ("tid.y", "threadIdx.y"), ("tid.z", "threadIdx.z")):

@@ -69,6 +69,11 @@ class Access:
     warp_epoch: int = 0
     alloc: str = ""  # the allocation (Ptr.key): two arrays of one name in different helpers are two
 
+    @property
+    def sampled(self) -> bool:
+        """Addresses known for one outcome of a branch on loaded data (see Simulator.forget_assigned)."""
+        return self.addr is not None and DATA in self.deps
+
 
 @dataclass
 class Branch:
@@ -370,13 +375,14 @@ class Simulator:
 
     def forget_assigned(self, before: list[dict[str, Val | Ptr]], deps: frozenset[str]) -> None:
         """After code that ran under a condition on loaded data, a variable it assigned holds the old value in
-        some threads and the new one in others, as the data decide: unknown (`pos = newPos` in a binary
-        search), where following one path would report its addresses as proven."""
+        some threads and the new one in others, as the data decide (`pos = newPos` in a binary search). It keeps
+        the value of the outcome the interpreter followed, marked as following the data: what is computed from
+        it is one sampled outcome, which rules report as `info`, never as proven."""
         for scope, old in zip(self.scopes, before, strict=False):
             for name, value in scope.items():
                 prior = old.get(name)
                 if prior is not None and prior is not value and isinstance(value, Val) and isinstance(prior, Val):
-                    scope[name] = Val(None, value.deps | prior.deps | deps | {DATA}, value.is_float or prior.is_float)
+                    scope[name] = Val(value.v, value.deps | prior.deps | deps | {DATA}, value.is_float or prior.is_float)
 
     def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
         cond = per_thread(c, self.n)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from cudalens.analysis.findings import Finding, Severity
-from cudalens.analysis.model import KernelModel, sites
+from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.uncoalesced_global_access import is_uncoalesced, worst_request
 
@@ -82,12 +82,13 @@ class ArrayOfStructsFieldAccess(Rule):
                 continue
             r = requests[0]
             assert r is not None
+            sampled = any(a.sampled for run in per_run for a in run)
             yield kernel.finding(
                 type(self), first.node,
                 f"`{first.field_name}` is read from an array of {first.struct_size}-byte structs: a warp request "
                 f"touches {r.sectors} sectors to use {first.size} bytes per lane (ideal {r.ideal}); "
-                f"a structure of arrays would coalesce",
-                Severity.WARNING,
+                f"a structure of arrays would coalesce" + (f" ({FOLLOWS_DATA})" if sampled else ""),
+                Severity.INFO if sampled else Severity.WARNING,
                 evidence={"sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                           "struct_bytes": first.struct_size, "field_bytes": first.size},
             )

@@ -9,7 +9,7 @@ from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.compiled_accesses import shared_instructions
 from cudalens.analysis.findings import Finding, Fix, Severity
 from cudalens.analysis.memory import worst_shared
-from cudalens.analysis.model import KernelModel, sites
+from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 
 
@@ -46,8 +46,8 @@ class SharedBankConflict(Rule):
 
     ## Known problems
     Lanes are simulated for the block shape found at the launch site (or the usual shapes); accesses whose
-    index depends on loaded data are not judged, and a line whose index is known in its first executions but
-    comes from loaded data later (a binary search's probes) is `info`.
+    index depends on loaded data are not judged; a line whose index follows loaded data in some executions (a
+    binary search's probes, stores at the ranks it finds) is `info`, for the outcome the analysis followed.
 
     ## Example
     ```cuda
@@ -92,7 +92,7 @@ class SharedBankConflict(Rule):
                 fixes[a.base] = self.padding_fix(kernel, a)
             # a line whose later executions take their index from loaded data (a binary search's probe):
             # the conflict seen in the first ones is not the line's
-            data_dependent = key in data_sites
+            data_dependent = key in data_sites or any(x.sampled for run in per_run for x in run)
             proven = all(q is not None and q.conflicted for q in requests) and not data_dependent
             kind = "write to" if a.write else "read of"
             message = (f"{r.degree}-way bank conflict on {kind} shared `{a.base}`: lanes of a warp hit the same "
@@ -100,7 +100,7 @@ class SharedBankConflict(Rule):
                        f"{r.ideal}")
             fix = fixes[a.base]
             if data_dependent:
-                message += " (in the executions whose index is known; later ones index by loaded data)"
+                message += f" ({FOLLOWS_DATA})"
             if fix is not None:
                 message += f"; {fix.message[0].lower()}{fix.message[1:]}"
             related = ((a.decl, f"`{a.base}` is declared here"),) if a.decl is not None else ()

@@ -129,7 +129,7 @@ class SharedMemoryRace(Rule):
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         per_run = [races(run) for run in kernel.runs]
         for key, (first, second, (word, t1, t2)) in per_run[0].items():
-            proven = all(key in r for r in per_run)
+            proven = all(key in r for r in per_run) and not (first.sampled or second.sampled)
             hazard = ("read-after-write" if first.write and not second.write
                       else "write-after-read" if second.write and not first.write else "write-after-write")
             yield kernel.finding(

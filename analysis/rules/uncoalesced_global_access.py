@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import GlobalRequest, worst_global
-from cudalens.analysis.model import KernelModel, sites
+from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 
 MIN_EXCESS = 2.0  # at least twice the sectors that contiguous lanes would need
@@ -171,7 +171,10 @@ class UncoalescedGlobalAccess(Rule):
             kind = "store to" if first.write else "load from"
             message = self.describe(kernel, first, kind, stride, r)
             severity = Severity.WARNING
-            if not all(flagged):
+            if any(a.sampled for run in per_run for a in run):
+                severity = Severity.INFO
+                message += f" ({FOLLOWS_DATA})"
+            elif not all(flagged):
                 severity = Severity.INFO
                 message += f" ({_config_text(kernel, flagged)})"
             elif unproven_params:

@@ -87,4 +87,4 @@ void h(unsigned* a) { k<<<1, 256>>>(a, a); }
 """
     report = analyze_text("k.cu", source, AnalysisConfig(min_severity="hint"))
     [finding] = [f for f in report.findings if f.code == "CL301"]
-    assert finding.severity.value == "info" and "later ones index by loaded data" in finding.message
+    assert finding.severity.value == "info" and "the index follows loaded data" in finding.message
