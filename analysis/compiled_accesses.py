@@ -1,8 +1,10 @@
-"""What the compiler does to shared-memory accesses before the hardware sees them, so that bank conflicts are
-judged on the instructions that run: neighbouring accesses the compiler can prove adjacent are merged into
-one wide access (`buf[2*t]` and `buf[2*t+1]` become one 8-byte access), and a read of the element the same
-thread has just written is served from a register. Both were seen on an H200 (sm_90, nvcc -O3): without
-them the analyzer reported conflicts that ncu did not measure. `volatile` arrays are left alone."""
+"""What the compiler does to memory accesses before the hardware sees them, so that bank conflicts and
+coalescing are judged on the instructions that run: neighbouring shared accesses the compiler can prove
+adjacent are merged into one wide access (`buf[2*t]` and `buf[2*t+1]` become one 8-byte access), and a read
+of the element the same thread has just written (or, in global memory, just read or written, with no store
+in between) is served from a register. All were seen on an H200 (sm_90, nvcc -O3): without them the
+analyzer reported conflicts and uncoalesced lines that ncu did not measure (llm.c's softmax_forward_kernel1:
+`maxval = inp_row[j]` after `inp_row[j] > maxval` issues no load). `volatile` arrays are left alone."""
 
 from __future__ import annotations
 
@@ -92,3 +94,41 @@ def shared_instructions(run: SimResult) -> list[Access]:
             kept = _merge_pass(kept)
         out.extend(kept)
     return sorted(out, key=lambda a: a.order)
+
+
+def _same_elements(previous: Access, read: Access) -> bool:
+    m = read.mask
+    return (previous.size == read.size and previous.epoch == read.epoch and bool(np.all(previous.mask[m]))
+            and bool(np.array_equal(previous.addr[m], read.addr[m])))  # type: ignore[index]
+
+
+def _loop_of(node) -> tuple[int, int] | None:
+    while node is not None and node.type not in ("for_statement", "while_statement", "do_statement",
+                                                 "function_definition"):
+        node = node.parent
+    return (node.start_byte, node.end_byte) if node is not None else None
+
+
+def global_instructions(run: SimResult) -> list[Access]:
+    """The run's global accesses as the compiler would issue them: a read of the elements the same threads
+    read or wrote by the previous access to that pointer, in the same loop body, is dropped, unless another
+    store (which may alias it) or a barrier came between."""
+    out: list[Access] = []
+    previous: dict[str, Access] = {}
+    for a in run.accesses:
+        if a.space != "global":
+            continue
+        if a.write or a.atomic or a.addr is None:
+            if a.write or a.atomic:
+                previous = {}  # a store may alias any other pointer
+            if a.write and a.addr is not None and not a.atomic:
+                previous[a.alloc] = a
+            out.append(a)
+            continue
+        before = previous.get(a.alloc)
+        if before is not None and not _volatile(a) and _same_elements(before, a) \
+                and _loop_of(before.node) == _loop_of(a.node):
+            continue  # not across loops: the compiler keeps a value in a register within one loop body
+        previous[a.alloc] = a
+        out.append(a)
+    return out

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from cudalens.analysis.compiled_accesses import global_instructions
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
 from cudalens.analysis.rule_base import Rule
@@ -73,7 +74,7 @@ class ArrayOfStructsFieldAccess(Rule):
         def keep(a) -> bool:
             return a.space == "global" and not a.atomic and a.addr is not None and a.struct_size is not None
 
-        for per_run in sites(kernel, "accesses", keep).values():
+        for per_run in sites(kernel, global_instructions, keep).values():
             requests = [worst_request(run) for run in per_run]
             if not all(is_uncoalesced(r) for r in requests):
                 continue

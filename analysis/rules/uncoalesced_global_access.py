@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.compiled_accesses import global_instructions
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import GlobalRequest, worst_global
 from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
@@ -72,7 +73,8 @@ def _global_sites(kernel: KernelModel) -> list[tuple[list[list], list[GlobalRequ
     def keep(a) -> bool:
         return a.space == "global" and not a.atomic and a.addr is not None and a.struct_size is None
 
-    return [(per_run, [worst_request(run) for run in per_run]) for per_run in sites(kernel, "accesses", keep).values()]
+    return [(per_run, [worst_request(run) for run in per_run])
+            for per_run in sites(kernel, global_instructions, keep).values()]
 
 
 _PLANE = frozenset(("tid.x", "tid.y"))
