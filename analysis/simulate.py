@@ -355,6 +355,8 @@ class Simulator:
         c = c if isinstance(c, Val) else const(1)
         self.record_branch(node, "if", c, mask)
         cons, alt = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+        if alt is not None and alt.type == "else_clause":  # the grammar wraps the else branch's statement
+            alt = alt.named_children[0] if alt.named_children else None
         self.cond_deps.append(c.deps)
         if c.v is None:
             before = self.snapshot() if data_dependent(c.deps) else None
