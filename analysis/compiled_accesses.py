@@ -39,12 +39,29 @@ def _adjacent(a: Access, b: Access) -> bool:
     return bool(np.all(b.addr[m] == a.addr[m] + a.size) and np.all(a.addr[m] % (2 * a.size) == 0))  # type: ignore[index]
 
 
-def _forwarded(previous: Access, read: Access) -> bool:
-    """A read of exactly what the same threads wrote by the previous access to the array."""
-    m = read.mask
-    return (previous.write and not read.write and previous.epoch == read.epoch
-            and previous.warp_epoch == read.warp_epoch and bool(np.all(previous.mask[m]))
-            and bool(np.array_equal(previous.addr[m], read.addr[m])))  # type: ignore[index]
+def _unforwarded(accesses: list[Access]) -> list[Access]:
+    """The accesses of one array less the reads of exactly what the same threads wrote before them with no
+    barrier between, whether one store wrote it or several under a branch (`if (c) S[k] = 0; else S[k] =
+    f(S[k]); row_l += S[k];`: llm.c's attention_forward_kernel2, no load on the H200)."""
+    kept: list[Access] = []
+    written: np.ndarray | None = None  # lanes whose latest store to the array is known, and at which address
+    where: np.ndarray | None = None
+    epoch = warp_epoch = -1
+    for a in accesses:
+        if (a.epoch, a.warp_epoch) != (epoch, warp_epoch):
+            written, where, (epoch, warp_epoch) = None, None, (a.epoch, a.warp_epoch)
+        if a.write:
+            if written is None:
+                written, where = np.zeros(len(a.mask), bool), np.zeros(len(a.mask), np.int64)
+            written = written | a.mask
+            where = np.where(a.mask, a.addr, where)  # type: ignore[arg-type]
+            kept.append(a)
+            continue
+        m = a.mask
+        if written is not None and bool(np.all(written[m])) and bool(np.array_equal(where[m], a.addr[m])):  # type: ignore[index]
+            continue
+        kept.append(a)
+    return kept
 
 
 def _merge_pass(accesses: list[Access]) -> list[Access]:
@@ -88,8 +105,7 @@ def shared_instructions(run: SimResult) -> list[Access]:
         if _volatile(accesses[0]):
             out.extend(accesses)
             continue
-        kept = [a for prev, a in zip([None, *accesses[:-1]], accesses, strict=True)
-                if prev is None or not _forwarded(prev, a)]
+        kept = _unforwarded(accesses)
         for _ in range(2):  # 4-byte pairs, then 8-byte pairs into 16-byte accesses
             kept = _merge_pass(kept)
         out.extend(kept)
