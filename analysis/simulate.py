@@ -86,6 +86,7 @@ class Branch:
     # a loop whose variable starts at a lane-dependent value and advances by a uniform step wider than its
     # spread over a warp (`for (i = lane; i < n; i += 32)`): the lanes' trip counts differ by one at most
     strided: bool = False
+    at: Node | None = None  # where to report it: the call in this file, for a branch in a header's helper
 
     @property
     def thread_dependent(self) -> bool:
@@ -388,7 +389,8 @@ class Simulator:
 
     def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
         cond = per_thread(c, self.n)
-        branch = Branch(node, kind, None if cond is None else cond.copy(), mask.copy(), c.deps, iteration)
+        branch = Branch(node, kind, None if cond is None else cond.copy(), mask.copy(), c.deps, iteration,
+                        at=self.report_node)
         self.result.branches.append(branch)
         return branch
 

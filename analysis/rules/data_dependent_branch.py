@@ -63,7 +63,7 @@ class DataDependentBranch(Rule):
                 continue
             also = " and the thread index" if per_run[0][0].deps & THREAD_DEPS else ""
             yield kernel.finding(
-                type(self), node.child_by_field_name("condition") or node,
+                type(self), per_run[0][0].at or node.child_by_field_name("condition") or node,
                 f"Branch on loaded data{also} around heavy work: if neighbouring elements disagree, each warp runs "
                 f"both paths (profile to see the measured divergence on this line)",
                 evidence={"body_statements": cost},

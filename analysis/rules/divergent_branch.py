@@ -131,5 +131,5 @@ class DivergentBranch(Rule):
                 pattern = "interleaved " if interleaved else ""
                 message = (f"Divergent branch: {taken} of {active} {pattern}lanes of a warp take it (the condition "
                            f"depends on {deps}), so the warp runs both paths one after the other")
-            yield kernel.finding(type(self), cond, message, severity, evidence={
+            yield kernel.finding(type(self), per_run[0][0].at or cond, message, severity, evidence={
                 "lanes_taken": taken, "lanes_active": active, "body_statements": body_cost})

@@ -60,7 +60,7 @@ class DivergentLoopTripCount(Rule):
             continuing, active, _ = splits[0]
             severity = Severity.WARNING if all(s is not None for s in splits) else Severity.INFO
             yield kernel.finding(
-                type(self), cond,
+                type(self), loop.at or cond,
                 f"Loop trip count varies within a warp: after some iterations {continuing} of {active} lanes "
                 f"continue while the rest idle (the bound depends on {describe_deps(loop.deps)})",
                 severity, evidence={"lanes_continuing": continuing, "lanes_active": active},
