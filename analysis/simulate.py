@@ -332,7 +332,14 @@ class Simulator:
                     value = cg.from_type(type_text) or value  # a group made by something we do not follow
                 self.scopes[-1][name] = value
             elif d.type in ("identifier", "pointer_declarator"):
-                self.scopes[-1][_ident(d)] = cg.from_type(type_text) or unknown("uninitialized")
+                name = _ident(d)
+                group = cg.from_type(type_text)
+                if shared and group is None and d.type == "identifier":
+                    alloc = f"{name}@{self.instance}" if self.instance else ""
+                    self.scopes[-1][name] = _SharedScalar(Ptr(name, "shared", const(0), elem or DEFAULT_ELEM, (),
+                                                              node, elem is None, alloc))  # type: ignore[assignment]
+                    continue
+                self.scopes[-1][name] = group or unknown("uninitialized")
 
     def dim3(self, args: Node, mask: np.ndarray, type_text: str) -> Val | Ptr:
         values = [self.eval(a, mask) for a in args.named_children]
@@ -555,6 +562,8 @@ class Simulator:
     def identifier(self, node: Node, mask: np.ndarray) -> Val | Ptr:
         name = ts.text(node)
         v = self.lookup(name)
+        if isinstance(v, _SharedScalar):
+            return self.load(v.ref(), node, mask)
         if v is not None:
             return v
         if name == "warpSize":
@@ -644,6 +653,10 @@ class Simulator:
         t = node.type
         if t == "parenthesized_expression" and node.named_children:
             return self.ref(node.named_children[-1], mask)
+        if t == "identifier":
+            scalar = self.lookup(ts.text(node))
+            if isinstance(scalar, _SharedScalar):  # `&count` of a `__shared__ int count;`
+                return scalar.ref()
         if t == "subscript_expression":
             base = self.eval(node.child_by_field_name("argument"), mask)
             indices = node.child_by_field_name("indices")
@@ -707,7 +720,11 @@ class Simulator:
 
     def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:
         if target.type == "identifier":
-            self.assign(ts.text(target), value, mask)
+            scalar = self.lookup(ts.text(target))
+            if isinstance(scalar, _SharedScalar):
+                self.record(scalar.ref(), target, mask, write=True)
+            else:
+                self.assign(ts.text(target), value, mask)
             return
         ref = self.ref(target, mask)
         if isinstance(ref, _Ref):
@@ -889,6 +906,17 @@ class Simulator:
             deps |= d
         self.result.barriers.append(Barrier(self.node_for_report(node), mask.copy(), alive.copy(), deps, name))
         self.epoch += 1
+
+
+@dataclass
+class _SharedScalar:
+    """A `__shared__ int flag;` variable: its reads and writes are shared-memory accesses of every thread to
+    one word, not a per-thread local."""
+
+    ptr: Ptr
+
+    def ref(self) -> _Ref:
+        return _Ref(self.ptr, self.ptr.off, self.ptr.elem)
 
 
 @dataclass
