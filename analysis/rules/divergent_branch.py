@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, describe_deps, sites, statement_cost
@@ -14,6 +15,25 @@ from cudalens.analysis.values import DATA
 
 HEAVY_BODY = 3  # statements; shorter bodies are predicated by the compiler at little cost
 HEAVY_PART_WARP = 5  # a loop or five statements: a part-warp branch that costs more than its boundary warp
+
+
+_NOT_SELECTS = {"call_expression", "subscript_expression", "for_statement", "while_statement", "do_statement",
+                "return_statement", "break_statement", "continue_statement", "goto_statement"}
+
+
+def register_only(node) -> bool:
+    """Whether an if's branches only move values between variables (`t = a; a = b; b = t;`, a sorting
+    network's compare-and-swap): nvcc turns them into selects, so no lane waits for another (no memory
+    access, call, loop or jump in them)."""
+    stack = [c for c in (node.child_by_field_name("consequence"), node.child_by_field_name("alternative"))
+             if c is not None]
+    while stack:
+        n = stack.pop()
+        if n.type in _NOT_SELECTS or (n.type == "pointer_expression" and ts.text(n).startswith("*")) or (
+                n.type == "field_expression" and "->" in ts.text(n)):
+            return False
+        stack.extend(n.named_children)
+    return True
 
 
 def whole_warp_takes(branches: list) -> bool:
@@ -63,8 +83,8 @@ class DivergentBranch(Rule):
     throughput).
     Short bodies are not reported either: nvcc turns them into predicated instructions, and the warp does not
     diverge (the interleaved reduction `if (tid % (2 * s) == 0) s[tid] += s[tid + s];` measures 32 active
-    lanes on an H200; its cost is the idle predicated lanes and the bank conflicts, not divergence).
-    Conditions on loaded data are not reported: their divergence depends on the data. A branch taken by a
+    lanes on an H200; its cost is the idle predicated lanes and the bank conflicts, not divergence), nor
+    are bodies that only move values between variables (a compare-and-swap: selects). Conditions on loaded data are not reported: their divergence depends on the data. A branch taken by a
     single lane (`if (threadIdx.x == 0) { ... }`) is the block's deliberate serial part and is not reported.
 
     ## Example
@@ -110,8 +130,8 @@ class DivergentBranch(Rule):
             taken, active, interleaved = splits[0]
             if taken == 1:
                 continue  # one lane doing the block's serial part (`if (threadIdx.x == 0)`) is deliberate
-            if body_cost < HEAVY_BODY:
-                continue  # nvcc predicates short bodies: the lanes stay active (measured on an H200)
+            if body_cost < HEAVY_BODY or (node.type == "if_statement" and register_only(node)):
+                continue  # nvcc predicates short bodies and turns swaps into selects: the lanes stay active
             one_path = node.type == "if_statement" and node.child_by_field_name("alternative") is None
             part_warp = one_path and not interleaved
             if part_warp and (body_cost < HEAVY_PART_WARP or any(whole_warp_takes(run) for run in per_run)):
