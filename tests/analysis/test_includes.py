@@ -55,11 +55,11 @@ def test_finding_in_a_header_helper_lands_on_the_call(tmp_path: Path) -> None:
 
 
 def test_a_branch_in_a_header_helper_is_reported_at_the_call(tmp_path: Path) -> None:
-    # cuda-samples' sortingNetworks: Comparator() in sortingNetworks_common.cuh branches on the keys; the
+    # the shape of cuda-samples' sortingNetworks Comparator() (a header's helper branching on the keys); the
     # finding belonged at the call in the .cu, not at the header's line number read in the .cu
     (tmp_path / "common.cuh").write_text(
         "\n" * 40 + "__device__ inline void Comparator(unsigned& a, unsigned& b, unsigned dir) {\n"
-        "    if ((a > b) == dir) {\n        unsigned t = a; a = b; b = t;\n        t = a + b; a = t - b; b = t - a;\n"
+        "    if ((a > b) == dir) {\n        for (int r = 0; r < 8; ++r) { unsigned t = a; a = b * 3u; b = t + 1u; }\n"
         "        a += 1; b += 1;\n    }\n}\n")
     source = ('#include "common.cuh"\n__global__ void k(unsigned* keys) {\n'
               '    unsigned a = keys[threadIdx.x], b = keys[threadIdx.x + 256];\n'
