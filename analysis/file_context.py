@@ -194,6 +194,15 @@ class KernelLaunches:
             self._template_values[params] = values
         return dict(values)
 
+    def template_types(self, params: tuple[str, ...]) -> dict[str, str]:
+        """The first type each template parameter gets at a site whose size the unit knows (`k<float>`)."""
+        types: dict[str, str] = {}
+        for launch, _ in self.launches:
+            for name, arg in zip(params, launch.template_args, strict=False):
+                if name not in types and arg.type == "type_descriptor" and self.unit.types.lookup(ts.text(arg)):
+                    types[name] = ts.text(arg)
+        return types
+
 
 def host_functions(unit: Unit, own: bool = True) -> list[Function]:
     """Functions with a body that run on the host: neither `__global__` nor `__device__`; with `own`, only

@@ -46,6 +46,7 @@ class KernelModel:
     dimension_params: set[str] = field(default_factory=set)
     uses_tid_yz: bool = False
     template_values: dict[str, int] = field(default_factory=dict)
+    template_types: dict[str, str] = field(default_factory=dict)  # `T` → `float` from `k<float><<<...>>>`
 
     @property
     def name(self) -> str:
@@ -77,7 +78,7 @@ class KernelModel:
     def simulate(self, cfg: RunConfig, pad: dict[str, int] | None = None) -> SimResult:
         int_params = [p.name for p in self.function.params if not p.pointer]
         return Simulator(self.unit, self.function, cfg.block, {p: cfg.param_sample for p in int_params},
-                         self.template_values, pad=pad).run()
+                         self.template_values, pad=pad, template_types=self.template_types).run()
 
     def block_assumed(self) -> bool:
         return self.block_source == "assumed"
@@ -119,6 +120,7 @@ def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
                 to_file: PositionMap | None, launches: KernelLaunches) -> KernelModel:
     sites = launches.configs
     template_values = launches.template_values(tuple(kernel.template_params))
+    template_types = launches.template_types(tuple(kernel.template_params))
     blocks = launches.blocks
     uses_yz = bool(_TID_YZ.search(ts.text(kernel.body)))
     if len(blocks) == 1 and launches.all_blocks_known:
@@ -137,7 +139,7 @@ def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
     configs = [RunConfig(b, PARAM_SAMPLES[0], f"block {b[0]}×{b[1]}×{b[2]}") for b in candidates]
     if has_int_params:
         configs.append(RunConfig(candidates[0], PARAM_SAMPLES[1], "other sizes"))
-    model.template_values = template_values
+    model.template_values, model.template_types = template_values, template_types
     for cfg in configs:
         model.configs.append(cfg)
         model.runs.append(model.simulate(cfg))
@@ -175,6 +177,10 @@ def statement_cost(node: Node | None) -> int:
             cost += 5
         stack.extend(n.named_children)
     return cost
+
+
+# what a finding says when the addresses it judged follow loaded data (Simulator.forget_assigned)
+FOLLOWS_DATA = "the index follows loaded data: this is one outcome the data can give, not all"
 
 
 def describe_deps(deps: frozenset[str]) -> str:

@@ -171,7 +171,7 @@ def _context_key(unit, source: bytes) -> str:
         digest.update(b"\0" + ((f.node.text or b"") if f.from_header else source[f.node.start_byte:f.node.end_byte]))
     for launch in unit.launches:
         digest.update(b"\0" + source[launch.node.start_byte:launch.node.end_byte])
-    digest.update(repr(sorted(unit.types.structs)).encode())
+    digest.update(unit.types.key().encode())
     for name, node in sorted(unit.constants.items()):
         digest.update(f"\0{name}=".encode() + (node.text or b""))
     return digest.hexdigest()
