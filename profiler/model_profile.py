@@ -114,12 +114,13 @@ def split_target(target: str) -> tuple[str, str | None]:
 
 def profile_model(
     path: str, entry: str | None = None, *, device: str | None = None, python: str | None = None,
-    timeout_s: float = 600.0, out_dir: str | None = None, problems: int = 3, iters: int = 5, warmup: int = 2,
+    timeout_s: float = 600.0, out_dir: str | None = None, problems: int = 3, names: tuple[str, ...] = (),
+    iters: int = 5, warmup: int = 2,
     env: dict[str, str] | None = None,
     on_progress: Callable[[str, float | None], None] | None = None,
 ) -> ModelProfile:
     """Profile the model `path` builds (docs/model.md) in a worker; `out_dir`: write problem files there for
-    the `problems` best candidates; `env`: added to the worker's environment (blank values hide secrets).
+    the `problems` best candidates and every call of a function in `names`; `env`: added to the worker's environment (blank values hide secrets).
     Raises `ModelError`."""
     file = Path(path)
     if not file.is_file():
@@ -127,7 +128,8 @@ def profile_model(
     if file.suffix != ".py":
         raise ModelError(f"{path}: not a Python file (it builds the model and its inputs: docs/model.md)")
     payload = {"path": str(file.resolve()), "entry": entry, "device": device, "iters": iters, "warmup": warmup,
-               "out_dir": str(Path(out_dir).resolve()) if out_dir else None, "problems": problems}
+               "out_dir": str(Path(out_dir).resolve()) if out_dir else None, "problems": problems,
+               "names": list(names)}
     outcome = run_job("model_profile", payload, timeout_s=timeout_s, python=python, on_progress=on_progress,
                       env=env, cwd=str(file.resolve().parent))
     if outcome.status != "ok":

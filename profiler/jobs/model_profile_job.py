@@ -6,7 +6,8 @@ time. Warm-up forwards first (lazy initialisation, cuDNN's algorithm search), th
 figures are per forward. The `problems` best candidates (op_advice.py's order, then time) get a KernelBench
 problem file each in `out_dir` (problem_render.py), with the model's own weights.
 
-Payload: path, entry, device, warmup, iters, out_dir, problems. Result: rows (every signature, by time),
+Payload: path, entry, device, warmup, iters, out_dir, problems, names (functions whose calls get a problem
+whatever their rank). Result: rows (every signature, by time),
 problems (the files written), forward_ms (an unprofiled forward's median wall time), device, clock.
 """
 
@@ -61,11 +62,13 @@ def run(payload: dict, ctx: Any = None) -> dict:
                            "how": built.how, "rows": rows, "problems": []}
     folder = payload.get("out_dir")
     if folder:
-        chosen = sorted((r for r in rows if r["writable"] and r["advice"] != "no"),
-                        key=lambda r: (advice.RANK[r["advice"]], -r["us"]))[: int(payload.get("problems", 3))]
+        named = [r for r in rows if r["writable"] and r["name"] in payload.get("names", ())]
+        best = sorted((r for r in rows if r["writable"] and r["advice"] != "no" and r not in named),
+                      key=lambda r: (advice.RANK[r["advice"]], -r["us"]))
+        chosen = named + best[: int(payload.get("problems", 3))]
         source = Path(payload["path"]).name
-        for index, row in enumerate(chosen, 1):
-            path = render.write(row, index, Path(folder), source, recorder.saved(row["id"], render))
+        for row in chosen:
+            path = render.write(row, Path(folder), source, recorder.saved(row["id"], render))
             out["problems"].append({"id": row["id"], "path": str(path)})
     return out
 

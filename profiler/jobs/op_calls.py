@@ -14,6 +14,7 @@ it uses only the standard library and torch, imported inside functions.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -256,16 +257,23 @@ def _candidate_model(path: Any, device: Any) -> Any:
 def swap_mode(kernels: list[Kernel]) -> Any:
     """A `TorchFunctionMode` that routes each call a kernel was verified on to its custom op and every other
     call, including the same function with other shapes, dtypes or strides, to the original."""
+    return _swap_class()(kernels)
+
+
+@functools.cache
+def _swap_class() -> type:
     from torch.overrides import TorchFunctionMode
 
-    by_function: dict[Any, list[Kernel]] = {}
-    for kernel in kernels:
-        by_function.setdefault(kernel.function, []).append(kernel)
-
     class SwapKernels(TorchFunctionMode):
+        def __init__(self, kernels: list[Kernel]) -> None:
+            super().__init__()
+            self.by_function: dict[Any, list[Kernel]] = {}
+            for kernel in kernels:
+                self.by_function.setdefault(kernel.function, []).append(kernel)
+
         def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
             kwargs = kwargs or {}
-            candidates = by_function.get(func)
+            candidates = self.by_function.get(func)
             if candidates:
                 bound = bind(candidates[0].names, args, kwargs)
                 for kernel in candidates:
@@ -275,4 +283,4 @@ def swap_mode(kernels: list[Kernel]) -> Any:
                 candidates[0].fallbacks += 1
             return func(*args, **kwargs)
 
-    return SwapKernels()
+    return SwapKernels

@@ -7,6 +7,7 @@ level; torch inside functions.
 
 from __future__ import annotations
 
+import hashlib
 import keyword
 import pprint
 import re
@@ -45,8 +46,11 @@ def _random(shape, stride, dtype):
 '''
 
 
-def stem(index: int, name: str) -> str:
-    return f"{index:02d}_{re.sub(r'[^A-Za-z0-9]+', '_', name).strip('_') or 'op'}"
+def stem(row: dict) -> str:
+    """`group_norm_1a2b3c4d`: named by the call's content, so profiling the model again writes the same call to
+    the same file, and a candidate beside it (`….optimized.py`) stays paired with its problem."""
+    digest = hashlib.sha256(repr((row["function"], row["arguments"])).encode()).hexdigest()[:8]
+    return f"{re.sub(r'[^A-Za-z0-9]+', '_', row['name']).strip('_') or 'op'}_{digest}"
 
 
 def input_names(arguments: list[list]) -> list[str]:
@@ -100,7 +104,7 @@ def tensor_metas(arguments: list[list]) -> list[dict]:
     return out
 
 
-def render(row: dict, saved: set[str], source: str, weights_file: str | None) -> str:
+def render(row: dict, saved: set[str], source: str, weights_file: str | None, weights_at: str = "") -> str:
     names = input_names(row["arguments"])
     call = {k: row[k] for k in ("function", "positional", "arguments", "module")}
     header = HEADER.format(
@@ -118,7 +122,9 @@ def render(row: dict, saved: set[str], source: str, weights_file: str | None) ->
             inputs.append(f"_random({tuple(meta['shape'])}, {tuple(meta['stride'])}, torch.{meta['dtype']})")
     body = [header]
     if weights_file:
-        body.append(f"_SAVED = Path(__file__).with_name({weights_file!r})\n")
+        body.append(f"_SAVED = Path(__file__).with_name({weights_file!r})\n"
+                    "if not _SAVED.exists():  # a copy of this file elsewhere (the optimize loop runs one)\n"
+                    f"    _SAVED = Path({weights_at!r})\n")
     body.append(
         "\nclass Model(nn.Module):\n"
         f"    def forward(self, {', '.join(names)}):\n"
@@ -137,16 +143,17 @@ def _times(calls: float) -> str:
     return "once" if calls == 1 else f"{calls:g} times"
 
 
-def write(row: dict, index: int, folder: Path, source: str, saved: dict[str, Any]) -> Path:
+def write(row: dict, folder: Path, source: str, saved: dict[str, Any]) -> Path:
     """The problem file (and its weights) for `row`; `saved`: the tensors to keep by input name (the model's
     parameters and buffers, and any non-float tensor, whose values matter)."""
     import torch
 
     folder.mkdir(parents=True, exist_ok=True)
-    name = stem(index, row["name"])
+    name = stem(row)
     weights_file = f"{name}.pt" if saved else None
     if weights_file:
         torch.save({k: v.detach().cpu().clone() for k, v in saved.items()}, folder / weights_file)
     path = folder / f"{name}.py"
-    path.write_text(render(row, set(saved), source, weights_file), encoding="utf-8")
+    text = render(row, set(saved), source, weights_file, str((folder / (weights_file or "")).resolve()))
+    path.write_text(text, encoding="utf-8")
     return path
