@@ -133,3 +133,25 @@ def test_integrate_without_candidates_is_one_line(tmp_path, model_file, capsys):
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no candidate beside a problem" in err[0]
+
+
+def test_optimize_runs_the_loop_with_a_replayed_coder_then_integrates(folder, model_file, tmp_path, capsys,
+                                                                       monkeypatch):
+    from tests.agents.fake_openai import FakeOpenAI, reply
+    from tests.agents.kernelbench_cpu import fenced
+
+    # the same call gets the same file name in `out`
+    norm = next(p for p in folder.glob("group_norm_*.py") if not p.name.endswith(".optimized.py"))
+    monkeypatch.setenv("MODEL_TEST_KEY", "sk-model-SECRET-1234")
+    monkeypatch.chdir(tmp_path)  # the loop's run log goes to .cudalens/runs here
+    out = tmp_path / "optimized"
+    with FakeOpenAI([reply(fenced(norm.read_text() + GROUP_NORM))]) as fake:
+        code = main(["model", str(model_file), "--device", "cpu", "--problems", "0", "--problem", "group_norm",
+                     "--out", str(out), "--optimize", "1", "--rounds", "1", "--base-url", fake.base_url,
+                     "--api-key-env", "MODEL_TEST_KEY", "--allow-torch-ops", "--no-compile", "--iters", "1"])
+        assert len(fake.requests) == 1 and "torch.nn.functional.group_norm" in fake.requests[0].prompt
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert (out / norm.name.replace(".py", ".optimized.py")).is_file()
+    assert "whole-model outputs, eager: equal within tolerance" in captured.out
+    assert "sk-model-SECRET-1234" not in captured.out + captured.err
