@@ -17,8 +17,8 @@ from typing import Any
 HEADER = '''"""{title}
 
 Written by `cudalens model` from {source}: {share} of the forward's {clock} time on {device}, {calls} a
-forward. The reference is the call itself{weights}; the other tensors are random, with the shapes, dtypes and
-strides the model gave it. A ModelNew takes the same inputs; `cudalens model {source} --integrate` swaps an
+forward. The reference is the call itself{weights} tensors are random, with the shapes, dtypes and strides
+the model gave it. A ModelNew takes the same inputs; `cudalens model {source} --integrate` swaps an
 accepted one into the model for exactly these arguments.
 """
 
@@ -111,7 +111,7 @@ def render(row: dict, saved: set[str], source: str, weights_file: str | None, we
         title=f"`{row['function']}` as `{row['module'] or 'the model'}` calls it in {source}.",
         source=source, share=f"{row['share']:.1%}", clock=row["clock"], device=row["device"],
         calls=_times(row["calls"]),
-        weights=f" with the model's own weights ({weights_file})" if weights_file else "",
+        weights=f" with the model's own weights ({weights_file}); its other" if weights_file else "; its",
         call=pprint.pformat(call, width=110, sort_dicts=False),
     )
     inputs = []
