@@ -10,9 +10,12 @@ is one line in COMMANDS and one module.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -114,11 +117,39 @@ def _dispatch(argv: list[str], chosen: Command | None) -> int:
     return int(loaded.run(args) or 0)
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised in the main thread: it unwinds like Ctrl-C, so `finally` blocks and `atexit`
+    (profiler/processes.py) end every child, where Python's default would leave them running."""
+
+
+def _terminate(number: int, _frame: object) -> None:
+    raise _Terminated(number)
+
+
+@contextlib.contextmanager
+def _unwind_on_termination() -> Iterator[None]:
+    try:
+        previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    except ValueError:  # not the main thread (main() called from a test's thread): leave signals alone
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
+    from cudalens.profiler import child_env
+
+    child_env.scrub()  # before any command can start a child that reads our environment block
     argv = sys.argv[1:] if argv is None else list(argv)
     chosen = _chosen_command(argv)
     try:
-        return _dispatch(argv, chosen)
+        with _unwind_on_termination():
+            return _dispatch(argv, chosen)
+    except _Terminated as exc:
+        return 128 + exc.args[0]
     except UsageError as exc:
         print(f"cudalens: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
