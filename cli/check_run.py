@@ -6,6 +6,7 @@ import contextlib
 import multiprocessing
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ def _check_job(
 
 # Below this many files a process pool costs more to start than it saves.
 PARALLEL_MIN_FILES = 16
+STOP_GRACE_S = 1.0  # what an interrupted pool's processes get to kill their own children
 
 
 def cores() -> int:
@@ -80,13 +82,19 @@ def _workers(jobs: int, files: int) -> int:
 def _process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A pool whose processes never outlive this one: they die with it even when it is SIGKILLed
     (`processes.die_with_parent`), and any way out but the normal end (Ctrl-C, SIGTERM, a closed pipe)
-    kills them at once instead of waiting for the files queued."""
+    ends them at once instead of waiting for the files queued: SIGTERM (they kill their nvcc and leave), then
+    SIGKILL for one still there after a second (busy in C code)."""
     pool = ProcessPoolExecutor(max_workers=workers, initializer=processes.die_with_parent, initargs=(os.getpid(),))
     try:
         yield pool
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        for child in multiprocessing.active_children():
+        children = multiprocessing.active_children()
+        for child in children:
+            child.terminate()
+        deadline = time.monotonic() + STOP_GRACE_S
+        for child in children:
+            child.join(max(0.0, deadline - time.monotonic()))
             child.kill()
         raise
     pool.shutdown()

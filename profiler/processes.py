@@ -165,19 +165,24 @@ def run(
 
 
 def die_with_parent(parent: int) -> None:
-    """In a child that cudalens forks without exec (a `cudalens check` pool process): the kernel SIGKILLs it when
-    `parent` dies, SIGKILL included (PR_SET_PDEATHSIG; it fires when the forking thread ends, so fork from a
-    thread that lives as long as the children, the main one); Ctrl-C and SIGTERM/SIGHUP are the parent's to
-    handle, so their inherited Python handlers are reset."""
+    """In a child that cudalens forks without exec (a `cudalens check` pool process): the kernel sends it SIGTERM
+    when `parent` dies, SIGKILL included (PR_SET_PDEATHSIG; it fires when the forking thread ends, so fork from
+    a thread that lives as long as the children, the main one), and SIGTERM kills its own children (an nvcc of
+    `--compile`) and leaves. Ctrl-C is the parent's to handle: the terminal sends it to the whole group."""
     import ctypes
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the whole group: the parent decides
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _close_and_leave)
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != parent:  # it died before the prctl
-        os._exit(1)
+        _close_and_leave(signal.SIGTERM, None)
+
+
+def _close_and_leave(number: int, _frame: object) -> None:
+    close()
+    os._exit(128 + number)
 
 
 _PR_SET_PDEATHSIG = 1

@@ -220,6 +220,22 @@ def test_ctrl_c_interrupts_check(many_files: Path, to: str):
     _all_gone(pool, "the pool's processes to end with Ctrl-C")
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_check_killed_during_its_compiles_leaves_no_nvcc(tmp_path: Path, sig: signal.Signals):
+    nvcc_dir, pids = fake_nvcc(tmp_path / "bin")
+    sources = tmp_path / "src"
+    sources.mkdir()
+    for i in range(20):
+        (sources / f"f{i}.cu").write_text(CHECKED.format(i=i))
+    check = subprocess.Popen([sys.executable, "-m", "cudalens", "check", "--compile", str(sources), "--jobs", "2"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(nvcc_dir))
+    wait_for(lambda: len(recorded(pids)) >= 4, "both pool processes to be compiling")
+    running = recorded(pids)
+    check.send_signal(sig)
+    check.wait(timeout=WAIT_S)
+    _all_gone(running, f"every nvcc to die with cudalens check ({sig.name})")
+
+
 def test_jobs_are_capped_at_the_core_count(tmp_path: Path):
     cores = len(os.sched_getaffinity(0))
     for i in range(40):
@@ -234,3 +250,25 @@ def test_jobs_are_capped_at_the_core_count(tmp_path: Path):
     assert check.returncode == 1, err
     assert f"--jobs 100000 is more than the {cores} CPU cores here; using {cores}" in err
     assert most <= cores
+
+
+HANGS_WHILE_UNWINDING = """
+import signal, sys, time
+from cudalens.cli import main
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(sig, main._interrupted)
+print("ready", flush=True)
+try:
+    time.sleep(600)
+finally:
+    time.sleep(600)  # a cleanup that never ends: what a thread left waiting by the interrupt does to shutdown
+"""
+
+
+def test_an_interrupted_command_leaves_even_when_unwinding_hangs():
+    from cudalens.cli.main import LEAVE_AFTER_S
+
+    command = subprocess.Popen([sys.executable, "-c", HANGS_WHILE_UNWINDING], stdout=subprocess.PIPE)
+    assert command.stdout.readline() == b"ready\n"
+    command.send_signal(signal.SIGTERM)
+    assert command.wait(timeout=LEAVE_AFTER_S + WAIT_S) == 128 + signal.SIGTERM
