@@ -257,8 +257,8 @@ import signal, sys, time
 from cudalens.cli import main
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(sig, main._interrupted)
-print("ready", flush=True)
 try:
+    print("ready", flush=True)
     time.sleep(600)
 finally:
     time.sleep(600)  # a cleanup that never ends: what a thread left waiting by the interrupt does to shutdown
