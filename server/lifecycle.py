@@ -114,8 +114,10 @@ class ExitAtEof:
             hard_exit(0 if self._shut_down() else 1)
         return data
 
-    def readline(self, *args: int) -> bytes:
-        return self._checked(self._stream.readline(*args))
+    def read1(self, size: int = -1) -> bytes:
+        """What is there, up to `size` bytes (transport.py reads chunks: `read` would wait for all of them)."""
+        data = self._stream.read1(size)
+        return self._checked(data) if size != 0 else data
 
     def read(self, size: int = -1) -> bytes:
         data = self._stream.read(size)
