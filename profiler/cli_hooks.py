@@ -17,8 +17,8 @@ from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.profiler.compile import CompileOptions, CompileResult, KernelSite, compile_cuda, compile_python
 from cudalens.profiler.nvcc_diagnostics import CompilerMessage
-from cudalens.profiler.nvcc_process import CancelToken
 from cudalens.profiler.occupancy import Occupancy, theoretical_occupancy
+from cudalens.profiler.processes import CancelToken
 from cudalens.profiler.ptxas import KernelResources
 
 LOW_OCCUPANCY = 0.5
@@ -202,7 +202,7 @@ def compile_report(
     kernels: list[KernelInfo] | None = None,
     cancel: CancelToken | None = None,
 ) -> CompileReport:
-    """Compile one file and turn the results into findings; `CompileCancelled` if `cancel` fires."""
+    """Compile one file and turn the results into findings; `processes.Cancelled` if `cancel` fires."""
     config = config or AnalysisConfig()
     options = options or CompileOptions(arch=config.arch, include_dirs=config.include_dirs)
     suffix = Path(path).suffix.lower()
@@ -232,7 +232,7 @@ async def compile_report_async(
         return await asyncio.shield(future)
     except asyncio.CancelledError:
         token.cancel()
-        # the thread ends with CompileCancelled; take it so asyncio does not log it as unretrieved
+        # the thread ends with processes.Cancelled; take it so asyncio does not log it as unretrieved
         future.add_done_callback(lambda f: f.cancelled() or f.exception())
         raise
 

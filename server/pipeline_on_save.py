@@ -18,12 +18,12 @@ from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.positions import split_lines
-from cudalens.profiler import tool_run
 from cudalens.profiler.cli_hooks import CompileReport, compile_report_async
 from cudalens.profiler.cli_hooks_runtime import has_test, outcome_findings, timing_findings
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
+from cudalens.profiler.processes import CancelToken
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.run_job import JobOutcome
 from cudalens.server.gpu_runtime import GpuRuntime, start_failure
@@ -195,12 +195,13 @@ def profile_request(path: str, worker: WorkerSettings, kernels: tuple[str, ...] 
 
 
 async def profile_async(request: ProfileRequest) -> NcuProfile:
-    """`profile_file` in a thread; cancelling kills the running ncu (the server runs one profile at a time)."""
-    future = asyncio.get_running_loop().run_in_executor(None, profile_file, request)
+    """`profile_file` in a thread; cancelling kills the running ncu."""
+    token = CancelToken()
+    future = asyncio.get_running_loop().run_in_executor(None, profile_file, request, token)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:
-        tool_run.kill_running()
+        token.cancel()
         future.add_done_callback(lambda f: f.cancelled() or f.exception())
         raise
 

@@ -329,8 +329,10 @@ def test_parallel_checking_reports_the_same_as_serial(tmp_path, cli, kernel):
         kernel(name).copy_to(tmp_path)
     (tmp_path / "garbage.cu").write_bytes(bytes(range(256)))
     serial = cli("check", "--jobs", "1", "--format", "json", cwd=tmp_path)
-    parallel = cli("check", "--jobs", "3", "--format", "json", cwd=tmp_path)
-    assert (parallel.code, parallel.out, parallel.err) == (serial.code, serial.out, serial.err)
+    parallel = cli("check", "--jobs", "2", "--format", "json", cwd=tmp_path)
+    # on a 1-core machine --jobs 2 is capped, and says so: that note is the only difference allowed
+    err = "".join(line for line in parallel.err.splitlines(True) if "CPU cores here" not in line)
+    assert (parallel.code, parallel.out, err) == (serial.code, serial.out, serial.err)
 
 
 def test_standard_input_is_checked_under_the_name_given(tmp_path, console, kernel, require_rule):
