@@ -64,25 +64,14 @@ class _Loaded:
     add_arguments: Any
 
 
-def _load(command: Command) -> _Loaded | None:
-    """The command's implementation, or None when its module is not part of this build."""
+def _load(command: Command) -> _Loaded:
+    """The command's implementation, imported only when it is the one chosen (`check` never loads torch)."""
     module_name, _, attr = command.target.partition(":")
-    try:
-        module: ModuleType = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        # only the command's own module (or its package) being absent means "not in this build"; a missing
-        # dependency inside it is a real error and propagates
-        if exc.name and module_name.startswith(exc.name):
-            return None
-        raise
-    target: Any = getattr(module, attr, None) if attr else module
-    if target is None:
-        return None
+    module: ModuleType = importlib.import_module(module_name)
+    target: Any = getattr(module, attr) if attr else module
     if hasattr(target, "run"):
         return _Loaded(target.run, getattr(target, "add_arguments", None))
-    if callable(target):
-        return _Loaded(target, getattr(module, "add_arguments", None))
-    return None
+    return _Loaded(target, getattr(module, "add_arguments", None))
 
 
 def _chosen_command(argv: list[str]) -> Command | None:
@@ -107,9 +96,6 @@ def build_parser(chosen: Command | None = None, loaded: _Loaded | None = None) -
 
 def _dispatch(argv: list[str], chosen: Command | None) -> int:
     loaded = _load(chosen) if chosen else None
-    if chosen is not None and loaded is None:
-        print(f"cudalens: '{chosen.name}' is not available in this build", file=sys.stderr)
-        return EXIT_USAGE
     parser = build_parser(chosen, loaded)
     try:
         args = parser.parse_args(argv)

@@ -18,13 +18,13 @@ from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.positions import split_lines
-from cudalens.profiler.cli_hooks import CompileReport, compile_report_async
-from cudalens.profiler.cli_hooks_runtime import has_test, outcome_findings, timing_findings
+from cudalens.profiler.compile_findings import CompileReport, compile_report_async
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
 from cudalens.profiler.processes import CancelToken
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
+from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
 from cudalens.profiler.run_job import JobOutcome
 from cudalens.server.gpu_runtime import GpuRuntime, start_failure
 from cudalens.server.settings import OnSave, WorkerSettings

@@ -246,7 +246,3 @@ def compile_findings(
     the analyzer runs here to find launch block sizes (for CL804).
     """
     return compile_report(path, text, config, kernels=kernels).findings
-
-
-# `cudalens check --test` looks for its hook here, beside the compile hook.
-from cudalens.profiler.cli_hooks_runtime import test_findings  # noqa: E402, F401
