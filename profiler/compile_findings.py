@@ -7,7 +7,6 @@ resource usage and, for CL804, the block size the analyzer found at the kernel's
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 from cudalens.analysis.api import KernelInfo, analyze_text
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Severity, Span
+from cudalens.profiler import processes
 from cudalens.profiler.compile import CompileOptions, CompileResult, KernelSite, compile_cuda, compile_python
 from cudalens.profiler.nvcc_diagnostics import CompilerMessage
 from cudalens.profiler.occupancy import Occupancy, theoretical_occupancy
@@ -225,16 +225,7 @@ async def compile_report_async(
     kernels: list[KernelInfo] | None = None,
 ) -> CompileReport:
     """`compile_report` off the event loop; cancelling the task kills the running nvcc."""
-    loop = asyncio.get_running_loop()
-    token = CancelToken()
-    future = loop.run_in_executor(None, functools.partial(compile_report, path, text, config, options, kernels, token))
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        token.cancel()
-        # the thread ends with processes.Cancelled; take it so asyncio does not log it as unretrieved
-        future.add_done_callback(lambda f: f.cancelled() or f.exception())
-        raise
+    return await processes.in_thread(functools.partial(compile_report, path, text, config, options, kernels))
 
 
 def compile_findings(

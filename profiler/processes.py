@@ -11,15 +11,16 @@ warm ncu target reads end-of-file on its stdin; an nvcc runs to its end (bounded
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import os
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from cudalens.profiler.child_env import clean_env
 
@@ -121,6 +122,22 @@ class CancelToken:
                 self._running.discard(child)
         if self.cancelled:
             raise Cancelled
+
+
+T = TypeVar("T")
+
+
+async def in_thread(call: Callable[[CancelToken], T]) -> T:
+    """`call(token)` in a thread, off the event loop; cancelling the awaiting task kills its running children."""
+    token = CancelToken()
+    future = asyncio.get_running_loop().run_in_executor(None, call, token)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        token.cancel()
+        # the thread ends with Cancelled; take it so asyncio does not log it as unretrieved
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        raise
 
 
 def watched(cancel: CancelToken | None, child: Child) -> contextlib.AbstractContextManager[None]:
