@@ -106,7 +106,7 @@ def _no_gpu_message(reason: str) -> str:
             "(compiling still runs)")
 
 
-async def run_pipeline(
+async def run_on_save(
     job: SaveJob, plan: Plan, runtime: GpuRuntime, worker: WorkerSettings, report: Report, say_once: SayOnce,
 ) -> LastRun:
     """Compile and test run side by side (nvcc here, the build of the test in the worker), so a save waits for
