@@ -9,9 +9,9 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from cudalens.agents.secret_env import secret_names
 from cudalens.cli.gpu_options import add_common_arguments
 from cudalens.cli.progress import StageProgress
+from cudalens.profiler import child_env
 from cudalens.profiler.model_profile import ModelError, profile_model, render_table, split_target
 from cudalens.profiler.model_verify import integrate
 from cudalens.profiler.model_verify import render as render_integration
@@ -60,6 +60,7 @@ def out_dir(args: argparse.Namespace, path: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    child_env.hide(args.api_key_env)  # the Coder's key, whatever its name, reaches no model, test or candidate
     path, entry = split_target(args.target)
     if args.optimize < 0:
         return _fail("--optimize must be at least 0")
@@ -78,7 +79,6 @@ def run(args: argparse.Namespace) -> int:
             out_dir=str(out_dir(args, path)) if args.problems or args.problem else None, problems=args.problems,
             names=tuple(args.problem),
             iters=args.iters, warmup=args.warmup, on_progress=progress,
-            env={name: "" for name in secret_names((args.api_key_env,))},
         )
     except ModelError as exc:
         return _fail(str(exc))
@@ -117,7 +117,7 @@ def _integrate(args: argparse.Namespace, path: str, entry: str | None) -> int:
         result = integrate(
             path, entry, out_dir(args, path), device=args.device, python=args.python, timeout_s=args.timeout,
             compile=not args.no_compile, allow_torch_ops=args.allow_torch_ops, atol=args.atol, rtol=args.rtol,
-            env={name: "" for name in secret_names((args.api_key_env,))}, on_progress=progress,
+            on_progress=progress,
         )
     except ModelError as exc:
         return _fail(str(exc))

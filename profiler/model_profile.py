@@ -116,12 +116,10 @@ def profile_model(
     path: str, entry: str | None = None, *, device: str | None = None, python: str | None = None,
     timeout_s: float = 600.0, out_dir: str | None = None, problems: int = 3, names: tuple[str, ...] = (),
     iters: int = 5, warmup: int = 2,
-    env: dict[str, str] | None = None,
     on_progress: Callable[[str, float | None], None] | None = None,
 ) -> ModelProfile:
     """Profile the model `path` builds (docs/model.md) in a worker; `out_dir`: write problem files there for
-    the `problems` best candidates and every call of a function in `names`; `env`: added to the worker's environment (blank values hide secrets).
-    Raises `ModelError`."""
+    the `problems` best candidates and every call of a function in `names`. Raises `ModelError`."""
     file = Path(path)
     if not file.is_file():
         raise ModelError(f"{path}: no such file")
@@ -131,7 +129,7 @@ def profile_model(
                "out_dir": str(Path(out_dir).resolve()) if out_dir else None, "problems": problems,
                "names": list(names)}
     outcome = run_job("model_profile", payload, timeout_s=timeout_s, python=python, on_progress=on_progress,
-                      env=env, cwd=str(file.resolve().parent))
+                      cwd=str(file.resolve().parent))
     if outcome.status != "ok":
         raise ModelError(f"{path}: the model did not run: {last_line(outcome.error)}")
     if outcome.payload.get("error"):

@@ -46,7 +46,7 @@ class Integration:
 def integrate(
     path: str, entry: str | None, folder: Path, *, device: str | None = None, python: str | None = None,
     timeout_s: float = 600.0, compile: bool = True, allow_torch_ops: bool = False, atol: float | None = None,
-    rtol: float | None = None, env: dict[str, str] | None = None,
+    rtol: float | None = None,
     on_progress: Callable[[str, float | None], None] | None = None,
 ) -> Integration:
     """Test the candidates in `folder`, write the integration module for those that pass, verify and time the
@@ -59,7 +59,7 @@ def integrate(
     for candidate in found:
         payload = {"path": str(candidate.candidate.resolve()), "reference": str(candidate.problem.resolve()),
                    "trials": 5, "seed": 42, "time": False, "device": device, "allow_torch_ops": allow_torch_ops}
-        outcome = run_job("test", payload, timeout_s=timeout_s, python=python, on_progress=on_progress, env=env)
+        outcome = run_job("test", payload, timeout_s=timeout_s, python=python, on_progress=on_progress)
         test = outcome.payload.get("test") or {}
         passed = outcome.status == "ok" and test.get("status") == "passed"
         message = "passed" if passed else test.get("message") or last_line(outcome.error)
@@ -71,7 +71,7 @@ def integrate(
     payload = {"path": str(Path(path).resolve()), "entry": entry, "device": device,
                "integration": str(module.resolve()), "compile": compile, "atol": atol, "rtol": rtol}
     outcome = run_job("model_verify", payload, timeout_s=timeout_s, python=python, on_progress=on_progress,
-                      env=env, cwd=str(Path(path).resolve().parent))
+                      cwd=str(Path(path).resolve().parent))
     if outcome.status != "ok":
         raise ModelError(f"{path}: the model with its kernels did not run: {last_line(outcome.error)}")
     d = outcome.payload

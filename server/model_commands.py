@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from cudalens.agents.secret_env import secret_names
 from cudalens.profiler.model_profile import ModelError, profile_model, render_table
 from cudalens.server.gpu_commands import answer, target
 
@@ -27,7 +26,6 @@ async def find_hot_ops(server: CudalensServer, arguments: list[Any]) -> dict[str
     try:
         profile = await asyncio.get_running_loop().run_in_executor(None, lambda: profile_model(
             state.path, entry, python=settings.worker.python, timeout_s=settings.worker.timeout_seconds,
-            env={n: "" for n in secret_names((settings.coder.api_key_env,))},
         ))
     except ModelError as exc:
         return answer(server, False, f"cudalens: {exc}")
