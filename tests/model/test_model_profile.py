@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -87,3 +88,15 @@ def test_file_and_entry():
     assert split_target("model.py:build") == ("model.py", "build")
     assert split_target("model.py") == ("model.py", None)
     assert split_target("C:model.py") == ("C:model.py", None)  # not an identifier after the colon
+
+
+def test_the_model_never_sees_the_coders_key(tmp_path):
+    (tmp_path / "m.py").write_text(
+        "import os\n\ndef model_and_inputs():\n"
+        "    raise ValueError('saw ' + repr([os.environ.get(k) for k in ('OPENAI_API_KEY', 'TEAM_LLM')]))\n")
+    env = {**os.environ, "OPENAI_API_KEY": "sk-model-SECRET-9876", "TEAM_LLM": "sk-team-SECRET-5432"}
+    done = subprocess.run([sys.executable, "-m", "cudalens", "model", "m.py", "--device", "cpu",
+                           "--api-key-env", "TEAM_LLM"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 2 and "saw [None, None]" in done.stderr, done.stderr
+    assert "SECRET" not in done.stderr
