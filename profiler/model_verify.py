@@ -37,6 +37,7 @@ class Integration:
     compiled_checks: tuple[OutputCheck, ...] = ()
     kernels: tuple[KernelUse, ...] = ()
     timings: dict[str, tuple[Measurement, Measurement]] | None = None  # eager/compiled: (before, after)
+    mode_only: Measurement | None = None  # eager through the swap mode with no kernel: the mode's own cost
 
     @property
     def passed(self) -> bool:
@@ -85,6 +86,7 @@ def integrate(
         tuple(OutputCheck.from_json(c) for c in d.get("compiled_checks", ())),
         tuple(KernelUse(*k) for k in d["kernels"]),
         timings,
+        Measurement.from_json(d["mode_only"]) if d.get("mode_only") else None,
     )
 
 
@@ -106,4 +108,7 @@ def render(result: Integration) -> str:
     for kind, (before, after) in (result.timings or {}).items():
         speedup = before.median / after.median if after.median > 0 else float("nan")
         lines.append(f"{kind}: {before.median:.3f} ms before, {after.median:.3f} ms after ({speedup:.2f}×)")
+        if kind == "eager" and result.mode_only is not None:
+            lines.append(f"  of which the swap mode alone: {result.mode_only.median - before.median:+.3f} ms "
+                         f"({result.mode_only.median:.3f} ms through it with no kernel)")
     return "\n".join(lines)

@@ -4,7 +4,8 @@ eager mode and, unless `compile` is false, under torch.compile.
 
 Payload: path, entry, device, integration (the generated module's path), compile, budget_ms, atol, rtol.
 Result: checks (OutputCheck JSON per output), passed, kernels ([name, hits, fallbacks]), timings
-({"eager" | "compiled": {"before", "after"}} of Measurement JSON), compiled_checks, compiled_passed.
+({"eager" | "compiled": {"before", "after"}} of Measurement JSON), mode_only (eager, the swap mode with no
+kernel: its own cost), compiled_checks, compiled_passed.
 """
 
 from __future__ import annotations
@@ -65,6 +66,15 @@ def run(payload: dict, ctx: Any = None) -> dict:
                                       budget_ms=budget).to_json()
                 for label, model in (("before", before), ("after", after))
             }
+        # what the swap costs by itself in eager mode: every torch call goes through the mode's Python check
+        idle = kernels.op_calls.swap_mode([])
+
+        def through_mode() -> Any:
+            with idle:
+                return built()
+
+        out["mode_only"] = timing.measure(through_mode, "eager, swap mode without kernels", clock,
+                                          budget_ms=budget).to_json()
     return out
 
 
