@@ -16,8 +16,9 @@ from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.profiler.job_modules import job_module
 from cudalens.profiler.ncu.line_map import line_span
+from cudalens.profiler.protocol import JobResult
 from cudalens.profiler.results import CheatFinding, TestResult, TimingResult
-from cudalens.profiler.run_job import JobOutcome, run_job
+from cudalens.profiler.run_job import run_job
 
 _MODEL_NEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
 _GLOBAL = re.compile(r"__global__\s+(?:\w+\s+)*?(\w+)\s*\(")
@@ -61,7 +62,7 @@ def has_test(path: str, text: str) -> bool:
 
 
 def outcome_findings(
-    path: str, text: str, outcome: JobOutcome, kernels: Sequence[KernelInfo] | None = None
+    path: str, text: str, outcome: JobResult, kernels: Sequence[KernelInfo] | None = None
 ) -> list[Finding]:
     """Findings for a `test` job's outcome (the CLI's `--test`, `cudalens test`, the server on save)."""
     span, kernel = anchor(path, text, kernels)
