@@ -16,7 +16,7 @@ from cudalens.profiler.gpu_specs import GpuFacts, NoGpu, detect_gpu
 from cudalens.profiler.protocol import JobRequest, JobResult
 from cudalens.profiler.run_job import JobOutcome
 from cudalens.profiler.worker_client import WorkerPool
-from cudalens.server.settings import WorkerSettings
+from cudalens.profiler.worker_settings import WorkerSettings
 
 logger = logging.getLogger("cudalens.server")
 

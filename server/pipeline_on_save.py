@@ -25,8 +25,9 @@ from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.run_job import JobOutcome
+from cudalens.profiler.worker_settings import WorkerSettings
 from cudalens.server.gpu_runtime import GpuRuntime, start_failure
-from cudalens.server.settings import OnSave, WorkerSettings
+from cudalens.server.settings import OnSave
 
 logger = logging.getLogger("cudalens.server")
 
