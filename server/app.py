@@ -22,6 +22,7 @@ from cudalens.profiler.worker_client import shutdown_all
 from cudalens.server import last_run, lifecycle, verdicts
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
 from cudalens.server.coder_actions import REWRITE, coder_actions
+from cudalens.server.coder_setup import kernelbench_problem
 from cudalens.server.commands import COMMANDS, CommandHandler
 from cudalens.server.convert import Positions
 from cudalens.server.hover import hover_markdown
@@ -34,6 +35,17 @@ from cudalens.server.watch import WorkspaceWatcher
 from cudalens.server.work_done import WorkDone
 
 logger = logging.getLogger("cudalens.server")
+
+
+class _KnownCancels(logging.Filter):
+    """pygls warns about every `$/cancelRequest` for a request that has already been answered; editors send those
+    routinely (VS Code when a hover or a lens goes away), so they were noise in the editor's output."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Cancel notification for unknown message id")
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_KnownCancels())
 
 
 class CudalensProtocol(LanguageServerProtocol):
@@ -279,7 +291,8 @@ def create_server() -> CudalensServer:
         )
         actions = code_actions(result.findings, span, ctx, only) if result.findings else []
         if ls.service.trust.trusted and (wanted(only, types.CodeActionKind.QuickFix) or wanted(only, REWRITE)):
-            coder = coder_actions(state.uri, result.kernels, ls.service.findings(state), span, pos)
+            coder = coder_actions(state.uri, result.kernels, ls.service.findings(state), span, pos,
+                                  optimizable=kernelbench_problem(state.path, state.text) is None)
             actions += [a for a in coder if wanted(only, a.kind)]
         return actions or None
 
@@ -309,7 +322,7 @@ def create_server() -> CudalensServer:
         result = state.result
         badge = last_run.badge(ls.service.last_run(state))
         return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge,
-                             runs=ls.service.trust.trusted)
+                             runs=ls.service.trust.trusted, optimizable=kernelbench_problem(state.path, state.text) is None)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CudalensServer, params: None) -> None:

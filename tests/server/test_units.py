@@ -140,3 +140,17 @@ async def test_an_edit_jumps_the_queue_of_freshly_opened_files():
     scheduler.close()
     assert order[:2] == [opened[-1].uri, edited.uri], order  # right after the job that was already running
     assert sorted(order) == sorted(d.uri for d in opened)
+
+
+def test_the_editors_routine_cancels_are_not_logged(caplog):
+    """VS Code cancels answered requests all the time; pygls warned about each ("Cancel notification for unknown
+    message id") into the editor's output."""
+    import logging
+
+    import cudalens.server.app  # noqa: F401  (installs the filter)
+
+    pygls_rpc = logging.getLogger("pygls.protocol.json_rpc")
+    with caplog.at_level(logging.WARNING, logger="pygls.protocol.json_rpc"):
+        pygls_rpc.warning('Cancel notification for unknown message id "%s"', 7)
+        pygls_rpc.warning("something else")
+    assert [r.getMessage() for r in caplog.records if r.name == pygls_rpc.name] == ["something else"]
