@@ -34,8 +34,11 @@ interface DriverConfig {
   session: number;
   // "restricted": an untrusted window — only open `file`, read the Problems panel, save, and run `runCommand`
   // (a kernel command), recording the answer; the rest of the walk is the trusted one's.
-  mode?: "trusted" | "restricted";
+  // "notfound": no server anywhere — wait for the error, click its "Open settings", record where that lands.
+  mode?: "trusted" | "restricted" | "notfound";
   runCommand?: string;
+  // The variable the stored key should reach the server process under (its /proc environ is read).
+  apiKeyEnv?: string;
 }
 
 interface DriverResult {
@@ -52,6 +55,10 @@ interface DriverResult {
   // The language server's pid before it was killed, and the pid of the one VS Code started in its place.
   killedServer?: number;
   restartedServer?: number;
+  // Whether the key typed into "Set API key" is in the restarted server's environment under `apiKeyEnv`.
+  keyInServer?: boolean;
+  // "notfound": the setting the Settings editor shows after "Open settings".
+  settingsShown?: string[];
   error?: string;
 }
 
@@ -119,7 +126,8 @@ function serverProcesses(session: number): [number, string][] {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      if (fields[0] !== "Z" && Number(fields[3]) === session && argv.includes("cudalens") && argv.includes("serve")) {
+      const cudalens = argv.some((a) => a === "cudalens" || a.endsWith("/cudalens"));
+      if (fields[0] !== "Z" && Number(fields[3]) === session && cudalens && argv.includes("serve")) {
         pids.push([Number(entry), argv.join(" ").trim()]);
       }
     } catch {
@@ -167,6 +175,10 @@ async function main(): Promise<void> {
     step("open the workspace");
     await page.goto(config.url);
     await page.locator(".monaco-workbench").waitFor();
+    if (config.mode === "notfound") {
+      await notFoundWalk(page);
+      return;
+    }
 
     step(`open ${config.file}`);
     await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } });
@@ -239,6 +251,7 @@ async function main(): Promise<void> {
     );
     await page.locator('[aria-label^="cudalens starting"]').first().waitFor({ state: "detached" });
     await running.first().waitFor();
+    result.keyInServer = environOf(result.restartedServer).includes(`${config.apiKeyEnv}=${config.apiKey}`);
     save();
     await runCommand(page, "Notifications: Clear All Notifications");
 
@@ -253,6 +266,9 @@ async function main(): Promise<void> {
     result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
     result.statusBar = await texts(page, ".statusbar-item");
     await page.screenshot({ path: path.join(config.artifacts, "optimize.png") });
+    await runCommand(page, "cudalens: Show output");
+    await page.locator(".part.panel .view-lines", { hasText: "starting" }).first().waitFor();
+    await page.screenshot({ path: path.join(config.artifacts, "output.png") });
     step("done");
   } catch (error) {
     result.error = error instanceof Error ? error.message : String(error);
@@ -282,6 +298,34 @@ async function restrictedWalk(page: Page): Promise<void> {
   result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
   result.servers = serverProcesses(config.session).map(([, argv]) => argv);
   await page.screenshot({ path: path.join(config.artifacts, "restricted.png") });
+  step("done");
+}
+
+// The environment of a process, one `NAME=value` a line.
+function environOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+  } catch {
+    return [];
+  }
+}
+
+// No server anywhere: the error says where it looked and how to get one; "Open settings" opens `cudalens.path`.
+async function notFoundWalk(page: Page): Promise<void> {
+  step(`open ${config.file}: the extension looks for the server`);
+  await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } });
+  await openFile(page, config.file);
+  const toast = page.locator(".notification-toast .notification-list-item", { hasText: "cudalens was not found" });
+  await toast.first().waitFor();
+  result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
+  result.statusBar = await texts(page, ".statusbar-item");
+  await page.screenshot({ path: path.join(config.artifacts, "not-found.png") });
+  step("click Open settings");
+  await toast.first().locator(".monaco-button", { hasText: "Open settings" }).click();
+  const row = page.locator(".settings-editor .setting-item-contents");
+  await row.first().waitFor();
+  result.settingsShown = await texts(page, ".settings-editor .setting-item-title");
+  await page.screenshot({ path: path.join(config.artifacts, "open-settings.png") });
   step("done");
 }
 
