@@ -51,10 +51,10 @@ def machine_problem(settings: ServerSettings, path: str, text: str, gpu: GpuFact
     cuda = needs_cuda(path, text) or not settings.optimize.allow_torch_ops
     if cuda and isinstance(gpu, NoGpu):
         return (f"cudalens: optimizing needs an NVIDIA GPU to test and time the candidates, and this machine has "
-                f"none ({gpu.reason}); nothing was sent to the Coder")
+                f"none: {gpu.reason}. Nothing was sent to the Coder")
     if cuda and find_nvcc() is None:
         return ("cudalens: optimizing needs the CUDA toolkit (nvcc) to build the candidates, and none was found "
-                "on PATH or in /usr/local/cuda*; nothing was sent to the Coder")
+                "on PATH or in /usr/local/cuda*. Nothing was sent to the Coder")
     return None
 
 

@@ -77,8 +77,8 @@ async def _run(server: CudalensServer, arguments: list[Any], plan: Plan, what: s
         return answer(server, False, "cudalens: " + NO_TEST.format(name=name, stem=Path(state.path).stem))
     gpu = await server.service.runtime.gpu()
     if isinstance(gpu, NoGpu) and (plan.profile or needs_cuda(state.path, state.text)):  # said once, up front
-        return answer(server, False, f"cudalens: {what} {name} needs an NVIDIA GPU, and this machine has none "
-                                     f"({gpu.reason})")
+        return answer(server, False, f"cudalens: {what} {name} needs an NVIDIA GPU, and this machine has none: "
+                                     f"{gpu.reason}")
     run = await run_plan_now(server, state, plan, kernel)
     if run is None:
         return answer(server, False, f"cudalens: {what} {name} was cancelled or failed")

@@ -72,8 +72,7 @@ async def _start(server: CudalensServer, arguments: list[Any], repair_only: bool
         why = machine_problem(settings, state.path, state.text, await server.service.runtime.gpu())
     why = why or missing_key(settings)
     if why:
-        logger.warning("%s", why)
-        return answer(server, False, why)
+        return answer(server, False, why)  # shown, and in VS Code's output once (the extension logs answers)
     running = server.optimizing.get(state.uri)
     if running is not None and not running.done():
         return answer(server, False, f"cudalens: {Path(state.path).name} is already being optimized")
@@ -123,7 +122,7 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
         # A Coder or machine failure is a warning, with its words (an APIConnectionError, "CUDA_HOME is not set").
         failed = result.stop_reason in ("coder-error", "machine")
         message = f"cudalens: {name}: no faster correct candidate — {summary}"
-        logger.log(logging.WARNING if failed else logging.INFO, "%s", message)
+        logger.info("%s", message)  # the editor's log (a warning would reach it twice: the log and stderr)
         server.show(message, types.MessageType.Warning if failed else types.MessageType.Info)
         return
     # under the id the command answered with

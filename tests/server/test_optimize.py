@@ -206,6 +206,6 @@ async def test_without_a_gpu_optimize_is_refused_before_any_coder_round(bare_cli
     uri = open_doc(bare_client, bare_client.root / "relu_model.py", cuda_file, language="python")
     answer = await execute(bare_client, "cudalens.optimizeKernel", uri, "scale_rows")
     assert answer["ok"] is False, answer
-    assert "optimizing needs an NVIDIA GPU" in answer["message"] and "nothing was sent to the Coder" in answer["message"]
+    assert "optimizing needs an NVIDIA GPU" in answer["message"] and "Nothing was sent to the Coder" in answer["message"]
     assert [m.message for m in bare_client.messages if "NVIDIA GPU" in m.message] == [answer["message"]]
     assert not fake.requests

@@ -89,3 +89,14 @@ def test_package_ranges_and_scopes_are_the_schemas(extension_dir: Path) -> None:
         assert (spec.get("minimum"), spec.get("maximum")) == (bounds or (None, None)), leaf.key
         assert spec.get("scope", "window") == leaf.field.metadata[SCOPE], leaf.key
     assert props["cudalens.coder.baseUrl"]["scope"] == props["cudalens.coder.apiKeyEnv"]["scope"] == "machine"
+
+
+def test_the_extensions_own_keys_are_the_schemas(compiled_tests: Path) -> None:
+    """What the extension keeps to itself (how to start the server) is what the schema declares as the
+    extension's: every other key is sent to the server."""
+    from cudalens.server.settings_export import all_leaves
+
+    run = subprocess.run(["node", "-e", "console.log(JSON.stringify(require(process.argv[1]).EXTENSION_KEYS))",
+                          str(compiled_tests / "src" / "settings.js")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert sorted(json.loads(run.stdout)) == sorted(leaf.key for leaf in all_leaves() if not leaf.for_server)

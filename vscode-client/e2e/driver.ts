@@ -259,20 +259,23 @@ async function main(): Promise<void> {
     await openFile(page, config.optimizeFile);
     await goToLine(page, config.optimizeLine);
     await runCommand(page, "cudalens: Optimize kernel");
-    await toast
-      .filter({ hasText: new RegExp(config.optimizeFinal) })
-      .first()
-      .waitFor({ timeout: config.optimizeTimeoutMs });
+    const final = toast.filter({ hasText: new RegExp(config.optimizeFinal) }).first();
+    await final.waitFor({ timeout: config.optimizeTimeoutMs });
     result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
     result.statusBar = await texts(page, ".statusbar-item");
+    await showNewestNotification(page);
     await page.screenshot({ path: path.join(config.artifacts, "optimize.png") });
+    await page.keyboard.press("Escape");
+    save();
     await runCommand(page, "cudalens: Show output");
-    await page.locator(".part.panel .view-lines", { hasText: "starting" }).first().waitFor();
+    await page.locator(".part.panel .view-lines").first().waitFor();
     await page.screenshot({ path: path.join(config.artifacts, "output.png") });
     step("done");
   } catch (error) {
     result.error = error instanceof Error ? error.message : String(error);
-    result.notifications = await texts(page, ".notification-toast .notification-list-item-message").catch(() => []);
+    if (result.notifications.length === 0) {
+      result.notifications = await texts(page, ".notification-toast .notification-list-item-message").catch(() => []);
+    }
     result.statusBar = await texts(page, ".statusbar-item").catch(() => []);
     await page.screenshot({ path: path.join(config.artifacts, "failure.png") }).catch(() => undefined);
   } finally {
@@ -301,6 +304,16 @@ async function restrictedWalk(page: Page): Promise<void> {
   step("done");
 }
 
+// A toast shows one line of a long message: the notification center, with the newest expanded, shows all of it.
+async function showNewestNotification(page: Page): Promise<void> {
+  await runCommand(page, "Notifications: Show Notifications");
+  const center = page.locator(".notifications-center .monaco-list-row");
+  await center.first().waitFor();
+  await center.first().click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press("ArrowRight"); // notification.expand
+  await page.waitForTimeout(500);
+}
+
 // The environment of a process, one `NAME=value` a line.
 function environOf(pid: number): string[] {
   try {
@@ -319,9 +332,10 @@ async function notFoundWalk(page: Page): Promise<void> {
   await toast.first().waitFor();
   result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
   result.statusBar = await texts(page, ".statusbar-item");
+  await showNewestNotification(page);
   await page.screenshot({ path: path.join(config.artifacts, "not-found.png") });
   step("click Open settings");
-  await toast.first().locator(".monaco-button", { hasText: "Open settings" }).click();
+  await page.locator(".notifications-center .monaco-button", { hasText: "Open settings" }).first().click();
   const row = page.locator(".settings-editor .setting-item-contents");
   await row.first().waitFor();
   result.settingsShown = await texts(page, ".settings-editor .setting-item-title");

@@ -86,7 +86,7 @@ export class ServerController implements vscode.Disposable {
         this.output.info("the workspace is trusted now: restarting the server with its settings");
         void this.restart();
       }),
-      this.output.onDidChangeLogLevel(() => this.applyLogLevel()),
+      this.output.onDidChangeLogLevel(() => this.applyLogLevel(true)),
     );
     void onInterpreterChange((folder) => {
       const mine = folder === undefined || folder.toString() === this.folder?.uri.toString();
@@ -241,7 +241,10 @@ export class ServerController implements vscode.Disposable {
       this.fail(message);
       void vscode.window.showErrorMessage(message, "Open settings", "Show output").then((choice) => {
         if (choice === "Open settings") {
-          void vscode.commands.executeCommand("workbench.action.openSettings", "cudalens.path");
+          // In a remote window (Remote-SSH, code-server) cudalens.path is the remote machine's: its Remote tab,
+          // since the User tab does not even list a machine-overridable setting there.
+          const where = vscode.env.remoteName ? "workbench.action.openRemoteSettings" : "workbench.action.openSettings";
+          void vscode.commands.executeCommand(where, { query: "@id:cudalens.path" });
         } else if (choice === "Show output") {
           this.output.show();
         }
@@ -273,7 +276,7 @@ export class ServerController implements vscode.Disposable {
       if (e.newState === State.Running) {
         this.lastError = undefined;
         this.setPhase("running");
-        this.applyLogLevel();
+        this.applyLogLevel(false); // the settings it started with already say the log level
       } else if (e.newState === State.Stopped && this.phase !== "error") {
         this.setPhase("stopped");
       }
@@ -316,15 +319,18 @@ export class ServerController implements vscode.Disposable {
 
   // The output channel's level: Trace traces the LSP messages (unless `cudalens.trace.server` says otherwise),
   // Trace or Debug turn the server's log to debug (unless `cudalens.logLevel` says otherwise).
-  private applyLogLevel(): void {
+  private applyLogLevel(changed: boolean): void {
     const client = this.runningClient;
     if (client === undefined) {
       return;
     }
-    if (this.config().get<string>("trace.server", "off") === "off") {
-      void client.setTrace(this.output.logLevel === vscode.LogLevel.Trace ? Trace.Verbose : Trace.Off);
+    const tracing = this.output.logLevel === vscode.LogLevel.Trace;
+    if (this.config().get<string>("trace.server", "off") === "off" && (changed || tracing)) {
+      void client.setTrace(tracing ? Trace.Verbose : Trace.Off);
     }
-    void this.pushSettings();
+    if (changed) {
+      void this.pushSettings();
+    }
   }
 
   private clientOptions(): LanguageClientOptions {
