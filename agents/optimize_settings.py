@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cudalens.agents.anti_cheat import AntiCheatPolicy
 from cudalens.agents.optimize_loop import LoopSettings
+from cudalens.profiler.anti_cheat import AntiCheatPolicy
 from cudalens.profiler.typed_json import setting
 
 

@@ -17,6 +17,12 @@ from cudalens.analysis.findings import Finding, Span
 # Given a header name as written in `#include "x.cuh"` and the including file's path, its text, or None.
 IncludeReader = Callable[[str, str], "str | None"]
 
+# Beyond this size a document is not analysed, by `cudalens check` or the language server: it gets one CL001
+# finding instead. Analysis is linear in the kernels (~10 ms each on a 2-core machine, so a million
+# characters of kernels takes ~20 s and ~150 MB); the limit keeps a generated or hostile file from holding a
+# CI job, or the server's analysis thread that every other document waits on, for minutes.
+MAX_ANALYSED_CHARS = 1_000_000
+
 
 @dataclass(frozen=True)
 class LaunchSite:
@@ -54,20 +60,33 @@ class AnalysisReport:
     findings: list[Finding] = field(default_factory=list)
     kernels: list[KernelInfo] = field(default_factory=list)
     includes: list[str] = field(default_factory=list)  # header names this document includes
-    # For .py files: the CUDA sources found in the Python text, with the line where each begins.
-    embedded_sources: list[tuple[str, int]] = field(default_factory=list)
+    # For .py files: the CUDA sources found in the Python text, with the first and last .py lines of each string.
+    embedded_sources: list[tuple[str, int, int]] = field(default_factory=list)
     # Internal errors, one line each (the kernel they concern is skipped, the rest is still analysed).
     errors: list[str] = field(default_factory=list)
+
+
+def oversized_report(path: str, text: str) -> AnalysisReport | None:
+    """The report of a document above MAX_ANALYSED_CHARS: one info finding that says it was not analysed."""
+    if len(text) <= MAX_ANALYSED_CHARS:
+        return None
+    from cudalens.analysis.rules.file_not_analysed import not_analysed
+
+    why = (f"{len(text) / 1e6:.1f} million characters, above the analyzer's limit of "
+           f"{MAX_ANALYSED_CHARS / 1e6:g} million (split the file to have it checked)")
+    return AnalysisReport(path=path, is_cuda=True, findings=[not_analysed(path, why)])
 
 
 def read_include_from_disk(name: str, including_path: str, include_dirs: tuple[str, ...] = ()) -> str | None:
     """The standard IncludeReader: `name` next to the including file, then in `include_dirs`."""
     from pathlib import Path
 
+    from cudalens.analysis.files import load_source
+
     for folder in (Path(including_path).parent, *map(Path, include_dirs)):
         candidate = folder / name
         if candidate.is_file():
-            return candidate.read_text(encoding="utf-8", errors="replace")
+            return load_source(candidate).text
     return None
 
 
@@ -106,6 +125,14 @@ class DocumentAnalyzer:
         self._tree = reparse(self._source, self._tree, source)
         self._source = source
         return self._tree
+
+    def syntax_baseline(self, text: str):
+        """The SyntaxBaseline of `text`, the text of the last update, from that update's tree (a copy: the next
+        update edits the analyzer's own)."""
+        from cudalens.analysis.syntax_check import SyntaxBaseline
+
+        tree = self._tree.copy() if self._tree is not None and not self.path.endswith(".py") else None
+        return SyntaxBaseline(text, self.path, tree)
 
     def update(self, text: str) -> AnalysisReport:
         from cudalens.analysis.pipeline import run_pipeline

@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.api import LaunchSite
 from cudalens.analysis.findings import Finding, Fix, Related, Severity, Span, TextEdit
 from cudalens.analysis.host_eval import dim3, eval_host
 from cudalens.analysis.positions import LineIndex
@@ -33,12 +34,11 @@ _CACHE_LIMIT = 4096
 _cache: dict[tuple, LaunchValues] = {}
 
 
-def launch_values(launch: Launch, unit: Unit) -> LaunchValues:
-    """The launch's constant values. They depend only on its host function's text and the unit's macros and
-    constants, so they are remembered across edits: evaluating every launch of a 3,000-line file on every
-    keystroke cost ~70 ms."""
-    key = (ts.text(launch.host_function) if launch.host_function is not None else "", ts.text(launch.node),
-           unit.definitions_key)
+def launch_values(launch: Launch, unit: Unit, host_text: str) -> LaunchValues:
+    """The launch's constant values. They depend only on its host function's text (`host_text`, read once per
+    host function by the caller) and the unit's macros and constants, so they are remembered across edits:
+    evaluating every launch of a 3,000-line file on every keystroke cost ~70 ms."""
+    key = (host_text, ts.text(launch.node), unit.definitions_key)
     values = _cache.get(key)
     if values is None:
         if len(_cache) >= _CACHE_LIMIT:
@@ -68,10 +68,12 @@ def _evaluate_launch(launch: Launch, unit: Unit) -> LaunchValues:
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
+@lru_cache(maxsize=64)
 def _reassigned(name: str, scope: Node) -> bool:
     """Whether `name` (or a field of it, `block.x`) is assigned in `scope` other than by its initializer, or
     its address is taken (`cudaOccupancyMaxPotentialBlockSize(&grid, &block, k)`): then its declared value is
-    not the one every launch sees (`threads = n < 256 ? 64 : 256;`)."""
+    not the one every launch sees (`threads = n < 256 ? 64 : 256;`). Remembered per name and host function:
+    the launches of one host function mostly name the same `grid` and `block`."""
     text = scope.text or b""
     if re.search(rb"&\s*" + name.encode() + rb"\b", text):
         return True
@@ -128,7 +130,12 @@ class FileContext:
 
     @cached_property
     def _launches(self) -> list[tuple[Launch, LaunchValues]]:
-        return [(launch, launch_values(launch, self.unit)) for launch in self.unit.launches]
+        host_texts: dict[Node | None, str] = {None: ""}
+        for launch in self.unit.launches:
+            if launch.host_function not in host_texts:
+                host_texts[launch.host_function] = ts.text(launch.host_function)
+        return [(launch, launch_values(launch, self.unit, host_texts[launch.host_function]))
+                for launch in self.unit.launches]
 
     def launches(self) -> list[tuple[Launch, LaunchValues]]:
         """Every launch site with its constant values (evaluated once per context, shared by the rules)."""
@@ -143,6 +150,58 @@ class FileContext:
 
     def launches_of(self, kernel: str) -> list[tuple[Launch, LaunchValues]]:
         return self._by_kernel.get(kernel, [])
+
+    @cached_property
+    def _kernel_launches(self) -> dict[str, KernelLaunches]:
+        return {}
+
+    def kernel_launches(self, kernel: str) -> KernelLaunches:
+        """What the launch sites of the kernels named `kernel` say, read once per context."""
+        found = self._kernel_launches.get(kernel)
+        if found is None:
+            found = self._kernel_launches[kernel] = KernelLaunches(self, kernel)
+        return found
+
+
+class KernelLaunches:
+    """The launch sites of the kernels of one name. Same-named definitions (overloads, or a file made of copies
+    of one kernel) share them: each re-reading every site made a file of n copies cost n² (19 s and 10 GB for a
+    few thousand copies)."""
+
+    def __init__(self, context: FileContext, kernel: str) -> None:
+        self.unit = context.unit
+        self.launches = context.launches_of(kernel)
+        self.sites = tuple(LaunchSite(context.span(launch.node), v.grid, v.block, v.dynamic_shared_bytes)
+                           for launch, v in self.launches)
+        self.blocks = tuple(sorted({v.block for _, v in self.launches if v.block is not None}))
+        self.all_blocks_known = all(v.block is not None for _, v in self.launches)
+        # (call node, grid, block, dynamic shared bytes) of each site, None where not constant
+        self.configs = [(launch.node, v.grid, v.block, v.dynamic_shared_bytes) for launch, v in self.launches]
+        self._template_values: dict[tuple[str, ...], dict[str, int]] = {}
+
+    def template_values(self, params: tuple[str, ...]) -> dict[str, int]:
+        """The first constant each template parameter gets at a site; 32 for those that get none."""
+        values = self._template_values.get(params)
+        if values is None:
+            values = {}
+            for launch, _ in self.launches:
+                for name, arg in zip(params, launch.template_args, strict=False):
+                    value = eval_host(arg, self.unit, launch.host_function) if name not in values else None
+                    if value is not None:
+                        values[name] = value[0]
+            for name in params:
+                values.setdefault(name, 32)
+            self._template_values[params] = values
+        return dict(values)
+
+    def template_types(self, params: tuple[str, ...]) -> dict[str, str]:
+        """The first type each template parameter gets at a site whose size the unit knows (`k<float>`)."""
+        types: dict[str, str] = {}
+        for launch, _ in self.launches:
+            for name, arg in zip(params, launch.template_args, strict=False):
+                if name not in types and arg.type == "type_descriptor" and self.unit.types.lookup(ts.text(arg)):
+                    types[name] = ts.text(arg)
+        return types
 
 
 def host_functions(unit: Unit, own: bool = True) -> list[Function]:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.unit import Unit, parse_expression
 
@@ -19,17 +21,30 @@ def _declared_value(name: str, scope: Node | None, before: int) -> Node | None:
     if scope is None:
         return None
     found = None
+    for start, value in _declarations(scope).get(name, ()):
+        if start >= before:
+            break
+        found = value
+    return found
+
+
+@lru_cache(maxsize=8)
+def _declarations(scope: Node) -> dict[str, list[tuple[int, Node | None]]]:
+    """(start byte, initializer) of each `name = value` declaration in `scope`, by name, in source order. One
+    walk per host function: a walk per identifier made a host function with n launches cost n² (a minute for
+    1,000). The cache holds the scope node, so its tree lives on and no other node can take its id."""
+    found: dict[str, list[tuple[int, Node | None]]] = {}
     stack = [scope]
     while stack:
         node = stack.pop()
-        if node.start_byte >= before:
-            continue
         if node.type == "init_declarator":
             decl = node.child_by_field_name("declarator")
-            if decl is not None and ts.text(decl).lstrip("*& ") == name:
-                if found is None or node.start_byte > found.start_byte:
-                    found = node.child_by_field_name("value")
+            if decl is not None:
+                found.setdefault(ts.text(decl).lstrip("*& "), []).append(
+                    (node.start_byte, node.child_by_field_name("value")))
         stack.extend(node.named_children)
+    for entries in found.values():
+        entries.sort(key=lambda entry: entry[0])
     return found
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.file_context import FileContext, PositionMap, launch_values
+from cudalens.analysis.file_context import FileContext, KernelLaunches, PositionMap
 from cudalens.analysis.findings import Finding, Fix, Severity, Span
 from cudalens.analysis.host_eval import eval_host
 from cudalens.analysis.positions import LineIndex
@@ -46,6 +46,7 @@ class KernelModel:
     dimension_params: set[str] = field(default_factory=set)
     uses_tid_yz: bool = False
     template_values: dict[str, int] = field(default_factory=dict)
+    template_types: dict[str, str] = field(default_factory=dict)  # `T` → `float` from `k<float><<<...>>>`
 
     @property
     def name(self) -> str:
@@ -77,7 +78,7 @@ class KernelModel:
     def simulate(self, cfg: RunConfig, pad: dict[str, int] | None = None) -> SimResult:
         int_params = [p.name for p in self.function.params if not p.pointer]
         return Simulator(self.unit, self.function, cfg.block, {p: cfg.param_sample for p in int_params},
-                         self.template_values, pad=pad).run()
+                         self.template_values, pad=pad, template_types=self.template_types).run()
 
     def block_assumed(self) -> bool:
         return self.block_source == "assumed"
@@ -107,46 +108,23 @@ def _dimension_params(function: Function) -> set[str]:
 
 
 def build_models(path: str, unit: Unit, index: LineIndex, to_file: PositionMap | None) -> list[KernelModel]:
-    models = []
-    for kernel in unit.kernels:
-        if kernel.body is None:
-            continue
-        models.append(build_model(path, unit, kernel, index, to_file))
-    return models
+    context = FileContext(path, unit, index, to_file)
+    return [build_model(path, unit, kernel, index, to_file, context.kernel_launches(kernel.name))
+            for kernel in unit.kernels if kernel.body is not None]
 
 
 LaunchConfig = tuple[Node, "tuple[int, int, int] | None", "tuple[int, int, int] | None", "int | None"]
 
 
-def launch_configs(unit: Unit, kernel: Function) -> list[LaunchConfig]:
-    """(call node, grid, block, dynamic shared bytes) of each launch of the kernel, None where not constant."""
-    sites = []
-    for launch in unit.launches:
-        if launch.kernel != kernel.name:
-            continue
-        values = launch_values(launch, unit)
-        sites.append((launch.node, values.grid, values.block, values.dynamic_shared_bytes))
-    return sites
-
-
 def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
-                to_file: PositionMap | None) -> KernelModel:
-    sites = launch_configs(unit, kernel)
-    template_values: dict[str, int] = {}
-    for launch in unit.launches:
-        if launch.kernel != kernel.name:
-            continue
-        for name, arg in zip(kernel.template_params, launch.template_args, strict=False):
-            value = eval_host(arg, unit, launch.host_function)
-            if value is not None and name not in template_values:
-                template_values[name] = value[0]
-    for name in kernel.template_params:
-        template_values.setdefault(name, 32)
-
-    blocks = {b for _, _, b, _ in sites if b is not None}
+                to_file: PositionMap | None, launches: KernelLaunches) -> KernelModel:
+    sites = launches.configs
+    template_values = launches.template_values(tuple(kernel.template_params))
+    template_types = launches.template_types(tuple(kernel.template_params))
+    blocks = launches.blocks
     uses_yz = bool(_TID_YZ.search(ts.text(kernel.body)))
-    if len(blocks) == 1 and all(b is not None for _, _, b, _ in sites):
-        block, source, candidates = next(iter(blocks)), "launch", [next(iter(blocks))]
+    if len(blocks) == 1 and launches.all_blocks_known:
+        block, source, candidates = blocks[0], "launch", [blocks[0]]
     else:
         bound = eval_host(kernel.launch_bounds[0], unit, None) if kernel.launch_bounds else None
         if bound is not None and not uses_yz:
@@ -154,14 +132,14 @@ def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
         else:
             block, source = None, "assumed"
             candidates = list(ASSUMED_2D_BLOCKS) if uses_yz else [ASSUMED_1D_BLOCK]
-            candidates = sorted(blocks) if blocks else candidates
+            candidates = list(blocks) if blocks else candidates
     model = KernelModel(path, unit, kernel, index, to_file, block, source, sites,
                         dimension_params=_dimension_params(kernel), uses_tid_yz=uses_yz)
     has_int_params = any(not p.pointer for p in kernel.params)
     configs = [RunConfig(b, PARAM_SAMPLES[0], f"block {b[0]}×{b[1]}×{b[2]}") for b in candidates]
     if has_int_params:
         configs.append(RunConfig(candidates[0], PARAM_SAMPLES[1], "other sizes"))
-    model.template_values = template_values
+    model.template_values, model.template_types = template_values, template_types
     for cfg in configs:
         model.configs.append(cfg)
         model.runs.append(model.simulate(cfg))
@@ -199,6 +177,10 @@ def statement_cost(node: Node | None) -> int:
             cost += 5
         stack.extend(n.named_children)
     return cost
+
+
+# what a finding says when the addresses it judged follow loaded data (Simulator.forget_assigned)
+FOLLOWS_DATA = "the index follows loaded data: this is one outcome the data can give, not all"
 
 
 def describe_deps(deps: frozenset[str]) -> str:

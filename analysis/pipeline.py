@@ -7,14 +7,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.api import AnalysisReport, KernelInfo, LaunchSite
+from cudalens.analysis.api import AnalysisReport, KernelInfo, oversized_report
 from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
 from cudalens.analysis.features import kernel_features
 from cudalens.analysis.file_context import FileContext, PositionMap
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.model import KernelModel, build_model
-from cudalens.analysis.positions import LineIndex
+from cudalens.analysis.positions import LineIndex, parser_text
 from cudalens.analysis.suppression import apply_suppressions
 from cudalens.analysis.unit import build_unit, header_unit
 
@@ -29,17 +29,23 @@ def is_cuda_path(path: str) -> bool:
 
 
 def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
-    if is_cuda_path(doc.path):
+    # Compilers read a NUL as white space; tree-sitter's lexer stops at one, so a NUL in a comment made the
+    # rest of the line code that swallowed the next statement (and its findings). Same length: positions hold.
+    text = text.replace("\0", " ")
+    if not (is_cuda_path(doc.path) or (doc.path.endswith(".py") and may_contain_cuda(text))):
+        return AnalysisReport(path=doc.path, is_cuda=False)
+    too_large = oversized_report(doc.path, text)
+    if too_large is not None:
+        report = too_large
+    elif is_cuda_path(doc.path):
         report = AnalysisReport(path=doc.path, is_cuda=True)
         analyze_cuda(doc, text, None, report)
-    elif doc.path.endswith(".py") and may_contain_cuda(text):
+    else:
         sources = [s for s in extract_cuda_sources(text) if s.kind == "cuda"]
         report = AnalysisReport(path=doc.path, is_cuda=bool(sources))
         for s in sources:
-            report.embedded_sources.append((s.text, s.start_line))
+            report.embedded_sources.append((s.text, s.start_line, s.positions[-1][0]))
             analyze_cuda(doc, s.text, s.to_file_position, report)
-    else:
-        return AnalysisReport(path=doc.path, is_cuda=False)
     config = doc.config
     min_rank = Severity(config.min_severity).rank
     kept = [f for f in report.findings if config.enabled(f.code) and f.severity.rank >= min_rank]
@@ -49,6 +55,7 @@ def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
 
 
 def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, report: AnalysisReport) -> None:
+    text = parser_text(text)  # tree-sitter's rows are then LSP lines (positions.py)
     source = text.encode("utf-8", errors="surrogatepass")
     unit = build_unit(source, doc.parse(source) if to_file is None else None)
     report.includes.extend(unit.includes)
@@ -68,7 +75,7 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:
             try:
-                model = build_model(doc.path, unit, kernel, index, to_file)
+                model = build_model(doc.path, unit, kernel, index, to_file, file_context.kernel_launches(kernel.name))
                 findings = run_rules(model)
                 cached = CachedKernel(findings, kernel_info(model, findings), start, end)
             except Exception as exc:  # one kernel the analyzer cannot handle must not cost the others
@@ -76,9 +83,8 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
                                      f"{type(exc).__name__}: {exc}")
                 continue
         # launch sites live in host code that moves independently of the kernel: always read them afresh
-        sites = tuple(LaunchSite(file_context.span(launch.node), v.grid, v.block, v.dynamic_shared_bytes)
-                      for launch, v in file_context.launches_of(kernel.name))
-        if cached.info.launch_sites != sites:
+        sites = file_context.kernel_launches(kernel.name).sites
+        if cached.info.launch_sites is not sites and cached.info.launch_sites != sites:
             cached = replace(cached, info=replace(cached.info, launch_sites=sites))
         doc.next_cache[key] = cached
         report.findings.extend(cached.findings)
@@ -122,7 +128,7 @@ def _read_headers(doc: DocumentAnalyzer, includes: list[str]) -> list[bytes]:
         except OSError:
             text = None
         if text is not None:
-            out.append(text.encode("utf-8", errors="surrogatepass"))
+            out.append(parser_text(text.replace("\0", " ")).encode("utf-8", errors="surrogatepass"))
     return out
 
 
@@ -165,7 +171,7 @@ def _context_key(unit, source: bytes) -> str:
         digest.update(b"\0" + ((f.node.text or b"") if f.from_header else source[f.node.start_byte:f.node.end_byte]))
     for launch in unit.launches:
         digest.update(b"\0" + source[launch.node.start_byte:launch.node.end_byte])
-    digest.update(repr(sorted(unit.types.structs)).encode())
+    digest.update(unit.types.key().encode())
     for name, node in sorted(unit.constants.items()):
         digest.update(f"\0{name}=".encode() + (node.text or b""))
     return digest.hexdigest()

@@ -41,7 +41,7 @@ class Rule:
     fixable: ClassVar[bool] = False
     since: ClassVar[str] = "0.1.0"
     status: ClassVar[str] = "stable"  # stable | preview | removed
-    source: ClassVar[str] = "static"  # static | compiler | runtime | judge
+    source: ClassVar[str] = "static"  # static | input (a file not analysed) | compiler | runtime | judge
 
     def check(self, kernel: KernelModel) -> Iterable[Finding]:
         return ()

@@ -86,3 +86,31 @@ async def test_an_absurd_number_is_shown_once_and_diagnostics_still_arrive(bare_
         "cudalens: setting 'debounceMs' must be a whole number from 0 to 10000, not 1000000000000; using the default",
         "cudalens: setting 'worker.timeoutSeconds' must be a number from 1 to 7200, not -5; using the default",
     ]
+
+
+async def test_a_pyproject_that_is_not_toml_is_shown_not_ignored(bare_client: LanguageClient):
+    # a pull request's broken config must not quietly turn into "the defaults" in the editor either
+    (bare_client.root / "pyproject.toml").write_text('[tool.cudalens\nignore = ["CL101"]\n')
+    await start(bare_client, bare_client.root)
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" in codes(await diagnostics_for(bare_client, uri, 1))  # the defaults
+    shown = [m for m in bare_client.messages if "is not valid TOML" in m.message]
+    assert len(shown) == 1 and "pyproject.toml" in shown[0].message, bare_client.messages
+    assert shown[0].type == types.MessageType.Warning
+
+
+async def test_a_pyproject_code_that_is_no_rule_is_shown(bare_client: LanguageClient):
+    (bare_client.root / "pyproject.toml").write_text('[tool.cudalens]\nselect = ["bogus"]\nfail-level = "fatal"\n')
+    await start(bare_client, bare_client.root)
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" in codes(await diagnostics_for(bare_client, uri, 1))
+    assert any("'bogus'" in m.message for m in bare_client.messages), bare_client.messages
+    assert any("'fail-level'" in m.message for m in bare_client.messages), bare_client.messages
+
+
+async def test_a_document_above_the_size_limit_gets_the_cli_s_cl001_finding(client: LanguageClient):
+    big = kernel("strided.cu") + "// generated\n" * 80_000  # 1.04 million characters: the CLI's limit too
+    uri = open_doc(client, client.root / "big.cu", big)
+    found = await diagnostics_for(client, uri, 1)
+    assert codes(found) == ["CL001"] and "1.0 million characters" in found[0].message
+    assert found[0].severity == types.DiagnosticSeverity.Information

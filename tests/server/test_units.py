@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import time
 
 from lsprotocol import types
@@ -14,6 +16,7 @@ from cudalens.server.convert import Positions
 from cudalens.server.documents import Analysed, DocState, may_contain_cuda, served_kind
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ServerSettings, parse_settings, settings_from_initialization_options
+from cudalens.server.transport import EditorWriter
 from cudalens.server.watch import ignored_dir, relevant_file
 
 LINES = ["int a; // é😀 x = out[i];\n", "\n", "last"]
@@ -43,16 +46,21 @@ def test_positions_clamp_out_of_range_input():
 
 def test_suppression_extends_an_existing_comment():
     pos = Positions(["x = 1;  // cudalens: ignore[CL301]\n"], PositionCodec())
-    edit = suppression_edit(pos.lines[0], 1, "CL101", "//", pos)
+    edit, where = suppression_edit(pos.lines[0], 1, "CL101", "//", pos)
     assert edit.new_text == ", CL101"
     assert edit.range.start.character == pos.lines[0].index("]")
-    fresh = suppression_edit("y = 2;\n", 1, "CL101", "#", Positions(["y = 2;\n"], PositionCodec()))
+    assert where == Span(1, pos.lines[0].index("]") + 1, 1, pos.lines[0].index("]") + 1)
+    fresh, where = suppression_edit("y = 2;\n", 1, "CL101", "#", Positions(["y = 2;\n"], PositionCodec()))
     assert fresh.new_text == "  # cudalens: ignore[CL101]" and fresh.range.start.character == 6
+    assert where == Span(1, 7, 1, 7)
 
 
 def test_python_lines_inside_cuda_strings_get_cuda_comments():
-    marker = comment_marker("python", [("__global__ void k() {\n}\n", 5)])
-    assert [marker(n) for n in (4, 5, 6, 7, 8)] == ["#", "//", "//", "//", "#"]
+    # src = """__global__ void k() {   (line 5)
+    # }                                (line 6)
+    # """                              (line 7: the line's end is Python, after the string)
+    marker = comment_marker("python", [("__global__ void k() {\n}\n", 5, 7)])
+    assert [marker(n) for n in (4, 5, 6, 7, 8)] == ["#", "//", "//", "#", "#"]
     assert comment_marker("cuda", [])(1) == "//"
 
 
@@ -145,12 +153,22 @@ async def test_an_edit_jumps_the_queue_of_freshly_opened_files():
 def test_the_editors_routine_cancels_are_not_logged(caplog):
     """VS Code cancels answered requests all the time; pygls warned about each ("Cancel notification for unknown
     message id") into the editor's output."""
-    import logging
-
-    import cudalens.server.app  # noqa: F401  (installs the filter)
+    import cudalens.server.protocol  # noqa: F401  (installs the filter)
 
     pygls_rpc = logging.getLogger("pygls.protocol.json_rpc")
     with caplog.at_level(logging.WARNING, logger="pygls.protocol.json_rpc"):
         pygls_rpc.warning('Cancel notification for unknown message id "%s"', 7)
         pygls_rpc.warning("something else")
     assert [r.getMessage() for r in caplog.records if r.name == pygls_rpc.name] == ["something else"]
+
+
+def test_a_closed_editor_pipe_is_one_log_line_not_a_traceback(caplog):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the editor quit (`:qa!`) with answers still to come
+    writer = EditorWriter(os.fdopen(write_end, "wb"))
+    with caplog.at_level(logging.INFO, logger="cudalens.server"):
+        for _ in range(3):
+            writer.write(b'Content-Length: 2\r\n\r\n{}')
+    assert writer.closed
+    assert [r.getMessage() for r in caplog.records] == [
+        "the editor closed the connection; what was left to send is dropped"]
