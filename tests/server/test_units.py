@@ -128,6 +128,33 @@ async def test_scheduler_newest_version_wins_and_closed_documents_get_nothing():
     assert all(uri == "file:///a.cu" for uri, _ in delivered)
 
 
+async def test_a_burst_sent_back_to_back_is_analysed_once_after_its_last_edit():
+    analysed: list[int] = []
+
+    def analyse(state: DocState, version, text: str) -> Analysed:
+        analysed.append(version)
+        time.sleep(0.02)
+        return Analysed(version, None, [text])
+
+    scheduler = Scheduler(analyse, lambda s, r: None, lambda s, e: None)
+    doc = DocState("file:///a.cu", "/a.cu", "cuda", 1, "v1")
+    for version in range(1, 41):  # 40 didChange back to back, as a paste or a fast client sends them
+        doc.version, doc.text = version, f"v{version}"
+        scheduler.request(doc, 0.015)
+        await asyncio.sleep(0)  # the event loop turns between messages, as it does reading them
+    while scheduler.pending(doc.uri):
+        await asyncio.sleep(0.005)
+    assert analysed == [40]  # before: [1, 40], the last edit waiting behind the first one's analysis
+    await asyncio.sleep(0.3)  # a pause: the next keystroke is analysed without the debounce
+    doc.version = 41
+    started = time.monotonic()
+    scheduler.request(doc, 0.2)
+    while analysed[-1] != 41:
+        await asyncio.sleep(0.001)
+    scheduler.close()
+    assert time.monotonic() - started < 0.1
+
+
 async def test_an_edit_jumps_the_queue_of_freshly_opened_files():
     order: list[str] = []
 
