@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: accuracy | gpu-tests | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead
+# Stages: accuracy | gpu-tests | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer
 # Each stage has a time limit that keeps a whole call inside the 10-minute one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +30,10 @@ for stage in "$@"; do
     verdicts) timeout 420 python3 -m pytest -m gpu -q -rs -s -p no:cacheprovider tests/runtime/test_verdicts_gpu.py \
                 tests/runtime/test_runtime_gpu.py 2>&1 | tee "$OUT/verdicts.log" | tail -30 ;;
     timing-overhead) timeout 300 python3 benchmarks/timing_overhead.py 2>&1 | tee "$OUT/timing-overhead.log" | tail -60 ;;
+    whole-model-resnet) timeout 540 python3 benchmarks/gpu_whole_model.py resnet50 --out "$OUT/whole-model-resnet" \
+                          2>&1 | tee "$OUT/whole-model-resnet.log" | tail -60 ;;
+    whole-model-transformer) timeout 540 python3 benchmarks/gpu_whole_model.py transformer \
+                               --out "$OUT/whole-model-transformer" 2>&1 | tee "$OUT/whole-model-transformer.log" | tail -60 ;;
     *) echo "unknown stage $stage" ;;
   esac
   # a stage cut short by its timeout leaves workers and ncu targets (own process groups) running: they would

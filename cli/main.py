@@ -44,6 +44,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("profile", "cudalens.cli.profile_cmd", "profile kernels with Nsight Compute"),
     Command("optimize", "cudalens.cli.optimize_cmd", "optimize a kernel with the Coder-Judge loop"),
     Command("validate", "cudalens.cli.validate_cmd", "validate the analyzer against measured hardware truth"),
+    Command("model", "cudalens.cli.model_cmd", "rank a whole PyTorch model's hot ops and write a problem for each"),
 )
 
 

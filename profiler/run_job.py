@@ -13,9 +13,10 @@ from cudalens.profiler.worker_client import WorkerPool
 
 def run_job(
     kind: str, payload: dict[str, Any], *, timeout_s: float = 600.0, python: str | None = None,
-    on_progress: Callable[[str, float | None], None] | None = None,
+    on_progress: Callable[[str, float | None], None] | None = None, cwd: str | None = None,
 ) -> JobResult:
-    pool = WorkerPool(python=python)
+    """`cwd`: where the job runs (default: here)."""
+    pool = WorkerPool(python=python, cwd=cwd)
     relay = None if on_progress is None else (lambda p: on_progress(p.message, p.fraction))
     try:
         request = JobRequest(id=pool.new_id(), kind=kind, payload=payload, timeout_s=timeout_s)

@@ -29,6 +29,7 @@ from cudalens.server.commands import COMMANDS, CommandHandler
 from cudalens.server.convert import Positions
 from cudalens.server.hover import hover_markdown
 from cudalens.server.lens import kernel_lenses
+from cudalens.server.model_lens import model_lenses
 from cudalens.server.offers import Offers
 from cudalens.server.protocol import CudalensProtocol
 from cudalens.server.service import Service
@@ -345,12 +346,18 @@ def create_server() -> CudalensServer:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     def code_lens(ls: CudalensServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
         state = ls.service.documents.get(params.text_document.uri)
-        if state is None or state.result is None or not state.result.kernels:
+        if state is None or state.result is None:
             return None
         result = state.result
+        runs = ls.service.trust.trusted
+        models = []
+        if state.kind == "python":  # the current text: a file without CUDA keeps no analysed lines
+            models = model_lenses(state.uri, state.text, Positions(split_lines(state.text), ls.service.codec), runs)
+        if not result.kernels:
+            return models or None
         badge = last_run.badge(ls.service.last_run(state))
         return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge,
-                             runs=ls.service.trust.trusted, optimizable=kernelbench_problem(state.path, state.text) is None)
+                             runs=runs, optimizable=kernelbench_problem(state.path, state.text) is None) + models
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CudalensServer, params: None) -> None:

@@ -1,0 +1,149 @@
+"""The integration module `cudalens model --integrate` writes: each accepted kernel registered as a
+torch.library custom op (a fake implementation too, so torch.compile traces it) and swapped into the model
+through a TorchFunctionMode, only for the arguments it was verified on. The machinery is
+`jobs/op_calls.py`, copied beside the module as `cudalens_op_calls.py` so that the model's code needs torch
+only; the generated file is data: which call, which candidate file.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudalens.profiler.job_modules import JOBS_DIR
+from cudalens.profiler.model_profile import ModelError
+
+MODULE_NAME = "cudalens_kernels"
+RUNTIME_NAME = "cudalens_op_calls"
+CANDIDATE_SUFFIX = ".optimized.py"  # what `cudalens optimize` writes beside a problem
+
+
+class IntegrationError(ModelError):
+    """A problem or candidate file is not what the integration needs: one line."""
+
+
+@dataclass(frozen=True)
+class Accepted:
+    problem: Path
+    candidate: Path
+    call: dict  # the problem's CUDALENS_CALL
+
+    @property
+    def name(self) -> str:
+        return "k" + re.sub(r"\W", "_", self.problem.stem)
+
+
+def problem_call(problem: Path) -> dict:
+    """The `CUDALENS_CALL` a problem file written by `cudalens model` declares."""
+    try:
+        tree = ast.parse(problem.read_text(encoding="utf-8"), str(problem))
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise IntegrationError(f"{problem}: cannot be read as Python ({exc})") from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "CUDALENS_CALL"
+                                                for t in node.targets):
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                break
+    raise IntegrationError(f"{problem.name} has no CUDALENS_CALL: it was not written by `cudalens model`")
+
+
+def candidates(folder: Path) -> list[Accepted]:
+    """Each problem of `folder` with a candidate beside it (`NN_name.optimized.py`), in problem order."""
+    out = []
+    for candidate in sorted(folder.glob(f"*{CANDIDATE_SUFFIX}")):
+        problem = candidate.with_name(candidate.name.removesuffix(CANDIDATE_SUFFIX) + ".py")
+        if problem.is_file() and not problem.name.endswith(CANDIDATE_SUFFIX):
+            out.append(Accepted(problem, candidate, problem_call(problem)))
+    return out
+
+
+def write(folder: Path, accepted: list[Accepted], source: str) -> Path:
+    """`folder/cudalens_kernels.py` (and its runtime) for `accepted`; returns its path."""
+    digest = hashlib.sha256()
+    for a in accepted:
+        digest.update(a.candidate.read_bytes())
+    namespace = f"cudalens_{digest.hexdigest()[:10]}"  # a kernel's source changes: a new op, never a clash
+    shutil.copyfile(JOBS_DIR / "op_calls.py", folder / f"{RUNTIME_NAME}.py")
+    specs = ",\n".join(
+        "    " + repr({"namespace": namespace, "name": a.name, "candidate": a.candidate.name,
+                       "function": a.call["function"], "positional": a.call["positional"],
+                       "arguments": a.call["arguments"]})
+        for a in accepted
+    )
+    path = folder / f"{MODULE_NAME}.py"
+    path.write_text(TEMPLATE.format(source=source, specs=specs, runtime=RUNTIME_NAME), encoding="utf-8")
+    return path
+
+
+TEMPLATE = '''"""The kernels cudalens verified for {source}, as torch.library custom ops swapped into the model.
+
+    import {module}
+    fast = {module}.swap(model)       # the model with the kernels; torch.compile(fast) traces them
+    with {module}.swapped():          # or: the kernels for whatever runs in the block
+        model(x)
+
+Each kernel replaces its call only for the arguments it was verified on (the shapes, dtypes, strides and
+device of its problem file, and every other argument's value); any other call, the same function with other
+shapes included, runs the original. Written by `cudalens model {source} --integrate`: run it again rather than
+editing this file.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import torch
+
+_HERE = Path(__file__).resolve().parent
+
+
+def _runtime():
+    key = "cudalens_op_calls_" + str(abs(hash(str(_HERE))))
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, _HERE / "{runtime}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
+op_calls = _runtime()
+
+SPECS = [
+{specs},
+]
+KERNELS = [op_calls.Kernel(spec, _HERE) for spec in SPECS]
+
+
+def swapped():
+    """A context manager (a TorchFunctionMode): inside it, each verified call runs its kernel."""
+    return op_calls.swap_mode(KERNELS)
+
+
+class Swapped(torch.nn.Module):
+    """`model` with the kernels swapped in; its parameters are the model's."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.kernels = swapped()  # made once, outside anything torch.compile traces
+
+    def forward(self, *args, **kwargs):
+        with self.kernels:
+            return self.model(*args, **kwargs)
+
+
+def swap(model):
+    return Swapped(model)
+
+
+def counts():
+    """(kernel, calls it ran, calls of its function that fell back to the original) in eager mode."""
+    return [(k.spec["name"], k.hits, k.fallbacks) for k in KERNELS]
+'''.replace("{module}", MODULE_NAME)

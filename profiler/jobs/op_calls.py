@@ -1,0 +1,286 @@
+"""The torch calls a model makes, seen from above the ATen dispatcher: what `cudalens model` ranks, what a
+problem file's reference calls, and what the integration module swaps a kernel in for.
+
+A call is one function of torch's Python API (`torch.nn.functional.group_norm`, `torch.conv2d`,
+`torch.Tensor.softmax`…) as a `TorchFunctionMode` sees it: the outermost such call (torch pops the mode while
+it runs, so `group_norm`'s own `torch.group_norm` is part of it, not a second call). Its signature is the
+function, then every argument by name: a tensor by its shape, dtype and strides (its values are not part of it),
+anything else by value. Two calls with the same signature are one row of the table and one problem; a kernel is
+swapped in only for a call with the signature it was verified on.
+
+This file is also copied next to a generated integration module (`cudalens_op_calls.py`), which imports it: so
+it uses only the standard library and torch, imported inside functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any
+
+# Calls that read a tensor's metadata or make a view: no kernel, and too many to wrap in profiler ranges.
+METADATA = frozenset({
+    "__get__", "dim", "size", "stride", "numel", "is_contiguous", "data_ptr", "element_size", "storage_offset",
+    "is_floating_point", "is_complex", "__len__", "__bool__", "__format__", "__repr__", "__hash__", "__eq__",
+    "item", "tolist", "requires_grad_", "get_device", "type", "__iter__", "_is_view", "untyped_storage",
+})
+MODULES = ("torch.nn.functional", "torch", "torch.Tensor", "torch.special", "torch.linalg", "torch.fft")
+
+
+def function_name(func: Any) -> str:
+    return getattr(func, "__name__", None) or type(func).__name__
+
+
+def function_path(func: Any) -> str | None:
+    """A dotted name that resolves to `func` (`torch.nn.functional.group_norm`), or None (a property getter)."""
+    import importlib
+
+    name = function_name(func)
+    if name in METADATA:
+        return None
+    for module_name in MODULES:
+        owner_name = module_name.removesuffix(".Tensor")
+        owner: Any = importlib.import_module(owner_name)
+        if module_name.endswith(".Tensor"):
+            owner = owner.Tensor
+        if getattr(owner, name, None) is func:
+            return f"{module_name}.{name}"
+    return None
+
+
+def resolve(path: str) -> Any:
+    """The function a `function_path` names."""
+    import importlib
+
+    module_name, _, name = path.rpartition(".")
+    if module_name == "torch.Tensor":
+        return getattr(importlib.import_module("torch").Tensor, name)
+    return getattr(importlib.import_module(module_name), name)
+
+
+def parameter_names(func: Any) -> tuple[str, ...] | None:
+    """The names positional arguments bind to, or None for a builtin whose signature Python cannot see."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return None
+    return tuple(p.name for p in params)
+
+
+def bind(names: tuple[str, ...] | None, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+    """(name, value) of every argument given: positional ones by parameter name where `names` are known
+    (else `arg0`, `arg1`…), then keywords. No `inspect` here: torch.compile traces this."""
+    out = []
+    for i, value in enumerate(args):
+        out.append((names[i] if names is not None and i < len(names) else f"arg{i}", value))
+    out.extend(kwargs.items())
+    return out
+
+
+def tensor_meta(t: Any) -> dict:
+    return {"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."), "stride": list(t.stride()),
+            "device": t.device.type}
+
+
+def describe(value: Any) -> dict:
+    """The JSON form of one argument: {"tensor": meta}, {"tensors": [meta…]}, {"value": v}, {"dtype": name}, or
+    {"opaque": type} for what a problem file cannot write down."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"tensor": tensor_meta(value)}
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
+        return {"tensors": [tensor_meta(v) for v in value]}
+    if isinstance(value, torch.dtype):
+        return {"dtype": str(value).removeprefix("torch.")}
+    if _plain(value):
+        return {"value": list(value) if isinstance(value, tuple) else value}
+    return {"opaque": type(value).__name__}
+
+
+def _plain(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        # NaN never equals itself and inf has no literal: neither can be matched or written into a problem
+        return not (isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))))
+    return isinstance(value, (list, tuple)) and all(_plain(v) and not isinstance(v, (list, tuple)) for v in value)
+
+
+def signature(path: str, bound: list[tuple[str, Any]]) -> tuple:
+    """A hashable key: the function and each argument's description."""
+    import json
+
+    return (path, tuple((name, json.dumps(describe(v), sort_keys=True)) for name, v in bound))
+
+
+def tensors_of(bound: list[tuple[str, Any]]) -> list[Any]:
+    """The tensor arguments in order, a list argument's elements in place: a problem's forward inputs and a
+    custom op's arguments."""
+    import torch
+
+    out: list[Any] = []
+    for _, value in bound:
+        if isinstance(value, torch.Tensor):
+            out.append(value)
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
+            out.extend(value)
+    return out
+
+
+# -- the integration side: swapping kernels in -------------------------------------------------------------------
+
+
+def _meta_matches(t: Any, meta: dict) -> bool:
+    return (t.device.type == meta["device"] and str(t.dtype).removeprefix("torch.") == meta["dtype"]
+            and list(t.shape) == meta["shape"] and list(t.stride()) == meta["stride"])
+
+
+def matches(bound: list[tuple[str, Any]], verified: list[list]) -> bool:
+    """Whether a call's arguments are exactly the ones a kernel was verified on: the same names in the same
+    order, tensors of the same shape, dtype, strides and device, every other value equal."""
+    import torch
+
+    if len(bound) != len(verified):
+        return False
+    for (name, value), (want_name, want) in zip(bound, verified, strict=True):
+        if name != want_name:
+            return False
+        if "tensor" in want:
+            if not isinstance(value, torch.Tensor) or not _meta_matches(value, want["tensor"]):
+                return False
+        elif "tensors" in want:
+            if not isinstance(value, (list, tuple)) or len(value) != len(want["tensors"]):
+                return False
+            if not all(isinstance(v, torch.Tensor) and _meta_matches(v, m) for v, m in zip(value, want["tensors"], strict=True)):
+                return False
+        elif "dtype" in want:
+            if not isinstance(value, torch.dtype) or str(value).removeprefix("torch.") != want["dtype"]:
+                return False
+        elif "value" in want:
+            if isinstance(value, torch.Tensor) or _as_json(value) != want["value"]:
+                return False
+        else:
+            return False
+    return True
+
+
+def _as_json(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def call_args(arguments: list[list], positional: int, tensors: list[Any]) -> tuple[tuple, dict]:
+    """(args, kwargs) for a call described by `arguments` ([name, description] each, the first `positional` of
+    them given by position), its tensors taken in order from `tensors`: how a problem's reference and a custom
+    op's fake implementation call the original function."""
+    import torch
+
+    queue = list(tensors)
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for i, (name, want) in enumerate(arguments):
+        if "tensor" in want:
+            value: Any = queue.pop(0)
+        elif "tensors" in want:
+            value = [queue.pop(0) for _ in want["tensors"]]
+        elif "dtype" in want:
+            value = getattr(torch, want["dtype"])
+        else:
+            value = want["value"]
+        if i < positional:
+            args.append(value)
+        else:
+            kwargs[name] = value
+    return tuple(args), kwargs
+
+
+def tensor_count(arguments: list[list]) -> int:
+    return sum(1 if "tensor" in want else len(want.get("tensors", ())) for _, want in arguments)
+
+
+class Kernel:
+    """One accepted kernel as a torch.library custom op `cudalens_<hash>::<name>` over the call's tensor
+    arguments: its implementation calls the candidate's `ModelNew`, its fake implementation the original
+    function (so torch.compile traces it with the right output shapes and dtypes)."""
+
+    def __init__(self, spec: dict, folder: Any) -> None:
+        import torch
+
+        self.spec = spec
+        self.function = resolve(spec["function"])
+        self.names = parameter_names(self.function)
+        self.candidate_path = folder / spec["candidate"]
+        self._model: Any = None
+        self.hits = 0
+        self.fallbacks = 0
+        count = tensor_count(spec["arguments"])
+        schema = "(" + ", ".join(f"Tensor t{i}" for i in range(count)) + ") -> Tensor"
+        qualified = f"{spec['namespace']}::{spec['name']}"
+        namespace = getattr(torch.ops, spec["namespace"])
+        if hasattr(namespace, spec["name"]):  # the module was imported again: the op is this same kernel
+            self.op = getattr(namespace, spec["name"]).default
+            return
+        op = torch.library.custom_op(qualified, self._run, mutates_args=(), schema=schema)
+        op.register_fake(self._fake)
+        self.op = getattr(namespace, spec["name"]).default
+
+    def _fake(self, *tensors: Any) -> Any:
+        args, kwargs = call_args(self.spec["arguments"], self.spec["positional"], list(tensors))
+        return self.function(*args, **kwargs)
+
+    def _run(self, *tensors: Any) -> Any:
+        if self._model is None:
+            self._model = _candidate_model(self.candidate_path, tensors[0].device)
+        return self._model(*tensors)
+
+    def accepts(self, bound: list[tuple[str, Any]]) -> bool:
+        return matches(bound, self.spec["arguments"])
+
+
+def _candidate_model(path: Any, device: Any) -> Any:
+    """`ModelNew(*get_init_inputs())` of an accepted candidate file, on `device`."""
+    import importlib.util
+    import sys
+
+    key = "cudalens_candidate_" + path.stem.replace(".", "_")
+    module = sys.modules.get(key)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(key, path)
+        assert spec is not None and spec.loader is not None, path
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    init = getattr(module, "get_init_inputs", list)
+    return module.ModelNew(*init()).to(device)
+
+
+def swap_mode(kernels: list[Kernel]) -> Any:
+    """A `TorchFunctionMode` that routes each call a kernel was verified on to its custom op and every other
+    call, including the same function with other shapes, dtypes or strides, to the original."""
+    return _swap_class()(kernels)
+
+
+@functools.cache
+def _swap_class() -> type:
+    from torch.overrides import TorchFunctionMode
+
+    class SwapKernels(TorchFunctionMode):
+        def __init__(self, kernels: list[Kernel]) -> None:
+            super().__init__()
+            self.by_function: dict[Any, list[Kernel]] = {}
+            for kernel in kernels:
+                self.by_function.setdefault(kernel.function, []).append(kernel)
+
+        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            kwargs = kwargs or {}
+            candidates = self.by_function.get(func)
+            if candidates:
+                bound = bind(candidates[0].names, args, kwargs)
+                for kernel in candidates:
+                    if kernel.accepts(bound):
+                        kernel.hits += 1
+                        return kernel.op(*tensors_of(bound))
+                candidates[0].fallbacks += 1
+            return func(*args, **kwargs)
+
+    return SwapKernels

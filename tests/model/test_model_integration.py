@@ -1,0 +1,157 @@
+"""Kernels swapped back into the CI model: a candidate beside its problem is tested, registered as a
+torch.library custom op and swapped in for exactly the arguments it was verified on; the whole model's outputs
+stay equal, eager and traced by torch.compile. The candidate is real code: group_norm written out in plain
+torch, standing in for a CUDA kernel on a machine without a GPU."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudalens.cli.main import main
+from cudalens.profiler.integration_module import candidates
+from cudalens.profiler.model_profile import profile_model
+
+GROUP_NORM = '''
+
+class ModelNew(nn.Module):
+    """group_norm over (batch, group) rows in plain torch: the stand-in for a CUDA kernel."""
+
+    def forward(self, input, weight, bias):
+        n, c = input.shape[:2]
+        rows = input.reshape(n, 8, -1)
+        var, mean = torch.var_mean(rows, dim=-1, keepdim=True, correction=0)
+        normed = ((rows - mean) * torch.rsqrt(var + 1e-05)).reshape(n, c, -1)
+        return (normed * weight.view(1, c, 1) + bias.view(1, c, 1)).reshape(input.shape)
+'''
+WRONG = '''
+
+class ModelNew(nn.Module):
+    def forward(self, q, k, v):
+        return q * 2  # not attention
+'''
+
+
+@pytest.fixture(scope="module")
+def folder(model_file):
+    out = model_file.parent / "integrated"
+    profile = profile_model(str(model_file), device="cpu", out_dir=str(out), problems=0,
+                            names=("group_norm", "scaled_dot_product_attention"), iters=1, warmup=1)
+    written = {Path(p).name.rsplit("_", 1)[0]: Path(p) for p in profile.problems}
+    assert {"group_norm", "scaled_dot_product_attention"} <= set(written), [(c.name, c.share, c.advice) for c in profile.calls]
+    norm, attention = written["group_norm"], written["scaled_dot_product_attention"]
+    norm.with_suffix(".optimized.py").write_text(norm.read_text() + GROUP_NORM)
+    attention.with_suffix(".optimized.py").write_text(attention.read_text() + WRONG)
+    return out
+
+
+def test_cli_accepts_the_right_candidate_and_verifies_the_model(folder, model_file, capsys):
+    code = main(["model", str(model_file), "--integrate", "--out", str(folder), "--device", "cpu",
+                 "--allow-torch-ops", "--no-compile"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "group_norm_" in out and "accepted" in out
+    assert "scaled_dot_product_attention_" in out and "not used" in out
+    assert "ran for 1 call(s), 0 call(s) of other shapes fell back" in out
+    assert "whole-model outputs, eager: equal within tolerance" in out
+    assert "eager:" in out and "ms before" in out
+    assert (folder / "cudalens_kernels.py").is_file() and (folder / "cudalens_op_calls.py").is_file()
+
+
+def _import(path: Path, name: str = "cudalens_kernels_under_test"):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def kernels(folder, model_file):
+    if not (folder / "cudalens_kernels.py").is_file():
+        assert main(["model", str(model_file), "--integrate", "--out", str(folder), "--device", "cpu",
+                     "--allow-torch-ops", "--no-compile"]) == 0
+    return _import(folder / "cudalens_kernels.py")
+
+
+def _model(model_file):
+    import torch
+
+    torch.manual_seed(0)
+    return _import(model_file, "block_under_test").model_and_inputs()  # torch.compile needs a real module
+
+
+def test_swapped_model_equals_the_original_and_other_shapes_fall_back(kernels, model_file):
+    import torch
+
+    model, (x,) = _model(model_file)
+    model.eval()
+    (kernel,) = [k for k in kernels.KERNELS if k.spec["name"].startswith("kgroup_norm_")]
+    namespace = getattr(torch.ops, kernel.spec["namespace"])
+    assert hasattr(namespace, kernel.spec["name"])  # registered as a torch.library custom op
+    fast = kernels.swap(model)
+    with torch.no_grad():
+        hits = kernel.hits
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-4, atol=1e-4)
+        assert kernel.hits == hits + 1
+        bigger = torch.randn(3, 16, 16, 16)  # a batch the kernel was not verified on: the original runs
+        fallbacks = kernel.fallbacks
+        assert torch.equal(fast(bigger), model(bigger))
+        assert kernel.fallbacks == fallbacks + 1 and kernel.hits == hits + 1
+
+
+def test_torch_compile_traces_the_custom_op(kernels, model_file):
+    import torch
+
+    model, (x,) = _model(model_file)
+    model.eval()
+    traced: list[str] = []
+
+    def backend(graph, example_inputs):
+        traced.extend(str(node.target) for node in graph.graph.nodes)
+        return graph.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(kernels.swap(model), backend=backend)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert any("kgroup_norm_" in target for target in traced), traced
+
+
+def test_the_candidates_are_paired_by_name(folder):
+    found = candidates(folder)
+    assert [a.candidate.name.removesuffix(".optimized.py") for a in found] == [a.problem.stem for a in found]
+    assert {a.call["function"] for a in found} == {"torch.nn.functional.group_norm",
+                                                   "torch.nn.functional.scaled_dot_product_attention"}
+
+
+def test_integrate_without_candidates_is_one_line(tmp_path, model_file, capsys):
+    code = main(["model", str(model_file), "--integrate", "--out", str(tmp_path), "--device", "cpu"])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no candidate beside a problem" in err[0]
+
+
+def test_optimize_runs_the_loop_with_a_replayed_coder_then_integrates(folder, model_file, tmp_path, capsys,
+                                                                       monkeypatch):
+    from tests.agents.fake_openai import FakeOpenAI, reply
+    from tests.agents.kernelbench_cpu import fenced
+
+    # the same call gets the same file name in `out`
+    norm = next(p for p in folder.glob("group_norm_*.py") if not p.name.endswith(".optimized.py"))
+    monkeypatch.setenv("MODEL_TEST_KEY", "sk-model-SECRET-1234")
+    monkeypatch.chdir(tmp_path)  # the loop's run log goes to .cudalens/runs here
+    out = tmp_path / "optimized"
+    with FakeOpenAI([reply(fenced(norm.read_text() + GROUP_NORM))]) as fake:
+        code = main(["model", str(model_file), "--device", "cpu", "--problems", "0", "--problem", "group_norm",
+                     "--out", str(out), "--optimize", "1", "--rounds", "1", "--base-url", fake.base_url,
+                     "--api-key-env", "MODEL_TEST_KEY", "--allow-torch-ops", "--no-compile", "--iters", "1"])
+        assert len(fake.requests) == 1 and "torch.nn.functional.group_norm" in fake.requests[0].prompt
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert (out / norm.name.replace(".py", ".optimized.py")).is_file()
+    assert "whole-model outputs, eager: equal within tolerance" in captured.out
+    assert "sk-model-SECRET-1234" not in captured.out + captured.err
