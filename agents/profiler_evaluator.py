@@ -29,8 +29,8 @@ from cudalens.agents.evaluation import (
     TimingOutcome,
     source_hash,
 )
-from cudalens.agents.judge import metrics as M
 from cudalens.agents.secret_env import secret_names
+from cudalens.profiler.ncu import metrics as M
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
 from cudalens.profiler.protocol import JobRequest
@@ -182,10 +182,11 @@ def _from_lines(rows: list) -> dict[str, float]:
     derived: dict[str, float] = {}
     requests = sum(c.global_requests for c in rows)
     if requests:
-        derived[M.SECTORS_PER_REQUEST] = sum(c.global_sectors for c in rows) / requests
+        derived[M.GLOBAL_LD_REQUESTS] = requests
+        derived[M.GLOBAL_LD_SECTORS] = sum(c.global_sectors for c in rows)
     wavefronts = sum(c.shared_wavefronts for c in rows)
     if wavefronts:
-        derived[M.SHARED_WAVEFRONTS] = wavefronts
+        derived[M.SHARED_LD_WAVEFRONTS] = wavefronts
         derived[M.SHARED_LD_CONFLICTS] = sum(c.bank_conflict_wavefronts for c in rows)
     executed = sum(c.inst_executed for c in rows)
     if executed and any(c.thread_inst_executed for c in rows):

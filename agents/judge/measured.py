@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from cudalens.agents.judge.inputs import JudgeInput
 from cudalens.agents.judge.methods import METHODS
-from cudalens.agents.judge.metrics import (
-    ACHIEVED_OCCUPANCY,
-    MEMORY_THROUGHPUT,
-    SECTORS_PER_REQUEST,
-    SM_THROUGHPUT,
-    Derived,
-    derive,
-    hottest_line,
-)
+from cudalens.agents.judge.metrics import Derived, derive, hottest_line
 from cudalens.agents.judge.verdict import Bottleneck, Evidence, Verdict
+from cudalens.profiler.ncu.metrics import (
+    ACHIEVED_OCCUPANCY,
+    DRAM_THROUGHPUT,
+    GRID_SIZE,
+    MEMORY_THROUGHPUT,
+    REGISTERS,
+    SM_THROUGHPUT,
+    TENSOR_PIPE,
+    THEORETICAL_OCCUPANCY,
+    THREADS_PER_INST,
+)
 
 BUSY = 60.0  # % of peak above which a unit is the limiter (Nsight Compute's SOL guidance)
 IDEAL_SECTORS = 4.0  # 32 threads × 4-byte loads = 128 bytes = 4 sectors per request
@@ -118,7 +121,7 @@ def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evide
     ):
         return "coalesce-global-access", [
             Evidence(
-                SECTORS_PER_REQUEST,
+                "sectors_per_request",
                 d.sectors_per_request,
                 f"sectors per global load request (ideal {IDEAL_SECTORS:g})",
                 _line_of(inp, ("CL1",), "sectors"),
@@ -136,7 +139,7 @@ def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evide
     if d.threads_per_inst is not None and d.threads_per_inst < DIVERGENT_BELOW:
         return "remove-warp-divergence", [
             Evidence(
-                "smsp__thread_inst_executed_per_inst_executed.ratio",
+                THREADS_PER_INST,
                 d.threads_per_inst,
                 "active threads per executed instruction (of 32)",
                 _line_of(inp, ("CL2",), "thread_inst"),
@@ -153,7 +156,7 @@ def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evide
         ):
             return "use-tensor-cores", [
                 Evidence(
-                    "sm__pipe_tensor_op_hmma_cycles_active",
+                    TENSOR_PIPE,
                     d.tensor_pipe_pct,
                     "tensor pipe busy, % (idle: the FMAs run on CUDA cores)",
                 )
@@ -164,15 +167,15 @@ def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evide
         if ai is not None and ai > 1.0 and (d.dram_pct or 0) >= BUSY:
             # FLOP-heavy work that still streams from DRAM: operands are re-read instead of reused
             return "tile-in-shared-memory", [
-                Evidence("dram__throughput", d.dram_pct or 0.0, "DRAM throughput, % of peak")
+                Evidence(DRAM_THROUGHPUT, d.dram_pct or 0.0, "DRAM throughput, % of peak")
             ]
         return "vectorize-memory-access", [
-            Evidence("dram__throughput", d.dram_pct, "DRAM throughput, % of peak")
+            Evidence(DRAM_THROUGHPUT, d.dram_pct, "DRAM throughput, % of peak")
         ] if d.dram_pct is not None else []
     if b == "latency":
         if d.grid_size is not None and d.grid_size < inp.gpu.sm_count:
             return "increase-parallelism", [
-                Evidence("launch__grid_size", d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
+                Evidence(GRID_SIZE, d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
             ]
         if d.top_stall and d.top_stall[0] in ("barrier", "membar"):
             return "use-warp-shuffles", [
@@ -195,7 +198,7 @@ def _occupancy_method(d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]
     if d.theoretical_occupancy_pct is not None:
         ev.append(
             Evidence(
-                "sm__maximum_warps_per_active_cycle_pct",
+                THEORETICAL_OCCUPANCY,
                 d.theoretical_occupancy_pct,
                 f"theoretical occupancy, limited by {d.occupancy_limiter or 'unknown'}",
             )
@@ -204,7 +207,7 @@ def _occupancy_method(d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]
         ev.insert(
             0,
             Evidence(
-                "launch__registers_per_thread",
+                REGISTERS,
                 d.registers if d.registers is not None else "n/a",
                 "registers per thread",
             ),
@@ -214,6 +217,6 @@ def _occupancy_method(d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]
         return "reduce-shared-memory", ev
     if d.grid_size is not None and d.grid_size < inp.gpu.sm_count:
         ev.insert(
-            0, Evidence("launch__grid_size", d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
+            0, Evidence(GRID_SIZE, d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
         )
     return "increase-parallelism", ev
