@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from cudalens.agents.judge.verdict import Verdict
 from cudalens.analysis.findings import Finding, Related, Severity, Span
-
-CODE = "CL910"
-RULE = "judge-verdict"
+from cudalens.analysis.rules.judge_verdict import JudgeVerdict
 
 
 def render_markdown(v: Verdict) -> str:
@@ -57,6 +55,7 @@ def verdict_findings(v: Verdict, path: str, kernel_span: Span) -> list[Finding]:
     )
     return [
         Finding(
-            path, CODE, RULE, severity, message, kernel_span, v.kernel, evidence=evidence, related=related
+            path, JudgeVerdict.code, JudgeVerdict.name, severity, message, kernel_span, v.kernel, evidence=evidence,
+            related=related
         )
     ]
