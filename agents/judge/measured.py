@@ -5,6 +5,7 @@ from __future__ import annotations
 from cudalens.agents.judge.inputs import JudgeInput
 from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.metrics import Derived, derive, hottest_line
+from cudalens.agents.judge.roofline import Roofline, roofline
 from cudalens.agents.judge.verdict import Bottleneck, Evidence, Verdict
 from cudalens.profiler.ncu.metrics import (
     ACHIEVED_OCCUPANCY,
@@ -31,7 +32,7 @@ def _line_of(inp: JudgeInput, codes: tuple[str, ...], counter: str | None = None
     return next((f.span.line for f in inp.findings if f.code.startswith(codes)), None)
 
 
-def classify(d: Derived, inp: JudgeInput) -> Bottleneck:
+def classify(d: Derived, r: Roofline | None) -> Bottleneck:
     sm, mem = d.sm_pct, d.memory_pct
     if sm is None and mem is None:
         return "unknown"
@@ -49,8 +50,7 @@ def classify(d: Derived, inp: JudgeInput) -> Bottleneck:
     )
     if low_theoretical or (achieved is not None and achieved < 25.0):
         return "occupancy"
-    ai = d.arithmetic_intensity
-    if ai is not None and sm < 30 and mem < 30 and ai >= inp.gpu.ridge_point:
+    if r is not None and sm < 30 and mem < 30 and r.point.total_flops and r.bound == "compute":
         return "compute"
     return "latency"
 
@@ -58,9 +58,10 @@ def classify(d: Derived, inp: JudgeInput) -> Bottleneck:
 def measured_verdict(inp: JudgeInput) -> Verdict:
     assert inp.metrics is not None
     d = derive(inp.metrics)
-    bottleneck = classify(d, inp)
-    method, ev = _choose(bottleneck, d, inp)
-    ev.extend(_headline(d, inp))
+    r = roofline(inp.metrics, inp.gpu)
+    bottleneck = classify(d, r)
+    method, ev = _choose(bottleneck, d, r, inp)
+    ev.extend(_headline(d, r))
     evidence = _top_evidence(ev)
     m = METHODS[method]
     speed = inp.timing.speedup if inp.timing else None
@@ -75,26 +76,19 @@ def measured_verdict(inp: JudgeInput) -> Verdict:
         plan=m.plan,
         evidence=evidence,
         speedup=speed,
+        roofline=r.summary() if r is not None else "",
     )
 
 
-def _headline(d: Derived, inp: JudgeInput) -> list[Evidence]:
+def _headline(d: Derived, r: Roofline | None) -> list[Evidence]:
     """The throughput facts behind the bottleneck, in the order they justify it."""
     ev = []
     if d.memory_pct is not None:
         ev.append(Evidence(MEMORY_THROUGHPUT, d.memory_pct, "memory throughput, % of peak"))
     if d.sm_pct is not None:
         ev.append(Evidence(SM_THROUGHPUT, d.sm_pct, "SM throughput, % of peak"))
-    ai = d.arithmetic_intensity
-    if ai is not None:
-        side = "below" if ai < inp.gpu.ridge_point else "above"
-        ev.append(
-            Evidence(
-                "arithmetic_intensity",
-                ai,
-                f"FLOP/byte, {side} the ridge point {inp.gpu.ridge_point:.1f} of the {inp.gpu.name}",
-            )
-        )
+    if r is not None and r.point.intensity is not None:
+        ev.append(Evidence("arithmetic_intensity", r.point.intensity, r.summary().removeprefix("roofline: ")))
     if d.achieved_occupancy_pct is not None:
         ev.append(
             Evidence(ACHIEVED_OCCUPANCY, d.achieved_occupancy_pct, "achieved occupancy, % of max warps")
@@ -111,7 +105,7 @@ def _top_evidence(ev: list[Evidence]) -> tuple[Evidence, ...]:
     return tuple(out[:4])
 
 
-def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]:
+def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> tuple[str, list[Evidence]]:
     """Exactly one method, with the specific evidence for it first."""
     # Problems that are the cause whatever the headline bottleneck, strongest signal first.
     if (
@@ -151,8 +145,9 @@ def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evide
         if (
             d.tensor_pipe_pct is not None
             and d.tensor_pipe_pct < 5
-            and (d.flops or 0) > 0
-            and (d.arithmetic_intensity or 0) >= inp.gpu.ridge_point
+            and r is not None
+            and r.point.precision != "tensor"
+            and r.bound == "compute"
         ):
             return "use-tensor-cores", [
                 Evidence(
@@ -163,7 +158,7 @@ def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evide
             ]
         return "reduce-instruction-count", []
     if b == "memory":
-        ai = d.arithmetic_intensity
+        ai = r.point.intensity if r is not None else None
         if ai is not None and ai > 1.0 and (d.dram_pct or 0) >= BUSY:
             # FLOP-heavy work that still streams from DRAM: operands are re-read instead of reused
             return "tile-in-shared-memory", [

@@ -1,5 +1,6 @@
 """The quantities the Judge derives from a kernel's Nsight Compute metrics. The names are the profiler's
-(`profiler/ncu/metrics.py`): what is read here is what ncu is asked for."""
+(`profiler/ncu/metrics.py`): what is read here is what ncu is asked for. FLOPs, bytes and time are the
+roofline's (roofline.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,7 @@ from cudalens.agents.evaluation import ProfileMetrics
 from cudalens.profiler.ncu.metrics import (
     ACHIEVED_OCCUPANCY,
     BLOCK_SIZE,
-    DRAM_BYTES,
-    DRAM_BYTES_READ,
-    DRAM_BYTES_WRITE,
     DRAM_THROUGHPUT,
-    FLOP_COUNTERS,
     GLOBAL_LD_REQUESTS,
     GLOBAL_LD_SECTORS,
     GRID_SIZE,
@@ -44,20 +41,12 @@ class Derived:
     sectors_per_request: float | None
     bank_conflict_ratio: float | None  # conflicts per shared wavefront
     threads_per_inst: float | None  # of 32
-    flops: float | None
-    dram_bytes: float | None
     tensor_pipe_pct: float | None
     occupancy_limiter: str | None
     grid_size: float | None
     block_size: float | None
     registers: float | None
     top_stall: tuple[str, float] | None
-
-    @property
-    def arithmetic_intensity(self) -> float | None:
-        if self.flops is None or not self.dram_bytes:
-            return None
-        return self.flops / self.dram_bytes
 
 
 def derive(p: ProfileMetrics) -> Derived:
@@ -68,11 +57,6 @@ def derive(p: ProfileMetrics) -> Derived:
     conflicts = None
     if wavefronts:
         conflicts = ((p.get(SHARED_LD_CONFLICTS) or 0.0) + (p.get(SHARED_ST_CONFLICTS) or 0.0)) / wavefronts
-    counted = [(name, per) for name, (_, per) in FLOP_COUNTERS.items() if p.get(name) is not None]
-    flops = sum(p.get(name) * per for name, per in counted) if counted else None
-    dram_bytes = p.get(DRAM_BYTES)
-    if dram_bytes is None and (p.get(DRAM_BYTES_READ) is not None or p.get(DRAM_BYTES_WRITE) is not None):
-        dram_bytes = (p.get(DRAM_BYTES_READ) or 0.0) + (p.get(DRAM_BYTES_WRITE) or 0.0)
     limits = {k: p.get(v) for k, v in OCCUPANCY_LIMITS.items() if p.get(v) is not None}
     limiter = min(limits, key=lambda k: limits[k]) if limits else None
     stalls = {reason: p.get(name) for reason, name in STALLS.items() if p.get(name) is not None}
@@ -86,8 +70,6 @@ def derive(p: ProfileMetrics) -> Derived:
         sectors_per_request=sectors,
         bank_conflict_ratio=conflicts,
         threads_per_inst=p.get(THREADS_PER_INST),
-        flops=flops,
-        dram_bytes=dram_bytes,
         tensor_pipe_pct=p.get(TENSOR_PIPE),
         occupancy_limiter=limiter,
         grid_size=p.get(GRID_SIZE),

@@ -24,6 +24,8 @@ def render_markdown(v: Verdict) -> str:
             out.append(f"- **Bottleneck:** {v.bottleneck}-bound")
         if v.speedup is not None:
             out.append(f"- **Speed vs PyTorch:** {v.speedup:.2f}×")
+        if v.roofline:
+            out.append(f"- **Roofline:** {v.roofline.removeprefix('roofline: ')}")
         out.append(f"- **Next step:** {v.method_title}")
         out += [f"  {i}. {step}" for i, step in enumerate(v.plan, 1)]
     if v.evidence:

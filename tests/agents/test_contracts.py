@@ -9,8 +9,10 @@ from dataclasses import fields
 from pathlib import Path
 
 from cudalens.agents.evaluation import CorrectnessOutcome, ProfileMetrics
+from cudalens.agents.gpu_specs import DEFAULT_GPU
 from cudalens.agents.judge import JudgeInput, judge
 from cudalens.agents.judge.metrics import Derived, derive
+from cudalens.agents.judge.roofline import roofline
 from cudalens.analysis.api import analyze_text
 from cudalens.analysis.codes import REGISTRY, rule_class
 from cudalens.analysis.features import KernelFeatures
@@ -70,7 +72,8 @@ def test_a_profile_of_exactly_the_request_fills_every_derived_quantity() -> None
     derived = derive(profile)
     empty = [f.name for f in fields(Derived) if getattr(derived, f.name) is None]
     assert empty == []
-    assert derived.arithmetic_intensity is not None
+    r = roofline(profile, DEFAULT_GPU)
+    assert r is not None and set(r.point.flops) == {"fp32", "fp16", "tensor"} and r.point.intensity
 
 
 KERNELS = """
