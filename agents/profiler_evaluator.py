@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -160,6 +161,7 @@ def profile_metrics(profile: NcuProfile) -> tuple[ProfileMetrics, ...]:
     the metric fragments the Judge looks for (sectors, bank, thread_inst); and, where the kernel-level metric is
     missing, sectors per request, bank conflicts and threads per instruction summed from those lines."""
     out: dict[str, ProfileMetrics] = {}
+    launches = Counter(k.base_name for k in profile.kernels)
     for k in profile.kernels:
         if k.base_name in out:
             continue
@@ -174,7 +176,7 @@ def profile_metrics(profile: NcuProfile) -> tuple[ProfileMetrics, ...]:
                 lost = (32 - c.threads_per_instruction) * c.inst_executed
                 lines.append(LineCounter(c.line, "thread_inst_lost", lost))
         metrics = {**_from_lines(rows), **k.metrics}
-        out[k.base_name] = ProfileMetrics.of(k.base_name, metrics, tuple(lines))
+        out[k.base_name] = ProfileMetrics.of(k.base_name, metrics, tuple(lines), launches[k.base_name])
     return tuple(out.values())
 
 

@@ -7,9 +7,11 @@ from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.metrics import Derived, derive, hottest_line
 from cudalens.agents.judge.roofline import Roofline, roofline
 from cudalens.agents.judge.verdict import Bottleneck, Evidence, Verdict
+from cudalens.analysis.rules.single_address_global_atomic import SingleAddressGlobalAtomic
 from cudalens.profiler.ncu.metrics import (
     ACHIEVED_OCCUPANCY,
     DRAM_THROUGHPUT,
+    DURATION,
     GRID_SIZE,
     MEMORY_THROUGHPUT,
     REGISTERS,
@@ -22,6 +24,9 @@ from cudalens.profiler.ncu.metrics import (
 BUSY = 60.0  # % of peak above which a unit is the limiter (Nsight Compute's SOL guidance)
 IDEAL_SECTORS = 4.0  # 32 threads × 4-byte loads = 128 bytes = 4 sectors per request
 DIVERGENT_BELOW = 24.0  # active threads per executed instruction, of 32
+# A launch this short is mostly launch overhead (a few µs each on current GPUs): repeated, fusing them comes first.
+SHORT_LAUNCH_NS = 10_000.0
+REPEATED = 4
 
 
 def _line_of(inp: JudgeInput, codes: tuple[str, ...], counter: str | None = None) -> int | None:
@@ -32,7 +37,7 @@ def _line_of(inp: JudgeInput, codes: tuple[str, ...], counter: str | None = None
     return next((f.span.line for f in inp.findings if f.code.startswith(codes)), None)
 
 
-def classify(d: Derived, r: Roofline | None) -> Bottleneck:
+def classify(d: Derived, r: Roofline | None, sm_count: int) -> Bottleneck:
     sm, mem = d.sm_pct, d.memory_pct
     if sm is None and mem is None:
         return "unknown"
@@ -41,6 +46,8 @@ def classify(d: Derived, r: Roofline | None) -> Bottleneck:
         if mem >= sm:
             return "memory"
         return "compute"
+    if d.grid_size is not None and d.grid_size < sm_count:
+        return "latency"  # SMs left idle: no occupancy setting helps a grid that does not fill the GPU
     achieved = d.achieved_occupancy_pct
     theoretical = d.theoretical_occupancy_pct
     low_theoretical = (
@@ -59,7 +66,7 @@ def measured_verdict(inp: JudgeInput) -> Verdict:
     assert inp.metrics is not None
     d = derive(inp.metrics)
     r = roofline(inp.metrics, inp.gpu)
-    bottleneck = classify(d, r)
+    bottleneck = classify(d, r, inp.gpu.sm_count)
     method, ev = _choose(bottleneck, d, r, inp)
     ev.extend(_headline(d, r))
     evidence = _top_evidence(ev)
@@ -108,6 +115,12 @@ def _top_evidence(ev: list[Evidence]) -> tuple[Evidence, ...]:
 def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> tuple[str, list[Evidence]]:
     """Exactly one method, with the specific evidence for it first."""
     # Problems that are the cause whatever the headline bottleneck, strongest signal first.
+    duration = inp.metrics.get(DURATION) if inp.metrics is not None else None
+    launches = inp.metrics.launches if inp.metrics is not None else 1
+    if duration is not None and duration < SHORT_LAUNCH_NS and launches >= REPEATED:
+        return "fuse-kernel-launches", [
+            Evidence(DURATION, duration, f"ns per launch, launched {launches}× in one call: mostly launch overhead")
+        ]
     if (
         d.sectors_per_request is not None
         and d.sectors_per_request > 2 * IDEAL_SECTORS
@@ -138,6 +151,12 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
                 "active threads per executed instruction (of 32)",
                 _line_of(inp, ("CL2",), "thread_inst"),
             )
+        ]
+    atomic = next((f for f in inp.findings if f.code == SingleAddressGlobalAtomic.code), None)
+    if atomic is not None and b in ("memory", "latency"):
+        # every thread's atomic lands on one address: the L2 serialises them, whatever the throughput says
+        return "use-warp-shuffles", [
+            Evidence(atomic.code, atomic.message, "atomics of every thread on one address", atomic.span.line)
         ]
     if b == "occupancy":
         return _occupancy_method(d, inp)
@@ -189,7 +208,12 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
 
 
 def _occupancy_method(d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]:
+    if d.grid_size is not None and d.grid_size < inp.gpu.sm_count:
+        return "increase-parallelism", [
+            Evidence(GRID_SIZE, d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
+        ]
     ev = []
+    limited = d.theoretical_occupancy_pct is not None and d.theoretical_occupancy_pct <= 50.0
     if d.theoretical_occupancy_pct is not None:
         ev.append(
             Evidence(
@@ -198,20 +222,12 @@ def _occupancy_method(d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]
                 f"theoretical occupancy, limited by {d.occupancy_limiter or 'unknown'}",
             )
         )
-    if d.occupancy_limiter == "registers":
+    if limited and d.occupancy_limiter == "registers":
         ev.insert(
             0,
-            Evidence(
-                REGISTERS,
-                d.registers if d.registers is not None else "n/a",
-                "registers per thread",
-            ),
+            Evidence(REGISTERS, d.registers if d.registers is not None else "n/a", "registers per thread"),
         )
         return "reduce-register-pressure", ev
-    if d.occupancy_limiter == "shared":
+    if limited and d.occupancy_limiter == "shared":
         return "reduce-shared-memory", ev
-    if d.grid_size is not None and d.grid_size < inp.gpu.sm_count:
-        ev.insert(
-            0, Evidence(GRID_SIZE, d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
-        )
     return "increase-parallelism", ev
