@@ -39,6 +39,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("profile", "cudalens.cli.profile_cmd", "profile kernels with Nsight Compute"),
     Command("optimize", "cudalens.cli.optimize_cmd", "optimize a kernel with the Coder-Judge loop"),
     Command("validate", "cudalens.cli.validate_cmd", "validate the analyzer against measured hardware truth"),
+    Command("report", "cudalens.cli.report_cmd", "write one HTML page: roofline, history, verdicts, hot lines"),
 )
 
 
