@@ -25,25 +25,14 @@ def default_out(target: Path) -> Path:
     return target / "report.html" if target.is_dir() else target.with_name(target.name + ".report.html")
 
 
-def write_report(target: Path, out: Path | None = None, gpu_name: str | None = None, profile: bool = False) -> Path:
-    """Writes the page and returns its path; `ReportError` for a target that is neither a run nor a kernel file."""
-    from cudalens.agents.gpu_specs import detect_gpu_specs
-    from cudalens.cli.report.data import load
-    from cudalens.cli.report.page import render
-
-    gpu = gpu_by_name(gpu_name) if gpu_name else (detect_gpu_specs() if profile else DEFAULT_GPU)
-    page = render(load(target, gpu, profile))
-    path = out or default_out(target)
-    path.write_text(page, encoding="utf-8")
-    return path
-
-
 def run(args: argparse.Namespace) -> int:
-    from cudalens.cli.report.data import ReportError
+    from cudalens.agents.gpu_specs import detect_gpu_specs
+    from cudalens.agents.report import ReportError, write_report
 
     target = Path(args.target)
+    gpu = gpu_by_name(args.gpu) if args.gpu else (detect_gpu_specs() if args.profile else DEFAULT_GPU)
     try:
-        path = write_report(target, Path(args.out) if args.out else None, args.gpu, args.profile)
+        path = write_report(target, Path(args.out) if args.out else default_out(target), gpu, args.profile)
     except (ReportError, OSError) as exc:
         print(f"cudalens report: {exc}", file=sys.stderr)
         return 2

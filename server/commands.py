@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from cudalens.server import gpu_commands, optimize_commands
+from cudalens.server import gpu_commands, optimize_commands, report_commands
 
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
@@ -21,6 +21,7 @@ VALIDATE = "cudalens.validate"
 ASK_CODER = "cudalens.askCoder"
 FIX_WITH_CODER = "cudalens.fixWithCoder"
 APPLY_OPTIMIZATION = "cudalens.applyOptimization"
+SHOW_REPORT = "cudalens.showReport"
 
 CommandHandler = Callable[["CudalensServer", list[Any]], Awaitable[Any]]
 
@@ -33,4 +34,5 @@ COMMANDS: dict[str, CommandHandler] = {
     ASK_CODER: optimize_commands.ask_coder,
     FIX_WITH_CODER: optimize_commands.fix_with_coder,
     APPLY_OPTIMIZATION: optimize_commands.apply_optimization,
+    SHOW_REPORT: report_commands.show_report,
 }

@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 
-from cudalens.cli.report import charts
-from cudalens.cli.report.data import ReportData
+from cudalens.agents.report import charts
+from cudalens.agents.report.data import ReportData
 
 # per-line counters (agents/profiler_evaluator.profile_metrics) → the heat strip's columns
 STRIPS = (

@@ -9,7 +9,8 @@ on request, profiled.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cudalens.agents.evaluation import LineCounter, ProfileMetrics
@@ -62,11 +63,13 @@ class ReportData:
     notes: list[str] = field(default_factory=list)
 
 
-def load(target: Path, gpu: GpuSpecs = DEFAULT_GPU, profile: bool = False) -> ReportData:
+def load(target: Path, gpu: GpuSpecs = DEFAULT_GPU, profile: bool = False,
+         measured: Sequence[ProfileMetrics] = ()) -> ReportData:
+    """`measured`: a FILE's profile already taken (the editor's last run), used instead of profiling again."""
     if target.is_dir():
         return load_run(target, gpu)
     if target.is_file():
-        return load_file(target, gpu, profile)
+        return load_file(target, gpu, profile, measured)
     raise ReportError(f"{target}: no such file or folder")
 
 
@@ -120,14 +123,14 @@ def load_run(folder: Path, gpu: GpuSpecs) -> ReportData:
     return data
 
 
-def load_file(path: Path, gpu: GpuSpecs, profile: bool) -> ReportData:
+def load_file(path: Path, gpu: GpuSpecs, profile: bool, given: Sequence[ProfileMetrics] = ()) -> ReportData:
     text = path.read_text(encoding="utf-8", errors="replace")
     report = analyze_text(str(path), text)
     if not report.kernels:
         raise ReportError(f"{path}: no __global__ kernel found")
     data = ReportData(f"Kernels of {path.name}", gpu, path.name, text)
-    measured: dict[str, ProfileMetrics] = {}
-    if profile:
+    measured: dict[str, ProfileMetrics] = {p.kernel: p for p in given}
+    if profile and not given:
         from cudalens.agents.profiler_evaluator import profile_metrics
         from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
 
@@ -135,7 +138,7 @@ def load_file(path: Path, gpu: GpuSpecs, profile: bool) -> ReportData:
         if ncu.error:
             data.notes.append(f"ncu: {ncu.error}")
         measured = {p.kernel: p for p in profile_metrics(ncu)}
-    else:
+    elif not given:
         data.notes.append("not profiled (run `cudalens report FILE --profile` on a GPU for the roofline and "
                           "per-line counters): verdicts are predicted")
     for k in report.kernels:
@@ -143,8 +146,6 @@ def load_file(path: Path, gpu: GpuSpecs, profile: bool) -> ReportData:
         metrics = measured.get(k.name)
         inp = judge_input(None, k.name, own, k, gpu=gpu)
         if metrics is not None:
-            from dataclasses import replace
-
             inp = replace(inp, metrics=metrics)
             r = roofline(metrics, gpu)
             if r is not None:

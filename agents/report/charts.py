@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from cudalens.cli.report.data import Point, Round
+from cudalens.agents.report.data import Point, Round
 
 try:
     import matplotlib
