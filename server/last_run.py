@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.config import AnalysisConfig
-from cudalens.profiler.cli_hooks import kernel_summary, launch_shapes
+from cudalens.profiler.compile_findings import kernel_summary, launch_shapes
 from cudalens.server.pipeline_on_save import LastRun
 
 TOP_HINTS = 3

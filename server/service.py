@@ -20,6 +20,7 @@ from pygls.workspace.position_codec import PositionCodec
 from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
 from cudalens.analysis.positions import split_lines
+from cudalens.profiler import child_env
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import prepare_standby
@@ -154,7 +155,10 @@ class Service:
         settings = effective(parsed.settings, self.trust)
         changed = settings != self.settings
         self.settings = settings
-        self.runtime.secret_env = (self.settings.coder.api_key_env,)
+        if child_env.hide(self.settings.coder.api_key_env):  # a warm worker or ncu target holds it: replace them
+            logger.info("%s names the Coder's key now: restarting the worker without it", self.settings.coder.api_key_env)
+            self.runtime.restart()
+            standby.close_all()
         if self.settings.log_level is not None:
             set_level(self.settings.log_level)
         if changed:
@@ -228,8 +232,8 @@ class Service:
             self.show_once(f"cudalens: running {Path(state.path).name} failed; details are in the server log.")
             progress.end("failed")
             return None
+        self.take_run(state, run)  # first: a client that acts on the progress's end finds the results published
         progress.end(run_summary(run))
-        self.take_run(state, run)
         return run
 
     def take_run(self, state: DocState, run: LastRun) -> None:

@@ -120,7 +120,7 @@ def test_display_name_keeps_template_arguments():
 
 
 def test_kernel_summary_line():
-    from cudalens.profiler.cli_hooks import LaunchShape, kernel_summary
+    from cudalens.profiler.compile_findings import LaunchShape, kernel_summary
     from cudalens.profiler.ptxas import KernelResources
 
     k = KernelResources("k(float*)", "_Z1kPf", "sm_90", 72, shared_static_bytes=1024, spill_stores_bytes=8,

@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from cudalens.cli import profile_cmd, test_cmd, validate_cmd
-from cudalens.profiler.cli_hooks_runtime import has_test, outcome_findings, timing_findings
 from cudalens.profiler.results import Measurement, TimingResult
+from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
 from cudalens.profiler.run_job import JobOutcome, run_job
 
 
