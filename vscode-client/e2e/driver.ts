@@ -5,7 +5,7 @@
 // records what it saw, and exits non-zero only when the editor itself could not be driven.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { chromium, type Page } from "playwright-core";
+import { chromium, type Frame, type Page } from "playwright-core";
 
 interface DriverConfig {
   url: string;
@@ -36,6 +36,8 @@ interface DriverConfig {
   // (a kernel command), recording the answer; the rest of the walk is the trusted one's.
   mode?: "trusted" | "restricted";
   runCommand?: string;
+  // Then run "cudalens: Show report" on `file` and read the page inside its webview.
+  showReport?: boolean;
 }
 
 interface DriverResult {
@@ -52,6 +54,8 @@ interface DriverResult {
   // The language server's pid before it was killed, and the pid of the one VS Code started in its place.
   killedServer?: number;
   restartedServer?: number;
+  // What the report's webview showed: its section headings, the verdict table's rows, the SVGs drawn.
+  report?: { headings: string[]; verdicts: string[]; svgs: number };
   error?: string;
 }
 
@@ -282,7 +286,35 @@ async function restrictedWalk(page: Page): Promise<void> {
   result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
   result.servers = serverProcesses(config.session).map(([, argv]) => argv);
   await page.screenshot({ path: path.join(config.artifacts, "restricted.png") });
+  if (config.showReport) {
+    await showReportWalk(page);
+  }
   step("done");
+}
+
+// "cudalens: Show report": the page opens in a webview (an iframe in an iframe); read it from inside.
+async function showReportWalk(page: Page): Promise<void> {
+  step("run cudalens: Show report");
+  await runCommand(page, "cudalens: Show report");
+  const deadline = Date.now() + config.timeoutMs;
+  let frame: Frame | undefined;
+  while (frame === undefined) {
+    for (const f of page.frames()) {
+      if (await f.$("#verdicts").catch(() => null)) {
+        frame = f;
+      }
+    }
+    if (frame === undefined && Date.now() > deadline) {
+      throw new Error("timed out waiting for the report's webview");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  result.report = {
+    headings: (await frame.locator("h2").allTextContents()).map((t) => t.trim()),
+    verdicts: (await frame.locator("#verdicts + table tr").allTextContents()).map((t) => t.trim()),
+    svgs: await frame.locator("svg").count(),
+  };
+  await page.screenshot({ path: path.join(config.artifacts, "report-webview.png") });
 }
 
 main().catch((error) => {
