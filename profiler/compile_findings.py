@@ -146,7 +146,7 @@ def _occupancy_finding(path: str, k: KernelResources, site: KernelSite | None, s
     return _kernel_finding(path, LowTheoreticalOccupancy, message, k, site, evidence)
 
 
-def kernel_summary(k: KernelResources, shape: LaunchShape | None = None) -> str:
+def resources_summary(k: KernelResources, shape: LaunchShape | None = None) -> str:
     """One line for a hover or code lens: `72 regs · 1 KB smem · no spills · 38 % occupancy (registers) on sm_90`."""
     parts = [f"{k.registers} regs"]
     if k.shared_static_bytes:

@@ -20,8 +20,9 @@ from cudalens.analysis.rules.slower_than_reference import SlowerThanReference
 from cudalens.analysis.rules.test_failure import TestFailure
 from cudalens.profiler.job_modules import job_module
 from cudalens.profiler.ncu.line_map import line_span
+from cudalens.profiler.protocol import JobResult
 from cudalens.profiler.results import CheatFinding, TestResult, TimingResult
-from cudalens.profiler.run_job import JobOutcome, run_job
+from cudalens.profiler.run_job import run_job
 
 _MODEL_NEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
 _GLOBAL = re.compile(r"__global__\s+(?:\w+\s+)*?(\w+)\s*\(")
@@ -65,7 +66,7 @@ def has_test(path: str, text: str) -> bool:
 
 
 def outcome_findings(
-    path: str, text: str, outcome: JobOutcome, kernels: Sequence[KernelInfo] | None = None
+    path: str, text: str, outcome: JobResult, kernels: Sequence[KernelInfo] | None = None
 ) -> list[Finding]:
     """Findings for a `test` job's outcome (the CLI's `--test`, `cudalens test`, the server on save)."""
     span, kernel = anchor(path, text, kernels)

@@ -41,7 +41,7 @@ from cudalens.server.pipeline_on_save import (
     SaveJob,
     plan_for,
     profile_request,
-    run_pipeline,
+    run_on_save,
 )
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ClientTrust, ParsedSettings, ServerSettings
@@ -216,7 +216,7 @@ class Service:
         progress = self.out.work_done(f"cudalens: {Path(state.path).name}", lambda: self.pipelines.cancel(state.uri))
         await progress.begin("starting")
         try:
-            run = await run_pipeline(
+            run = await run_on_save(
                 job, plan, self.runtime, self.settings.worker, progress.report,
                 lambda m: self.show_once(m, types.MessageType.Info),
             )
