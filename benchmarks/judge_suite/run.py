@@ -4,9 +4,10 @@ timing, Nsight Compute), judged, and the verdict's bottleneck and first method c
 
     python benchmarks/judge_suite/run.py [--out DIR] [--only 01,05] [--predicted]
 
-Prints one row per case, the confusion table (known cause × the method the Judge chose) and the share right;
-goal ≥ 90 %. `--predicted` judges from static analysis alone (no GPU: the predicted verdicts). Exit 0 when the
-goal is met. Writes DIR/judge_suite.json with every verdict and its evidence.
+Prints one row per case, then the confusion table (known cause × the method the Judge chose) and the share right
+over every case whose result is in DIR — so two calls with `--only` halves (each inside a 10-minute limit) end
+with the whole table. Goal ≥ 90 %. `--predicted` judges from static analysis alone (no GPU: the predicted
+verdicts). Exit 0 when the goal is met. DIR/<case>.json holds each verdict with its evidence and facts.
 """
 
 from __future__ import annotations
@@ -137,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
         if v is not None:
             for e in v.evidence:
                 print(f"      {e.shown()}: {e.meaning}", flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for row in rows:
+        (args.out / f"{Path(row['case']).stem}.json").write_text(json.dumps(row, indent=2, default=str))
+    known = {c.file for c in CASES}
+    rows = [json.loads(p.read_text()) for p in sorted(args.out.glob("*.json"))]
+    rows = [r for r in rows if r.get("case") in known]
     right = sum(r["right"] for r in rows)
     share = right / len(rows) if rows else 0.0
     print()
@@ -144,8 +151,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nmethod right: {right}/{len(rows)} = {share:.0%} (goal {GOAL:.0%}); bottleneck right: "
           f"{sum(r['bottleneck_right'] for r in rows)}/{len(rows)}"
           + (" — predicted verdicts (no GPU)" if args.predicted else ""))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "judge_suite.json").write_text(json.dumps(rows, indent=2, default=str))
     return 0 if share >= GOAL else 1
 
 
