@@ -18,8 +18,7 @@ from cudalens.agents.evaluation import Evaluation
 from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.agents.judge import Verdict, judge, judge_input
 from cudalens.agents.judge.render import render_markdown, verdict_findings
-from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, OptimizeResult
-from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
+from cudalens.agents.optimize_loop import OptimizeLoop, OptimizeResult
 from cudalens.analysis.api import AnalysisReport, KernelInfo
 from cudalens.analysis.findings import Finding
 
@@ -81,36 +80,6 @@ def ask_coder(
         start = reply.text.find("```") if "```" in reply.text else reply.text.find("~~~")
         explanation = reply.text[:start].strip() or reply.text.strip()
     return Suggestion(explanation, blocks[-1].text if blocks else None, reply.usage)
-
-
-def loop_and_worker_settings(
-    optimize: dict, worker: dict, api_key_env: str = "OPENAI_API_KEY"
-) -> tuple[LoopSettings, ProfilerEvaluatorSettings, list[str]]:
-    """The LSP `optimize.*` (`rounds`, `budgetUsd`) and `worker.*` (`python`, `timeoutSeconds`) settings; a bad
-    value is reported and its default kept."""
-    errors: list[str] = []
-
-    def number(section: str, table: dict, key: str, kind: type, default, minimum: float):
-        value = table.get(key, default)
-        if value is None and default is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
-            errors.append(
-                f"cudalens: setting '{section}.{key}' must be a number ≥ {minimum:g}; using {default!r}"
-            )
-            return default
-        return kind(value)
-
-    loop = LoopSettings(
-        rounds=number("optimize", optimize, "rounds", int, LoopSettings.rounds, 0),
-        budget_usd=number("optimize", optimize, "budgetUsd", float, None, 0),
-    )
-    python = worker.get("python") or ProfilerEvaluatorSettings.python
-    if not isinstance(python, str):
-        errors.append("cudalens: setting 'worker.python' must be a path; using this interpreter")
-        python = ProfilerEvaluatorSettings.python
-    timeout = number("worker", worker, "timeoutSeconds", float, ProfilerEvaluatorSettings.timeout_s, 1)
-    return loop, ProfilerEvaluatorSettings(python=python, timeout_s=timeout, secret_env=(api_key_env,)), errors
 
 
 async def optimize_async(loop: OptimizeLoop, source: str) -> OptimizeResult:

@@ -3,7 +3,9 @@
 Round 0 evaluates the current file. Each later round asks the Coder (a repair prompt when the last candidate
 failed, an optimize prompt when it was correct), extracts the new file, checks it for cheating, evaluates it
 (compile, test, time, profile) and judges it. The loop stops at N rounds, at the token or dollar budget, on
-cancel, or after `patience` rounds without a better correct candidate. Nothing is written to the user's file:
+cancel, after `patience` rounds without a better correct candidate, when the Coder fails, or at the first
+evaluation that failed because of the machine (no GPU, no CUDA toolkit: machine_failures.py), which no repair
+round can fix. Nothing is written to the user's file:
 the result carries the best source and the caller offers it as an edit.
 """
 
@@ -24,12 +26,13 @@ from cudalens.agents.evaluation import CandidateEvaluator, Evaluation
 from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.agents.judge import Verdict, judge, judge_input
 from cudalens.agents.judge.render import render_markdown
+from cudalens.agents.machine_failures import machine_failure
 from cudalens.agents.run_log import RunLog
 from cudalens.analysis.findings import Finding
 from cudalens.profiler.anti_cheat import AntiCheatPolicy, CheatFinding, check_candidate, rejected
 
 RoundKind = Literal["initial", "first", "repair", "optimize"]
-StopReason = Literal["rounds", "budget", "cancelled", "no-progress", "repaired", "coder-error"]
+StopReason = Literal["rounds", "budget", "cancelled", "no-progress", "repaired", "coder-error", "machine"]
 
 
 @dataclass(frozen=True)
@@ -83,17 +86,24 @@ class OptimizeResult:
     rounds: list[RoundRecord]
     usage: Usage
     run_dir: Path | None
+    stop_detail: str = ""  # what was behind "coder-error" or "machine": the error itself
 
     @property
     def improved(self) -> bool:
         return self.best_round is not None and self.best_round > 0
 
+    @property
+    def coder_rounds(self) -> int:
+        """Rounds that asked the Coder (round 0 only evaluates the file)."""
+        return sum(1 for r in self.rounds if r.index > 0)
+
     def summary_line(self) -> str:
-        speed = f"{self.best_speedup:.2f}×" if self.best_speedup else "no correct candidate"
+        speed = f"{self.best_speedup:.2f}× faster" if self.best_speedup else "no correct candidate"
         where = f"round {self.best_round}" if self.best_round is not None else "-"
+        detail = f" ({self.stop_detail})" if self.stop_detail else ""
         return (
-            f"best {speed} ({where}), {len(self.rounds)} rounds, {self.usage.total_tokens} tokens, "
-            f"${self.usage.cost_usd:.4f}, stopped: {self.stop_reason}"
+            f"best {speed} ({where}), {self.coder_rounds} Coder round(s), {self.usage.total_tokens} tokens, "
+            f"${self.usage.cost_usd:.4f}, stopped: {self.stop_reason}{detail}"
         )
 
 
@@ -201,12 +211,16 @@ class OptimizeLoop:
             self.log = RunLog(self.run_root, self.kernel or "model", (secret,) if secret else ())
         rounds: list[RoundRecord] = []
         stop: StopReason = "rounds"
+        detail = ""
         first = self._round_zero(source)
         rounds.append(first)
         self._record(first)
         last = first
         stale = 0
         for k in range(1, self.settings.rounds + 1):
+            if (machine := machine_failure(last.evaluation)) is not None:
+                stop, detail = "machine", machine
+                break
             if self.cancel.is_set():
                 stop = "cancelled"
                 break
@@ -237,7 +251,7 @@ class OptimizeLoop:
                 rec = RoundRecord(k, kind, None, None, None, error=str(exc))
                 rounds.append(rec)
                 self._record(rec)
-                stop = "coder-error"
+                stop, detail = "coder-error", str(exc)
                 break
             if candidate is None:
                 rec = RoundRecord(k, kind, None, None, None, usage=usage, error=error, seconds_llm=llm_s)
@@ -262,7 +276,9 @@ class OptimizeLoop:
                 stop = "no-progress"
                 break
         else:
-            if self._over_budget():
+            if (machine := machine_failure(last.evaluation)) is not None:
+                stop, detail = "machine", machine
+            elif self._over_budget():
                 stop = "budget"
         if (
             self.settings.repair_only
@@ -281,6 +297,7 @@ class OptimizeLoop:
             rounds,
             self.usage,
             self.log.folder if self.log else None,
+            detail,
         )
         if self.log:
             _write_summary(self.log, result, self.kernel)
@@ -397,6 +414,7 @@ def _write_summary(log: RunLog, result: OptimizeResult, kernel: str | None) -> N
     summary = {
         "kernel": kernel,
         "stop_reason": result.stop_reason,
+        "stop_detail": result.stop_detail,
         "best_round": result.best_round,
         "best_speedup": result.best_speedup,
         "rounds": rows,

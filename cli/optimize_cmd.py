@@ -18,11 +18,12 @@ from pathlib import Path
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.gpu_specs import KNOWN_GPUS, detect_gpu_specs, gpu_by_name
-from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
+from cudalens.agents.optimize_loop import OptimizeLoop, Progress
+from cudalens.agents.optimize_settings import OptimizeSettings
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources
 from cudalens.analysis.api import analyze_text
-from cudalens.profiler.anti_cheat import AntiCheatPolicy
+from cudalens.profiler.worker_settings import WorkerSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,10 +31,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "file", help="a KernelBench-style Python file (Model, get_inputs, optionally ModelNew)"
     )
     parser.add_argument("--kernel", help="the kernel to optimize (default: the file's model)")
-    parser.add_argument("--rounds", type=int, default=10, help="Coder rounds (default 10)")
-    parser.add_argument("--budget", type=float, metavar="USD", help="stop once the Coder has cost this much")
+    parser.add_argument("--rounds", type=int, default=OptimizeSettings.rounds,
+                        help=f"Coder rounds (default {OptimizeSettings.rounds}; 0: evaluate the file only)")
+    parser.add_argument("--budget", type=float, default=OptimizeSettings.budget_usd, metavar="USD",
+                        help=f"stop once the Coder has cost this much (default {OptimizeSettings.budget_usd}; 0: no "
+                        "limit; the cost needs --price-in/--price-out)")
     parser.add_argument("--budget-tokens", type=int, metavar="N", help="stop after this many tokens")
-    parser.add_argument("--patience", type=int, default=4, help="stop after N rounds without progress")
+    parser.add_argument("--patience", type=int, default=OptimizeSettings.patience,
+                        help=f"stop after N rounds without progress (default {OptimizeSettings.patience})")
     parser.add_argument("--repair-only", action="store_true", help="stop as soon as a candidate is correct")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("-o", "--output", help="where to write the best candidate (default: FILE.optimized.py)")
@@ -49,13 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     coder.add_argument("--temperature", type=float)
     coder.add_argument("--reasoning-effort", choices=("low", "medium", "high"))
-    coder.add_argument("--coder-timeout", type=float, default=CoderSettings.timeout_s, metavar="S")
+    coder.add_argument("--coder-timeout", type=float, default=CoderSettings.timeout_seconds, metavar="S")
     coder.add_argument("--retries", type=int, default=CoderSettings.retries)
     coder.add_argument("--stream", action="store_true", help="stream the Coder's replies")
-    coder.add_argument("--price-in", type=float, default=0.0, metavar="USD", help="per 1000 prompt tokens")
-    coder.add_argument(
-        "--price-out", type=float, default=0.0, metavar="USD", help="per 1000 completion tokens"
-    )
+    coder.add_argument("--price-in", type=float, default=CoderSettings.price_in_per_1k, metavar="USD",
+                       help="per 1000 prompt tokens")
+    coder.add_argument("--price-out", type=float, default=CoderSettings.price_out_per_1k, metavar="USD",
+                       help="per 1000 completion tokens")
     worker = parser.add_argument_group("evaluation")
     worker.add_argument(
         "--evaluator",
@@ -65,8 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(nothing a candidate leaves in the process reaches the next; ≈ 3–4 s more a round). Both test, time "
         "and profile the same way",
     )
-    worker.add_argument("--worker-python", default=sys.executable, help="interpreter with torch (and CUDA)")
-    worker.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per candidate evaluation")
+    worker.add_argument("--worker-python", default=WorkerSettings.python, help="interpreter with torch (and CUDA)")
+    worker.add_argument("--timeout", type=float, default=WorkerSettings.timeout_seconds, metavar="S",
+                        help="per candidate evaluation")
     worker.add_argument(
         "--ncu", default=None,
         help="Nsight Compute CLI (default: $CUDALENS_NCU, then ncu on PATH and in the CUDA toolkit)",
@@ -109,12 +115,12 @@ def run(args: argparse.Namespace) -> int:
     if args.rounds < 0:
         return _fail("--rounds must be at least 0")
     coder_settings = CoderSettings(
-        base_url=args.base_url,
+        base_url=args.base_url or "",
         model=args.model,
         api_key_env=args.api_key_env,
         temperature=args.temperature,
         reasoning_effort=args.reasoning_effort,
-        timeout_s=args.coder_timeout,
+        timeout_seconds=args.coder_timeout,
         retries=args.retries,
         stream=args.stream,
         price_in_per_1k=args.price_in,
@@ -123,19 +129,11 @@ def run(args: argparse.Namespace) -> int:
     if args.rounds > 0 and coder_settings.api_key() is None:
         return _fail(
             f"set the environment variable {args.api_key_env} to the Coder's API key "
-            "(or name another with --api-key-env)"
+            "(or name another with --api-key-env; an endpoint on this machine needs none)"
         )
-    policy = AntiCheatPolicy(
-        require_custom_kernel=not args.allow_torch_ops, allow_torch_compute=args.allow_torch_ops
-    )
-    settings = LoopSettings(
-        rounds=args.rounds,
-        budget_usd=args.budget,
-        budget_tokens=args.budget_tokens,
-        patience=args.patience,
-        repair_only=args.repair_only,
-        anti_cheat=policy,
-    )
+    settings = OptimizeSettings(
+        rounds=args.rounds, budget_usd=args.budget, patience=args.patience, allow_torch_ops=args.allow_torch_ops
+    ).loop(repair_only=args.repair_only, budget_tokens=args.budget_tokens)
     if args.ncu:
         os.environ["CUDALENS_NCU"] = args.ncu  # where the profiler looks for it (profiler/ncu/locate.py)
     worker = ProfilerEvaluator(
@@ -155,9 +153,9 @@ def run(args: argparse.Namespace) -> int:
         return [f for f in report.findings if args.kernel is None or f.kernel in (None, args.kernel)]
 
     def on_progress(p: Progress) -> None:
-        if not args.quiet:
-            best = f", best {p.best_speedup:.2f}×" if p.best_speedup else ""
-            print(f"[{p.round}/{p.rounds}{best}] {p.message}", file=sys.stderr)
+        if not args.quiet and p.phase != "done":  # the summary is printed below
+            best = f" (best {p.best_speedup:.2f}×)" if p.best_speedup else ""
+            print(f"{p.message}{best}", file=sys.stderr)  # it says "round k/N: ..."
 
     cancel = threading.Event()
     previous = signal.getsignal(signal.SIGINT)

@@ -6,7 +6,6 @@ check --test` and the save-time test all turn a `test` job's outcome into findin
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.kernel_crash import KernelCrash
 from cudalens.analysis.rules.slower_than_reference import SlowerThanReference
 from cudalens.analysis.rules.test_failure import TestFailure
+from cudalens.profiler import processes
 from cudalens.profiler.job_modules import job_module
 from cudalens.profiler.ncu.line_map import line_span
 from cudalens.profiler.protocol import JobResult
@@ -50,7 +50,7 @@ def _span_at(text: str, start: int, end: int) -> Span:
 def test_findings(path: str, text: str, config: AnalysisConfig | None = None) -> list[Finding]:
     """The `cudalens check --test` hook: runs the file's correctness test in the worker when the file has
     something to test and a GPU is present; nothing otherwise (pre-commit on a machine without a GPU)."""
-    if not has_test(path, text) or shutil.which("nvidia-smi") is None:
+    if not has_test(path, text) or processes.which("nvidia-smi") is None:
         return []
     outcome = run_job("test", {"path": path}, timeout_s=600.0)
     return outcome_findings(path, text, outcome, analyze_text(path, text, config).kernels)

@@ -6,7 +6,6 @@ the Coder's client when it makes a request, and never logged.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Callable
@@ -14,34 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cudalens.agents.coder.client import CoderClient
-from cudalens.agents.coder.settings import CoderSettings as AgentCoderSettings
 from cudalens.agents.gpu_specs import detect_gpu_specs
-from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
+from cudalens.agents.optimize_loop import OptimizeLoop, Progress
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources
 from cudalens.analysis.api import analyze_text
-from cudalens.profiler.anti_cheat import AntiCheatPolicy
+from cudalens.profiler.compile import find_nvcc
+from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
+from cudalens.server.pipeline_on_save import needs_cuda
 from cudalens.server.settings import ClientTrust, ServerSettings
 from cudalens.server.trust import coder_refusal
 
 _MODEL = re.compile(r"^\s*class\s+Model\b", re.M)
 _GET_INPUTS = re.compile(r"^\s*def\s+get_inputs\b", re.M)
-
-
-def coder_settings(settings: ServerSettings) -> AgentCoderSettings:
-    c = settings.coder
-    return AgentCoderSettings(
-        base_url=c.base_url or None,
-        model=c.model or AgentCoderSettings.model,
-        api_key_env=c.api_key_env,
-        temperature=c.temperature,
-        reasoning_effort=c.reasoning_effort or None,
-        timeout_s=c.timeout_seconds,
-        retries=c.retries,
-        stream=c.stream,
-        price_in_per_1k=c.price_in_per_1k,
-        price_out_per_1k=c.price_out_per_1k,
-    )
 
 
 def coder_blocked(settings: ServerSettings, trust: ClientTrust) -> str | None:
@@ -51,12 +35,27 @@ def coder_blocked(settings: ServerSettings, trust: ClientTrust) -> str | None:
 
 
 def missing_key(settings: ServerSettings) -> str | None:
-    """Why the Coder cannot be called, or None. Says the variable's name, never its value."""
-    name = settings.coder.api_key_env
-    if os.environ.get(name):
+    """Why the Coder cannot be called, or None (an endpoint on this machine needs no key). Says the variable's
+    name, never its value."""
+    if settings.coder.api_key() is not None:
         return None
-    return (f"cudalens: the Coder needs an API key in the environment variable {name} (setting "
-            "`cudalens.coder.apiKeyEnv` names another); start the editor with it set")
+    return (f"cudalens: the Coder needs an API key: in VS Code run **cudalens: Set API key**; elsewhere start the "
+            f"editor with the environment variable {settings.coder.api_key_env} set (`coder.apiKeyEnv` names "
+            "another; an endpoint on this machine, `coder.baseUrl`, needs none)")
+
+
+def machine_problem(settings: ServerSettings, path: str, text: str, gpu: GpuFacts | NoGpu) -> str | None:
+    """Why this machine cannot evaluate the candidates, or None: checked before any Coder round is paid for.
+    Candidates are CUDA kernels (unless `optimize.allowTorchOps` lets a pure-PyTorch file run on the CPU), so
+    they need a GPU, and nvcc to build them."""
+    cuda = needs_cuda(path, text) or not settings.optimize.allow_torch_ops
+    if cuda and isinstance(gpu, NoGpu):
+        return (f"cudalens: optimizing needs an NVIDIA GPU to test and time the candidates, and this machine has "
+                f"none: {gpu.reason}. Nothing was sent to the Coder")
+    if cuda and find_nvcc() is None:
+        return ("cudalens: optimizing needs the CUDA toolkit (nvcc) to build the candidates, and none was found "
+                "on PATH or in /usr/local/cuda*. Nothing was sent to the Coder")
+    return None
 
 
 def kernelbench_problem(path: str, text: str) -> str | None:
@@ -83,12 +82,7 @@ def build_loop(
     on_progress: Callable[[Progress], None], runs_dir: Path | None,
 ) -> LoopRun:
     """Everything the loop needs; asks nvidia-smi for the GPU, so call it off the event loop."""
-    opt = settings.optimize
-    policy = AntiCheatPolicy(require_custom_kernel=not opt.allow_torch_ops, allow_torch_compute=opt.allow_torch_ops)
-    loop_settings = LoopSettings(
-        rounds=opt.rounds, budget_usd=opt.budget_usd or None, patience=max(opt.patience, 1),
-        repair_only=repair_only, anti_cheat=policy,
-    )
+    loop_settings = settings.optimize.loop(repair_only=repair_only)
     worker = ProfilerEvaluator(source, ProfilerEvaluatorSettings(
         python=settings.worker.python, timeout_s=settings.worker.timeout_seconds,
         secret_env=(settings.coder.api_key_env,),
@@ -99,7 +93,7 @@ def build_loop(
         return [f for f in report.findings if kernel is None or f.kernel in (None, kernel)]
 
     loop = OptimizeLoop(
-        WithCompileResources(worker, path), CoderClient(coder_settings(settings)), source,
+        WithCompileResources(worker, path), CoderClient(settings.coder), source,
         kernel=kernel or Path(path).stem, gpu=detect_gpu_specs(), settings=loop_settings,
         cancel=threading.Event(), on_progress=on_progress, run_root=runs_dir, findings_for=findings_for,
     )

@@ -91,16 +91,3 @@ def test_ask_coder_returns_one_suggestion(client_for) -> None:
         )
     assert s.explanation.startswith("The loads stride") and s.code == "__shared__ float tile[32][33];\n"
     assert "lines 26-26 of k.cu" in fake.requests[0].prompt and s.usage.requests == 1
-
-
-def test_loop_and_worker_settings_from_lsp() -> None:
-    from cudalens.agents.api import loop_and_worker_settings
-    from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
-
-    loop, worker, errors = loop_and_worker_settings(
-        {"rounds": 3, "budgetUsd": 0.25}, {"python": "/opt/py", "timeoutSeconds": 90}, "MY_KEY"
-    )
-    assert (loop.rounds, loop.budget_usd, worker.python, worker.timeout_s) == (3, 0.25, "/opt/py", 90.0)
-    assert worker.secret_env == ("MY_KEY",) and errors == []
-    loop, worker, errors = loop_and_worker_settings({"rounds": "ten"}, {"timeoutSeconds": -1})
-    assert loop.rounds == 10 and worker.timeout_s == ProfilerEvaluatorSettings.timeout_s and len(errors) == 2
