@@ -71,8 +71,8 @@ def recorded_run(root: Path, key_env: str) -> Path:
     """Runs 3 rounds (wrong, slow, fast) and returns the run's folder."""
     script = [reply(fenced(WRONG)), reply(fenced(SLOW, "Fixed the scale.")), reply(fenced(FAST))]
     with FakeOpenAI(script) as fake:
-        coder = CoderClient(CoderSettings(base_url=fake.base_url, model="fake", api_key_env=key_env, backoff_s=0.01,
-                                          price_in_per_1k=0.002, price_out_per_1k=0.006))
+        coder = CoderClient(CoderSettings(base_url=fake.base_url, model="fake", api_key_env=key_env,
+                                          price_in_per_1k=0.002, price_out_per_1k=0.006), backoff_s=0.01)
         inner = ProfilerEvaluator(REFERENCE, ProfilerEvaluatorSettings(device="cpu", timeout_s=120, budget_ms=50,
                                                                        secret_env=(key_env,)))
         evaluator = WithRecordedCounters(inner)
