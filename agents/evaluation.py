@@ -116,6 +116,7 @@ class ProfileMetrics:
     kernel: str
     metrics: tuple[tuple[str, float], ...] = ()
     lines: tuple[LineCounter, ...] = ()
+    launches: int = 1  # launches of this kernel in the profiled call (the metrics are the first one's)
 
     def get(self, name: str, default: float | None = None) -> float | None:
         for key, value in self.metrics:
@@ -125,9 +126,9 @@ class ProfileMetrics:
 
     @classmethod
     def of(
-        cls, kernel: str, metrics: dict[str, float], lines: tuple[LineCounter, ...] = ()
+        cls, kernel: str, metrics: dict[str, float], lines: tuple[LineCounter, ...] = (), launches: int = 1
     ) -> ProfileMetrics:
-        return cls(kernel, tuple(sorted(metrics.items())), lines)
+        return cls(kernel, tuple(sorted(metrics.items())), lines, launches)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ class GpuSpecs:
     registers_per_sm: int = 65536
     max_threads_per_sm: int = 2048
     max_blocks_per_sm: int = 32
+    peak_fp16_tflops: float | None = None  # FP16/BF16 on the CUDA cores; None: not in the table
+    peak_tf32_tensor_tflops: float | None = None
 
     @property
     def ridge_point(self) -> float:
@@ -55,10 +57,13 @@ class GpuSpecs:
             registers_per_sm=facts.registers_per_sm,
             max_threads_per_sm=facts.max_threads_per_sm,
             max_blocks_per_sm=facts.max_blocks_per_sm,
+            peak_fp16_tflops=facts.fp16_tflops,
+            peak_tf32_tensor_tflops=facts.tf32_tensor_tflops,
         )
 
 
-DEFAULT_GPU = GpuSpecs("NVIDIA H200", "sm_90", 132, 67.0, 989.5, 4800.0, 50 * 1024 * 1024)
+DEFAULT_GPU = GpuSpecs("NVIDIA H200", "sm_90", 132, 67.0, 989.5, 4800.0, 50 * 1024 * 1024,
+                       peak_fp16_tflops=133.8, peak_tf32_tensor_tflops=494.7)
 KNOWN_GPUS: tuple[str, ...] = tuple(p.name for p in KNOWN_PARTS)
 
 

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,8 +31,8 @@ from cudalens.agents.evaluation import (
     TimingOutcome,
     source_hash,
 )
-from cudalens.agents.judge import metrics as M
 from cudalens.profiler import child_env
+from cudalens.profiler.ncu import metrics as M
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
 from cudalens.profiler.protocol import JobRequest
@@ -160,6 +161,7 @@ def profile_metrics(profile: NcuProfile) -> tuple[ProfileMetrics, ...]:
     the metric fragments the Judge looks for (sectors, bank, thread_inst); and, where the kernel-level metric is
     missing, sectors per request, bank conflicts and threads per instruction summed from those lines."""
     out: dict[str, ProfileMetrics] = {}
+    launches = Counter(k.base_name for k in profile.kernels)
     for k in profile.kernels:
         if k.base_name in out:
             continue
@@ -174,7 +176,7 @@ def profile_metrics(profile: NcuProfile) -> tuple[ProfileMetrics, ...]:
                 lost = (32 - c.threads_per_instruction) * c.inst_executed
                 lines.append(LineCounter(c.line, "thread_inst_lost", lost))
         metrics = {**_from_lines(rows), **k.metrics}
-        out[k.base_name] = ProfileMetrics.of(k.base_name, metrics, tuple(lines))
+        out[k.base_name] = ProfileMetrics.of(k.base_name, metrics, tuple(lines), launches[k.base_name])
     return tuple(out.values())
 
 
@@ -182,10 +184,11 @@ def _from_lines(rows: list) -> dict[str, float]:
     derived: dict[str, float] = {}
     requests = sum(c.global_requests for c in rows)
     if requests:
-        derived[M.SECTORS_PER_REQUEST] = sum(c.global_sectors for c in rows) / requests
+        derived[M.GLOBAL_LD_REQUESTS] = requests
+        derived[M.GLOBAL_LD_SECTORS] = sum(c.global_sectors for c in rows)
     wavefronts = sum(c.shared_wavefronts for c in rows)
     if wavefronts:
-        derived[M.SHARED_WAVEFRONTS] = wavefronts
+        derived[M.SHARED_LD_WAVEFRONTS] = wavefronts
         derived[M.SHARED_LD_CONFLICTS] = sum(c.bank_conflict_wavefronts for c in rows)
     executed = sum(c.inst_executed for c in rows)
     if executed and any(c.thread_inst_executed for c in rows):

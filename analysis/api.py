@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.features import KernelFeatures
 from cudalens.analysis.findings import Finding, Span
 
 # Given a header name as written in `#include "x.cuh"` and the including file's path, its text, or None.
@@ -49,8 +50,8 @@ class KernelInfo:
     uses_dynamic_shared: bool
     launch_sites: tuple[LaunchSite, ...] = ()
     template: bool = False
-    # Structural features the Judge predicts from (coalescing, intensity, divergence...), by name.
-    features: tuple[tuple[str, float], ...] = ()
+    # What the Judge predicts a verdict from and the hover shows (None: a summary built without a model).
+    features: KernelFeatures | None = None
 
 
 @dataclass

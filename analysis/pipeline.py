@@ -204,7 +204,6 @@ def kernel_info(model: KernelModel, findings: list[Finding]) -> KernelInfo:
         warp_shape = f"{block[0]}×{max(1, 32 // block[0])} lanes (threadIdx.x × threadIdx.y)"
     shared = model.primary.shared_arrays
     features = kernel_features(model, findings)
-    static_bytes = int(dict(features)["static_shared_bytes"])
     bounds = tuple(int(v) for v in (ts.text(n) for n in model.function.launch_bounds) if v.isdigit())
     return KernelInfo(
         name=model.name,
@@ -213,7 +212,7 @@ def kernel_info(model: KernelModel, findings: list[Finding]) -> KernelInfo:
         block=block,
         launch_bounds=bounds or None,
         warp_shape=warp_shape,
-        static_shared_bytes=static_bytes,
+        static_shared_bytes=features.static_shared_bytes,
         uses_dynamic_shared=any(not p.dims for p in shared.values()),
         template=bool(model.function.template_params),
         features=features,

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.findings import Finding, Severity, Span
 
 if TYPE_CHECKING:
     from cudalens.analysis.file_context import FileContext
@@ -48,6 +48,11 @@ class Rule:
 
     def check_unit(self, unit: FileContext) -> Iterable[Finding]:
         return ()
+
+    @classmethod
+    def finding(cls, path: str, message: str, span: Span, severity: Severity | None = None, **more) -> Finding:
+        """A finding of this rule: its code and name from here, so nothing outside spells them again."""
+        return Finding(path, cls.code, cls.name, severity or cls.default_severity, message, span, **more)
 
     @classmethod
     def documentation(cls) -> str:

@@ -45,6 +45,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("optimize", "cudalens.cli.optimize_cmd", "optimize a kernel with the Coder-Judge loop"),
     Command("validate", "cudalens.cli.validate_cmd", "validate the analyzer against measured hardware truth"),
     Command("model", "cudalens.cli.model_cmd", "rank a whole PyTorch model's hot ops and write a problem for each"),
+    Command("report", "cudalens.cli.report_cmd", "write one HTML page: roofline, history, verdicts, hot lines"),
 )
 
 

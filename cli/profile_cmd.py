@@ -8,6 +8,7 @@ import json
 
 from cudalens.cli.gpu_options import add_common_arguments, existing_file
 from cudalens.cli.progress import StageProgress
+from cudalens.profiler.ncu import metrics as M
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
 from cudalens.profiler.results import KernelMetrics
@@ -15,16 +16,16 @@ from cudalens.profiler.sanitizer import TOOLS, run_sanitizer, sanitizer_findings
 
 # (label, metric, format) of the per-kernel summary
 SUMMARY = (
-    ("time", "gpu__time_duration.sum", "{:.1f} us", 1e-3),
-    ("SM", "sm__throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}%", 1),
-    ("memory", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}%", 1),
-    ("DRAM", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "{:.0f}%", 1),
-    ("occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active", "{:.0f}%", 1),
-    ("theoretical", "sm__maximum_warps_per_active_cycle_pct", "{:.0f}%", 1),
-    ("registers", "launch__registers_per_thread", "{:.0f}", 1),
-    ("L1 hit", "l1tex__t_sector_hit_rate.pct", "{:.0f}%", 1),
-    ("L2 hit", "lts__t_sector_hit_rate.pct", "{:.0f}%", 1),
-    ("threads/inst", "smsp__thread_inst_executed_per_inst_executed.ratio", "{:.1f}", 1),
+    ("time", M.DURATION, "{:.1f} us", 1e-3),
+    ("SM", M.SM_THROUGHPUT, "{:.0f}%", 1),
+    ("memory", M.MEMORY_THROUGHPUT, "{:.0f}%", 1),
+    ("DRAM", M.DRAM_THROUGHPUT, "{:.0f}%", 1),
+    ("occupancy", M.ACHIEVED_OCCUPANCY, "{:.0f}%", 1),
+    ("theoretical", M.THEORETICAL_OCCUPANCY, "{:.0f}%", 1),
+    ("registers", M.REGISTERS, "{:.0f}", 1),
+    ("L1 hit", M.L1_HIT_RATE, "{:.0f}%", 1),
+    ("L2 hit", M.L2_HIT_RATE, "{:.0f}%", 1),
+    ("threads/inst", M.THREADS_PER_INST, "{:.1f}", 1),
 )
 
 

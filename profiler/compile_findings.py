@@ -14,6 +14,11 @@ from pathlib import Path
 from cudalens.analysis.api import KernelInfo, analyze_text
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Severity, Span
+from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.rules.compile_error import CompileError
+from cudalens.analysis.rules.compile_warning import CompileWarning
+from cudalens.analysis.rules.low_theoretical_occupancy import LowTheoreticalOccupancy
+from cudalens.analysis.rules.register_spills import RegisterSpills
 from cudalens.profiler import processes
 from cudalens.profiler.compile import CompileOptions, CompileResult, KernelSite, compile_cuda, compile_python
 from cudalens.profiler.nvcc_diagnostics import CompilerMessage
@@ -46,8 +51,8 @@ def _message_finding(path: str, msg: CompilerMessage) -> Finding:
     text = msg.message + (f" [#{msg.code}]" if msg.code else "")
     return Finding(
         path=msg.path or path,
-        code="CL801" if error else "CL802",
-        rule="compile-error" if error else "compile-warning",
+        code=(CompileError if error else CompileWarning).code,
+        rule=(CompileError if error else CompileWarning).name,
         severity=Severity.ERROR if error else Severity.WARNING,
         message=text if msg.tool != "nvcc" or text.startswith("nvcc") else f"nvcc: {text}",
         span=Span(msg.line, msg.column, msg.line, max(msg.end_column, msg.column)),
@@ -59,12 +64,12 @@ def _kernel_span(site: KernelSite | None) -> Span:
 
 
 def _kernel_finding(
-    path: str, code: str, rule: str, message: str, k: KernelResources, site: KernelSite | None, evidence: tuple
+    path: str, rule: type[Rule], message: str, k: KernelResources, site: KernelSite | None, evidence: tuple
 ) -> Finding:
     return Finding(
         path=path,
-        code=code,
-        rule=rule,
+        code=rule.code,
+        rule=rule.name,
         severity=Severity.WARNING,
         message=message,
         span=_kernel_span(site),
@@ -85,7 +90,7 @@ def _spill_finding(path: str, k: KernelResources, site: KernelSite | None) -> Fi
         ("spill_loads_bytes", k.spill_loads_bytes),
         ("stack_frame_bytes", k.stack_frame_bytes),
     )
-    return _kernel_finding(path, "CL803", "register-spills", message, k, site, evidence)
+    return _kernel_finding(path, RegisterSpills, message, k, site, evidence)
 
 
 def _registers_for(k: KernelResources, shape: LaunchShape, target: float) -> int | None:
@@ -138,7 +143,7 @@ def _occupancy_finding(path: str, k: KernelResources, site: KernelSite | None, s
         ("shared_per_block_bytes", occ.shared_per_block),
         ("block_threads", shape.block_threads),
     )
-    return _kernel_finding(path, "CL804", "low-theoretical-occupancy", message, k, site, evidence)
+    return _kernel_finding(path, LowTheoreticalOccupancy, message, k, site, evidence)
 
 
 def resources_summary(k: KernelResources, shape: LaunchShape | None = None) -> str:

@@ -13,6 +13,10 @@ from cudalens.analysis.api import KernelInfo, analyze_text
 from cudalens.analysis.codes import rule_class
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Severity, Span
+from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.rules.kernel_crash import KernelCrash
+from cudalens.analysis.rules.slower_than_reference import SlowerThanReference
+from cudalens.analysis.rules.test_failure import TestFailure
 from cudalens.profiler import processes
 from cudalens.profiler.job_modules import job_module
 from cudalens.profiler.ncu.line_map import line_span
@@ -67,28 +71,28 @@ def outcome_findings(
     """Findings for a `test` job's outcome (the CLI's `--test`, `cudalens test`, the server on save)."""
     span, kernel = anchor(path, text, kernels)
 
-    def finding(code: str, rule: str, severity: Severity, message: str, evidence: tuple = ()) -> Finding:
-        return Finding(path, code, rule, severity, message, span, kernel=kernel, evidence=evidence)
+    def finding(rule: type[Rule], severity: Severity, message: str, evidence: tuple = ()) -> Finding:
+        return rule.finding(path, message, span, severity, kernel=kernel, evidence=evidence)
 
     reported = outcome.payload.get("test") or {}
     result = TestResult.from_json(reported) if reported else None
     cheats = [] if result is None else [cheat_finding(path, text, c, span, kernel) for c in result.cheats]
     if reported.get("status") == "crashed":  # the job saw the crash itself: its message says where
-        return [finding("CL902", "kernel-crash", Severity.ERROR, reported.get("message") or "the kernel crashed"), *cheats]
+        return [finding(KernelCrash, Severity.ERROR, reported.get("message") or "the kernel crashed"), *cheats]
     if outcome.status in ("crash", "timeout"):
         what = "did not finish in time" if outcome.status == "timeout" else "crashed the worker"
         detail = _last_line(outcome.error)
-        return [finding("CL902", "kernel-crash", Severity.ERROR, f"the kernel {what}" + (f": {detail}" if detail else ""))]
+        return [finding(KernelCrash, Severity.ERROR, f"the kernel {what}" + (f": {detail}" if detail else ""))]
     if outcome.context_broken and not cheats:  # a broken CUDA context the job did not explain
-        return [finding("CL902", "kernel-crash", Severity.ERROR, "the kernel crashed the worker")]
+        return [finding(KernelCrash, Severity.ERROR, "the kernel crashed the worker")]
     if outcome.status == "cancelled":
         return []
     if outcome.status == "error" or result is None:
-        return [finding("CL901", "test-failure", Severity.ERROR, f"the test could not run: {_last_line(outcome.error)}")]
+        return [finding(TestFailure, Severity.ERROR, f"the test could not run: {_last_line(outcome.error)}")]
     if result.status == "passed":
         if not result.degenerate:
             return cheats
-        return [finding("CL901", "test-failure", Severity.INFO,
+        return [finding(TestFailure, Severity.INFO,
                         "the test passed but cannot tell right from wrong: " + "; ".join(result.degenerate)), *cheats]
     failed = result.first_failed_trial
     if result.status == "failed" and cheats and (failed is None or (not failed.error and failed.first_failure is None)):
@@ -97,7 +101,7 @@ def outcome_findings(
     if failed and (bad := failed.first_failure) is not None:
         evidence = (("trial", failed.trial), ("seed", failed.seed), ("mismatches", bad.mismatches),
                     ("max_abs_error", bad.max_abs_error), ("max_rel_error", bad.max_rel_error))
-    return [finding("CL901", "test-failure", Severity.ERROR, result.message or result.status, evidence), *cheats]
+    return [finding(TestFailure, Severity.ERROR, result.message or result.status, evidence), *cheats]
 
 
 def cheat_finding(path: str, text: str, cheat: CheatFinding, whole_file: Span, kernel: str | None) -> Finding:
@@ -126,9 +130,7 @@ def timing_findings(
                        ("reference_ms", timing.reference.median))
     if timing.candidate.kernel_ms is not None:
         evidence += (("candidate_kernel_ms", timing.candidate.kernel_ms),)
-    return [Finding(
-        path, "CL903", "slower-than-reference", Severity.WARNING, message, span, kernel=kernel, evidence=evidence,
-    )]
+    return [SlowerThanReference.finding(path, message, span, kernel=kernel, evidence=evidence)]
 
 
 def _last_line(text: str | None) -> str:

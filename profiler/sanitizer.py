@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from cudalens.analysis.findings import Finding, Related, Severity
+from cudalens.analysis.rules.sanitizer_error import SanitizerError
 from cudalens.profiler import processes
 from cudalens.profiler.job_modules import job_script
 from cudalens.profiler.ncu import locate
@@ -21,8 +22,6 @@ from cudalens.profiler.ncu.profile import target_env
 from cudalens.profiler.results import SanitizerIssue, SanitizerResult
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
-CODE = "CL905"
-RULE = "sanitizer-error"
 
 _PREFIX = re.compile(r"^=+ ?")
 # "in /path/file.cu:12" (new: kernel before, "+0x.." offset) or "in /path/file.cu:12:kernel(int*)" (old)
@@ -186,7 +185,7 @@ def sanitizer_findings(path: str, text: str, issues: Iterable[SanitizerIssue], f
             where = " (thread ({},{},{}) in block ({},{},{}))".format(*issue.thread, *issue.block)
         hazards = f" [{issue.count} hazards]" if issue.count > 1 else ""
         out.append(Finding(
-            path, CODE, RULE, Severity.ERROR, f"compute-sanitizer {issue.tool}: {issue.message}{where}{hazards}",
+            path, SanitizerError.code, SanitizerError.name, Severity.ERROR, f"compute-sanitizer {issue.tool}: {issue.message}{where}{hazards}",
             line_span(source, line), kernel=issue.kernel, related=related,
             evidence=(("tool", issue.tool), ("kind", issue.kind)),
         ))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from cudalens.server import gpu_commands, model_commands, optimize_commands
+from cudalens.server import gpu_commands, model_commands, optimize_commands, report_commands
 
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
@@ -22,6 +22,7 @@ ASK_CODER = "cudalens.askCoder"
 FIX_WITH_CODER = "cudalens.fixWithCoder"
 APPLY_OPTIMIZATION = "cudalens.applyOptimization"
 FIND_HOT_OPS = "cudalens.findHotOps"
+SHOW_REPORT = "cudalens.showReport"
 
 CommandHandler = Callable[["CudalensServer", list[Any]], Awaitable[Any]]
 
@@ -35,4 +36,5 @@ COMMANDS: dict[str, CommandHandler] = {
     FIX_WITH_CODER: optimize_commands.fix_with_coder,
     APPLY_OPTIMIZATION: optimize_commands.apply_optimization,
     FIND_HOT_OPS: model_commands.find_hot_ops,
+    SHOW_REPORT: report_commands.show_report,
 }

@@ -58,6 +58,8 @@ def kernel_markdown(kernel: KernelInfo, findings: Sequence[Finding]) -> str:
         lines.append("- launches: " + "; ".join(_launch(s) for s in sites) + unknown)
     else:
         lines.append("- launches: none found in this file")
+    if kernel.features is not None:
+        lines.append(f"- features: {kernel.features.summary()}")
     mine = [f for f in findings if f.kernel == kernel.name]
     lines += ["", f"**Findings** ({len(mine)})" if mine else "No findings."]
     lines += [f"- `{f.code}` line {f.span.line}: {f.message}" for f in mine]

@@ -31,11 +31,15 @@ def add_verdicts(job: SaveJob, run: LastRun, gpu: GpuSpecs, timeout_s: float) ->
     if run.outcome is not None:
         o = run.outcome
         evaluation = evaluation_from_job(job.text, o.status, o.payload, o.error, timeout_s)
-    if evaluation is not None and run.profile is not None and not run.profile.error:
-        evaluation = replace(evaluation, profiles=profile_metrics(run.profile))
+    profiles = profile_metrics(run.profile) if run.profile is not None and not run.profile.error else ()
+    if evaluation is not None:
+        evaluation = replace(evaluation, profiles=profiles)
     for kernel in job.kernels:
         own = tuple(f for f in run.findings if f.kernel == kernel.name)
-        verdict = judge(judge_input(evaluation, kernel.name, own, kernel, gpu=gpu))
+        inp = judge_input(evaluation, kernel.name, own, kernel, gpu=gpu)
+        if evaluation is None:  # profiled without a test run: the measured verdict still reads the profile
+            inp = replace(inp, metrics=next((p for p in profiles if p.kernel == kernel.name), None))
+        verdict = judge(inp)
         run.verdicts[kernel.name] = render_markdown(verdict)
         run.findings += verdict_findings(verdict, job.path, kernel.name_span)
 

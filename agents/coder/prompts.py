@@ -40,6 +40,10 @@ OPTIMIZE = (
 ## The Judge's verdict on the current candidate
 {{verdict}}
 
+```json
+{{judge_json}}
+```
+
 Apply exactly the Judge's method ({{method}}) following its plan. Keep everything else as it is.
 Reply with the complete new Python file in one ```python fence."""
 )
@@ -136,6 +140,7 @@ def optimize_messages(ctx: PromptContext) -> list[dict[str, str]]:
             reference=ctx.reference.strip(),
             source=ctx.source.strip(),
             verdict=render_markdown(ctx.verdict),
+            judge_json=json.dumps(ctx.verdict.judge_json(), indent=2, ensure_ascii=False),
             method=ctx.verdict.method_title or "its method",
             speed=speed,
         )

@@ -4,20 +4,29 @@ from __future__ import annotations
 
 from cudalens.agents.judge.inputs import JudgeInput
 from cudalens.agents.judge.methods import METHODS
-from cudalens.agents.judge.metrics import (
-    ACHIEVED_OCCUPANCY,
-    MEMORY_THROUGHPUT,
-    SECTORS_PER_REQUEST,
-    SM_THROUGHPUT,
-    Derived,
-    derive,
-    hottest_line,
-)
+from cudalens.agents.judge.metrics import Derived, derive, hottest_line
+from cudalens.agents.judge.roofline import Roofline, roofline
 from cudalens.agents.judge.verdict import Bottleneck, Evidence, Verdict
+from cudalens.analysis.rules.single_address_global_atomic import SingleAddressGlobalAtomic
+from cudalens.profiler.ncu.metrics import (
+    ACHIEVED_OCCUPANCY,
+    DRAM_THROUGHPUT,
+    DURATION,
+    GRID_SIZE,
+    MEMORY_THROUGHPUT,
+    REGISTERS,
+    SM_THROUGHPUT,
+    TENSOR_PIPE,
+    THEORETICAL_OCCUPANCY,
+    THREADS_PER_INST,
+)
 
 BUSY = 60.0  # % of peak above which a unit is the limiter (Nsight Compute's SOL guidance)
 IDEAL_SECTORS = 4.0  # 32 threads × 4-byte loads = 128 bytes = 4 sectors per request
 DIVERGENT_BELOW = 24.0  # active threads per executed instruction, of 32
+# A launch this short is mostly launch overhead (a few µs each on current GPUs): repeated, fusing them comes first.
+SHORT_LAUNCH_NS = 10_000.0
+REPEATED = 4
 
 
 def _line_of(inp: JudgeInput, codes: tuple[str, ...], counter: str | None = None) -> int | None:
@@ -28,7 +37,7 @@ def _line_of(inp: JudgeInput, codes: tuple[str, ...], counter: str | None = None
     return next((f.span.line for f in inp.findings if f.code.startswith(codes)), None)
 
 
-def classify(d: Derived, inp: JudgeInput) -> Bottleneck:
+def classify(d: Derived, r: Roofline | None, sm_count: int) -> Bottleneck:
     sm, mem = d.sm_pct, d.memory_pct
     if sm is None and mem is None:
         return "unknown"
@@ -37,6 +46,8 @@ def classify(d: Derived, inp: JudgeInput) -> Bottleneck:
         if mem >= sm:
             return "memory"
         return "compute"
+    if d.grid_size is not None and d.grid_size < sm_count:
+        return "latency"  # SMs left idle: no occupancy setting helps a grid that does not fill the GPU
     achieved = d.achieved_occupancy_pct
     theoretical = d.theoretical_occupancy_pct
     low_theoretical = (
@@ -46,8 +57,7 @@ def classify(d: Derived, inp: JudgeInput) -> Bottleneck:
     )
     if low_theoretical or (achieved is not None and achieved < 25.0):
         return "occupancy"
-    ai = d.arithmetic_intensity
-    if ai is not None and sm < 30 and mem < 30 and ai >= inp.gpu.ridge_point:
+    if r is not None and sm < 30 and mem < 30 and r.point.total_flops and r.bound == "compute":
         return "compute"
     return "latency"
 
@@ -55,9 +65,10 @@ def classify(d: Derived, inp: JudgeInput) -> Bottleneck:
 def measured_verdict(inp: JudgeInput) -> Verdict:
     assert inp.metrics is not None
     d = derive(inp.metrics)
-    bottleneck = classify(d, inp)
-    method, ev = _choose(bottleneck, d, inp)
-    ev.extend(_headline(d, inp))
+    r = roofline(inp.metrics, inp.gpu)
+    bottleneck = classify(d, r, inp.gpu.sm_count)
+    method, ev = _choose(bottleneck, d, r, inp)
+    ev.extend(_headline(d, r))
     evidence = _top_evidence(ev)
     m = METHODS[method]
     speed = inp.timing.speedup if inp.timing else None
@@ -72,26 +83,19 @@ def measured_verdict(inp: JudgeInput) -> Verdict:
         plan=m.plan,
         evidence=evidence,
         speedup=speed,
+        roofline=r.summary() if r is not None else "",
     )
 
 
-def _headline(d: Derived, inp: JudgeInput) -> list[Evidence]:
+def _headline(d: Derived, r: Roofline | None) -> list[Evidence]:
     """The throughput facts behind the bottleneck, in the order they justify it."""
     ev = []
     if d.memory_pct is not None:
         ev.append(Evidence(MEMORY_THROUGHPUT, d.memory_pct, "memory throughput, % of peak"))
     if d.sm_pct is not None:
         ev.append(Evidence(SM_THROUGHPUT, d.sm_pct, "SM throughput, % of peak"))
-    ai = d.arithmetic_intensity
-    if ai is not None:
-        side = "below" if ai < inp.gpu.ridge_point else "above"
-        ev.append(
-            Evidence(
-                "arithmetic_intensity",
-                ai,
-                f"FLOP/byte, {side} the ridge point {inp.gpu.ridge_point:.1f} of the {inp.gpu.name}",
-            )
-        )
+    if r is not None and r.point.intensity is not None:
+        ev.append(Evidence("arithmetic_intensity", r.point.intensity, r.summary().removeprefix("roofline: ")))
     if d.achieved_occupancy_pct is not None:
         ev.append(
             Evidence(ACHIEVED_OCCUPANCY, d.achieved_occupancy_pct, "achieved occupancy, % of max warps")
@@ -108,9 +112,15 @@ def _top_evidence(ev: list[Evidence]) -> tuple[Evidence, ...]:
     return tuple(out[:4])
 
 
-def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]:
+def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> tuple[str, list[Evidence]]:
     """Exactly one method, with the specific evidence for it first."""
     # Problems that are the cause whatever the headline bottleneck, strongest signal first.
+    duration = inp.metrics.get(DURATION) if inp.metrics is not None else None
+    launches = inp.metrics.launches if inp.metrics is not None else 1
+    if duration is not None and duration < SHORT_LAUNCH_NS and launches >= REPEATED:
+        return "fuse-kernel-launches", [
+            Evidence(DURATION, duration, f"ns per launch, launched {launches}× in one call: mostly launch overhead")
+        ]
     if (
         d.sectors_per_request is not None
         and d.sectors_per_request > 2 * IDEAL_SECTORS
@@ -118,7 +128,7 @@ def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evide
     ):
         return "coalesce-global-access", [
             Evidence(
-                SECTORS_PER_REQUEST,
+                "sectors_per_request",
                 d.sectors_per_request,
                 f"sectors per global load request (ideal {IDEAL_SECTORS:g})",
                 _line_of(inp, ("CL1",), "sectors"),
@@ -136,11 +146,17 @@ def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evide
     if d.threads_per_inst is not None and d.threads_per_inst < DIVERGENT_BELOW:
         return "remove-warp-divergence", [
             Evidence(
-                "smsp__thread_inst_executed_per_inst_executed.ratio",
+                THREADS_PER_INST,
                 d.threads_per_inst,
                 "active threads per executed instruction (of 32)",
                 _line_of(inp, ("CL2",), "thread_inst"),
             )
+        ]
+    atomic = next((f for f in inp.findings if f.code == SingleAddressGlobalAtomic.code), None)
+    if atomic is not None and b in ("memory", "latency"):
+        # every thread's atomic lands on one address: the L2 serialises them, whatever the throughput says
+        return "use-warp-shuffles", [
+            Evidence(atomic.code, atomic.message, "atomics of every thread on one address", atomic.span.line)
         ]
     if b == "occupancy":
         return _occupancy_method(d, inp)
@@ -148,31 +164,32 @@ def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evide
         if (
             d.tensor_pipe_pct is not None
             and d.tensor_pipe_pct < 5
-            and (d.flops or 0) > 0
-            and (d.arithmetic_intensity or 0) >= inp.gpu.ridge_point
+            and r is not None
+            and r.point.precision != "tensor"
+            and r.bound == "compute"
         ):
             return "use-tensor-cores", [
                 Evidence(
-                    "sm__pipe_tensor_op_hmma_cycles_active",
+                    TENSOR_PIPE,
                     d.tensor_pipe_pct,
                     "tensor pipe busy, % (idle: the FMAs run on CUDA cores)",
                 )
             ]
         return "reduce-instruction-count", []
     if b == "memory":
-        ai = d.arithmetic_intensity
+        ai = r.point.intensity if r is not None else None
         if ai is not None and ai > 1.0 and (d.dram_pct or 0) >= BUSY:
             # FLOP-heavy work that still streams from DRAM: operands are re-read instead of reused
             return "tile-in-shared-memory", [
-                Evidence("dram__throughput", d.dram_pct or 0.0, "DRAM throughput, % of peak")
+                Evidence(DRAM_THROUGHPUT, d.dram_pct or 0.0, "DRAM throughput, % of peak")
             ]
         return "vectorize-memory-access", [
-            Evidence("dram__throughput", d.dram_pct, "DRAM throughput, % of peak")
+            Evidence(DRAM_THROUGHPUT, d.dram_pct, "DRAM throughput, % of peak")
         ] if d.dram_pct is not None else []
     if b == "latency":
         if d.grid_size is not None and d.grid_size < inp.gpu.sm_count:
             return "increase-parallelism", [
-                Evidence("launch__grid_size", d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
+                Evidence(GRID_SIZE, d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
             ]
         if d.top_stall and d.top_stall[0] in ("barrier", "membar"):
             return "use-warp-shuffles", [
@@ -191,29 +208,26 @@ def _choose(b: Bottleneck, d: Derived, inp: JudgeInput) -> tuple[str, list[Evide
 
 
 def _occupancy_method(d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]:
+    if d.grid_size is not None and d.grid_size < inp.gpu.sm_count:
+        return "increase-parallelism", [
+            Evidence(GRID_SIZE, d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
+        ]
     ev = []
+    limited = d.theoretical_occupancy_pct is not None and d.theoretical_occupancy_pct <= 50.0
     if d.theoretical_occupancy_pct is not None:
         ev.append(
             Evidence(
-                "sm__maximum_warps_per_active_cycle_pct",
+                THEORETICAL_OCCUPANCY,
                 d.theoretical_occupancy_pct,
                 f"theoretical occupancy, limited by {d.occupancy_limiter or 'unknown'}",
             )
         )
-    if d.occupancy_limiter == "registers":
+    if limited and d.occupancy_limiter == "registers":
         ev.insert(
             0,
-            Evidence(
-                "launch__registers_per_thread",
-                d.registers if d.registers is not None else "n/a",
-                "registers per thread",
-            ),
+            Evidence(REGISTERS, d.registers if d.registers is not None else "n/a", "registers per thread"),
         )
         return "reduce-register-pressure", ev
-    if d.occupancy_limiter == "shared":
+    if limited and d.occupancy_limiter == "shared":
         return "reduce-shared-memory", ev
-    if d.grid_size is not None and d.grid_size < inp.gpu.sm_count:
-        ev.insert(
-            0, Evidence("launch__grid_size", d.grid_size, f"blocks, fewer than the {inp.gpu.sm_count} SMs")
-        )
     return "increase-parallelism", ev

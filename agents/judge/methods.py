@@ -127,6 +127,15 @@ METHODS: dict[str, Method] = {
             ),
         ),
         Method(
+            "fuse-kernel-launches",
+            "Fuse many short launches into one",
+            (
+                "Do the work of the repeated launches in one kernel (a loop inside the kernel, or one grid over "
+                "all the pieces), so launch overhead is paid once.",
+                "Where the launches must stay separate, capture them in a CUDA graph and replay it.",
+            ),
+        ),
+        Method(
             "avoid-host-synchronization",
             "Remove host-side transfers and synchronization",
             (

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from cudalens.agents.judge.verdict import Verdict
 from cudalens.analysis.findings import Finding, Related, Severity, Span
-
-CODE = "CL910"
-RULE = "judge-verdict"
+from cudalens.analysis.rules.judge_verdict import JudgeVerdict
 
 
 def render_markdown(v: Verdict) -> str:
@@ -26,6 +24,8 @@ def render_markdown(v: Verdict) -> str:
             out.append(f"- **Bottleneck:** {v.bottleneck}-bound")
         if v.speedup is not None:
             out.append(f"- **Speed vs PyTorch:** {v.speedup:.2f}×")
+        if v.roofline:
+            out.append(f"- **Roofline:** {v.roofline.removeprefix('roofline: ')}")
         out.append(f"- **Next step:** {v.method_title}")
         out += [f"  {i}. {step}" for i, step in enumerate(v.plan, 1)]
     if v.evidence:
@@ -57,6 +57,7 @@ def verdict_findings(v: Verdict, path: str, kernel_span: Span) -> list[Finding]:
     )
     return [
         Finding(
-            path, CODE, RULE, severity, message, kernel_span, v.kernel, evidence=evidence, related=related
+            path, JudgeVerdict.code, JudgeVerdict.name, severity, message, kernel_span, v.kernel, evidence=evidence,
+            related=related
         )
     ]

@@ -41,6 +41,7 @@ class Verdict:
     evidence: tuple[Evidence, ...] = field(default=())
     speedup: float | None = None
     source: Literal["rules", "llm"] = "rules"
+    roofline: str = ""  # measured verdicts: the kernel's point against its roofs, one line
 
     @property
     def lines(self) -> tuple[int, ...]:
@@ -49,6 +50,19 @@ class Verdict:
     @property
     def predicted(self) -> bool:
         return self.status == "predicted"
+
+    def judge_json(self) -> dict:
+        """CudaForge's Judge reply (bottleneck, optimisation method, modification plan), with the evidence: what
+        the Coder's optimize prompt carries."""
+        bottleneck = f"{self.bottleneck}-bound: {self.summary}" if self.bottleneck else self.summary
+        if self.roofline:
+            bottleneck += f" ({self.roofline})"
+        return {
+            "bottleneck": bottleneck,
+            "optimisation method": self.method_title or self.fix_hint,
+            "modification plan": " ".join(f"{i}. {step}" for i, step in enumerate(self.plan, 1)),
+            "evidence": [f"{e.shown()}: {e.meaning}" + (f" (line {e.line})" if e.line else "") for e in self.evidence],
+        }
 
     def to_json(self) -> dict:
         data = asdict(self)

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.rules.profile_line_hint import ProfileLineHint
 from cudalens.profiler.ncu.line_map import line_span
 from cudalens.profiler.results import LineCounters
 
-CODE = "CL904"
-RULE = "profile-line-hint"
 # A line is worth a hint when its waste is at least this share of its own traffic...
 EXCESS_SECTOR_SHARE = 0.25
 BANK_CONFLICT_SHARE = 0.20
@@ -30,7 +29,7 @@ def line_findings(path: str, text: str, lines: Iterable[LineCounters]) -> list[F
     for c in lines:
         span = line_span(source, c.line)
         for message, severity, evidence in _hints(c, totals):
-            out.append(Finding(path, CODE, RULE, severity, message, span, kernel=c.kernel or None, evidence=evidence))
+            out.append(ProfileLineHint.finding(path, message, span, severity, kernel=c.kernel or None, evidence=evidence))
     return out
 
 

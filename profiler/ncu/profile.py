@@ -178,7 +178,9 @@ def _run(
     report = tmp / "profile.ncu-rep"
     metrics = list(METRICS)
     warnings: list[str] = []
-    for _ in range(3):  # a metric this ncu or GPU lacks fails the run: drop it and go again
+    # a metric this ncu or GPU lacks fails the run: drop it and go again (ncu may name one a run; the roofline's
+    # tensor-path counters are the likeliest to be missing on an older part)
+    for _ in range(8):
         run = processes.run(
             ncu_command(ncu, kernels, metrics, report, target, request.launch_count), timeout=request.timeout, env=env,
             cancel=cancel,

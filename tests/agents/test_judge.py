@@ -16,9 +16,10 @@ from cudalens.agents.judge import JudgeInput, judge
 from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.render import render_markdown, verdict_findings
 from cudalens.analysis.findings import Finding, Severity, Span
+from cudalens.profiler.ncu.metrics import METRICS
 from cudalens.profiler.results import CheatFinding
 
-S = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+S = "smsp__warp_issue_stalled_{}_per_warp_active.pct"
 
 # Recorded-shape profiles (ncu metric names) of six classic kernels on an H200.
 CASES = {
@@ -33,6 +34,7 @@ CASES = {
             "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
             "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": 3.2e7,
             "dram__bytes.sum": 3.84e8,
+            "gpu__time_duration.sum": 9.6e4,
             S.format("long_scoreboard"): 20.0,
         },
         "memory",
@@ -47,7 +49,8 @@ CASES = {
             "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
             "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 6.9e10,
             "dram__bytes.sum": 1.0e8,
-            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": 0.0,
+            "gpu__time_duration.sum": 1.06e7,
+            "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active": 0.0,
             S.format("math_pipe_throttle"): 6.0,
         },
         "compute",
@@ -76,7 +79,8 @@ CASES = {
             "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 78.0,
             "dram__throughput.avg.pct_of_peak_sustained_elapsed": 75.0,
             "sm__warps_active.avg.pct_of_peak_sustained_active": 85.0,
-            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio": 32.0,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 3.2e7,
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1.0e6,
             "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
         },
         "memory",
@@ -90,8 +94,9 @@ CASES = {
             "sm__warps_active.avg.pct_of_peak_sustained_active": 80.0,
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 3.1e7,
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 0.0,
-            "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": 3.3e7,
-            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio": 4.0,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 3.3e7,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 4.0e6,
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1.0e6,
             S.format("mio_throttle"): 14.0,
         },
         "memory",
@@ -109,6 +114,13 @@ CASES = {
         "remove-warp-divergence",
     ),
 }
+
+
+def test_recorded_profiles_use_only_requested_metrics() -> None:
+    """The cases are what ncu returns for the request: a name outside it would test a Judge branch that never
+    runs on a real profile."""
+    for metrics, _, _ in CASES.values():
+        assert set(metrics) <= set(METRICS)
 
 
 def _timing(speedup: float) -> TimingOutcome:
@@ -219,6 +231,7 @@ def test_predicted_verdict_from_static_features_only() -> None:
     assert "predicted" in md and "Coalesce" in md
 
     from cudalens.analysis.api import KernelInfo
+    from cudalens.analysis.features import KernelFeatures
 
     info = KernelInfo(
         "gemm",
@@ -229,7 +242,12 @@ def test_predicted_verdict_from_static_features_only() -> None:
         "16×2 lanes",
         2048,
         False,
-        features=(("arithmetic_intensity", 64.0), ("global_accesses", 3.0)),
+        features=KernelFeatures(
+            threads_per_block=256, block_shape_known=True, global_access_sites=3, uncoalesced_sites=0,
+            gather_sites=0, shared_access_sites=4, bank_conflict_sites=0, max_bank_conflict_ways=1,
+            divergent_branches=0, barriers=2, atomic_sites=0, single_address_atomic_sites=0,
+            float_ops_per_thread=256.0, global_bytes_per_thread=4.0, static_shared_bytes=2048,
+        ),
     )
     v = judge(JudgeInput("gemm", kernel_info=info))
     assert (v.bottleneck, v.method) == ("compute", "use-tensor-cores")

@@ -71,6 +71,7 @@ def test_loop_over_the_profiler_worker(evaluator: ProfilerEvaluator, tmp_path: P
 def test_profile_becomes_the_judges_metrics_with_line_evidence() -> None:
     from cudalens.agents.evaluation import CorrectnessOutcome
     from cudalens.agents.judge import JudgeInput, judge
+    from cudalens.agents.judge.metrics import derive
     from cudalens.agents.profiler_evaluator import profile_metrics
     from cudalens.profiler.results import KernelMetrics, LineCounters, NcuProfile
 
@@ -107,7 +108,7 @@ def test_profile_becomes_the_judges_metrics_with_line_evidence() -> None:
     )
     (p,) = profile_metrics(NcuProfile((kernel,), lines, "csv"))
     assert p.kernel == "transpose_naive"
-    assert p.get("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio") == 18.0
+    assert derive(p).sectors_per_request == 18.0
     v = judge(JudgeInput("transpose_naive", correctness=CorrectnessOutcome("passed", 5, 5), metrics=p))
     assert (v.bottleneck, v.method) == ("memory", "coalesce-global-access") and v.evidence[0].line == 26
 

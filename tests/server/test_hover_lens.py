@@ -33,6 +33,7 @@ async def test_hover_on_a_kernel_shows_its_model(client: LanguageClient):
     assert "scale_columns" in shown
     assert "warp shape" in shown
     assert "CL101" in shown  # the kernel's findings
+    assert "- features: 256 threads/block · 2 global accesses (50% coalesced)" in shown  # the analyzer's
 
 
 async def test_hover_on_a_finding_shows_the_rule(client: LanguageClient):

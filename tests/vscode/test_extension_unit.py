@@ -44,6 +44,7 @@ def test_packaged_extension_declares_no_language_and_every_command(extension_dir
     assert commands == {
         "cudalens.optimizeKernelAtCursor", "cudalens.runTestsAtCursor", "cudalens.profileAtCursor",
         "cudalens.validateAtCursor", "cudalens.restartServer", "cudalens.showOutput", "cudalens.setApiKey",
+        "cudalens.showReportForFile",
     }
     settings = manifest["contributes"]["configuration"]["properties"]
     for shared in ("select", "ignore", "arch", "onSave.compile", "onSave.test", "onSave.time", "onSave.profile",

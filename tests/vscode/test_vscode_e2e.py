@@ -234,9 +234,15 @@ def test_a_restricted_window_gets_static_hints_only(
             "compiledTests": str(compiled_tests), "mode": "restricted", "file": "transpose.cu",
             "artifacts": str(tmp_path / "driver"), "expectCodes": ["CL10"], "quickFixLine": 20,
             "runCommand": "cudalens: Run tests", "chromium": str(CHROMIUM), "timeoutMs": 90_000,
+            "showReport": True,
         }
         result, seen = _drive(installation, server, ws, config, tmp_path)
         artifacts = ARTIFACTS / "restricted"
+        # "cudalens: Show report" runs nothing of the workspace: its page opens in a webview even here
+        report = result["report"]
+        assert report["headings"][:2] == ["Roofline", "Judge verdicts"], report
+        assert any(row.startswith("transpose_naive") and "Predicted" in row for row in report["verdicts"]), report
+        assert (artifacts / "report-webview.png").stat().st_size > 10_000
         assert any("CL10" in p for p in result["problems"]), seen
         assert any("not trusted" in n for n in result["notifications"]), seen
         assert result["servers"] and all(".tools" not in argv for argv in result["servers"]), result["servers"]

@@ -5,7 +5,7 @@
 // records what it saw, and exits non-zero only when the editor itself could not be driven.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { chromium, type Page } from "playwright-core";
+import { chromium, type Frame, type Page } from "playwright-core";
 
 interface DriverConfig {
   url: string;
@@ -37,6 +37,8 @@ interface DriverConfig {
   // "notfound": no server anywhere — wait for the error, click its "Open settings", record where that lands.
   mode?: "trusted" | "restricted" | "notfound";
   runCommand?: string;
+  // Then run "cudalens: Show report" on `file` and read the page inside its webview.
+  showReport?: boolean;
   // The variable the stored key should reach the server process under (its /proc environ is read).
   apiKeyEnv?: string;
 }
@@ -55,6 +57,8 @@ interface DriverResult {
   // The language server's pid before it was killed, and the pid of the one VS Code started in its place.
   killedServer?: number;
   restartedServer?: number;
+  // What the report's webview showed: its section headings, the verdict table's rows, the SVGs drawn.
+  report?: { headings: string[]; verdicts: string[]; svgs: number };
   // Whether the key typed into "Set API key" was given to the restarted server under `apiKeyEnv`: its start-up
   // environment block (/proc/<pid>/environ) holds that variable with a value of the key's length, overwritten
   // with zeros by the server's child_env.scrub, and the key itself nowhere.
@@ -303,7 +307,35 @@ async function restrictedWalk(page: Page): Promise<void> {
   result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
   result.servers = serverProcesses(config.session).map(([, argv]) => argv);
   await page.screenshot({ path: path.join(config.artifacts, "restricted.png") });
+  if (config.showReport) {
+    await showReportWalk(page);
+  }
   step("done");
+}
+
+// "cudalens: Show report": the page opens in a webview (an iframe in an iframe); read it from inside.
+async function showReportWalk(page: Page): Promise<void> {
+  step("run cudalens: Show report");
+  await runCommand(page, "cudalens: Show report");
+  const deadline = Date.now() + config.timeoutMs;
+  let frame: Frame | undefined;
+  while (frame === undefined) {
+    for (const f of page.frames()) {
+      if (await f.$("#verdicts").catch(() => null)) {
+        frame = f;
+      }
+    }
+    if (frame === undefined && Date.now() > deadline) {
+      throw new Error("timed out waiting for the report's webview");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  result.report = {
+    headings: (await frame.locator("h2").allTextContents()).map((t) => t.trim()),
+    verdicts: (await frame.locator("#verdicts + table tr").allTextContents()).map((t) => t.trim()),
+    svgs: await frame.locator("svg").count(),
+  };
+  await page.screenshot({ path: path.join(config.artifacts, "report-webview.png") });
 }
 
 // A toast shows one line of a long message: the notification center, with the newest expanded, shows all of it.

@@ -6,6 +6,7 @@ import { ExecuteCommandRequest, LSPErrorCodes, ResponseError } from "vscode-lang
 import { describeCommandResult } from "./commandResult";
 import { chooseKernel, type KernelMark, kernelFromLensArguments, kernelMarksInText, withExtents } from "./kernels";
 import { API_KEY_SECRET, errorText, type ServerController } from "./serverController";
+import { SHOW_REPORT, showReport } from "./report";
 import { apiKeyEnvOf } from "./settings";
 import { CODER_COMMANDS } from "./trust";
 
@@ -35,6 +36,7 @@ export function registerCommands(
     vscode.commands.registerCommand("cudalens.restartServer", () => controller.restart()),
     vscode.commands.registerCommand("cudalens.showOutput", () => controller.output.show()),
     vscode.commands.registerCommand("cudalens.setApiKey", () => setApiKey(controller, secrets)),
+    vscode.commands.registerCommand(SHOW_REPORT, () => showReport(controller)),
   ];
 }
 

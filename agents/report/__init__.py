@@ -1,0 +1,25 @@
+"""`cudalens report`: one self-contained HTML page of an optimize run or a kernel file (data.py reads, charts.py
+draws, page.py writes); the CLI and the server's "Show report" call `write_report`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from cudalens.agents.evaluation import ProfileMetrics
+from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
+from cudalens.agents.report.data import ReportError, load
+from cudalens.agents.report.page import render
+
+
+def write_report(target: Path, out: Path, gpu: GpuSpecs = DEFAULT_GPU, profile: bool = False,
+                 measured: Sequence[ProfileMetrics] = ()) -> Path:
+    """Writes the page of `target` (a run folder or a kernel file) to `out` and returns it; `ReportError` for a
+    target that is neither."""
+    page = render(load(target, gpu, profile, measured))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+__all__ = ["ReportError", "write_report"]

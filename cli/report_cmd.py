@@ -1,0 +1,40 @@
+"""`cudalens report RUN_DIR|FILE [--out PAGE.html] [--profile] [--gpu NAME]`: one self-contained HTML page with
+the roofline (each kernel and each optimize candidate a point), the optimize run's history (speedup, tokens,
+dollars per round), the Judge's verdicts and the source with its per-line counters as a heat strip. Prints the
+page's path (what Neovim and the terminal open); exit 0, or 2 with one line when the target is not a run or a
+kernel file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cudalens.agents.gpu_specs import DEFAULT_GPU, gpu_by_name
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", help="an optimize run's folder (.cudalens/runs/...) or a .cu/.py kernel file")
+    parser.add_argument("--out", help="where to write the page (default: report.html in the run folder, or "
+                        "FILE.report.html beside the file)")
+    parser.add_argument("--profile", action="store_true", help="for a FILE: profile it with Nsight Compute first")
+    parser.add_argument("--gpu", help="the GPU whose peaks draw the roofs (default: this machine's, else H200)")
+
+
+def default_out(target: Path) -> Path:
+    return target / "report.html" if target.is_dir() else target.with_name(target.name + ".report.html")
+
+
+def run(args: argparse.Namespace) -> int:
+    from cudalens.agents.gpu_specs import detect_gpu_specs
+    from cudalens.agents.report import ReportError, write_report
+
+    target = Path(args.target)
+    gpu = gpu_by_name(args.gpu) if args.gpu else (detect_gpu_specs() if args.profile else DEFAULT_GPU)
+    try:
+        path = write_report(target, Path(args.out) if args.out else default_out(target), gpu, args.profile)
+    except (ReportError, OSError) as exc:
+        print(f"cudalens report: {exc}", file=sys.stderr)
+        return 2
+    print(path.resolve())
+    return 0
