@@ -15,13 +15,11 @@ import sys
 import threading
 from pathlib import Path
 
-from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
-from cudalens.agents.gpu_specs import KNOWN_GPUS, detect_gpu_specs, gpu_by_name
-from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
-from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
-from cudalens.agents.resources import WithCompileResources
-from cudalens.analysis.api import analyze_text
+from cudalens.agents.gpu_specs import KNOWN_GPUS, gpu_by_name
+from cudalens.agents.optimize_loop import LoopSettings, Progress
+from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
+from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.profiler.anti_cheat import AntiCheatPolicy
 
 
@@ -138,48 +136,36 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.ncu:
         os.environ["CUDALENS_NCU"] = args.ncu  # where the profiler looks for it (profiler/ncu/locate.py)
-    worker = ProfilerEvaluator(
+    spec = OptimizeSpec(
+        str(path),
         source,
+        args.kernel,
+        coder_settings,
+        settings,
         ProfilerEvaluatorSettings(
             python=args.worker_python,
             timeout_s=args.timeout,
             profile=not args.no_profile,
-            secret_env=(args.api_key_env,),
             fresh_worker=args.evaluator == "isolated",
         ),
+        gpu=None if args.gpu == "auto" else gpu_by_name(args.gpu),
+        runs_dir=Path(args.runs_dir),
     )
-    evaluator = WithCompileResources(worker, str(path))
-
-    def findings_for(candidate: str) -> list:
-        report = analyze_text(str(path), candidate)
-        return [f for f in report.findings if args.kernel is None or f.kernel in (None, args.kernel)]
 
     def on_progress(p: Progress) -> None:
         if not args.quiet:
             best = f", best {p.best_speedup:.2f}×" if p.best_speedup else ""
             print(f"[{p.round}/{p.rounds}{best}] {p.message}", file=sys.stderr)
 
-    cancel = threading.Event()
+    run = OptimizeRun(spec, on_progress)
     previous = signal.getsignal(signal.SIGINT)
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, lambda *_: cancel.set())  # Ctrl-C: stop after killing the candidate
+        # Ctrl-C: stop after killing the candidate in flight
+        signal.signal(signal.SIGINT, lambda *_: run.loop.cancel.set())
     try:
-        loop = OptimizeLoop(
-            evaluator,
-            CoderClient(coder_settings),
-            source,
-            kernel=args.kernel or path.stem,
-            gpu=detect_gpu_specs() if args.gpu == "auto" else gpu_by_name(args.gpu),
-            settings=settings,
-            cancel=cancel,
-            on_progress=on_progress,
-            run_root=Path(args.runs_dir),
-            findings_for=findings_for,
-        )
-        result = loop.run(source)
+        result = run.run()
     finally:
-        if isinstance(worker, ProfilerEvaluator):
-            worker.close()
+        run.close()
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, previous)
     print(f"cudalens optimize: {result.summary_line()}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""The server's settings → the agents' objects: the Coder's client, the loop's settings, the evaluator, the loop.
+"""The server's settings → the agents' typed settings: the Coder's, and the optimize run's (agents/optimize_run.py builds it).
 
 Plain functions (no LSP); the API key is read from the environment variable `coder.apiKeyEnv` names, only by
 the Coder's client when it makes a request, and never logged.
@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import os
 import re
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings as AgentCoderSettings
-from cudalens.agents.gpu_specs import detect_gpu_specs
-from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
-from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
-from cudalens.agents.resources import WithCompileResources
-from cudalens.analysis.api import analyze_text
+from cudalens.agents.optimize_loop import LoopSettings
+from cudalens.agents.optimize_run import OptimizeSpec
+from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.profiler.anti_cheat import AntiCheatPolicy
 from cudalens.server.settings import ClientTrust, ServerSettings
 from cudalens.server.trust import coder_refusal
@@ -67,40 +61,16 @@ def kernelbench_problem(path: str, text: str) -> str | None:
     return None
 
 
-@dataclass
-class LoopRun:
-    """A loop and the evaluator it owns (closed when the run ends)."""
-
-    loop: OptimizeLoop
-    evaluator: ProfilerEvaluator
-
-    def close(self) -> None:
-        self.evaluator.close()
-
-
-def build_loop(
+def optimize_spec(
     settings: ServerSettings, path: str, source: str, kernel: str | None, *, repair_only: bool,
-    on_progress: Callable[[Progress], None], runs_dir: Path | None,
-) -> LoopRun:
-    """Everything the loop needs; asks nvidia-smi for the GPU, so call it off the event loop."""
+    runs_dir: Path | None,
+) -> OptimizeSpec:
+    """The server's settings as the run's typed settings (the GPU is this machine's)."""
     opt = settings.optimize
     policy = AntiCheatPolicy(require_custom_kernel=not opt.allow_torch_ops, allow_torch_compute=opt.allow_torch_ops)
-    loop_settings = LoopSettings(
+    loop = LoopSettings(
         rounds=opt.rounds, budget_usd=opt.budget_usd or None, patience=max(opt.patience, 1),
         repair_only=repair_only, anti_cheat=policy,
     )
-    worker = ProfilerEvaluator(source, ProfilerEvaluatorSettings(
-        python=settings.worker.python, timeout_s=settings.worker.timeout_seconds,
-        secret_env=(settings.coder.api_key_env,),
-    ))
-
-    def findings_for(candidate: str) -> list:
-        report = analyze_text(path, candidate)
-        return [f for f in report.findings if kernel is None or f.kernel in (None, kernel)]
-
-    loop = OptimizeLoop(
-        WithCompileResources(worker, path), CoderClient(coder_settings(settings)), source,
-        kernel=kernel or Path(path).stem, gpu=detect_gpu_specs(), settings=loop_settings,
-        cancel=threading.Event(), on_progress=on_progress, run_root=runs_dir, findings_for=findings_for,
-    )
-    return LoopRun(loop, worker)
+    worker = ProfilerEvaluatorSettings(python=settings.worker.python, timeout_s=settings.worker.timeout_seconds)
+    return OptimizeSpec(path, source, kernel, coder_settings(settings), loop, worker, runs_dir=runs_dir)
