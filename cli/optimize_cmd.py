@@ -20,6 +20,7 @@ from cudalens.agents.gpu_specs import KNOWN_GPUS, gpu_by_name
 from cudalens.agents.optimize_loop import LoopSettings, Progress
 from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
+from cudalens.agents.search.policies import POLICIES
 from cudalens.profiler.anti_cheat import AntiCheatPolicy
 
 
@@ -33,6 +34,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-tokens", type=int, metavar="N", help="stop after this many tokens")
     parser.add_argument("--patience", type=int, default=4, help="stop after N rounds without progress")
     parser.add_argument("--repair-only", action="store_true", help="stop as soon as a candidate is correct")
+    parser.add_argument("--budget-seconds", type=float, metavar="S", help="stop every branch after S seconds")
+    search = parser.add_argument_group("search (docs/optimize.md#search)")
+    search.add_argument(
+        "--search", choices=POLICIES, default="chain",
+        help="chain: one candidate at a time from the last (CudaForge's loop); beam: the best K correct "
+        "candidates, each with the Judge's different methods; tree: UCT over the candidate tree",
+    )
+    search.add_argument(
+        "--width", type=int, default=None, metavar="K",
+        help="candidates in flight at once, and beam's size (default 1 for chain, 4 otherwise)",
+    )
     out = parser.add_mutually_exclusive_group()
     out.add_argument("-o", "--output", help="where to write the best candidate (default: FILE.optimized.py)")
     out.add_argument("--diff", action="store_true", help="print the best candidate as a unified diff")
@@ -106,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"the worker interpreter {args.worker_python} was not found (--worker-python)")
     if args.rounds < 0:
         return _fail("--rounds must be at least 0")
+    width = args.width if args.width is not None else 1 if args.search == "chain" else 4
+    if width < 1 or (args.search == "chain" and width != 1):
+        return _fail("--width must be at least 1 (and 1 with --search chain)")
     coder_settings = CoderSettings(
         base_url=args.base_url,
         model=args.model,
@@ -133,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
         patience=args.patience,
         repair_only=args.repair_only,
         anti_cheat=policy,
+        budget_seconds=args.budget_seconds,
+        search=args.search,
+        width=width,
     )
     if args.ncu:
         os.environ["CUDALENS_NCU"] = args.ncu  # where the profiler looks for it (profiler/ncu/locate.py)
@@ -169,6 +187,8 @@ def run(args: argparse.Namespace) -> int:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, previous)
     print(f"cudalens optimize: {result.summary_line()}", file=sys.stderr)
+    if not args.quiet:
+        print(f"cudalens optimize: search tree ({result.search}):\n{result.tree()}", file=sys.stderr)
     if result.run_dir is not None:
         print(f"cudalens optimize: run log in {result.run_dir}", file=sys.stderr)
     if not result.improved or result.best_source is None:

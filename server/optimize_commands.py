@@ -85,7 +85,7 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
     loop = asyncio.get_running_loop()
 
     def on_progress(p: Progress) -> None:
-        best = f", best {p.best_speedup:.2f}×" if p.best_speedup else ""
+        best = f", best {p.best_speedup:.2f}× (#{p.best_round})" if p.best_speedup else ""
         percentage = int(100 * min(p.round, p.rounds) / p.rounds) if p.rounds else None
         loop.call_soon_threadsafe(progress.report, f"round {p.round}/{p.rounds}{best}: {p.message}", percentage)
 
