@@ -228,8 +228,8 @@ class Service:
             self.show_once(f"cudalens: running {Path(state.path).name} failed; details are in the server log.")
             progress.end("failed")
             return None
+        self.take_run(state, run)  # first: a client that acts on the progress's end finds the results published
         progress.end(run_summary(run))
-        self.take_run(state, run)
         return run
 
     def take_run(self, state: DocState, run: LastRun) -> None:
