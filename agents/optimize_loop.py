@@ -150,11 +150,11 @@ class OptimizeLoop:
             Progress(k, self.settings.rounds, phase, best[2] if best else None, message, best[0] if best else None)
         )
 
-    def _evaluate(self, source: str) -> tuple[Evaluation | None, float]:
-        """On the first free device; None when the run was stopped before one was free."""
+    def _evaluate(self, source: str) -> tuple[Evaluation | None, float, str]:
+        """On the first free device, and that device; None when the run was stopped before one was free."""
         t0 = time.perf_counter()
-        evaluation, _device = self.devices.evaluate(source, "full", self._halt)
-        return evaluation, time.perf_counter() - t0
+        evaluation, device = self.devices.evaluate(source, "full", self._halt)
+        return evaluation, time.perf_counter() - t0, device
 
     def _judge(self, source: str, evaluation: Evaluation | None, cheats: list[CheatFinding]) -> Verdict:
         return judge(
@@ -352,7 +352,7 @@ class OptimizeLoop:
         )
         # the user's own kernel is judged, not rejected: only warnings from the anti-cheat checks
         cheats = [replace(c, severity="warn") for c in check_candidate(source, policy)]
-        evaluation, secs = self._evaluate(source)
+        evaluation, secs, device = self._evaluate(source)
         rec = RoundRecord(
             0,
             "initial",
@@ -361,6 +361,7 @@ class OptimizeLoop:
             self._judge(source, evaluation, []),
             tuple(cheats),
             seconds_eval=secs,
+            device=device,
         )
         done: Future[RoundRecord | None] = Future()
         done.set_result(rec)
@@ -380,12 +381,12 @@ class OptimizeLoop:
         if self._halt.is_set():
             return None
         self._progress(k, "evaluating", f"{label}: compiling, testing, timing")
-        evaluation, secs = self._evaluate(candidate)
+        evaluation, secs, device = self._evaluate(candidate)
         if evaluation is None:
             return None
         verdict = self._judge(candidate, evaluation, cheats)
         return RoundRecord(k, e.kind, candidate, evaluation, verdict, tuple(cheats), usage, "", secs, llm_s,
-                           e.parent, e.method)
+                           e.parent, e.method, device=device)
 
     def _consider(self, rec: RoundRecord) -> bool:
         speed = rec.speedup
@@ -413,6 +414,7 @@ class OptimizeLoop:
             "kind": rec.kind,
             "method": rec.method,
             "duplicate_of": rec.duplicate_of,
+            "device": rec.device,
             "speedup": rec.speedup,
             "error": rec.error,
             "cheats": list(rec.cheats),

@@ -1,7 +1,9 @@
 """One optimize run built from typed settings: the one place that composes the loop. `cudalens optimize` and the
 server's "Optimize kernel" / "Fix with Coder" both describe a run as an `OptimizeSpec` and call `OptimizeRun`.
 
-The run owns what it starts (the evaluator's workers and warm ncu targets): `close()` ends them, and
+Evaluations run one per device (agents/search/devices.py): an evaluator, with its own worker, for each GPU of
+`CUDA_VISIBLE_DEVICES` (all that nvidia-smi lists when it is unset), or `cpu_slots` of them without a GPU.
+The run owns what it starts (the evaluators' workers and warm ncu targets): `close()` ends them, and
 `run_async` is how an event loop awaits it — cancelling the awaiting task stops the run and every candidate in
 flight before the CancelledError goes on.
 """
@@ -9,6 +11,7 @@ flight before the CancelledError goes on.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -20,8 +23,11 @@ from cudalens.agents.gpu_specs import GpuSpecs, detect_gpu_specs
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, OptimizeResult, Progress
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources
+from cudalens.agents.search.devices import DeviceLeases, visible_gpus
 from cudalens.analysis.api import analyze_text
 from cudalens.analysis.findings import Finding
+from cudalens.profiler.gpu_specs import gpu_count
+from cudalens.profiler.prebuild import prebuild
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,14 @@ class OptimizeSpec:
     evaluator: ProfilerEvaluatorSettings = field(default_factory=ProfilerEvaluatorSettings)
     gpu: GpuSpecs | None = None  # None: this machine's (asks nvidia-smi: build the run off an event loop)
     runs_dir: Path | None = None  # None: no run log
+    cpu_slots: int = 1  # evaluations at once where there is no GPU (or the evaluator's device is "cpu")
+    build_ahead: bool = False  # build each candidate's extensions on a CPU core before its GPU lease
+
+
+def devices_for(spec: OptimizeSpec) -> list[str]:
+    """One evaluator per visible GPU; CPU slots where there is none or the evaluator is told to use the CPU."""
+    gpus = [] if spec.evaluator.device == "cpu" else visible_gpus(count=gpu_count())
+    return gpus or [f"cpu{i}" for i in range(max(1, spec.cpu_slots))]
 
 
 class OptimizeRun:
@@ -45,9 +59,19 @@ class OptimizeRun:
         self.spec = spec
         # the Coder's key never reaches candidate code, whatever the evaluator's settings name
         secrets = tuple(dict.fromkeys((*spec.evaluator.secret_env, spec.coder.api_key_env)))
-        self.evaluator = ProfilerEvaluator(spec.source, replace(spec.evaluator, secret_env=secrets))
+        settings = replace(spec.evaluator, secret_env=secrets)
+        self.devices = devices_for(spec)
+        gpus = settings.device != "cpu" and not self.devices[0].startswith("cpu")
+        self.evaluators = [
+            ProfilerEvaluator(spec.source, replace(settings, visible_device=d if gpus else None))
+            for d in self.devices
+        ]
+        self.leases = DeviceLeases(
+            [WithCompileResources(e, spec.path) for e in self.evaluators], self.devices,
+            build=self._build_ahead if spec.build_ahead else None,
+        )
         self.loop = OptimizeLoop(
-            WithCompileResources(self.evaluator, spec.path),
+            self.leases,
             CoderClient(spec.coder),
             spec.source,
             kernel=spec.kernel or Path(spec.path).stem,
@@ -64,16 +88,27 @@ class OptimizeRun:
         report = analyze_text(self.spec.path, candidate)
         return [f for f in report.findings if kernel is None or f.kernel in (None, kernel)]
 
+    def _build_ahead(self, source: str) -> None:
+        """The candidate's `load_inline` extensions built into the cache in a process of their own, so the
+        evaluation under the GPU lease finds them built."""
+        if "load_inline" not in source:
+            return
+        with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
+            path = Path(folder) / "candidate.py"
+            path.write_text(source, encoding="utf-8")
+            prebuild([str(path)], python=self.spec.evaluator.python, timeout=self.spec.evaluator.timeout_s,
+                     workers=1)
+
     def run(self) -> OptimizeResult:
         return self.loop.run(self.spec.source)
 
     def stop(self) -> None:
-        """Stop the run: no new candidate, the one in flight killed."""
+        """Stop the run: no new candidate, every candidate in flight killed."""
         self.loop.cancel.set()
-        self.evaluator.cancel()
+        self.leases.cancel()
 
     def close(self) -> None:
-        self.evaluator.close()
+        self.leases.close()
 
     async def run_async(self) -> OptimizeResult:
         """The run in a thread. On cancel: the cancel event, and the evaluator's kill switch pressed until the

@@ -54,6 +54,9 @@ class ProfilerEvaluatorSettings:
     # a new worker (and scratch folder) per candidate: nothing one candidate leaves in the process reaches the
     # next, at the price of importing torch each time (≈ 3–4 s); `cudalens optimize --evaluator isolated`
     fresh_worker: bool = False
+    # the one GPU this evaluator's worker sees (`CUDA_VISIBLE_DEVICES` of its worker), as the parent names it:
+    # the search runs one evaluator per GPU (agents/search/devices.py); None: the parent's own
+    visible_device: str | None = None
 
 
 @dataclass
@@ -69,6 +72,8 @@ class ProfilerEvaluator:
     def _worker_pool(self) -> WorkerPool:
         if self._pool is None:
             blank = {name: "" for name in secret_names(self.settings.secret_env)}
+            if self.settings.visible_device is not None:
+                blank["CUDA_VISIBLE_DEVICES"] = self.settings.visible_device
             # candidates are the LLM's code: their relative writes land in a scratch folder, not the project
             self._scratch = tempfile.mkdtemp(prefix="cudalens-candidates-")
             self._pool = WorkerPool(python=self.settings.python, env=blank, warmup={"modules": ["torch"]},

@@ -35,6 +35,7 @@ class RoundRecord:
     parent: int | None = None  # None: the root (round 0)
     method: str | None = None  # the Judge method the Coder was asked to follow, when the search chose one
     duplicate_of: int | None = None  # the node with the same normalised source, whose evaluation this reuses
+    device: str = ""  # the device whose lease it was evaluated under (a GPU of CUDA_VISIBLE_DEVICES, cpuN)
 
     @property
     def speedup(self) -> float | None:

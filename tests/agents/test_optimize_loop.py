@@ -209,6 +209,6 @@ async def test_async_run_is_cancelled_with_its_task(key_env: str, tmp_path: Path
         finally:
             run.close()
     assert run.loop.cancel.is_set()
-    assert run.evaluator.settings.secret_env == ("OPENAI_API_KEY", key_env)
+    assert run.evaluators[0].settings.secret_env == ("OPENAI_API_KEY", key_env)
     summary = next((tmp_path / ".cudalens" / "runs").iterdir()) / "summary.json"
     assert '"stop_reason": "cancelled"' in summary.read_text()

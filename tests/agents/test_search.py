@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from cudalens.agents.evaluation import (
 from cudalens.agents.judge.verdict import Verdict
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
+from cudalens.agents.search.devices import DeviceLeases, visible_gpus
 from cudalens.agents.search.policies import Beam, Chain, Tree, methods_for
 from cudalens.agents.search.tree import RoundRecord, SearchTree, normalised_key, render_tree
 from cudalens.profiler.anti_cheat import AntiCheatPolicy
@@ -173,3 +176,60 @@ def test_cancel_stops_every_branch(key_env: str, tmp_path: Path) -> None:
     evaluated = [n for n in result.rounds[1:] if n.evaluation is not None]
     assert all(n.evaluation.correctness.status in ("crashed", "timeout") for n in evaluated)
     assert result.best_round == 0
+
+
+class _Timed:
+    """A real evaluator, and when each evaluation under it began and ended."""
+
+    def __init__(self, inner: ProfilerEvaluator) -> None:
+        self.inner, self.spans = inner, []
+
+    def evaluate(self, source, kind="full"):
+        start = time.monotonic()
+        try:
+            return self.inner.evaluate(source, kind)
+        finally:
+            self.spans.append((start, time.monotonic()))
+
+    def cancel(self) -> None:
+        self.inner.cancel()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_one_evaluation_per_device_at_a_time_scheduled_by_free_device(key_env: str, tmp_path: Path) -> None:
+    settings = ProfilerEvaluatorSettings(device="cpu", timeout_s=120, budget_ms=50, secret_env=(key_env,))
+    timed = [_Timed(ProfilerEvaluator(REFERENCE, settings)) for _ in range(2)]
+    leases = DeviceLeases(timed, ["cpu0", "cpu1"])
+    variants = [model_new(f"return x.sum(dim=1) + {i} * 0.0") for i in range(6)]
+    with FakeOpenAI([reply(fenced(v)) for v in variants]) as fake:
+        try:
+            result = _search(fake, key_env, tmp_path, leases, rounds=6, search="tree", width=3,
+                             patience=10).run(START)
+        finally:
+            leases.close()
+    assert len([n for n in result.rounds if n.evaluation is not None]) == 7
+    assert {n.device for n in result.rounds} == {"cpu0", "cpu1"}  # both devices used
+    for t in timed:
+        spans = sorted(t.spans)
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))  # never two at once
+    both = [(s, e) for t in timed for s, e in t.spans]
+    assert any(s1 < e2 and s2 < e1 for i, (s1, e1) in enumerate(both) for (s2, e2) in both[i + 1:])  # in parallel
+
+
+def test_visible_gpus_follow_cuda_visible_devices() -> None:
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": "2,3"}, count=8) == ["2", "3"]
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": "GPU-ab12,1"}) == ["GPU-ab12", "1"]
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": ""}, count=8) == []
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": "0,-1,2"}) == ["0"]  # CUDA stops at the first invalid entry
+    assert visible_gpus({}, count=2) == ["0", "1"] and visible_gpus({}, count=0) == []
+
+
+def test_a_run_has_one_evaluator_per_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cudalens.agents.optimize_run import OptimizeSpec, devices_for
+
+    cpu = ProfilerEvaluatorSettings(device="cpu")
+    assert devices_for(OptimizeSpec("m.py", START, evaluator=cpu, cpu_slots=2)) == ["cpu0", "cpu1"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU visible: one CPU slot
+    assert devices_for(OptimizeSpec("m.py", START)) == ["cpu0"]
