@@ -2,7 +2,8 @@
 server's "Optimize kernel" / "Fix with Coder" both describe a run as an `OptimizeSpec` and call `OptimizeRun`.
 
 Evaluations run one per device (agents/search/devices.py): an evaluator, with its own worker, for each GPU of
-`CUDA_VISIBLE_DEVICES` (all that nvidia-smi lists when it is unset), or `cpu_slots` of them without a GPU.
+`CUDA_VISIBLE_DEVICES` (all that nvidia-smi lists when it is unset), or `cpu_slots` of them without a GPU; with
+`ray`, as Ray tasks on a cluster (agents/search/ray_backend.py), one slot per task it can run at once.
 The run owns what it starts (the evaluators' workers and warm ncu targets): `close()` ends them, and
 `run_async` is how an event loop awaits it — cancelling the awaiting task stops the run and every candidate in
 flight before the CancelledError goes on.
@@ -19,11 +20,13 @@ from pathlib import Path
 
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
+from cudalens.agents.evaluation import CandidateEvaluator
 from cudalens.agents.gpu_specs import GpuSpecs, detect_gpu_specs
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, OptimizeResult, Progress
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources
 from cudalens.agents.search.devices import DeviceLeases, visible_gpus
+from cudalens.agents.search.ray_backend import RayEvaluator, RaySettings, RayUnavailable, connect
 from cudalens.analysis.api import analyze_text
 from cudalens.analysis.findings import Finding
 from cudalens.profiler.gpu_specs import gpu_count
@@ -44,6 +47,7 @@ class OptimizeSpec:
     runs_dir: Path | None = None  # None: no run log
     cpu_slots: int = 1  # evaluations at once where there is no GPU (or the evaluator's device is "cpu")
     build_ahead: bool = False  # build each candidate's extensions on a CPU core before its GPU lease
+    ray: RaySettings | None = None  # evaluations as Ray tasks on this cluster instead of this host's GPUs
 
 
 def devices_for(spec: OptimizeSpec) -> list[str]:
@@ -60,15 +64,24 @@ class OptimizeRun:
         # the Coder's key never reaches candidate code, whatever the evaluator's settings name
         secrets = tuple(dict.fromkeys((*spec.evaluator.secret_env, spec.coder.api_key_env)))
         settings = replace(spec.evaluator, secret_env=secrets)
-        self.devices = devices_for(spec)
-        gpus = settings.device != "cpu" and not self.devices[0].startswith("cpu")
-        self.evaluators = [
-            ProfilerEvaluator(spec.source, replace(settings, visible_device=d if gpus else None))
-            for d in self.devices
-        ]
+        if spec.ray is not None:  # one slot per task the cluster runs at once; Ray places them on GPUs
+            slots = connect(spec.ray)
+            if slots < 1:
+                raise RayUnavailable(f"cudalens: the Ray cluster at {spec.ray.address} has no free GPU")
+            self.devices = [f"ray{i}" for i in range(slots)]
+            self.evaluators: list[CandidateEvaluator] = [
+                RayEvaluator(spec.source, settings, spec.ray) for _ in self.devices
+            ]
+        else:
+            self.devices = devices_for(spec)
+            gpus = settings.device != "cpu" and not self.devices[0].startswith("cpu")
+            self.evaluators = [
+                ProfilerEvaluator(spec.source, replace(settings, visible_device=d if gpus else None))
+                for d in self.devices
+            ]
         self.leases = DeviceLeases(
             [WithCompileResources(e, spec.path) for e in self.evaluators], self.devices,
-            build=self._build_ahead if spec.build_ahead else None,
+            build=self._build_ahead if spec.build_ahead and spec.ray is None else None,
         )
         self.loop = OptimizeLoop(
             self.leases,

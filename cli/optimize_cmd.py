@@ -21,6 +21,7 @@ from cudalens.agents.optimize_loop import LoopSettings, Progress
 from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.agents.search.policies import POLICIES
+from cudalens.agents.search.ray_backend import RaySettings, RayUnavailable
 from cudalens.profiler.anti_cheat import AntiCheatPolicy
 
 
@@ -40,6 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--search", choices=POLICIES, default="chain",
         help="chain: one candidate at a time from the last (CudaForge's loop); beam: the best K correct "
         "candidates, each with the Judge's different methods; tree: UCT over the candidate tree",
+    )
+    search.add_argument(
+        "--ray", metavar="ADDRESS",
+        help="run the evaluations as Ray tasks (num_gpus=1) on this Ray cluster (needs cudalens[ray] here and "
+        "cudalens with torch on its nodes)",
     )
     search.add_argument(
         "--width", type=int, default=None, metavar="K",
@@ -168,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         ),
         gpu=None if args.gpu == "auto" else gpu_by_name(args.gpu),
         runs_dir=Path(args.runs_dir),
+        ray=RaySettings(args.ray) if args.ray else None,
     )
 
     def on_progress(p: Progress) -> None:
@@ -175,7 +182,10 @@ def run(args: argparse.Namespace) -> int:
             best = f", best {p.best_speedup:.2f}×" if p.best_speedup else ""
             print(f"[{p.round}/{p.rounds}{best}] {p.message}", file=sys.stderr)
 
-    run = OptimizeRun(spec, on_progress)
+    try:
+        run = OptimizeRun(spec, on_progress)
+    except RayUnavailable as exc:
+        return _fail(str(exc).removeprefix("cudalens: "))
     previous = signal.getsignal(signal.SIGINT)
     if threading.current_thread() is threading.main_thread():
         # Ctrl-C: stop after killing the candidate in flight
