@@ -35,7 +35,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from optimize_problems import HEAD, RELU_REF, SOFTMAX_REF, SUM_REF, _file  # noqa: E402
+from optimize_problems import (  # noqa: E402
+    _BLOCK_ROW,
+    HEAD,
+    RELU_LAUNCH,
+    RELU_REF,
+    SOFTMAX_LAUNCH,
+    SOFTMAX_REF,
+    SUM_LAUNCH,
+    SUM_REF,
+    _file,
+)
 
 from cudalens.agents.coder.settings import CoderSettings  # noqa: E402
 from cudalens.agents.gpu_specs import DEFAULT_GPU  # noqa: E402
@@ -97,54 +107,19 @@ __global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, 
     launch = f"relu_kernel<<<(n + {per} - 1) / {per}, {block}>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);"
     if flaw == "fail":
         launch = launch.replace("n);", "n)")  # a missing semicolon: the build fails
-    glue = ("\ntorch::Tensor run(torch::Tensor x) {\n    auto y = torch::empty_like(x);\n    long n = x.numel();\n"
-            f"    {launch}\n    return y;\n}}\n")
-    return _file(RELU_REF, f"cl_relu_{_tag(p, flaw)}", kernel + glue)
+    return _file(RELU_REF, f"cl_relu_{_tag(p, flaw)}", kernel + RELU_LAUNCH.replace("LAUNCH", launch))
 
 
 def _softmax(p: Params, flaw: str) -> str:
     threads, fast_exp = p["threads"], p["fast_exp"]
-    exp = "__expf" if fast_exp else "expf"
-    scale = "" if flaw == "wrong" else " * inv"
-    kernel = f"""// standin: {json.dumps(p)}
-__device__ float warp_max(float v) {{
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
-    return v;
-}}
-__device__ float warp_sum(float v) {{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
-    return v;
-}}
-__global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {{
-    __shared__ float red[32];
-    const float* xr = x + (size_t)blockIdx.x * cols;
-    float* yr = y + (size_t)blockIdx.x * cols;
-    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    float m = -INFINITY;
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, xr[c]);
-    m = warp_max(m);
-    if (lane == 0) red[warp] = m;
-    __syncthreads();
-    m = lane < warps ? red[lane] : -INFINITY;
-    m = warp_max(m);
-    __syncthreads();
-    float s = 0.f;
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) s += {exp}(xr[c] - m);
-    s = warp_sum(s);
-    if (lane == 0) red[warp] = s;
-    __syncthreads();
-    s = lane < warps ? red[lane] : 0.f;
-    s = warp_sum(s);
-    float inv = 1.f / s;
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = {exp}(xr[c] - m){scale};
-}}
-"""
+    # optimize_problems' block-per-row kernel, with this variant's exp and (unless wrong) its normalisation
+    kernel = f"// standin: {json.dumps(p)}" + _BLOCK_ROW.replace("__expf", "__expf" if fast_exp else "expf")
+    if flaw == "wrong":
+        kernel = kernel.replace(" * inv;", ";")
     launch = f"softmax_kernel<<<rows, {threads}>>>(x.data_ptr<float>(), y.data_ptr<float>(), rows, cols);"
     if flaw == "fail":
         launch = launch.replace("rows, cols);", "rows, cols, 0);")  # too many arguments
-    glue = ("\ntorch::Tensor run(torch::Tensor x) {\n    auto y = torch::empty_like(x);\n"
-            f"    int rows = x.size(0), cols = x.size(1);\n    {launch}\n    return y;\n}}\n")
-    return _file(SOFTMAX_REF, f"cl_softmax_{_tag(p, flaw)}", kernel + glue)
+    return _file(SOFTMAX_REF, f"cl_softmax_{_tag(p, flaw)}", kernel + SOFTMAX_LAUNCH.replace("LAUNCH", launch))
 
 
 def _sum(p: Params, flaw: str) -> str:
@@ -173,9 +148,7 @@ __global__ void sum_kernel(const float* __restrict__ x, float* __restrict__ y, i
               "y.data_ptr<float>(), n, m);")
     if flaw == "fail":
         kernel = kernel.replace("acc[k] = 0.f;", "acc[k] = zero;")  # an undeclared name
-    glue = ("\ntorch::Tensor run(torch::Tensor x) {\n    int b = x.size(0), n = x.size(1), m = x.size(2);\n"
-            f"    auto y = torch::empty({{b, 1, m}}, x.options());\n    {launch}\n    return y;\n}}\n")
-    return _file(SUM_REF, f"cl_sum_{_tag(p, flaw)}", kernel + glue)
+    return _file(SUM_REF, f"cl_sum_{_tag(p, flaw)}", kernel + SUM_LAUNCH.replace("LAUNCH", launch))
 
 
 def _row_sum_cpu(p: Params, flaw: str) -> str:
