@@ -20,6 +20,7 @@ from pygls.workspace.position_codec import PositionCodec
 from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
 from cudalens.analysis.positions import split_lines
+from cudalens.profiler import child_env
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import prepare_standby
@@ -40,7 +41,7 @@ from cudalens.server.pipeline_on_save import (
     SaveJob,
     plan_for,
     profile_request,
-    run_pipeline,
+    run_on_save,
 )
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ClientTrust, ParsedSettings, ServerSettings
@@ -154,7 +155,10 @@ class Service:
         settings = effective(parsed.settings, self.trust)
         changed = settings != self.settings
         self.settings = settings
-        self.runtime.secret_env = (self.settings.coder.api_key_env,)
+        if child_env.hide(self.settings.coder.api_key_env):  # a warm worker or ncu target holds it: replace them
+            logger.info("%s names the Coder's key now: restarting the worker without it", self.settings.coder.api_key_env)
+            self.runtime.restart()
+            standby.close_all()
         if self.settings.log_level is not None:
             set_level(self.settings.log_level)
         if changed:
@@ -212,7 +216,7 @@ class Service:
         progress = self.out.work_done(f"cudalens: {Path(state.path).name}", lambda: self.pipelines.cancel(state.uri))
         await progress.begin("starting")
         try:
-            run = await run_pipeline(
+            run = await run_on_save(
                 job, plan, self.runtime, self.settings.worker, progress.report,
                 lambda m: self.show_once(m, types.MessageType.Info),
             )
