@@ -390,7 +390,7 @@ class OptimizeLoop:
 
     def _consider(self, rec: RoundRecord) -> bool:
         speed = rec.speedup
-        if speed is None or rec.source is None:
+        if speed is None or rec.source is None or rec.duplicate_of is not None:  # the original holds the best
             return False
         if self.best is None or speed > self.best[2] * (1 + self.settings.min_improvement):
             self.best = (rec.index, rec.source, speed)
