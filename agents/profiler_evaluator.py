@@ -31,7 +31,7 @@ from cudalens.agents.evaluation import (
     source_hash,
 )
 from cudalens.agents.judge import metrics as M
-from cudalens.profiler import child_env
+from cudalens.profiler import child_env, processes
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
 from cudalens.profiler.protocol import JobRequest
@@ -67,6 +67,7 @@ class ProfilerEvaluator:
     _pool: WorkerPool | None = field(default=None, init=False, repr=False)
     _job: str | None = field(default=None, init=False, repr=False)
     _scratch: str = field(default="", init=False, repr=False)
+    _profiling: processes.CancelToken | None = field(default=None, init=False, repr=False)
     # its warm ncu targets are its own: close() ends them, not the server's or another run's
     _standby_owner: str = field(default_factory=lambda: f"optimize-{uuid.uuid4().hex[:12]}", init=False, repr=False)
 
@@ -92,8 +93,11 @@ class ProfilerEvaluator:
             shutil.rmtree(self._scratch, ignore_errors=True)
 
     def cancel(self) -> None:
+        """Kill what this evaluator runs now: the worker's job, or the ncu run profiling a candidate."""
         if self._pool is not None and self._job is not None:
             self._pool.cancel(self._job)
+        if self._profiling is not None:
+            self._profiling.cancel()
 
     def evaluate(self, source: str, kind: EvaluationKind = "full") -> Evaluation:
         started = time.perf_counter()
@@ -145,10 +149,13 @@ class ProfilerEvaluator:
         """`profile_file` for the candidate; from a warm ncu target when `ncu_standby` (the next round's starts
         as this one ends: ≈ 4 s less a round on the H200)."""
         request = self._profile_request(candidate, reference)
+        self._profiling = processes.CancelToken()
         try:
-            profile = profile_file(request)
-        except Exception as exc:  # a profile is evidence, never the reason a round fails
+            profile = profile_file(request, self._profiling)
+        except Exception as exc:  # a profile is evidence, never the reason a round fails (a cancel included)
             return _noted(evaluation, f"ncu profile failed: {type(exc).__name__}: {str(exc)[:300]}")
+        finally:
+            self._profiling = None
         if profile.error:
             return _noted(evaluation, f"ncu: {profile.error}")
         return Evaluation(**{**evaluation.__dict__, "profiles": profile_metrics(profile)})
@@ -157,7 +164,7 @@ class ProfilerEvaluator:
         return ProfileRequest(
             str(candidate), str(reference), python=self.settings.python, timeout=self.settings.timeout_s,
             standby=self.settings.ncu_standby,
-            standby_owner=self._standby_owner,
+            standby_owner=self._standby_owner, device=self.settings.visible_device,
         )
 
 
