@@ -281,8 +281,8 @@ class OptimizeLoop:
                     k = inflight.pop(future)
                     rec, outcome = future.result()
                     tree.pending.pop(k, None)
-                    if rec is None:
-                        stop = stop or "cancelled"
+                    if rec is None:  # halted before it ran: a cancel, or the wall-time budget
+                        stop = stop or ("cancelled" if self.cancel.is_set() else "budget")
                         continue
                     tree.add(rec)
                     self._record(rec)
