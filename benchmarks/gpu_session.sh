@@ -30,11 +30,11 @@ for stage in "$@"; do
     verdicts) timeout 420 python3 -m pytest -m gpu -q -rs -s -p no:cacheprovider tests/runtime/test_verdicts_gpu.py \
                 tests/runtime/test_runtime_gpu.py 2>&1 | tee "$OUT/verdicts.log" | tail -30 ;;
     timing-overhead) timeout 300 python3 benchmarks/timing_overhead.py 2>&1 | tee "$OUT/timing-overhead.log" | tail -60 ;;
-    search-bench) timeout 570 python3 benchmarks/search_standin.py --problems 19_ReLU,23_Softmax,47_Sum \
-                    --policies chain,beam,tree --evaluations 12 --width 8 --llm-seconds 5 --timing-check \
+    search-bench) timeout 560 python3 benchmarks/search_standin.py --problems "${SEARCH_PROBLEMS:-19_ReLU,23_Softmax,47_Sum}" \
+                    --policies chain,beam,tree --evaluations 8 --width 8 --llm-seconds 3 --timeout 120 --timing-check \
                     --out "$OUT/search-runs" 2>&1 | tee "$OUT/search-bench.log" | tail -40 ;;
     search-rate) timeout 400 python3 benchmarks/search_standin.py --problems 19_ReLU --policies tree \
-                   --evaluations 32 --width 8 --llm-seconds 10 --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
+                   --evaluations 32 --width 8 --llm-seconds 10 --timeout 120 --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
     *) echo "unknown stage $stage" ;;
   esac
   # a stage cut short by its timeout leaves workers and ncu targets (own process groups) running: they would
