@@ -10,6 +10,7 @@ parameters in a comment (`// standin: {...}`), which is how the stand-in reads t
 
     python benchmarks/search_standin.py [--problems 19_ReLU,23_Softmax,47_Sum] [--policies chain,beam,tree]
         [--evaluations 24] [--width 8] [--llm-seconds 10] [--no-profile] [--timing-check] [--cpu] [--out DIR]
+        [--ray 127.0.0.1:6379]
 
 `--cpu` runs a CPU family (a PyTorch row sum, chunked) so that the machinery runs without a GPU. Prints one row
 per (problem, policy): best speedup, the best variant, evaluations, duplicates, wrong, failing, wall time,
@@ -52,6 +53,7 @@ from cudalens.agents.gpu_specs import DEFAULT_GPU  # noqa: E402
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeResult  # noqa: E402
 from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec  # noqa: E402
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings  # noqa: E402
+from cudalens.agents.search.ray_backend import RaySettings  # noqa: E402
 from cudalens.profiler.anti_cheat import AntiCheatPolicy  # noqa: E402
 from tests.agents.fake_openai import FakeOpenAI, Scripted, reply  # noqa: E402
 from tests.agents.kernelbench_cpu import REFERENCE as ROW_SUM_REF  # noqa: E402
@@ -289,6 +291,8 @@ def run_one(family: Family, policy: str, args: argparse.Namespace, runs: Path) -
                                           timeout_s=args.timeout, budget_ms=args.budget_ms),
                 gpu=DEFAULT_GPU if family.cpu else None, runs_dir=runs, cpu_slots=args.cpu_slots,
                 build_ahead=not family.cpu and not args.no_build_ahead,
+                ray=RaySettings(args.ray, gpus_per_task=0 if family.cpu else 1, node_ip="127.0.0.1")
+                if getattr(args, "ray", None) else None,
             )
             t0 = time.perf_counter()
             run = OptimizeRun(spec)
@@ -338,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-slots", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--budget-ms", type=float, default=100.0)
+    parser.add_argument("--ray", metavar="ADDRESS", help="evaluate as Ray tasks on this (loopback) cluster")
     parser.add_argument("--out", default=None, help="where the run logs go (default: a temporary folder)")
     args = parser.parse_args(argv)
     names = ["row_sum_cpu"] if args.cpu else [p for p in args.problems.split(",") if p]
