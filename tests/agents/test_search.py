@@ -233,3 +233,16 @@ def test_a_run_has_one_evaluator_per_device(monkeypatch: pytest.MonkeyPatch) -> 
     assert devices_for(OptimizeSpec("m.py", START, evaluator=cpu, cpu_slots=2)) == ["cpu0", "cpu1"]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU visible: one CPU slot
     assert devices_for(OptimizeSpec("m.py", START)) == ["cpu0"]
+
+
+def test_the_wall_time_budget_stops_every_branch(key_env: str, tmp_path: Path) -> None:
+    count = iter(range(100))
+
+    def respond(body: dict) -> Scripted:  # slow replies, every one a new candidate
+        return reply(fenced(model_new(f"return x.sum(dim=1) + {next(count)} * 0.0")), delay_s=1.5)
+
+    with FakeOpenAI(responder=respond) as fake:
+        result = _search(fake, key_env, tmp_path, rounds=20, search="tree", width=2, patience=100,
+                         budget_seconds=4.0).run(START)
+    assert result.stop_reason == "budget" and len(fake.requests) < 20
+    assert result.best_round is not None
