@@ -7,7 +7,8 @@ failed, an optimize prompt with the Judge's — or the policy's — method when 
 extracted, checked for cheating, evaluated on the first free device (compile, test, time, profile) and judged.
 Sources seen before (normalised) are not evaluated again. The search stops when it has asked for `rounds`
 candidates, at the token, dollar or wall-time budget, on cancel (every branch), or after `patience` × `width`
-candidates without a better correct one. Nothing is written to the user's file: the result carries the best
+candidates without a better correct one, when the Coder fails, or at the first evaluation that failed because of
+the machine (no GPU, no CUDA toolkit: machine_failures.py), which no repair can fix. Nothing is written to the user's file: the result carries the best
 source and the caller offers it as an edit.
 """
 
@@ -30,6 +31,7 @@ from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.agents.judge import Verdict, judge, judge_input
 from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.render import render_markdown
+from cudalens.agents.machine_failures import machine_failure
 from cudalens.agents.run_log import RunLog
 from cudalens.agents.search.devices import DeviceLeases
 from cudalens.agents.search.policies import SearchPolicyName, policy_for
@@ -47,7 +49,7 @@ from cudalens.profiler.anti_cheat import AntiCheatPolicy, CheatFinding, check_ca
 
 __all__ = ["LoopSettings", "OptimizeLoop", "OptimizeResult", "Progress", "RoundKind", "RoundRecord"]
 
-StopReason = Literal["rounds", "budget", "cancelled", "no-progress", "repaired", "coder-error"]
+StopReason = Literal["rounds", "budget", "cancelled", "no-progress", "repaired", "coder-error", "machine"]
 
 
 @dataclass(frozen=True)
@@ -88,17 +90,24 @@ class OptimizeResult:
     usage: Usage
     run_dir: Path | None
     search: SearchPolicyName = "chain"
+    stop_detail: str = ""  # what was behind "coder-error" or "machine": the error itself
 
     @property
     def improved(self) -> bool:
         return self.best_round is not None and self.best_round > 0
 
+    @property
+    def coder_rounds(self) -> int:
+        """Rounds that asked the Coder (round 0 only evaluates the file)."""
+        return sum(1 for r in self.rounds if r.index > 0)
+
     def summary_line(self) -> str:
-        speed = f"{self.best_speedup:.2f}×" if self.best_speedup else "no correct candidate"
+        speed = f"{self.best_speedup:.2f}× faster" if self.best_speedup else "no correct candidate"
         where = f"round {self.best_round}" if self.best_round is not None else "-"
+        detail = f" ({self.stop_detail})" if self.stop_detail else ""
         return (
-            f"best {speed} ({where}), {len(self.rounds)} rounds, {self.usage.total_tokens} tokens, "
-            f"${self.usage.cost_usd:.4f}, stopped: {self.stop_reason}"
+            f"best {speed} ({where}), {self.coder_rounds} Coder round(s), {self.usage.total_tokens} tokens, "
+            f"${self.usage.cost_usd:.4f}, stopped: {self.stop_reason}{detail}"
         )
 
     def tree(self) -> str:
@@ -260,11 +269,14 @@ class OptimizeLoop:
         width = self.policy.width
         stop: StopReason | None = None
         asked = stale = 0
+        detail = ""
         inflight: dict[Future, int] = {}
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix="cudalens-branch") as pool:
             first = self._watched(pool.submit(self._round_zero, source))
             tree.add(first)
             self._record(first)
+            if (machine := machine_failure(first.evaluation)) is not None:
+                stop, detail = "machine", machine
             while True:
                 self._halt_if_stopped()
                 if stop is None:
@@ -287,8 +299,12 @@ class OptimizeLoop:
                     tree.add(rec)
                     self._record(rec)
                     if outcome == "coder-error":
-                        stop = stop or "coder-error"
+                        if stop is None:
+                            stop, detail = "coder-error", rec.error
                         continue
+                    # no repair fixes the machine (no GPU, no CUDA toolkit): every branch would fail the same way
+                    if stop is None and (machine := machine_failure(rec.evaluation)) is not None:
+                        stop, detail = "machine", machine
                     improved = self._consider(rec)
                     # "no progress" means the best stopped improving; while nothing is correct yet, repairs go on
                     if outcome == "no-code" or (not improved and self.best is not None):
@@ -312,6 +328,7 @@ class OptimizeLoop:
             self.usage,
             self.log.folder if self.log else None,
             self.policy.name,
+            detail,
         )
         if self.log:
             _write_summary(self.log, result, self.kernel)
@@ -457,6 +474,7 @@ def _write_summary(log: RunLog, result: OptimizeResult, kernel: str | None) -> N
         "kernel": kernel,
         "search": result.search,
         "stop_reason": result.stop_reason,
+        "stop_detail": result.stop_detail,
         "best_round": result.best_round,
         "best_speedup": result.best_speedup,
         "rounds": rows,

@@ -283,7 +283,7 @@ def run_one(family: Family, policy: str, args: argparse.Namespace, runs: Path) -
         with FakeOpenAI(responder=StandIn(family, args.seed, llm_seconds=args.llm_seconds)) as fake:
             spec = OptimizeSpec(
                 str(path), start, None,
-                CoderSettings(base_url=fake.base_url, model="standin", api_key_env=key, backoff_s=0.01),
+                CoderSettings(base_url=fake.base_url, model="standin", api_key_env=key),
                 LoopSettings(rounds=args.evaluations, patience=10_000, search=policy, width=width,
                              anti_cheat=AntiCheatPolicy(require_custom_kernel=not family.cpu,
                                                         allow_torch_compute=family.cpu)),

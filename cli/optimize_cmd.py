@@ -13,16 +13,18 @@ import shutil
 import signal
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.gpu_specs import KNOWN_GPUS, gpu_by_name
-from cudalens.agents.optimize_loop import LoopSettings, Progress
+from cudalens.agents.optimize_loop import Progress
 from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
+from cudalens.agents.optimize_settings import OptimizeSettings
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.agents.search.policies import POLICIES
 from cudalens.agents.search.ray_backend import RaySettings, RayUnavailable
-from cudalens.profiler.anti_cheat import AntiCheatPolicy
+from cudalens.profiler.worker_settings import WorkerSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,10 +32,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "file", help="a KernelBench-style Python file (Model, get_inputs, optionally ModelNew)"
     )
     parser.add_argument("--kernel", help="the kernel to optimize (default: the file's model)")
-    parser.add_argument("--rounds", type=int, default=10, help="Coder rounds (default 10)")
-    parser.add_argument("--budget", type=float, metavar="USD", help="stop once the Coder has cost this much")
+    parser.add_argument("--rounds", type=int, default=OptimizeSettings.rounds,
+                        help=f"Coder rounds (default {OptimizeSettings.rounds}; 0: evaluate the file only)")
+    parser.add_argument("--budget", type=float, default=OptimizeSettings.budget_usd, metavar="USD",
+                        help=f"stop once the Coder has cost this much (default {OptimizeSettings.budget_usd}; 0: no "
+                        "limit; the cost needs --price-in/--price-out)")
     parser.add_argument("--budget-tokens", type=int, metavar="N", help="stop after this many tokens")
-    parser.add_argument("--patience", type=int, default=4, help="stop after N rounds without progress")
+    parser.add_argument("--patience", type=int, default=OptimizeSettings.patience,
+                        help=f"stop after N rounds without progress (default {OptimizeSettings.patience})")
     parser.add_argument("--repair-only", action="store_true", help="stop as soon as a candidate is correct")
     parser.add_argument("--budget-seconds", type=float, metavar="S", help="stop every branch after S seconds")
     search = parser.add_argument_group("search (docs/optimize.md#search)")
@@ -65,13 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     coder.add_argument("--temperature", type=float)
     coder.add_argument("--reasoning-effort", choices=("low", "medium", "high"))
-    coder.add_argument("--coder-timeout", type=float, default=CoderSettings.timeout_s, metavar="S")
+    coder.add_argument("--coder-timeout", type=float, default=CoderSettings.timeout_seconds, metavar="S")
     coder.add_argument("--retries", type=int, default=CoderSettings.retries)
     coder.add_argument("--stream", action="store_true", help="stream the Coder's replies")
-    coder.add_argument("--price-in", type=float, default=0.0, metavar="USD", help="per 1000 prompt tokens")
-    coder.add_argument(
-        "--price-out", type=float, default=0.0, metavar="USD", help="per 1000 completion tokens"
-    )
+    coder.add_argument("--price-in", type=float, default=CoderSettings.price_in_per_1k, metavar="USD",
+                       help="per 1000 prompt tokens")
+    coder.add_argument("--price-out", type=float, default=CoderSettings.price_out_per_1k, metavar="USD",
+                       help="per 1000 completion tokens")
     worker = parser.add_argument_group("evaluation")
     worker.add_argument(
         "--evaluator",
@@ -81,8 +87,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(nothing a candidate leaves in the process reaches the next; ≈ 3–4 s more a round). Both test, time "
         "and profile the same way",
     )
-    worker.add_argument("--worker-python", default=sys.executable, help="interpreter with torch (and CUDA)")
-    worker.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per candidate evaluation")
+    worker.add_argument("--worker-python", default=WorkerSettings.python, help="interpreter with torch (and CUDA)")
+    worker.add_argument("--timeout", type=float, default=WorkerSettings.timeout_seconds, metavar="S",
+                        help="per candidate evaluation")
     worker.add_argument(
         "--ncu", default=None,
         help="Nsight Compute CLI (default: $CUDALENS_NCU, then ncu on PATH and in the CUDA toolkit)",
@@ -128,12 +135,12 @@ def run(args: argparse.Namespace) -> int:
     if width < 1 or (args.search == "chain" and width != 1):
         return _fail("--width must be at least 1 (and 1 with --search chain)")
     coder_settings = CoderSettings(
-        base_url=args.base_url,
+        base_url=args.base_url or "",
         model=args.model,
         api_key_env=args.api_key_env,
         temperature=args.temperature,
         reasoning_effort=args.reasoning_effort,
-        timeout_s=args.coder_timeout,
+        timeout_seconds=args.coder_timeout,
         retries=args.retries,
         stream=args.stream,
         price_in_per_1k=args.price_in,
@@ -142,22 +149,12 @@ def run(args: argparse.Namespace) -> int:
     if args.rounds > 0 and coder_settings.api_key() is None:
         return _fail(
             f"set the environment variable {args.api_key_env} to the Coder's API key "
-            "(or name another with --api-key-env)"
+            "(or name another with --api-key-env; an endpoint on this machine needs none)"
         )
-    policy = AntiCheatPolicy(
-        require_custom_kernel=not args.allow_torch_ops, allow_torch_compute=args.allow_torch_ops
-    )
-    settings = LoopSettings(
-        rounds=args.rounds,
-        budget_usd=args.budget,
-        budget_tokens=args.budget_tokens,
-        patience=args.patience,
-        repair_only=args.repair_only,
-        anti_cheat=policy,
-        budget_seconds=args.budget_seconds,
-        search=args.search,
-        width=width,
-    )
+    settings = OptimizeSettings(
+        rounds=args.rounds, budget_usd=args.budget, patience=args.patience, allow_torch_ops=args.allow_torch_ops
+    ).loop(repair_only=args.repair_only, budget_tokens=args.budget_tokens)
+    settings = replace(settings, budget_seconds=args.budget_seconds, search=args.search, width=width)
     if args.ncu:
         os.environ["CUDALENS_NCU"] = args.ncu  # where the profiler looks for it (profiler/ncu/locate.py)
     spec = OptimizeSpec(
@@ -178,9 +175,9 @@ def run(args: argparse.Namespace) -> int:
     )
 
     def on_progress(p: Progress) -> None:
-        if not args.quiet:
-            best = f", best {p.best_speedup:.2f}×" if p.best_speedup else ""
-            print(f"[{p.round}/{p.rounds}{best}] {p.message}", file=sys.stderr)
+        if not args.quiet and p.phase != "done":  # the summary is printed below
+            best = f" (best {p.best_speedup:.2f}×)" if p.best_speedup else ""
+            print(f"{p.message}{best}", file=sys.stderr)  # it says "round k/N: ..."
 
     try:
         run = OptimizeRun(spec, on_progress)
@@ -188,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc).removeprefix("cudalens: "))
     previous = signal.getsignal(signal.SIGINT)
     if threading.current_thread() is threading.main_thread():
-        # Ctrl-C: stop after killing the candidate in flight
+        # Ctrl-C: stop after killing the candidates in flight
         signal.signal(signal.SIGINT, lambda *_: run.loop.cancel.set())
     try:
         result = run.run()

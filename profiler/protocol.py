@@ -1,21 +1,33 @@
 """The messages between the parent (`worker_client`) and the worker process (`worker_main`): JSON lines.
 
-Standard library only, and nothing else of ours: the worker loads this file by path under an interpreter that
-may lack cudalens. Each line is `{"kind": <kind>, "payload": {...}}`; the kinds are a closed set, each with one
-dataclass payload. An unknown kind, a missing field or an unknown field is a `ProtocolError`, never skipped.
-Only JSON crosses: a failed job carries its traceback as a string.
+Standard library only, and of ours only typed_json.py beside it (the values' checks): the worker loads both
+by path under an interpreter that may lack cudalens. Each line is `{"kind": <kind>, "payload": {...}}`; the
+kinds are a closed set, each with one dataclass payload. An unknown kind, a missing or unknown field, or a value
+not of the field's type is a `ProtocolError`, never skipped. Only JSON crosses: a failed job carries its
+traceback as a string.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
-from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+import sys
+from dataclasses import MISSING, asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+if __name__ == "cudalens.profiler.protocol":
+    from cudalens.profiler import typed_json
+else:  # loaded by path by the worker, under an interpreter that may lack cudalens: its sibling by path too
+    _spec = importlib.util.spec_from_file_location("_cudalens_worker_typed_json", Path(__file__).with_name("typed_json.py"))
+    assert _spec is not None and _spec.loader is not None
+    typed_json = importlib.util.module_from_spec(_spec)
+    sys.modules[_spec.name] = typed_json
+    _spec.loader.exec_module(typed_json)
 
 PROTOCOL_VERSION = 1
 
 JobStatus = Literal["ok", "error", "timeout", "crash", "cancelled"]
-JOB_STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "crash", "cancelled")
 
 
 class ProtocolError(ValueError):
@@ -103,31 +115,6 @@ KINDS: dict[str, type] = {
 }
 _KIND_OF: dict[type, str] = {cls: kind for kind, cls in KINDS.items()}
 
-# Field name -> the JSON types it accepts (None allowed where the annotation says so).
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "int": (int,),
-    "float": (int, float),
-    "str": (str,),
-    "bool": (bool,),
-    "dict": (dict,),
-}
-
-
-def _accepts(annotation: str, value: Any) -> bool:
-    options = [a.strip() for a in annotation.split("|")]
-    if value is None:
-        return "None" in options
-    for option in options:
-        if option.startswith("JobStatus"):
-            if value in JOB_STATUSES:
-                return True
-            continue
-        types = _JSON_TYPES.get(option)
-        if types and isinstance(value, types) and not (option in ("int", "float") and isinstance(value, bool)):
-            return True
-    return False
-
-
 def encode(message: Message) -> str:
     """One line of JSON, without the newline."""
     kind = _KIND_OF.get(type(message))
@@ -150,15 +137,20 @@ def decode(line: str | bytes) -> Message:
         raise ProtocolError(f"unknown message kind {kind!r} (known: {', '.join(KINDS)})")
     if not isinstance(payload, dict):
         raise ProtocolError(f"payload of {kind!r} must be an object")
-    known = {f.name: f for f in fields(cls)}
+    known = typed_json.field_hints(cls)
     unknown = set(payload) - set(known)
     if unknown:
         raise ProtocolError(f"unknown field(s) {sorted(unknown)} in {kind!r}")
-    for name, f in known.items():
+    values = {}
+    for name, (f, hint) in known.items():
         if name not in payload:
             if f.default is MISSING and f.default_factory is MISSING:
                 raise ProtocolError(f"missing field {name!r} in {kind!r}")
             continue
-        if not _accepts(str(f.type), payload[name]):
-            raise ProtocolError(f"field {name!r} of {kind!r} has a bad value {payload[name]!r}")
-    return cls(**payload)
+        try:
+            values[name] = typed_json.coerce(payload[name], hint, f)
+        except typed_json.Mismatch as exc:
+            raise ProtocolError(
+                f"field {name!r} of {kind!r} has a bad value {payload[name]!r} (expected {exc.expected})"
+            ) from None
+    return cls(**values)

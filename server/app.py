@@ -13,7 +13,6 @@ from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import FeatureNotificationError
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -25,6 +24,7 @@ from cudalens.profiler.ncu import standby
 from cudalens.server import last_run, lifecycle, verdicts
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
 from cudalens.server.coder_actions import REWRITE, coder_actions
+from cudalens.server.coder_setup import kernelbench_problem
 from cudalens.server.commands import COMMANDS, CommandHandler
 from cudalens.server.convert import Positions
 from cudalens.server.hover import hover_markdown
@@ -34,7 +34,7 @@ from cudalens.server.protocol import CudalensProtocol
 from cudalens.server.service import Service
 from cudalens.server.settings import parse_settings, settings_from_initialization_options
 from cudalens.server.status import STATUS_METHOD, status_payload
-from cudalens.server.transport import READ_CHUNK, serve
+from cudalens.server.transport import READ_CHUNK, EditorWriter, serve
 from cudalens.server.watch import WorkspaceWatcher
 from cudalens.server.work_done import WorkDone
 
@@ -93,7 +93,7 @@ class CudalensServer(LanguageServer):
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """pygls' start_io, reading frames with transport.py instead of pygls' reader (see there why)."""
         self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self.protocol.set_writer(EditorWriter(stdout or sys.stdout.buffer))
         stream = stdin or sys.stdin.buffer
         read = getattr(stream, "read1", stream.read)
 
@@ -319,7 +319,8 @@ def create_server() -> CudalensServer:
         )
         actions = code_actions(result.findings, span, ctx, only) if result.findings else []
         if ls.service.trust.trusted and (wanted(only, types.CodeActionKind.QuickFix) or wanted(only, REWRITE)):
-            coder = coder_actions(state.uri, result.kernels, ls.service.findings(state), span, pos)
+            coder = coder_actions(state.uri, result.kernels, ls.service.findings(state), span, pos,
+                                  optimizable=kernelbench_problem(state.path, state.text) is None)
             actions += [a for a in coder if wanted(only, a.kind)]
         return actions or None
 
@@ -349,7 +350,7 @@ def create_server() -> CudalensServer:
         result = state.result
         badge = last_run.badge(ls.service.last_run(state))
         return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge,
-                             runs=ls.service.trust.trusted)
+                             runs=ls.service.trust.trusted, optimizable=kernelbench_problem(state.path, state.text) is None)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CudalensServer, params: None) -> None:

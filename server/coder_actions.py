@@ -17,7 +17,9 @@ REWRITE = types.CodeActionKind.RefactorRewrite
 
 def coder_actions(
     uri: str, kernels: Sequence[KernelInfo], findings: Sequence[Finding], span: Span, pos: Positions,
+    optimizable: bool = True,
 ) -> list[types.CodeAction]:
+    """`optimizable`: the file is one Optimize works on (lens.py says which and why)."""
     actions = []
     for finding in findings:
         if not overlaps(finding.span, span):
@@ -35,9 +37,9 @@ def coder_actions(
             diagnostics=[diagnostic],
             command=types.Command(title="Ask Coder about this", command=ASK_CODER, arguments=[uri, range_json, finding.code]),
         ))
-    names = [k.name for k in kernels if overlaps(k.name_span, span)]
+    names = [k.name for k in kernels if overlaps(k.name_span, span)] if optimizable else []
     line = pos.lines[span.line - 1] if 0 < span.line <= len(pos.lines) else ""
-    if not names and line.lstrip().startswith("class ModelNew"):  # a KernelBench solution without a kernel yet
+    if optimizable and not names and line.lstrip().startswith("class ModelNew"):  # a KernelBench solution without a kernel yet
         names = [""]
     for name in names:
         actions.append(types.CodeAction(

@@ -1,4 +1,4 @@
-"""The server's settings → the agents' typed settings: the Coder's, and the optimize run's (agents/optimize_run.py builds it).
+"""The server's settings → the agents' objects: the Coder's client, the loop's settings, the evaluator, the loop.
 
 Plain functions (no LSP); the API key is read from the environment variable `coder.apiKeyEnv` names, only by
 the Coder's client when it makes a request, and never logged.
@@ -6,36 +6,19 @@ the Coder's client when it makes a request, and never logged.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
-from cudalens.agents.coder.settings import CoderSettings as AgentCoderSettings
-from cudalens.agents.optimize_loop import LoopSettings
 from cudalens.agents.optimize_run import OptimizeSpec
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
-from cudalens.profiler.anti_cheat import AntiCheatPolicy
+from cudalens.profiler.compile import find_nvcc
+from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
+from cudalens.server.pipeline_on_save import needs_cuda
 from cudalens.server.settings import ClientTrust, ServerSettings
 from cudalens.server.trust import coder_refusal
 
 _MODEL = re.compile(r"^\s*class\s+Model\b", re.M)
 _GET_INPUTS = re.compile(r"^\s*def\s+get_inputs\b", re.M)
-
-
-def coder_settings(settings: ServerSettings) -> AgentCoderSettings:
-    c = settings.coder
-    return AgentCoderSettings(
-        base_url=c.base_url or None,
-        model=c.model or AgentCoderSettings.model,
-        api_key_env=c.api_key_env,
-        temperature=c.temperature,
-        reasoning_effort=c.reasoning_effort or None,
-        timeout_s=c.timeout_seconds,
-        retries=c.retries,
-        stream=c.stream,
-        price_in_per_1k=c.price_in_per_1k,
-        price_out_per_1k=c.price_out_per_1k,
-    )
 
 
 def coder_blocked(settings: ServerSettings, trust: ClientTrust) -> str | None:
@@ -45,12 +28,27 @@ def coder_blocked(settings: ServerSettings, trust: ClientTrust) -> str | None:
 
 
 def missing_key(settings: ServerSettings) -> str | None:
-    """Why the Coder cannot be called, or None. Says the variable's name, never its value."""
-    name = settings.coder.api_key_env
-    if os.environ.get(name):
+    """Why the Coder cannot be called, or None (an endpoint on this machine needs no key). Says the variable's
+    name, never its value."""
+    if settings.coder.api_key() is not None:
         return None
-    return (f"cudalens: the Coder needs an API key in the environment variable {name} (setting "
-            "`cudalens.coder.apiKeyEnv` names another); start the editor with it set")
+    return (f"cudalens: the Coder needs an API key: in VS Code run **cudalens: Set API key**; elsewhere start the "
+            f"editor with the environment variable {settings.coder.api_key_env} set (`coder.apiKeyEnv` names "
+            "another; an endpoint on this machine, `coder.baseUrl`, needs none)")
+
+
+def machine_problem(settings: ServerSettings, path: str, text: str, gpu: GpuFacts | NoGpu) -> str | None:
+    """Why this machine cannot evaluate the candidates, or None: checked before any Coder round is paid for.
+    Candidates are CUDA kernels (unless `optimize.allowTorchOps` lets a pure-PyTorch file run on the CPU), so
+    they need a GPU, and nvcc to build them."""
+    cuda = needs_cuda(path, text) or not settings.optimize.allow_torch_ops
+    if cuda and isinstance(gpu, NoGpu):
+        return (f"cudalens: optimizing needs an NVIDIA GPU to test and time the candidates, and this machine has "
+                f"none: {gpu.reason}. Nothing was sent to the Coder")
+    if cuda and find_nvcc() is None:
+        return ("cudalens: optimizing needs the CUDA toolkit (nvcc) to build the candidates, and none was found "
+                "on PATH or in /usr/local/cuda*. Nothing was sent to the Coder")
+    return None
 
 
 def kernelbench_problem(path: str, text: str) -> str | None:
@@ -65,12 +63,7 @@ def optimize_spec(
     settings: ServerSettings, path: str, source: str, kernel: str | None, *, repair_only: bool,
     runs_dir: Path | None,
 ) -> OptimizeSpec:
-    """The server's settings as the run's typed settings (the GPU is this machine's)."""
-    opt = settings.optimize
-    policy = AntiCheatPolicy(require_custom_kernel=not opt.allow_torch_ops, allow_torch_compute=opt.allow_torch_ops)
-    loop = LoopSettings(
-        rounds=opt.rounds, budget_usd=opt.budget_usd or None, patience=max(opt.patience, 1),
-        repair_only=repair_only, anti_cheat=policy,
-    )
+    """The server's settings as the run's typed settings (the GPU is this machine's: agents/optimize_run.py)."""
     worker = ProfilerEvaluatorSettings(python=settings.worker.python, timeout_s=settings.worker.timeout_seconds)
-    return OptimizeSpec(path, source, kernel, coder_settings(settings), loop, worker, runs_dir=runs_dir)
+    return OptimizeSpec(path, source, kernel, settings.coder, settings.optimize.loop(repair_only=repair_only),
+                        worker, runs_dir=runs_dir)

@@ -75,6 +75,10 @@ async def _run(server: CudalensServer, arguments: list[Any], plan: Plan, what: s
     name = Path(state.path).name
     if not has_test(state.path, state.text):
         return answer(server, False, "cudalens: " + NO_TEST.format(name=name, stem=Path(state.path).stem))
+    gpu = await server.service.runtime.gpu()
+    if isinstance(gpu, NoGpu) and (plan.profile or needs_cuda(state.path, state.text)):  # said once, up front
+        return answer(server, False, f"cudalens: {what} {name} needs an NVIDIA GPU, and this machine has none: "
+                                     f"{gpu.reason}")
     run = await run_plan_now(server, state, plan, kernel)
     if run is None:
         return answer(server, False, f"cudalens: {what} {name} was cancelled or failed")

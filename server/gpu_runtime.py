@@ -13,7 +13,7 @@ import logging
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu, detect_gpu
 from cudalens.profiler.protocol import JobRequest, JobResult
 from cudalens.profiler.worker_client import WorkerPool
-from cudalens.server.settings import WorkerSettings
+from cudalens.profiler.worker_settings import WorkerSettings
 
 logger = logging.getLogger("cudalens.server")
 

@@ -25,6 +25,8 @@ def _bytes(n: int) -> str:
 
 
 def _launch(site: LaunchSite) -> str:
+    """As the analysis read the site (constants, `#define`d and `constexpr` sizes resolved); `?` is a size known
+    only at run time."""
     grid = _dims(site.grid) if site.grid else "?"
     block = _dims(site.block) if site.block else "?"
     smem = f", {_bytes(site.dynamic_shared_bytes)} dynamic shared" if site.dynamic_shared_bytes else ""
@@ -37,15 +39,23 @@ def kernel_markdown(kernel: KernelInfo, findings: Sequence[Finding]) -> str:
     if kernel.block:
         threads = kernel.block[0] * kernel.block[1] * kernel.block[2]
         lines.append(f"- block: {_dims(kernel.block)} = {threads} threads, {-(-threads // 32)} warps")
+    elif any(site.block for site in kernel.launch_sites):
+        lines.append("- block: differs between its launch sites")
+    elif kernel.launch_sites:
+        lines.append("- block: known only at run time at its launch sites (a `// cudalens: launch block=(32,8)` "
+                     "line above the kernel says which to assume)")
     else:
-        lines.append("- block: not a single constant in this file")
+        lines.append("- block: no launch found (a `// cudalens: launch block=(32,8)` line above the kernel says "
+                     "which to assume)")
     if kernel.launch_bounds:
         lines.append(f"- `__launch_bounds__({', '.join(map(str, kernel.launch_bounds))})`")
     lines.append(f"- warp shape: {kernel.warp_shape}")
     shared = _bytes(kernel.static_shared_bytes) + " static" if kernel.static_shared_bytes else "no static"
     lines.append(f"- shared memory: {shared}{' + dynamic' if kernel.uses_dynamic_shared else ''}")
     if kernel.launch_sites:
-        lines.append("- launches: " + "; ".join(_launch(s) for s in kernel.launch_sites))
+        sites = kernel.launch_sites
+        unknown = " (`?`: known only at run time)" if any(not s.grid or not s.block for s in sites) else ""
+        lines.append("- launches: " + "; ".join(_launch(s) for s in sites) + unknown)
     else:
         lines.append("- launches: none found in this file")
     mine = [f for f in findings if f.kernel == kernel.name]

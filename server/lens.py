@@ -1,4 +1,10 @@
-"""Code lenses above each kernel: a one-line summary, then Run tests · Profile · Optimize."""
+"""Code lenses above each kernel: a one-line summary, then Run tests · Profile · Optimize.
+
+Optimize is offered only on a KernelBench-style Python file, the one kind the loop works on: its prompts, the
+extraction of the Coder's file, the anti-cheat checks and the evaluator all handle a `ModelNew`; a `.cu` candidate
+would also have to keep the host launcher its reference file calls, which nothing checks yet. A button that can
+only answer "needs a KernelBench-style Python file" is not offered.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,8 @@ from cudalens.analysis.findings import Finding
 from cudalens.server.commands import OPTIMIZE, PROFILE, RUN_TESTS
 from cudalens.server.convert import Positions
 
-_ACTIONS = (("▶ Run tests", RUN_TESTS), ("Profile", PROFILE), ("Optimize", OPTIMIZE))
+_RUNS = (("▶ Run tests", RUN_TESTS), ("Profile", PROFILE))
+_OPTIMIZE = ("Optimize", OPTIMIZE)
 
 
 def lens_title(kernel: KernelInfo, findings: Sequence[Finding], badge: str | None = None) -> str:
@@ -33,10 +40,12 @@ def lens_title(kernel: KernelInfo, findings: Sequence[Finding], badge: str | Non
 
 def kernel_lenses(
     uri: str, kernels: Sequence[KernelInfo], findings: Sequence[Finding], pos: Positions, badge: str | None = None,
-    runs: bool = True,
+    runs: bool = True, optimizable: bool = True,
 ) -> list[types.CodeLens]:
     """`badge`: the last run's verdict (`✓ 5/5 · 1.8× vs PyTorch`), shown on every kernel of the file. `runs`:
-    the buttons that run something (off in an untrusted workspace, where they would only be refused)."""
+    the buttons that run something (off in an untrusted workspace, where they would only be refused).
+    `optimizable`: the file is one Optimize works on (a KernelBench-style Python file)."""
+    actions = (*_RUNS, *((_OPTIMIZE,) if optimizable else ())) if runs else ()
     lenses = []
     for kernel in kernels:
         at = pos.to_lsp(kernel.name_span.line, 1)
@@ -45,6 +54,6 @@ def kernel_lenses(
         lenses.append(types.CodeLens(rng, types.Command(title=lens_title(kernel, findings, badge), command="")))
         lenses += [
             types.CodeLens(rng, types.Command(title=title, command=command, arguments=[uri, kernel.name]))
-            for title, command in (_ACTIONS if runs else ())
+            for title, command in actions
         ]
     return lenses

@@ -20,15 +20,22 @@ from lsprotocol import types
 
 from cudalens.agents.coder.ask import ask_coder as agents_ask_coder
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
-from cudalens.agents.optimize_loop import OptimizeResult, Progress
+from cudalens.agents.optimize_loop import Progress
 from cudalens.agents.optimize_run import OptimizeRun
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.positions import split_lines
-from cudalens.server.coder_setup import coder_blocked, coder_settings, kernelbench_problem, optimize_spec
+from cudalens.server.coder_setup import (
+    coder_blocked,
+    kernelbench_problem,
+    machine_problem,
+    missing_key,
+    optimize_spec,
+)
 from cudalens.server.convert import path_uri
 from cudalens.server.edit_check import EditRefused
 from cudalens.server.gpu_commands import answer
 from cudalens.server.offers import Offer, new_id, reply_offer, stale_reason, whole_document
+from cudalens.server.trust import coder_refusal
 
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
@@ -49,21 +56,25 @@ def _open_target(server: CudalensServer, arguments: list[Any]) -> tuple[DocState
 
 
 async def optimize_kernel(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:
-    return _start(server, arguments, repair_only=False)
+    return await _start(server, arguments, repair_only=False)
 
 
 async def fix_with_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:
-    return _start(server, arguments, repair_only=True)
+    return await _start(server, arguments, repair_only=True)
 
 
-def _start(server: CudalensServer, arguments: list[Any], repair_only: bool) -> dict[str, Any]:
+async def _start(server: CudalensServer, arguments: list[Any], repair_only: bool) -> dict[str, Any]:
     state, kernel, why = _open_target(server, arguments)
     if state is None:
         return answer(server, False, why)
-    settings = server.service.settings
-    why = kernelbench_problem(state.path, state.text) or coder_blocked(settings, server.service.trust)
+    settings, trust = server.service.settings, server.service.trust
+    # Each refusal before a Coder round is paid for: the file, the workspace, the machine, the key.
+    why = kernelbench_problem(state.path, state.text) or coder_refusal(settings, trust)
+    if not why:
+        why = machine_problem(settings, state.path, state.text, await server.service.runtime.gpu())
+    why = why or missing_key(settings)
     if why:
-        return answer(server, False, why)
+        return answer(server, False, why)  # shown, and in VS Code's output once (the extension logs answers)
     running = server.optimizing.get(state.uri)
     if running is not None and not running.done():
         return answer(server, False, f"cudalens: {Path(state.path).name} is already being optimized")
@@ -85,9 +96,9 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
     loop = asyncio.get_running_loop()
 
     def on_progress(p: Progress) -> None:
-        best = f", best {p.best_speedup:.2f}× (#{p.best_round})" if p.best_speedup else ""
+        best = f" (best {p.best_speedup:.2f}×, #{p.best_round})" if p.best_speedup else ""
         percentage = int(100 * min(p.round, p.rounds) / p.rounds) if p.rounds else None
-        loop.call_soon_threadsafe(progress.report, f"round {p.round}/{p.rounds}{best}: {p.message}", percentage)
+        loop.call_soon_threadsafe(progress.report, p.message + best, percentage)  # it says "round k/N: ..."
 
     runs = Path(server.service.root or Path(state.path).parent) / ".cudalens" / "runs"
     spec = optimize_spec(settings, state.path, source, kernel, repair_only=repair_only, runs_dir=runs)
@@ -105,10 +116,14 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
         return
     finally:
         await asyncio.to_thread(built.close)
-    summary = summary_line(result)
+    summary = result.summary_line()
     progress.end(summary)
     if not result.improved or result.best_source is None:
-        server.show(f"cudalens: {name}: no faster correct candidate — {summary}", types.MessageType.Info)
+        # A Coder or machine failure is a warning, with its words (an APIConnectionError, "CUDA_HOME is not set").
+        failed = result.stop_reason in ("coder-error", "machine")
+        message = f"cudalens: {name}: no faster correct candidate — {summary}"
+        logger.info("%s", message)  # the editor's log (a warning would reach it twice: the log and stderr)
+        server.show(message, types.MessageType.Warning if failed else types.MessageType.Info)
         return
     # under the id the command answered with
     offer = replace(whole_document(state.uri, state.path, version, source, result.best_source, summary), id=run_id)
@@ -118,12 +133,6 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
         server.show(f"cudalens: {name}: the best candidate is not offered: {exc}", types.MessageType.Warning)
         return
     await _propose(server, offer, result.run_dir)
-
-
-def summary_line(result: OptimizeResult) -> str:
-    speed = f"{result.best_speedup:.2f}× faster" if result.best_speedup and result.improved else "no speedup"
-    return (f"{speed}, {len(result.rounds) - 1} round(s), {result.usage.total_tokens} tokens, "
-            f"${result.usage.cost_usd:.4f} (stopped: {result.stop_reason})")
 
 
 async def _propose(server: CudalensServer, offer: Offer, folder: Path | None) -> None:
@@ -198,7 +207,7 @@ async def ask_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, A
     cancel = threading.Event()
     try:
         suggestion = await asyncio.to_thread(
-            agents_ask_coder, CoderClient(coder_settings(settings)), about, shown, state.path, first + 1, language,
+            agents_ask_coder, CoderClient(settings.coder), about, shown, state.path, first + 1, language,
             cancel=cancel,
         )
     except asyncio.CancelledError:

@@ -27,8 +27,9 @@ from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profi
 from cudalens.profiler.protocol import JobResult
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
+from cudalens.profiler.worker_settings import WorkerSettings
 from cudalens.server.gpu_runtime import GpuRuntime, start_failure
-from cudalens.server.settings import OnSave, WorkerSettings
+from cudalens.server.settings import OnSave
 
 logger = logging.getLogger("cudalens.server")
 

@@ -7,6 +7,8 @@ careless or hostile client. Each mend says which pygls behaviour it replaces; `t
   traceback; openlawlibrary/pygls#605 for the shutdown case). Problems are logged on one line. A response to a
   request that was cancelled meanwhile is dropped (openlawlibrary/pygls#621).
 - didChange edits are applied in the LSP line model, or refused (text_sync.py).
+- A `$/cancelRequest` for a request already answered is not logged: pygls warns about each, and VS Code sends
+  them routinely.
 - A notification's handler future is forgotten once done: pygls keeps it in `_request_futures` under a fresh
   uuid forever (~1.5 KB per keystroke: the server's memory grew without bound while typing); shutdown walks a
   copy of that dict (openlawlibrary/pygls#606).
@@ -37,6 +39,17 @@ if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
 
 logger = logging.getLogger("cudalens.server")
+
+
+class _KnownCancels(logging.Filter):
+    """pygls warns about every `$/cancelRequest` for a request that has already been answered; editors send those
+    routinely (VS Code when a hover or a lens goes away), so they were noise in the editor's output."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Cancel notification for unknown message id")
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_KnownCancels())
 
 
 class CudalensProtocol(LanguageServerProtocol):

@@ -150,8 +150,9 @@ class Service:
         if parsed.unknown:
             logger.info("ignoring unknown settings: %s", ", ".join(parsed.unknown))
         if parsed.trust is not None:
+            if parsed.trust.trusted != self.trust.trusted:  # said when it changes, not on every settings push
+                logger.info("workspace trusted: %s", parsed.trust.trusted)
             self.trust = parsed.trust
-            logger.info("workspace trusted: %s", self.trust.trusted)
         settings = effective(parsed.settings, self.trust)
         changed = settings != self.settings
         self.settings = settings

@@ -1,31 +1,28 @@
-"""The server's settings: dataclasses with a default for every field, read from the editor's
-`initializationOptions` / `workspace/configuration` (section `cudalens`, camelCase keys) and merged over
-`[tool.cudalens]` from pyproject.toml (which may choose rules and display only: analysis/workspace_keys.py).
+"""The editor's settings: dataclasses with a default for every field, read from `initializationOptions` /
+`workspace/configuration` (section `cudalens`, camelCase keys) and merged over `[tool.cudalens]` from
+pyproject.toml (which may choose rules and display only: analysis/workspace_keys.py).
 
-This is the one schema: every numeric setting carries its range here (`bounded`), and the defaults are the safe
-ones for every client — nothing runs on save unless the user turns it on. A bad value never stops the server: it
-is reported (the caller shows it once and logs it) and the default is kept, as jedi-language-server does with its
-initialization options. What the editor says about workspace trust (the `trust` object) is read by trust.py.
+One schema: `ServerSettings` nests the Coder's (agents/coder/settings.py), the loop's (agents/optimize_settings.py)
+and the worker's (profiler/worker_settings.py) schemas, which the CLI's flags share; every field declares its
+default, range, words and VS Code scope (`setting`), and settings_export.py writes package.json's contributions
+and the docs' tables from them. Values are checked by the one coercion, profiler/typed_json.py. A bad value never
+stops the server: it is reported (the caller shows it once and logs it) and the default is kept, as
+jedi-language-server does with its initialization options. The defaults are the safe ones for every client —
+nothing runs on save unless the user turns it on. What the editor says about workspace trust (the `trust`
+object) is read by trust.py.
 """
 
 from __future__ import annotations
 
-import math
 import re
-import sys
-from dataclasses import Field, dataclass, field, fields, is_dataclass, replace
-from typing import Any, get_type_hints
+from dataclasses import dataclass, field, is_dataclass, replace
+from typing import Any, Literal
 
+from cudalens.agents.coder.settings import CoderSettings
+from cudalens.agents.optimize_settings import OptimizeSettings
 from cudalens.analysis.config import AnalysisConfig
-
-LOG_LEVELS = ("error", "warning", "info", "debug")
-RANGE = "range"  # a numeric field's metadata key: (lowest, highest) accepted value
-
-
-def bounded(default: float | None, low: float, high: float) -> Any:
-    """A numeric setting and the values it accepts. Out of range is a bad value (shown, default used): an absurd
-    `debounceMs` or timeout would otherwise mean diagnostics or results that never arrive."""
-    return field(default=default, metadata={RANGE: (low, high)})
+from cudalens.profiler.typed_json import UNSET, Mismatch, coerce, field_hints, setting
+from cudalens.profiler.worker_settings import WorkerSettings
 
 
 @dataclass(frozen=True)
@@ -33,53 +30,48 @@ class OnSave:
     """What runs when a document is saved. All off unless the user turns a step on: each runs a program on the
     workspace's files (nvcc for compile; the user's Python for the rest), the same default for every client."""
 
-    compile: bool = False
-    test: bool = False
-    time: bool = False
-    profile: bool = False
-
-
-@dataclass(frozen=True)
-class WorkerSettings:
-    python: str = sys.executable
-    timeout_seconds: float = bounded(300.0, 1, 7200)
-
-
-@dataclass(frozen=True)
-class CoderSettings:
-    base_url: str = ""  # empty: api.openai.com
-    model: str = "o3"
-    api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable that holds the key
-    temperature: float | None = bounded(None, 0, 2)  # None: not sent (reasoning models refuse it)
-    reasoning_effort: str = ""
-    timeout_seconds: float = bounded(300.0, 1, 3600)
-    retries: int = bounded(4, 0, 20)
-    stream: bool = False
-    price_in_per_1k: float = bounded(0.0, 0, 1000)  # USD per 1000 prompt tokens, for the cost in the summary
-    price_out_per_1k: float = bounded(0.0, 0, 1000)
-
-
-@dataclass(frozen=True)
-class OptimizeSettings:
-    rounds: int = bounded(10, 1, 1000)
-    budget_usd: float = bounded(1.0, 0, 10_000)
-    patience: int = bounded(4, 1, 1000)  # stop after this many rounds without a faster correct candidate
-    allow_torch_ops: bool = False  # accept candidates whose ModelNew uses PyTorch ops instead of a kernel
+    compile: bool = setting(
+        False, scope="resource", restricted=True,
+        doc="Compile on save: nvcc errors, registers, shared memory, spills, theoretical occupancy (no GPU needed).",
+    )
+    test: bool = setting(
+        False, scope="resource", restricted=True,
+        doc="Run the correctness test against the PyTorch reference on save (needs a GPU for CUDA code).",
+    )
+    time: bool = setting(
+        False, scope="resource", restricted=True, doc="Time the kernel against the PyTorch reference on save (needs a GPU).",
+    )
+    profile: bool = setting(
+        False, scope="resource", restricted=True,
+        doc="Profile with Nsight Compute on save and show per-line counters (needs a GPU and ncu).",
+    )
 
 
 @dataclass(frozen=True)
 class ServerSettings:
     # None: not set by the editor, so `[tool.cudalens]` (or the analyzer's default) decides.
-    select: tuple[str, ...] | None = None
-    ignore: tuple[str, ...] | None = None
-    arch: str | None = None
+    select: tuple[str, ...] | None = setting(
+        None, scope="resource", unset="`[tool.cudalens]`, else every rule",
+        doc="Rule codes or prefixes to enable (e.g. `CL1`, `CL301`).",
+    )
+    ignore: tuple[str, ...] | None = setting(
+        None, scope="resource", unset="`[tool.cudalens]`", doc="Rule codes or prefixes to turn off.",
+    )
+    arch: str | None = setting(
+        None, scope="resource", unset="`[tool.cudalens]`, else `sm_90`",
+        doc="GPU architecture the checks, compiles and occupancy assume (e.g. `sm_90`).",
+    )
     on_save: OnSave = field(default_factory=OnSave)
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     coder: CoderSettings = field(default_factory=CoderSettings)
     optimize: OptimizeSettings = field(default_factory=OptimizeSettings)
-    log_level: str | None = None  # None: as `cudalens serve --log-level` says
-    # Quiet time after an edit before analysing; a burst of keystrokes is analysed once.
-    debounce_ms: int = bounded(15, 0, 10_000)
+    log_level: Literal["error", "warning", "info", "debug"] | None = setting(
+        None, unset="as `cudalens serve --log-level` says (`info`)", doc="Log level of the server.",
+    )
+    debounce_ms: int = setting(
+        15, range=(0, 10_000),
+        doc="Quiet time after an edit before analysing, in milliseconds: a burst of keystrokes is analysed once.",
+    )
 
     def analysis_config(self, base: AnalysisConfig) -> AnalysisConfig:
         """The project's `[tool.cudalens]` config with the editor's settings on top."""
@@ -116,76 +108,42 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])|(?<=[a-z])(?=[0-9])", "_", name).lower()  # priceInPer1k → price_in_per_1k
 
 
-def value_range(f: Field) -> tuple[float, float]:
-    """The values a numeric field accepts (a field without `bounded`: any number ≥ 0)."""
-    return f.metadata.get(RANGE, (0, math.inf))
-
-
-def _number_words(low: float, high: float) -> str:
-    def show(x: float) -> str:
-        return str(int(x)) if float(x).is_integer() else str(x)
-
-    return f"from {show(low)} to {show(high)}" if high != math.inf else f"≥ {show(low)}"
-
-
-def _coerce(key: str, f: Field, annotation: Any, default: Any, value: Any, out: ParsedSettings) -> Any:
-    def bad(expected: str) -> Any:
-        out.errors.append(f"cudalens: setting '{key}' must be {expected}, not {value!r}; using the default")
-        return default
-
-    text = str(annotation).replace(" | None", "")  # None is never sent as a value: it means "unset"
-    if "tuple" in text:
-        if isinstance(value, str):
-            value = [value]
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(value)
-        return bad("a list of strings")
-    if annotation is bool or text == "bool":
-        return value if isinstance(value, bool) else bad("true or false")
-    if text in ("int", "float") or annotation in (int, float):
-        whole = annotation is int or text == "int"
-        low, high = value_range(f)
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if number and low <= value <= high and (not whole or float(value).is_integer()):  # NaN fails too
-            return int(value) if whole else float(value)
-        return bad(f"{'a whole number' if whole else 'a number'} {_number_words(low, high)}")
-    if isinstance(value, str):
-        return value
-    return bad("a string")
+def camel(name: str) -> str:
+    """A field's key as the editors write it: price_in_per_1k → priceInPer1k."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _parse_into(cls: type, values: Any, prefix: str, out: ParsedSettings) -> Any:
     default = cls()
+    if values == []:  # an empty Lua table (Neovim's `settings = { cudalens = {} }`) goes out as []
+        values = {}
     if not isinstance(values, dict):
         if values is not None:
             out.errors.append(f"cudalens: setting '{prefix or 'cudalens'}' must be an object; using the defaults")
         return default
-    hints = get_type_hints(cls)
-    by_name = {f.name: f for f in fields(cls)}
+    known = field_hints(cls)
     changes: dict[str, Any] = {}
     for key, value in values.items():
         name = _snake(key)
         full = f"{prefix}.{key}" if prefix else key
         if not prefix and name == "trust":
             continue  # what the editor says about workspace trust, not a setting: trust.py reads it
-        if name not in by_name:
+        if name not in known:
             out.unknown.append(full)
             continue
+        f, hint = known[name]
         current = getattr(default, name)
         if is_dataclass(current):
             changes[name] = _parse_into(type(current), value, full, out)
-        elif value is None:
-            continue
+        elif value is None or (value == "" and UNSET in f.metadata):
+            continue  # unset: the default, which the field's `unset` words describe
         else:
-            changes[name] = _coerce(full, by_name[name], hints[name], current, value, out)
-    result = replace(default, **changes)
-    if cls is ServerSettings and result.log_level not in (None, *LOG_LEVELS):
-        out.errors.append(
-            f"cudalens: setting 'logLevel' must be one of {', '.join(LOG_LEVELS)}, not {result.log_level!r};"
-            " using the default"
-        )
-        result = replace(result, log_level=default.log_level)
-    return result
+            try:
+                changes[name] = coerce(value, hint, f)
+            except Mismatch as exc:
+                out.errors.append(f"cudalens: setting '{full}' must be {exc.expected}, not {value!r}; using the default")
+    return replace(default, **changes)
 
 
 def _parse_trust(values: Any, out: ParsedSettings) -> ClientTrust:

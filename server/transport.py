@@ -25,7 +25,7 @@ import re
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 logger = logging.getLogger("cudalens.server")
 
@@ -226,3 +226,26 @@ async def serve(read: Callable[[], Awaitable[bytes]], receiver: Receiver, stop: 
                 logger.exception("protocol: handling a message failed")
             if stop.is_set():
                 return
+
+
+class EditorWriter:
+    """pygls' StdoutWriter, quiet once the editor has gone: Neovim's `:qa!` closes the pipe while answers are still
+    on their way, and each of them was a BrokenPipeError traceback in the server log (pygls logs, then re-raises,
+    in `_send_data`). The first is logged on one line; the rest are dropped, and the reader's end of file stops."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self.closed = False
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        try:
+            self._stream.write(data)
+            self._stream.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.closed = True
+            logger.info("the editor closed the connection; what was left to send is dropped")

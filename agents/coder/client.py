@@ -66,8 +66,12 @@ def _retry_after(exc: Exception) -> float | None:
 
 
 class CoderClient:
-    def __init__(self, settings: CoderSettings) -> None:
+    def __init__(self, settings: CoderSettings, *, backoff_s: float = 2.0, max_backoff_s: float = 60.0) -> None:
+        """`backoff_s`: the first retry's delay, doubled each retry (at most `max_backoff_s`), unless the
+        endpoint sends Retry-After."""
         self.settings = settings
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
 
     def _redact(self, text: str) -> str:
         key = self.settings.api_key()
@@ -81,7 +85,7 @@ class CoderClient:
                 "API key (or choose another with coder.apiKeyEnv / --api-key-env)"
             )
         return openai.OpenAI(
-            api_key=key, base_url=self.settings.base_url, timeout=self.settings.timeout_s, max_retries=0
+            api_key=key, base_url=self.settings.base_url or None, timeout=self.settings.timeout_seconds, max_retries=0
         )
 
     def _params(self, messages: list[Message], stream: bool) -> dict:
@@ -134,9 +138,9 @@ class CoderClient:
                     ) from None
                 delay = _retry_after(exc)
                 if delay is None:
-                    delay = self.settings.backoff_s * 2**retries
+                    delay = self.backoff_s * 2**retries
                 retries += 1
-                if cancel.wait(min(delay, self.settings.max_backoff_s)):
+                if cancel.wait(min(delay, self.max_backoff_s)):
                     raise CoderCancelled("cancelled") from None
             except openai.APIStatusError as exc:
                 raise CoderError(

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
-from cudalens.agents.coder.settings import CoderSettings, coder_settings_from_mapping
+from cudalens.agents.coder.settings import NO_KEY, CoderSettings
 from tests.agents.fake_openai import FakeOpenAI, error, reply
 
 KEY = "sk-test-SECRET-0123456789"
@@ -25,12 +25,11 @@ def _client(fake: FakeOpenAI, key_env: str, **kw) -> CoderClient:
         base_url=fake.base_url,
         model="fake-o3",
         api_key_env=key_env,
-        backoff_s=0.01,
         price_in_per_1k=0.002,
         price_out_per_1k=0.008,
         **kw,
     )
-    return CoderClient(settings)
+    return CoderClient(settings, backoff_s=0.01)
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -71,7 +70,7 @@ def test_500_then_success(key_env: str, stream: bool) -> None:
 
 def test_timeout_then_success(key_env: str) -> None:
     with FakeOpenAI([reply("late", delay_s=2.0), reply("in time")]) as fake:
-        r = _client(fake, key_env, timeout_s=0.5).complete(MESSAGES)
+        r = _client(fake, key_env, timeout_seconds=0.5).complete(MESSAGES)
     assert r.text == "in time" and r.usage.retries == 1
 
 
@@ -102,24 +101,27 @@ def test_cancel_interrupts_the_backoff(key_env: str) -> None:
             _client(fake, key_env).complete(MESSAGES, cancel=cancel)
 
 
-def test_settings_from_lsp_mapping() -> None:
-    s, errors = coder_settings_from_mapping(
-        {
-            "baseUrl": "http://x/v1",
-            "model": "m",
-            "apiKeyEnv": "K",
-            "temperature": 0.1,
-            "timeoutSeconds": 30,
-            "retries": "many",
-            "bogus": 1,
-        }
-    )
-    assert (s.base_url, s.model, s.api_key_env, s.temperature, s.timeout_s) == (
-        "http://x/v1",
-        "m",
-        "K",
-        0.1,
-        30,
-    )
+def test_settings_from_the_editor_are_the_clients_own() -> None:
+    """The editor's `coder.*` object parses straight into the client's settings (one schema)."""
+    from cudalens.server.settings import parse_settings
+
+    parsed = parse_settings({"coder": {"baseUrl": "http://x/v1", "model": "m", "apiKeyEnv": "K", "temperature": 0.1,
+                                       "timeoutSeconds": 30, "retries": "many", "bogus": 1}})
+    s = parsed.settings.coder
+    assert isinstance(s, CoderSettings)
+    assert (s.base_url, s.model, s.api_key_env, s.temperature, s.timeout_seconds) == ("http://x/v1", "m", "K", 0.1, 30)
     assert s.retries == CoderSettings().retries
-    assert any("retries" in e for e in errors) and any("bogus" in e for e in errors)
+    assert parsed.errors == ["cudalens: setting 'coder.retries' must be a whole number from 0 to 20, not 'many'; "
+                             "using the default"]
+    assert parsed.unknown == ["coder.bogus"]
+
+
+def test_an_endpoint_on_this_machine_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    for url in ("http://127.0.0.1:8000/v1", "http://localhost:11434/v1", "http://[::1]:8000/v1"):
+        assert CoderSettings(base_url=url, api_key_env="NO_SUCH_KEY_VAR").api_key() == NO_KEY
+    for url in ("", "https://api.openai.com/v1", "http://10.0.0.5:8000/v1", "http://127.0.0.1.example.com/v1"):
+        assert CoderSettings(base_url=url, api_key_env="NO_SUCH_KEY_VAR").api_key() is None
+    with FakeOpenAI([reply("hello")]) as fake:
+        r = CoderClient(CoderSettings(base_url=fake.base_url, api_key_env="NO_SUCH_KEY_VAR")).complete(MESSAGES)
+        assert r.text == "hello" and fake.requests[0].headers["authorization"] == f"Bearer {NO_KEY}"

@@ -43,10 +43,10 @@ def _loop(
             model="fake",
             api_key_env=key_env,
             stream=stream,
-            backoff_s=0.01,
             price_in_per_1k=price,
             price_out_per_1k=price,
-        )
+        ),
+        backoff_s=0.01,
     )
     evaluator = ProfilerEvaluator(
         REFERENCE,

@@ -108,7 +108,7 @@ def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def _search(fake: FakeOpenAI, key_env: str, tmp_path: Path, evaluator=None, on_progress=None,
             **loop_kw) -> OptimizeLoop:
-    coder = CoderClient(CoderSettings(base_url=fake.base_url, model="fake", api_key_env=key_env, backoff_s=0.01))
+    coder = CoderClient(CoderSettings(base_url=fake.base_url, model="fake", api_key_env=key_env), backoff_s=0.01)
     evaluator = evaluator or ProfilerEvaluator(
         REFERENCE, ProfilerEvaluatorSettings(device="cpu", timeout_s=120, budget_ms=50, secret_env=(key_env,)))
     return OptimizeLoop(evaluator, coder, REFERENCE, kernel="row_sum", settings=LoopSettings(anti_cheat=CPU_POLICY,

@@ -5,6 +5,7 @@ running `cudalens check` on the staged CUDA file."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,3 +102,51 @@ def test_the_hook_manifest_is_valid():
         text=True,
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+README = REPO / "README.md"
+
+
+def readme_snippets() -> tuple[str, str]:
+    """README's pre-commit section, as users copy it: the `.pre-commit-config.yaml` block and the command."""
+    section = README.read_text().split("**pre-commit**", 1)[1].split("\n**", 1)[0]
+    config = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    command = re.search(r"```sh\n(.*?)```", section, re.S).group(1).strip()
+    return config, command
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs the cudalens source repository")
+def test_readmes_snippet_verbatim_stops_a_commit_with_a_finding(tmp_path, kernel):
+    """README's config with only the repository's URL replaced by a local copy, its `rev` a tag of that copy
+    (as a release's would be), and README's `pre-commit install`: a commit of a file with a finding is refused."""
+    pytest.importorskip("pre_commit", reason="pre-commit (dev extra) runs the hook")
+    config, command = readme_snippets()
+    assert command == "pre-commit install"
+    assert "use a tag or a commit" in " ".join(README.read_text().split())
+    url = re.search(r"repo: (\S+)", config).group(1)
+    rev = re.search(r"rev: (\S+)", config).group(1)
+    source, _ = hook_source(tmp_path)
+    git("tag", rev, cwd=source)  # in the copy only: the release tag README names
+    project = tmp_path / "project"
+    project.mkdir()
+    git("init", "-q", cwd=project)
+    (project / ".pre-commit-config.yaml").write_text(config.replace(url, source.as_posix()))
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "PRE_COMMIT_COLOR": "never"}
+    env.pop("VIRTUAL_ENV", None)
+    installed = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=project, env=env,
+                               capture_output=True, text=True, timeout=120)
+    assert installed.returncode == 0 and "pre-commit installed" in installed.stdout, installed.stdout + installed.stderr
+    bad = kernel("strided_scale.cu")
+    (project / "scale.cu").write_text(bad.text)
+    git("add", "-A", cwd=project)
+    # the hook script runs pre-commit with the interpreter that installed it
+    commit = subprocess.run([*GIT, "commit", "-q", "-m", "add a kernel"], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=840)
+    said = commit.stdout + commit.stderr  # git gives a hook's output on stderr
+    assert commit.returncode != 0, said
+    ((line, code),) = bad.expected
+    assert "cudalens" in said and "Failed" in said and f"scale.cu:{line}:" in said and f" {code} " in said, said
+    assert subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=project).returncode != 0  # no commit

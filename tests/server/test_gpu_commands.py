@@ -66,4 +66,7 @@ async def test_profile_without_a_gpu_answers_why(bare_client: LanguageClient):
     (bare_client.root / "k_ref.py").write_text("")
     uri = open_doc(bare_client, bare_client.root / "k.cu", "__global__ void k(float* x) { x[0] = 1; }\n")
     answer = await execute(bare_client, "cudalens.profile", uri, "k")
-    assert answer["ok"] is False and "no GPU here" in answer["message"]
+    assert answer["ok"] is False and "needs an NVIDIA GPU, and this machine has none" in answer["message"]
+    # said once, as an answer to the click: not the on-save note ("... on save are skipped") as well
+    shown = [m.message for m in bare_client.messages if "GPU" in m.message]
+    assert shown == [answer["message"]], shown

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -67,9 +68,10 @@ async def test_optimize_offers_the_fast_candidate_and_applies_it_at_the_right_ve
     assert change.text_document.uri == uri and change.text_document.version == 1
     assert apply_edits(START, change.edits) == FAST
     [asked] = bare_client.asked
-    assert "faster" in asked.message and "1 round" in asked.message and "tokens" in asked.message
+    assert "faster" in asked.message and "1 Coder round(s)" in asked.message and "tokens" in asked.message
     assert [a.title for a in asked.actions] == ["Apply", "Show diff", "Discard"]
     assert any("round 1/1" in m for _, m in reports(bare_client))
+    assert not any("round 1/1: round 1/1" in m for _, m in reports(bare_client))  # said once, not twice
     assert KEY not in "".join(m.message for m in bare_client.log_messages)
     assert fake.requests[0].headers["authorization"] == f"Bearer {KEY}"
 
@@ -138,10 +140,12 @@ async def test_ask_coder_proposes_an_edit_for_the_lines(bare_client: LanguageCli
 async def test_without_the_key_the_user_is_told_which_variable(bare_client: LanguageClient, fake: FakeOpenAI):
     options = settings(fake)
     options["settings"]["coder"]["apiKeyEnv"] = "CUDALENS_NO_SUCH_KEY_VARIABLE"
+    options["settings"]["coder"]["baseUrl"] = "https://coder.example/v1"  # not on this machine: a key is needed
     await start(bare_client, bare_client.root, options)
     uri = open_doc(bare_client, bare_client.root / "rowsum.py", START, language="python")
     answer = await execute(bare_client, "cudalens.optimizeKernel", uri, "")
     assert answer["ok"] is False and "CUDALENS_NO_SUCH_KEY_VARIABLE" in answer["message"]
+    assert "cudalens: Set API key" in answer["message"]
     assert not fake.requests
 
 
@@ -189,3 +193,19 @@ async def test_exiting_mid_loop_leaves_no_candidate_running(bare_client: Languag
     workers = await wait_until(lambda: worker_pids(bare_client._server.pid), "the candidate's worker")
     await bare_client.shutdown_session()
     await wait_until(lambda: not any(alive(p) for p in workers), "the workers to die with the server")
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU")
+async def test_without_a_gpu_optimize_is_refused_before_any_coder_round(bare_client: LanguageClient, fake: FakeOpenAI):
+    """A CUDA KernelBench file where there is no GPU: refused up front with the reason, as Run tests is; the
+    Coder endpoint sees no request (before, round 0 failed on the machine and repair rounds went to the LLM)."""
+    options = settings(fake)
+    options["settings"]["optimize"]["allowTorchOps"] = False
+    await start(bare_client, bare_client.root, options)
+    cuda_file = (Path(__file__).parents[1] / "vscode" / "fixtures" / "relu_model.py").read_text()
+    uri = open_doc(bare_client, bare_client.root / "relu_model.py", cuda_file, language="python")
+    answer = await execute(bare_client, "cudalens.optimizeKernel", uri, "scale_rows")
+    assert answer["ok"] is False, answer
+    assert "optimizing needs an NVIDIA GPU" in answer["message"] and "Nothing was sent to the Coder" in answer["message"]
+    assert [m.message for m in bare_client.messages if "NVIDIA GPU" in m.message] == [answer["message"]]
+    assert not fake.requests

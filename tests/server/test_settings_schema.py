@@ -5,32 +5,28 @@ decides what may run."""
 from __future__ import annotations
 
 import math
-from dataclasses import fields, is_dataclass
+from dataclasses import is_dataclass
 
-from cudalens.server.settings import (
-    ClientTrust,
-    OnSave,
-    ServerSettings,
-    parse_settings,
-    value_range,
-)
+from cudalens.profiler.typed_json import field_hints, optional, value_range
+from cudalens.server.settings import ClientTrust, OnSave, ServerSettings, parse_settings
 from cudalens.server.trust import RESTRICTED, coder_refusal, effective, run_refusal
 
 
 def _numeric_fields(node=None, prefix=""):
     node = ServerSettings() if node is None else node
-    for f in fields(node):
-        value = getattr(node, f.name)
+    for name, (f, hint) in field_hints(type(node)).items():
+        value = getattr(node, name)
         if is_dataclass(value):
-            yield from _numeric_fields(value, f"{prefix}{f.name}.")
-        elif str(f.type).split(" |")[0] in ("int", "float"):
-            yield f"{prefix}{f.name}", f
+            yield from _numeric_fields(value, f"{prefix}{name}.")
+        elif optional(hint)[0] in (int, float):
+            yield f"{prefix}{name}", f
 
 
 def test_every_numeric_setting_has_a_finite_range_around_its_default():
     found = dict(_numeric_fields())
     assert {"debounce_ms", "worker.timeout_seconds", "coder.retries", "optimize.rounds"} <= set(found)
     for name, f in found.items():
+        assert value_range(f) is not None, f"{name} has no range"
         low, high = value_range(f)
         assert high != math.inf, f"{name} has no upper bound"
         default = f.default

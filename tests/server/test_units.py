@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import time
 
 from lsprotocol import types
@@ -14,6 +16,7 @@ from cudalens.server.convert import Positions
 from cudalens.server.documents import Analysed, DocState, may_contain_cuda, served_kind
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ServerSettings, parse_settings, settings_from_initialization_options
+from cudalens.server.transport import EditorWriter
 from cudalens.server.watch import ignored_dir, relevant_file
 
 LINES = ["int a; // é😀 x = out[i];\n", "\n", "last"]
@@ -125,6 +128,33 @@ async def test_scheduler_newest_version_wins_and_closed_documents_get_nothing():
     assert all(uri == "file:///a.cu" for uri, _ in delivered)
 
 
+async def test_a_burst_sent_back_to_back_is_analysed_once_after_its_last_edit():
+    analysed: list[int] = []
+
+    def analyse(state: DocState, version, text: str) -> Analysed:
+        analysed.append(version)
+        time.sleep(0.02)
+        return Analysed(version, None, [text])
+
+    scheduler = Scheduler(analyse, lambda s, r: None, lambda s, e: None)
+    doc = DocState("file:///a.cu", "/a.cu", "cuda", 1, "v1")
+    for version in range(1, 41):  # 40 didChange back to back, as a paste or a fast client sends them
+        doc.version, doc.text = version, f"v{version}"
+        scheduler.request(doc, 0.015)
+        await asyncio.sleep(0)  # the event loop turns between messages, as it does reading them
+    while scheduler.pending(doc.uri):
+        await asyncio.sleep(0.005)
+    assert analysed == [40]  # before: [1, 40], the last edit waiting behind the first one's analysis
+    await asyncio.sleep(0.3)  # a pause: the next keystroke is analysed without the debounce
+    doc.version = 41
+    started = time.monotonic()
+    scheduler.request(doc, 0.2)
+    while analysed[-1] != 41:
+        await asyncio.sleep(0.001)
+    scheduler.close()
+    assert time.monotonic() - started < 0.1
+
+
 async def test_an_edit_jumps_the_queue_of_freshly_opened_files():
     order: list[str] = []
 
@@ -145,3 +175,27 @@ async def test_an_edit_jumps_the_queue_of_freshly_opened_files():
     scheduler.close()
     assert order[:2] == [opened[-1].uri, edited.uri], order  # right after the job that was already running
     assert sorted(order) == sorted(d.uri for d in opened)
+
+
+def test_the_editors_routine_cancels_are_not_logged(caplog):
+    """VS Code cancels answered requests all the time; pygls warned about each ("Cancel notification for unknown
+    message id") into the editor's output."""
+    import cudalens.server.protocol  # noqa: F401  (installs the filter)
+
+    pygls_rpc = logging.getLogger("pygls.protocol.json_rpc")
+    with caplog.at_level(logging.WARNING, logger="pygls.protocol.json_rpc"):
+        pygls_rpc.warning('Cancel notification for unknown message id "%s"', 7)
+        pygls_rpc.warning("something else")
+    assert [r.getMessage() for r in caplog.records if r.name == pygls_rpc.name] == ["something else"]
+
+
+def test_a_closed_editor_pipe_is_one_log_line_not_a_traceback(caplog):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the editor quit (`:qa!`) with answers still to come
+    writer = EditorWriter(os.fdopen(write_end, "wb"))
+    with caplog.at_level(logging.INFO, logger="cudalens.server"):
+        for _ in range(3):
+            writer.write(b'Content-Length: 2\r\n\r\n{}')
+    assert writer.closed
+    assert [r.getMessage() for r in caplog.records] == [
+        "the editor closed the connection; what was left to send is dropped"]

@@ -6,7 +6,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from cudalens.profiler.results import Measurement, TestResult, TimingResult, TrialResult
-from cudalens.server.coder_setup import coder_settings, kernelbench_problem
+from cudalens.server.coder_setup import kernelbench_problem
 from cudalens.server.last_run import badge
 from cudalens.server.offers import Offer, stale_reason
 from cudalens.server.pipeline_on_save import LastRun, plan_for
@@ -62,10 +62,10 @@ def test_an_offer_replaces_exactly_its_lines_and_checks_the_version():
     assert "no longer open" in stale_reason(offer, None, None)
 
 
-def test_coder_settings_map_and_kernelbench_files_are_recognised():
+def test_coder_settings_parse_and_kernelbench_files_are_recognised():
     parsed = parse_settings({"coder": {"baseUrl": "http://h/v1", "apiKeyEnv": "K", "priceOutPer1k": 0.5}})
     assert not parsed.errors and not parsed.unknown
-    agent = coder_settings(parsed.settings)
+    agent = parsed.settings.coder
     assert (agent.base_url, agent.model, agent.api_key_env, agent.temperature, agent.price_out_per_1k) == (
         "http://h/v1", "o3", "K", None, 0.5)
     assert kernelbench_problem("/m.py", KB) is None

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -37,7 +36,6 @@ def _mapped(compiled_tests: Path, values: dict) -> dict:
         "const { mapSettings } = require(process.argv[1]);"
         "const values = JSON.parse(process.argv[2]);"
         "const out = mapSettings((k) => values[k]);"
-        "if (out.problems.length) { console.error(out.problems.join('\\n')); process.exit(1); }"
         "console.log(JSON.stringify(out.settings));"
     )
     run = subprocess.run(["node", "-e", script, str(compiled_tests / "src" / "settings.js"), json.dumps(values)],
@@ -65,42 +63,40 @@ def test_server_reads_what_the_extension_sends(which: str, extension_dir: Path, 
 
 
 # Where the extension's defaults may differ from the server's: the extension fills `worker.python` with the
-# interpreter it found the server in, and always sends a log level (the server's None: as `--log-level` says).
-EXTENSION_FILLS = {"worker.python", "logLevel"}
+# interpreter it found the server in.
+EXTENSION_FILLS = {"worker.python"}
 
 
 def test_package_defaults_are_the_servers(extension_dir: Path, compiled_tests: Path) -> None:
     """Safe defaults, the same for every client: VS Code's defaults mean exactly the server's own."""
     defaults = {k: v for k, v in _defaults(extension_dir).items() if k not in EXTENSION_FILLS}
     parsed = settings_module.settings_from_initialization_options({"settings": _mapped(compiled_tests, defaults)})
-    assert replace(parsed.settings, log_level=None) == settings_module.ServerSettings()
+    assert parsed.settings == settings_module.ServerSettings()
     assert parsed.settings.on_save == settings_module.OnSave(compile=False, test=False, time=False, profile=False)
 
 
-def _server_field(key: str):
-    """The dataclass field a `cudalens.*` key of package.json maps to (None: an extension-only setting)."""
-    from dataclasses import fields, is_dataclass
+def test_package_ranges_and_scopes_are_the_schemas(extension_dir: Path) -> None:
+    """Every numeric setting's range and every setting's scope are the schema's (`setting(range=..., scope=...)`),
+    so the Settings editor refuses what the server would refuse and a workspace cannot set what it may not."""
+    from cudalens.profiler.typed_json import SCOPE, value_range
+    from cudalens.server.settings_export import all_leaves
 
-    node: object = settings_module.ServerSettings()
-    found = None
-    for part in key.removeprefix("cudalens.").split("."):
-        if not is_dataclass(node):
-            return None
-        by_name = {f.name: f for f in fields(node)}
-        found = by_name.get(settings_module._snake(part))
-        if found is None:
-            return None
-        node = getattr(node, found.name)
-    return found
-
-
-def test_package_ranges_are_the_servers(extension_dir: Path) -> None:
-    """Every numeric setting's range is the schema's (server/settings.py `bounded`), so the Settings editor
-    refuses what the server would refuse."""
     props = json.loads((extension_dir / "package.json").read_text())["contributes"]["configuration"]["properties"]
-    numeric = {k: p for k, p in props.items() if {"number", "integer"} & set(p["type"] if isinstance(p["type"], list) else [p["type"]])}
-    assert numeric
-    for key, spec in numeric.items():
-        field = _server_field(key)
-        assert field is not None, key
-        assert (spec.get("minimum"), spec.get("maximum")) == settings_module.value_range(field), key
+    assert set(props) == {f"cudalens.{leaf.key}" for leaf in all_leaves()}
+    for leaf in all_leaves():
+        spec = props[f"cudalens.{leaf.key}"]
+        bounds = value_range(leaf.field)
+        assert (spec.get("minimum"), spec.get("maximum")) == (bounds or (None, None)), leaf.key
+        assert spec.get("scope", "window") == leaf.field.metadata[SCOPE], leaf.key
+    assert props["cudalens.coder.baseUrl"]["scope"] == props["cudalens.coder.apiKeyEnv"]["scope"] == "machine"
+
+
+def test_the_extensions_own_keys_are_the_schemas(compiled_tests: Path) -> None:
+    """What the extension keeps to itself (how to start the server) is what the schema declares as the
+    extension's: every other key is sent to the server."""
+    from cudalens.server.settings_export import all_leaves
+
+    run = subprocess.run(["node", "-e", "console.log(JSON.stringify(require(process.argv[1]).EXTENSION_KEYS))",
+                          str(compiled_tests / "src" / "settings.js")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert sorted(json.loads(run.stdout)) == sorted(leaf.key for leaf in all_leaves() if not leaf.for_server)

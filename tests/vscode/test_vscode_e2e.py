@@ -1,9 +1,15 @@
 """End to end in a real VS Code: code-server 4.139.1 runs the packaged extension against `cudalens serve`, and
-playwright-core drives it in Debian's chromium like a person: open a .cu file, read the Problems panel, apply a
-quick fix, store an API key, run "cudalens: Optimize kernel" against a local OpenAI-compatible stub.
+playwright-core drives it in Debian's chromium like a person.
+
+The trusted walk is a newcomer's first ten minutes: a fresh profile, a folder with a `.venv` holding cudalens
+and no `cudalens` on PATH; open a .cu file, read the Problems panel, apply a quick fix, store an API key, run
+"cudalens: Optimize kernel" (here, without a GPU: refused with the reason before any request reaches the local
+OpenAI-compatible stub; with a GPU: the stub is asked, with the stored key). The not-found walk has no server
+anywhere and follows the error's "Open settings"; the restricted walk opens an attacker's repository untrusted.
 
 The first run installs code-server, Node 24 and chromium into ~/.cache/cudalens-e2e (several minutes); the test
-skips, saying why, when that install cannot be done. Screenshots and logs land in tests/vscode/artifacts/{trusted,restricted}/.
+skips, saying why, when that install cannot be done. Screenshots and logs land in
+tests/vscode/artifacts/{trusted,notfound,restricted}/.
 """
 
 from __future__ import annotations
@@ -51,23 +57,30 @@ def installation():
 
 
 def _workspace(root: Path) -> Path:
+    """A newcomer's folder: the kernels and a `.venv` with cudalens in it (this checkout's server, linked), no
+    `.vscode/settings.json`."""
     ws = root / "workspace"
-    (ws / ".vscode").mkdir(parents=True)
+    (ws / ".venv" / "bin").mkdir(parents=True)
     shutil.copy(FIXTURES / "transpose.cu", ws / "transpose.cu")
     shutil.copy(FIXTURES / "relu_model.py", ws / "relu_model.py")
-    settings = {
-        "cudalens.interpreter": [SERVER_PYTHON],
-        "cudalens.coder.model": "stub-coder",
-        "cudalens.optimize.rounds": 1,
-        "cudalens.logLevel": "debug",
-    }
-    (ws / ".vscode" / "settings.json").write_text(json.dumps(settings, indent=2))
+    (ws / ".venv" / "bin" / "cudalens").symlink_to(Path(SERVER_PYTHON).parent / "cudalens")
     return ws
+
+
+def _without_cudalens_on_path(env: dict[str, str]) -> dict[str, str]:
+    folders = [p for p in env.get("PATH", "").split(os.pathsep) if p and not (Path(p) / "cudalens").exists()]
+    return {**env, "PATH": os.pathsep.join(folders)}
+
+
+def _has_gpu() -> bool:
+    return shutil.which("nvidia-smi") is not None and subprocess.run(
+        ["nvidia-smi", "-L"], capture_output=True, timeout=60).returncode == 0
 
 
 def _user_settings(coder_url: str) -> dict:
     """The Coder's endpoint and key variable are the user's own (machine scope): the Remote tab's settings."""
-    return {"cudalens.coder.baseUrl": coder_url, "cudalens.coder.apiKeyEnv": "CUDALENS_E2E_KEY"}
+    return {"cudalens.coder.baseUrl": coder_url, "cudalens.coder.apiKeyEnv": "CUDALENS_E2E_KEY",
+            "cudalens.logLevel": "debug"}
 
 
 def _drive(installation, server: CodeServer, folder: Path, config: dict, tmp_path: Path) -> tuple[dict, str]:
@@ -103,12 +116,13 @@ def _keep_artifacts(home: Path, server: CodeServer, out: Path) -> None:
         shutil.copytree(logs, out / "vscode-logs")
 
 
-def test_extension_in_code_server(installation, extension_dir: Path, compiled_tests: Path, tmp_path: Path) -> None:
-    # Each round asks once; a few rounds' worth of the same answer.
+def test_a_newcomer_in_code_server(installation, extension_dir: Path, compiled_tests: Path, tmp_path: Path) -> None:
+    # Each round asks once; a few rounds' worth of the same answer (asked only where there is a GPU).
     with FakeOpenAI([reply(CODER_REPLY) for _ in range(5)], model="stub-coder") as coder:
         ws = _workspace(tmp_path)
         # The key reaches the server only through "cudalens: Set API key": the variable is not in the environment.
         env = {k: v for k, v in os.environ.items() if k not in ("CUDALENS_E2E_KEY", "CUDALENS_API_KEY")}
+        env = _without_cudalens_on_path(env)
         server = CodeServer(installation, tmp_path / "code-server", env, machine_settings=_user_settings(coder.base_url))
         server.install_extension(extension_dir / "dist" / "cudalens.vsix")
         config = {
@@ -123,17 +137,22 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
             "pythonFile": "relu_model.py",
             "pythonCode": "CL101",
             "apiKey": API_KEY,
+            "apiKeyEnv": "CUDALENS_E2E_KEY",
             # KernelBench's shape (Model, ModelNew, get_inputs) is what the optimizer works on.
             "optimizeFile": "relu_model.py",
             "optimizeLine": 9,
-            # The server's last word on the run: not wired yet, a result, or a failure it reports.
-            "optimizeFinal": "not available yet|no faster correct candidate|faster|failed|cancelled",
+            # The server's last word on the run: refused for want of a GPU, a result, or a failure it reports.
+            "optimizeFinal": "needs an NVIDIA GPU|no faster correct candidate|faster|failed|cancelled",
             "optimizeTimeoutMs": 900_000,
             "chromium": str(CHROMIUM),
             "timeoutMs": 90_000,
         }
         result, seen = _drive(installation, server, ws, config, tmp_path)
         artifacts = ARTIFACTS / "trusted"
+        output = "\n".join(p.read_text() for p in (artifacts / "vscode-logs").rglob("*cudalens*.log"))
+
+        # Found in the folder's .venv, with nothing set and no cudalens on PATH.
+        assert f"starting {ws / '.venv' / 'bin' / 'cudalens'} serve (from .venv)" in output, output[-3000:]
 
         # Diagnostics in the Problems panel, with their codes, from the real server: in the .cu file, and inside
         # the CUDA string of the Python file at the right line.
@@ -149,25 +168,50 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
         fixed = (ws / "transpose.cu").read_text()
         assert "__shared__ float tile[32][33];" in fixed and "[32][32]" not in fixed
 
-        # A killed server was replaced by a new one (the errorHandler's restart with back-off).
+        # A killed server was replaced by a new one (the errorHandler's restart with back-off), and the key stored
+        # with "Set API key" was given to it (and scrubbed from its /proc environment block, children read that).
         assert result["killedServer"] and result["restartedServer"], seen
-        output = "\n".join(p.read_text() for p in (artifacts / "vscode-logs").rglob("*cudalens*.log"))
         assert "the server exited; restarting it in 1 s" in output, output[-3000:]
+        assert result["keyGivenAndScrubbed"] is True, seen  # given, then hidden from its children's /proc reads
+        assert API_KEY not in output
 
-        # Optimize reached the server and VS Code showed the server's answer.
+        # Optimize reached the server and VS Code showed the server's answer, once.
         assert any("cudalens" in item for item in result["statusBar"]), result["statusBar"]
         answers = [n for n in result["notifications"] if not n.startswith("cudalens: Optimizing")]
         assert answers, seen
-        if any("not available yet" in n for n in answers):
-            # A server without the optimizer (cudalens.server.commands answers so): nothing more to see.
-            assert not coder.requests
+        if not _has_gpu():
+            refusal = [n for n in answers if "optimizing needs an NVIDIA GPU" in n]
+            assert len(refusal) == 1 and "Nothing was sent to the Coder" in refusal[0], answers
+            assert coder.requests == [], "a Coder request went out on a machine that cannot run a candidate"
+            assert output.count("optimizing needs an NVIDIA GPU") == 1, output[-3000:]  # in the output too, once
+            assert (artifacts / "optimize.png").stat().st_size > 10_000  # the answer over the output: docs/images/
             return
         # The server reached the Coder, with the key that went in through VS Code's secret storage.
         assert coder.requests, f"the Coder endpoint was never called\n{seen}"
         assert coder.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
-        assert coder.requests[0].body["model"] == "stub-coder"
+        assert coder.requests[0].body["model"] == "o3"
         assert "scale_rows" in coder.requests[0].prompt
         assert any(re.search(r"scale_rows.*(faster|no faster correct candidate)", n) for n in answers), answers
+
+
+def test_without_a_server_the_error_says_how_and_opens_the_setting(
+    installation, extension_dir: Path, compiled_tests: Path, tmp_path: Path
+) -> None:
+    """No `.venv`, nothing on PATH, nothing set: the error says where it looked and how to get cudalens (not
+    `pip install cudalens`: it is on no index), and its "Open settings" lands on `cudalens.path`."""
+    ws = tmp_path / "workspace"
+    ws.mkdir()
+    shutil.copy(FIXTURES / "transpose.cu", ws / "transpose.cu")
+    env = _without_cudalens_on_path(dict(os.environ))
+    server = CodeServer(installation, tmp_path / "code-server", env)
+    server.install_extension(extension_dir / "dist" / "cudalens.vsix")
+    config = {"compiledTests": str(compiled_tests), "mode": "notfound", "file": "transpose.cu",
+              "artifacts": str(tmp_path / "driver"), "expectCodes": [], "chromium": str(CHROMIUM), "timeoutMs": 90_000}
+    result, _ = _drive(installation, server, ws, config, tmp_path)
+    message = next(n for n in result["notifications"] if "cudalens was not found" in n)
+    assert f"no .venv/bin/cudalens in {ws}" in message and "make setup" in message and "Remote tab" in message, message
+    assert "pip install cudalens" not in message
+    assert result["settingsShown"] == ["Cudalens: Path"], result["settingsShown"]  # the Remote tab's, in code-server
 
 
 def test_a_restricted_window_gets_static_hints_only(

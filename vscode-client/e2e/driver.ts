@@ -34,8 +34,11 @@ interface DriverConfig {
   session: number;
   // "restricted": an untrusted window — only open `file`, read the Problems panel, save, and run `runCommand`
   // (a kernel command), recording the answer; the rest of the walk is the trusted one's.
-  mode?: "trusted" | "restricted";
+  // "notfound": no server anywhere — wait for the error, click its "Open settings", record where that lands.
+  mode?: "trusted" | "restricted" | "notfound";
   runCommand?: string;
+  // The variable the stored key should reach the server process under (its /proc environ is read).
+  apiKeyEnv?: string;
 }
 
 interface DriverResult {
@@ -52,6 +55,12 @@ interface DriverResult {
   // The language server's pid before it was killed, and the pid of the one VS Code started in its place.
   killedServer?: number;
   restartedServer?: number;
+  // Whether the key typed into "Set API key" was given to the restarted server under `apiKeyEnv`: its start-up
+  // environment block (/proc/<pid>/environ) holds that variable with a value of the key's length, overwritten
+  // with zeros by the server's child_env.scrub, and the key itself nowhere.
+  keyGivenAndScrubbed?: boolean;
+  // "notfound": the setting the Settings editor shows after "Open settings".
+  settingsShown?: string[];
   error?: string;
 }
 
@@ -119,7 +128,8 @@ function serverProcesses(session: number): [number, string][] {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      if (fields[0] !== "Z" && Number(fields[3]) === session && argv.includes("cudalens") && argv.includes("serve")) {
+      const cudalens = argv.some((a) => a === "cudalens" || a.endsWith("/cudalens"));
+      if (fields[0] !== "Z" && Number(fields[3]) === session && cudalens && argv.includes("serve")) {
         pids.push([Number(entry), argv.join(" ").trim()]);
       }
     } catch {
@@ -167,6 +177,10 @@ async function main(): Promise<void> {
     step("open the workspace");
     await page.goto(config.url);
     await page.locator(".monaco-workbench").waitFor();
+    if (config.mode === "notfound") {
+      await notFoundWalk(page);
+      return;
+    }
 
     step(`open ${config.file}`);
     await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } });
@@ -225,9 +239,26 @@ async function main(): Promise<void> {
     await page.keyboard.press("Escape");
     await runCommand(page, "Notifications: Clear All Notifications");
 
-    step("kill the language server; the extension starts a new one");
+    step(`run cudalens: Optimize kernel in ${config.optimizeFile}`);
     const running = page.locator('[aria-label^="cudalens running"]');
-    await running.first().waitFor();
+    await running.first().waitFor(); // the server "Set API key" restarted
+    await openFile(page, config.optimizeFile);
+    await goToLine(page, config.optimizeLine);
+    await runCommand(page, "cudalens: Optimize kernel");
+    const final = toast.filter({ hasText: new RegExp(config.optimizeFinal) }).first();
+    await final.waitFor({ timeout: config.optimizeTimeoutMs });
+    result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
+    result.statusBar = await texts(page, ".statusbar-item");
+    save();
+    // The answer with the output under it: the server found in .venv, the reason given once.
+    await runCommand(page, "cudalens: Show output");
+    await page.locator(".part.panel .view-lines").first().waitFor();
+    await showNewestNotification(page);
+    await page.screenshot({ path: path.join(config.artifacts, "optimize.png") });
+    await page.keyboard.press("Escape");
+    await runCommand(page, "Notifications: Clear All Notifications");
+
+    step("kill the language server; the extension starts a new one");
     const [killed] = await waitFor("the language server process", () => {
       const pids = serverPids(config.session);
       return pids.length === 1 ? pids : undefined;
@@ -239,24 +270,14 @@ async function main(): Promise<void> {
     );
     await page.locator('[aria-label^="cudalens starting"]').first().waitFor({ state: "detached" });
     await running.first().waitFor();
+    result.keyGivenAndScrubbed = await keyGivenAndScrubbed(result.restartedServer, config.apiKeyEnv ?? "", config.apiKey);
     save();
-    await runCommand(page, "Notifications: Clear All Notifications");
-
-    step(`run cudalens: Optimize kernel in ${config.optimizeFile}`);
-    await openFile(page, config.optimizeFile);
-    await goToLine(page, config.optimizeLine);
-    await runCommand(page, "cudalens: Optimize kernel");
-    await toast
-      .filter({ hasText: new RegExp(config.optimizeFinal) })
-      .first()
-      .waitFor({ timeout: config.optimizeTimeoutMs });
-    result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
-    result.statusBar = await texts(page, ".statusbar-item");
-    await page.screenshot({ path: path.join(config.artifacts, "optimize.png") });
     step("done");
   } catch (error) {
     result.error = error instanceof Error ? error.message : String(error);
-    result.notifications = await texts(page, ".notification-toast .notification-list-item-message").catch(() => []);
+    if (result.notifications.length === 0) {
+      result.notifications = await texts(page, ".notification-toast .notification-list-item-message").catch(() => []);
+    }
     result.statusBar = await texts(page, ".statusbar-item").catch(() => []);
     await page.screenshot({ path: path.join(config.artifacts, "failure.png") }).catch(() => undefined);
   } finally {
@@ -282,6 +303,59 @@ async function restrictedWalk(page: Page): Promise<void> {
   result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
   result.servers = serverProcesses(config.session).map(([, argv]) => argv);
   await page.screenshot({ path: path.join(config.artifacts, "restricted.png") });
+  step("done");
+}
+
+// A toast shows one line of a long message: the notification center, with the newest expanded, shows all of it.
+async function showNewestNotification(page: Page): Promise<void> {
+  await runCommand(page, "Notifications: Show Notifications");
+  const center = page.locator(".notifications-center .monaco-list-row");
+  await center.first().waitFor();
+  await center.first().click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press("ArrowRight"); // notification.expand
+  await page.waitForTimeout(500);
+}
+
+// See DriverResult.keyGivenAndScrubbed. The server scrubs its block first thing; wait for it a little.
+async function keyGivenAndScrubbed(pid: number, name: string, key: string): Promise<boolean> {
+  const marker = Buffer.from(`${name}=`);
+  for (let attempt = 0; attempt < 40; attempt++) {
+    let block: Buffer;
+    try {
+      block = readFileSync(`/proc/${pid}/environ`);
+    } catch {
+      return false;
+    }
+    const at = block.indexOf(marker);
+    if (at < 0 || (at > 0 && block[at - 1] !== 0)) {
+      return false;
+    }
+    const value = block.subarray(at + marker.length, at + marker.length + key.length + 1);
+    if (value.length === key.length + 1 && value.every((b) => b === 0) && !block.includes(Buffer.from(key))) {
+      return true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return false;
+}
+
+// No server anywhere: the error says where it looked and how to get one; "Open settings" opens `cudalens.path`.
+async function notFoundWalk(page: Page): Promise<void> {
+  step(`open ${config.file}: the extension looks for the server`);
+  await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } });
+  await openFile(page, config.file);
+  const toast = page.locator(".notification-toast .notification-list-item", { hasText: "cudalens was not found" });
+  await toast.first().waitFor();
+  result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
+  result.statusBar = await texts(page, ".statusbar-item");
+  await showNewestNotification(page);
+  await page.screenshot({ path: path.join(config.artifacts, "not-found.png") });
+  step("click Open settings");
+  await page.locator(".notifications-center .monaco-button", { hasText: "Open settings" }).first().click();
+  const row = page.locator(".settings-editor .setting-item-contents");
+  await row.first().waitFor();
+  result.settingsShown = await texts(page, ".settings-editor .setting-item-title");
+  await page.screenshot({ path: path.join(config.artifacts, "open-settings.png") });
   step("done");
 }
 

@@ -1,11 +1,8 @@
-// What to show for the reply of a cudalens executeCommand. The server answers with a string, or an object with
-// a `message` (and, for Optimize kernel, the `resultId` of a candidate the user may apply).
-// Kept free of `vscode` for plain-Node tests.
+// What the reply of a cudalens executeCommand says, for the output. The server answers with a string, or an
+// object with a `message` and `ok`. Kept free of `vscode` for plain-Node tests.
 
 export interface CommandOutcome {
   message: string;
-  // When set, the user is offered "Apply", which runs `cudalens.applyOptimization` with this id.
-  applyResultId?: string;
   failed: boolean;
 }
 
@@ -21,8 +18,5 @@ export function describeCommandResult(title: string, result: unknown): CommandOu
   }
   const r = result as Record<string, unknown>;
   const message = typeof r.message === "string" ? r.message : `${title}: done.`;
-  const id = r.resultId;
-  const applyResultId = typeof id === "string" && id !== "" ? id : typeof id === "number" ? String(id) : undefined;
-  const failed = r.ok === false || r.success === false;
-  return { message, applyResultId, failed };
+  return { message, failed: r.ok === false || r.success === false };
 }

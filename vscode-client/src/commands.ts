@@ -6,6 +6,7 @@ import { ExecuteCommandRequest, LSPErrorCodes, ResponseError } from "vscode-lang
 import { describeCommandResult } from "./commandResult";
 import { chooseKernel, type KernelMark, kernelFromLensArguments, kernelMarksInText, withExtents } from "./kernels";
 import { API_KEY_SECRET, errorText, type ServerController } from "./serverController";
+import { apiKeyEnvOf } from "./settings";
 import { CODER_COMMANDS } from "./trust";
 
 interface KernelCommand {
@@ -87,23 +88,17 @@ async function runKernelCommand(
     void vscode.window.showErrorMessage(`cudalens: ${errorText(error)}`);
     return;
   }
-  await showOutcome(command, result);
+  logOutcome(controller, command, result);
 }
 
-async function showOutcome(command: KernelCommand, result: unknown): Promise<void> {
+// The server shows its answer itself (window/showMessage, and Apply / Show diff / Discard for a proposal), the same
+// for every editor and for the lenses VS Code runs directly; showing it here too would say everything twice.
+function logOutcome(controller: ServerController, command: KernelCommand, result: unknown): void {
   const outcome = describeCommandResult(`cudalens: ${command.title}`, result);
   if (outcome.failed) {
-    // The server's answer when it could not do it (no reference, no key, …): a warning, as the server shows it.
-    void vscode.window.showWarningMessage(outcome.message);
-    return;
-  }
-  if (outcome.applyResultId === undefined) {
-    void vscode.window.showInformationMessage(outcome.message);
-    return;
-  }
-  const choice = await vscode.window.showInformationMessage(outcome.message, "Apply");
-  if (choice === "Apply") {
-    await vscode.commands.executeCommand("cudalens.applyOptimization", outcome.applyResultId);
+    controller.output.warn(outcome.message);
+  } else {
+    controller.output.info(outcome.message);
   }
 }
 
@@ -160,7 +155,7 @@ function flatten(symbols: readonly vscode.DocumentSymbol[]): vscode.DocumentSymb
 }
 
 async function setApiKey(controller: ServerController, secrets: vscode.SecretStorage): Promise<void> {
-  const envName = controller.currentSettings().settings.trust.user.coder.apiKeyEnv;
+  const envName = apiKeyEnvOf(controller.currentSettings().settings.trust.user);
   const key = await vscode.window.showInputBox({
     title: "cudalens: API key of the Coder endpoint",
     prompt: `Stored in VS Code's secret storage and given to the server as $${envName}. Leave empty to remove it.`,

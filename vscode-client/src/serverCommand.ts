@@ -1,13 +1,14 @@
-// Finding the `cudalens serve` command, the way ruff-vscode finds ruff: explicit settings first, then the
-// Python environment the user picked in VS Code, then PATH. In Restricted Mode nothing inside the workspace runs
-// (not even the import probe). Kept free of `vscode` so it is tested in plain Node.
+// Finding the `cudalens serve` command, the way ruff-vscode finds ruff: explicit settings first, then the folder's
+// own `.venv` (where `make setup` in a cudalens clone puts it), then the Python environment the user picked in
+// VS Code, then PATH. In Restricted Mode nothing inside the workspace runs (not even the import probe), so the
+// folder's `.venv` is skipped there. Kept free of `vscode` so it is tested in plain Node.
 import { execFile } from "node:child_process";
 import { accessSync, constants, realpathSync, statSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { insideFolders } from "./trust";
 
-export type ServerSource = "cudalens.path" | "cudalens.interpreter" | "python-extension" | "PATH";
+export type ServerSource = "cudalens.path" | "cudalens.interpreter" | ".venv" | "python-extension" | "PATH";
 
 export interface ServerCommand {
   command: string;
@@ -42,9 +43,14 @@ export class ServerNotFound extends Error {
   }
 }
 
-const INSTALL_FIX =
-  "Install cudalens (`pip install cudalens`) into the Python environment selected in VS Code, " +
-  "or set `cudalens.path` to a `cudalens` executable, or `cudalens.interpreter` to a Python that has it.";
+// cudalens is not on a package index: it runs from a clone, where `make setup` makes `<clone>/.venv/bin/cudalens`.
+export const INSTALL_FIX =
+  "Set `cudalens.path` to a `cudalens` executable — in a clone of cudalens, `make setup` makes " +
+  "`<clone>/.venv/bin/cudalens` — or `cudalens.interpreter` to a Python where `pip install -e <clone>` ran; " +
+  "in a remote window (Remote-SSH), on the Remote tab of the settings.";
+
+// Where a virtual environment keeps its console scripts.
+const VENV_BIN = process.platform === "win32" ? path.join(".venv", "Scripts", "cudalens.exe") : path.join(".venv", "bin", "cudalens");
 
 export async function findServer(search: ServerSearch, probe: CudalensProbe): Promise<ServerCommand> {
   const tried: string[] = [];
@@ -77,10 +83,22 @@ export async function findServer(search: ServerSearch, probe: CudalensProbe): Pr
     if (!(await probe(python))) {
       throw new ServerNotFound(
         `The interpreter ${python} (cudalens.interpreter) cannot import cudalens. ` +
-          `Install it there: \`${python} -m pip install cudalens\`.`,
+          `Install it there from a clone of cudalens: \`${python} -m pip install -e <clone>\`.`,
       );
     }
     return pythonServer(python, "cudalens.interpreter");
+  }
+
+  if (search.workspaceFolder !== undefined) {
+    const venv = path.join(search.workspaceFolder, VENV_BIN);
+    if (isExecutableFile(venv) && runnable(venv)) {
+      // The environment's own Python runs the GPU jobs unless `worker.python` says otherwise.
+      const python = path.join(path.dirname(venv), process.platform === "win32" ? "python.exe" : "python");
+      return { command: venv, args: ["serve"], source: ".venv", python: isExecutableFile(python) ? python : undefined };
+    }
+    if (!isExecutableFile(venv)) {
+      tried.push(`no ${VENV_BIN} in ${search.workspaceFolder}`);
+    }
   }
 
   const selected = search.pythonExtensionInterpreter;

@@ -1,5 +1,10 @@
 // Owns the language client: finds the server, starts and restarts it, keeps the status bar item and answers the
 // server's configuration requests. The decisions live in the plain modules it calls.
+//
+// The server serves one workspace folder's settings and runs in that folder (its cwd): the folder of the file
+// open when it starts, else the first one. Settings are read for that folder (`resource` scope), and a
+// `workspace/configuration` request is answered for the folder of its `scopeUri`.
+import { type ChildProcess, spawn } from "node:child_process";
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -12,11 +17,12 @@ import {
   RevealOutputChannelOn,
   type ServerOptions,
   State,
+  Trace,
 } from "vscode-languageclient/node";
 import { onInterpreterChange, selectedInterpreter } from "./pythonExtension";
 import { RestartPolicy } from "./restartPolicy";
 import { findServer, importsCudalens, type ServerCommand, ServerNotFound } from "./serverCommand";
-import { serverEnvironment } from "./settings";
+import { apiKeyEnvOf, serverEnvironment } from "./settings";
 import { type ClientPhase, describeStatus, parseStatus, type ServerStatus } from "./status";
 import {
   CODER_COMMANDS,
@@ -47,13 +53,17 @@ const DOCUMENT_SELECTOR = [
 const RESTART_SETTINGS = ["cudalens.path", "cudalens.interpreter", "cudalens.coder.apiKeyEnv"];
 
 export class ServerController implements vscode.Disposable {
-  readonly output = vscode.window.createOutputChannel("cudalens");
+  // A log channel: its level (Developer: Set Log Level… → cudalens) at Trace also traces the LSP messages and,
+  // unless `cudalens.logLevel` is set, turns the server's log to debug.
+  readonly output = vscode.window.createOutputChannel("cudalens", { log: true });
   private client: LanguageClient | undefined;
   private command: ServerCommand | undefined;
+  private process: ChildProcess | undefined;
+  // The workspace folder the server serves (settings, cwd); undefined without a folder.
+  private folder: vscode.WorkspaceFolder | undefined;
   private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   private readonly policy = new RestartPolicy();
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly reportedProblems = new Set<string>();
   private phase: ClientPhase = "stopped";
   private serverStatus: ServerStatus | undefined;
   private lastError: string | undefined;
@@ -73,12 +83,14 @@ export class ServerController implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChange(e)),
       // Trusted now: workspace values of the restricted settings count, and may choose another server.
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
-        this.output.appendLine("[client] the workspace is trusted now: restarting the server with its settings");
+        this.output.info("the workspace is trusted now: restarting the server with its settings");
         void this.restart();
       }),
+      this.output.onDidChangeLogLevel(() => this.applyLogLevel(true)),
     );
-    void onInterpreterChange(() => {
-      if (vscode.workspace.getConfiguration("cudalens").get<string[]>("interpreter", []).length === 0) {
+    void onInterpreterChange((folder) => {
+      const mine = folder === undefined || folder.toString() === this.folder?.uri.toString();
+      if (mine && this.config().get<string[]>("interpreter", []).length === 0) {
         void this.restart();
       }
     }).then((d) => d && this.disposables.push(d));
@@ -130,20 +142,25 @@ export class ServerController implements vscode.Disposable {
     void this.stop().finally(() => this.disposables.forEach((d) => d.dispose()));
   }
 
-  // The settings the server sees, with the `trust` object (trust.ts); `worker.python` falls back to the
-  // interpreter the server was found in.
-  currentSettings(): TrustedSettings {
-    const config = vscode.workspace.getConfiguration("cudalens");
+  // The settings the server sees (of its folder, or of `scope`), with the `trust` object (trust.ts);
+  // `worker.python` falls back to the interpreter the server was found in. The server checks the values and
+  // shows what it refuses.
+  currentSettings(scope?: vscode.Uri): TrustedSettings {
+    const config = this.config(scope);
     const inspect: Inspector = (key) => config.inspect(key);
     const mapped = trustedSettings((key) => config.get(key), inspect, this.trustState(inspect), this.command?.python);
-    for (const problem of mapped.problems) {
-      if (!this.reportedProblems.has(problem)) {
-        this.reportedProblems.add(problem);
-        this.output.appendLine(`[settings] ${problem}`);
-        void vscode.window.showWarningMessage(problem);
-      }
+    const level = this.output.logLevel;
+    const verbose = level === vscode.LogLevel.Trace || level === vscode.LogLevel.Debug;
+    if (verbose && config.inspect("logLevel")?.globalValue === undefined && workspaceValue(config, "logLevel") === undefined) {
+      mapped.settings.logLevel = "debug";
     }
     return mapped;
+  }
+
+  // `cudalens.*` for the server's folder (resource scope), or for the folder of `scope`.
+  private config(scope?: vscode.Uri): vscode.WorkspaceConfiguration {
+    const folder = scope ? (vscode.workspace.getWorkspaceFolder(scope)?.uri ?? scope) : this.folder?.uri;
+    return vscode.workspace.getConfiguration("cudalens", folder);
   }
 
   // Before a Coder command: when this workspace's settings choose another Coder endpoint than the user's and the
@@ -165,8 +182,8 @@ export class ServerController implements vscode.Disposable {
     }
     const answer: CoderChoice = choice === USE_WORKSPACE_CODER ? "workspace" : "own";
     await this.context.globalState.update(choiceKey(workspaceId(), endpoint), answer);
-    this.output.appendLine(
-      `[client] Coder endpoint for this workspace: ${answer === "workspace" ? endpoint.baseUrl : "your own settings"}`,
+    this.output.info(
+      `Coder endpoint for this workspace: ${answer === "workspace" ? endpoint.baseUrl : "your own settings"}`,
     );
     await this.pushSettings();
     return true;
@@ -191,18 +208,19 @@ export class ServerController implements vscode.Disposable {
       return;
     }
     this.setPhase("starting");
-    const config = vscode.workspace.getConfiguration("cudalens");
+    this.folder = servedFolder();
+    const config = this.config();
     const inspect: Inspector = (key) => config.inspect(key);
     const setting = trustedGetter((key) => config.get(key), inspect, this.trustState(inspect));
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const cwd = this.folder?.uri.fsPath;
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
     if (!vscode.workspace.isTrusted) {
-      this.output.appendLine("[client] Restricted Mode: static hints only; nothing of the workspace runs");
+      this.output.info("Restricted Mode: static hints only; nothing of the workspace runs");
     }
     const endpoint = workspaceCoder(inspect);
     if (endpoint !== undefined) {
-      this.output.appendLine(
-        `[client] this workspace's settings name the Coder endpoint ${endpoint.baseUrl ?? "api.openai.com"} ` +
+      this.output.warn(
+        `this workspace's settings name the Coder endpoint ${endpoint.baseUrl ?? "api.openai.com"} ` +
           `($${endpoint.apiKeyEnv}): not used unless you choose it when you first ask the Coder here`,
       );
     }
@@ -211,9 +229,9 @@ export class ServerController implements vscode.Disposable {
         {
           pathSetting: asList(setting("path")),
           interpreterSetting: asList(setting("interpreter")),
-          pythonExtensionInterpreter: await selectedInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri),
+          pythonExtensionInterpreter: await selectedInterpreter(this.folder?.uri),
           envPath: process.env.PATH,
-          workspaceFolder: folder,
+          workspaceFolder: cwd,
           untrustedFolders: vscode.workspace.isTrusted ? undefined : folders,
         },
         importsCudalens,
@@ -223,28 +241,42 @@ export class ServerController implements vscode.Disposable {
       this.fail(message);
       void vscode.window.showErrorMessage(message, "Open settings", "Show output").then((choice) => {
         if (choice === "Open settings") {
-          void vscode.commands.executeCommand("workbench.action.openSettings", "cudalens.");
+          // In a remote window (Remote-SSH, code-server) cudalens.path is the remote machine's: its Remote tab,
+          // since the User tab does not even list a machine-overridable setting there.
+          const where = vscode.env.remoteName ? "workbench.action.openRemoteSettings" : "workbench.action.openSettings";
+          void vscode.commands.executeCommand(where, { query: "@id:cudalens.path" });
         } else if (choice === "Show output") {
           this.output.show();
         }
       });
       return;
     }
+    const command = this.command;
     const settings = this.currentSettings().settings;
-    const apiKey = await this.context.secrets.get(API_KEY_SECRET);
-    const serverOptions: ServerOptions = {
-      command: this.command.command,
-      args: this.command.args,
-      options: { cwd: folder, env: serverEnvironment(process.env, settings.trust.user.coder.apiKeyEnv, apiKey) },
+    const env = serverEnvironment(process.env, apiKeyEnvOf(settings.trust.user), await this.context.secrets.get(API_KEY_SECRET));
+    // Started here rather than by the client, so that its end is logged at the level it deserves (the client
+    // calls every exit, a clean one after "stop" included, an error).
+    const serverOptions: ServerOptions = async () => {
+      const child = spawn(command.command, command.args, { cwd, env, stdio: "pipe" });
+      this.process = child;
+      child.on("error", (error) => this.output.error(`could not run ${command.command}: ${error.message}`));
+      child.on("exit", (code, signal) => {
+        const how = signal !== null ? `on signal ${signal}` : `with code ${code}`;
+        if (code === 0) {
+          this.output.debug(`the server exited ${how}`);
+        } else {
+          this.output.warn(`the server exited ${how}`);
+        }
+      });
+      return child;
     };
-    this.output.appendLine(
-      `[client] starting ${[this.command.command, ...this.command.args].join(" ")} (from ${this.command.source})`,
-    );
+    this.output.info(`starting ${[command.command, ...command.args].join(" ")} (from ${command.source}) in ${cwd ?? "no folder"}`);
     const client = new LanguageClient("cudalens", "cudalens", serverOptions, this.clientOptions());
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {
         this.lastError = undefined;
         this.setPhase("running");
+        this.applyLogLevel(false); // the settings it started with already say the log level
       } else if (e.newState === State.Stopped && this.phase !== "error") {
         this.setPhase("stopped");
       }
@@ -263,7 +295,9 @@ export class ServerController implements vscode.Disposable {
 
   private async doStop(): Promise<void> {
     const client = this.client;
+    const child = this.process;
     this.client = undefined;
+    this.process = undefined;
     this.serverStatus = undefined;
     if (client === undefined) {
       return;
@@ -273,10 +307,30 @@ export class ServerController implements vscode.Disposable {
         await client.stop(5_000);
       }
     } catch (error) {
-      this.output.appendLine(`[client] stopping the server failed: ${errorText(error)}`);
+      this.output.warn(`stopping the server failed: ${errorText(error)}`);
     }
     await client.dispose().catch(() => undefined);
+    // A server that did not exit on `exit` is killed (what the client does for the servers it starts itself).
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"), 2_000);
+    }
     this.setPhase("stopped");
+  }
+
+  // The output channel's level: Trace traces the LSP messages (unless `cudalens.trace.server` says otherwise),
+  // Trace or Debug turn the server's log to debug (unless `cudalens.logLevel` says otherwise).
+  private applyLogLevel(changed: boolean): void {
+    const client = this.runningClient;
+    if (client === undefined) {
+      return;
+    }
+    const tracing = this.output.logLevel === vscode.LogLevel.Trace;
+    if (this.config().get<string>("trace.server", "off") === "off" && (changed || tracing)) {
+      void client.setTrace(tracing ? Trace.Verbose : Trace.Off);
+    }
+    if (changed) {
+      void this.pushSettings();
+    }
   }
 
   private clientOptions(): LanguageClientOptions {
@@ -301,7 +355,9 @@ export class ServerController implements vscode.Disposable {
               return answers;
             }
             return params.items.map((item, i) =>
-              item.section === "cudalens" ? this.currentSettings().settings : answers[i],
+              item.section === "cudalens"
+                ? this.currentSettings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined).settings
+                : answers[i],
             );
           },
         },
@@ -324,8 +380,8 @@ export class ServerController implements vscode.Disposable {
           this.fail(message);
           return { action: CloseAction.DoNotRestart, message };
         }
-        this.output.appendLine(
-          `[client] the server exited; restarting it in ${decision.delayMs / 1000} s (exit ${decision.crashesInWindow} in a row)`,
+        this.output.warn(
+          `the server exited; restarting it in ${decision.delayMs / 1000} s (exit ${decision.crashesInWindow} in a row)`,
         );
         this.setPhase("starting");
         await new Promise((resolve) => setTimeout(resolve, decision.delayMs));
@@ -342,7 +398,6 @@ export class ServerController implements vscode.Disposable {
       void this.restart();
       return;
     }
-    this.reportedProblems.clear();
     void this.pushSettings();
   }
 
@@ -354,7 +409,7 @@ export class ServerController implements vscode.Disposable {
 
   private fail(message: string): void {
     this.lastError = message;
-    this.output.appendLine(`[client] ${message}`);
+    this.output.error(message);
     this.setPhase("error");
   }
 
@@ -382,6 +437,17 @@ function asList(value: unknown): string[] {
     return [value];
   }
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+// The folder the server serves: the one of the file open now, else the first.
+function servedFolder(): vscode.WorkspaceFolder | undefined {
+  const active = vscode.window.activeTextEditor?.document.uri;
+  return (active && vscode.workspace.getWorkspaceFolder(active)) ?? vscode.workspace.workspaceFolders?.[0];
+}
+
+function workspaceValue(config: vscode.WorkspaceConfiguration, key: string): unknown {
+  const found = config.inspect(key);
+  return found?.workspaceFolderValue ?? found?.workspaceValue;
 }
 
 // The workspace, as the Coder endpoint answers remember it: its .code-workspace file, else its first folder.

@@ -1,163 +1,104 @@
 // VS Code's `cudalens.*` settings → the server's settings object (initializationOptions `{settings}` and the
-// answer to workspace/configuration). Kept free of `vscode`: it reads through a getter. Which level of VS Code's
-// settings each value may come from (workspace trust, the Coder's endpoint) is trust.ts's part.
+// answer to workspace/configuration). Which keys there are and their defaults are package.json's, which
+// `python -m cudalens.server.settings_export` writes from the server's schema: this module only nests the values
+// and turns VS Code's empty ones into null ("unset"). It checks nothing else: the server checks every value with
+// the one coercion (profiler/typed_json.py) and shows, once, what it refuses. Kept free of `vscode`: it reads
+// through a getter. Which level of VS Code's settings each value may come from is trust.ts's part.
 import * as path from "node:path";
+import manifest from "../package.json";
 
-export interface OnSaveSettings {
-  compile: boolean;
-  test: boolean;
-  time: boolean;
-  profile: boolean;
+interface Property {
+  default?: unknown;
 }
 
+const PREFIX = "cudalens.";
+const PROPERTIES: Record<string, Property> = manifest.contributes.configuration.properties;
+
+// The extension's own settings (how it starts the server); never sent to it.
+export const EXTENSION_KEYS = ["path", "interpreter", "trace.server"];
+
+// Every other `cudalens.*` key is the server's, e.g. "onSave.compile".
+export const SERVER_KEYS = Object.keys(PROPERTIES)
+  .map((key) => key.slice(PREFIX.length))
+  .filter((key) => !EXTENSION_KEYS.includes(key));
+
+// The settings that run a program or turn on running code (package.json's `restrictedConfigurations`).
+export const RESTRICTED_KEYS: string[] = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.map(
+  (key: string) => key.slice(PREFIX.length),
+);
+
+// The nested object the server reads: `{onSave: {compile: false, …}, coder: {baseUrl: …}, …}`.
 export interface ServerSettings {
-  // null: not set in VS Code, so the project's `[tool.cudalens]` decides.
-  select: string[] | null;
-  ignore: string[] | null;
-  arch: string | null;
-  onSave: OnSaveSettings;
-  worker: { python: string | null; timeoutSeconds: number };
-  coder: {
-    baseUrl: string | null;
-    model: string | null;
-    apiKeyEnv: string;
-    temperature: number | null;
-    reasoningEffort: string | null;
-    timeoutSeconds: number;
-    retries: number;
-  };
-  optimize: { rounds: number; budgetUsd: number };
-  logLevel: string;
+  [key: string]: unknown;
 }
 
-// Reads one key under `cudalens.` (e.g. "onSave.compile"); undefined when unset and without a default.
+// Reads one key under `cudalens.` (e.g. "onSave.compile"); undefined when unset (VS Code's `get` gives the default).
 export type SettingGetter = (key: string) => unknown;
 
 export interface MappedSettings {
   settings: ServerSettings;
-  // One line per setting that had the wrong type and fell back to its default.
-  problems: string[];
 }
 
-export const DEFAULT_SETTINGS: ServerSettings = {
-  select: null,
-  ignore: null,
-  arch: null,
-  onSave: { compile: false, test: false, time: false, profile: false },
-  worker: { python: null, timeoutSeconds: 300 },
-  coder: {
-    baseUrl: null,
-    model: null,
-    apiKeyEnv: "OPENAI_API_KEY",
-    temperature: null,
-    reasoningEffort: null,
-    timeoutSeconds: 300,
-    retries: 4,
-  },
-  optimize: { rounds: 10, budgetUsd: 1 },
-  logLevel: "info",
-};
+// package.json's default of a key (what VS Code's `get` answers when nothing is set).
+export function defaultOf(key: string): unknown {
+  return PROPERTIES[PREFIX + key]?.default;
+}
 
-const LOG_LEVELS = ["error", "warning", "info", "debug"];
-
-// `fallbackPython` fills `worker.python` when the user left it empty: the interpreter the server was found
-// in (or the Python extension's), which is the one most likely to have torch.
+// `fallbackPython` fills `worker.python` when the user left it empty: the interpreter the server was found in
+// (or the Python extension's), which is the one most likely to have torch.
 export function mapSettings(get: SettingGetter, fallbackPython?: string): MappedSettings {
-  const problems: string[] = [];
-  const d = DEFAULT_SETTINGS;
-  const read = <T>(key: string, fallback: T, check: (v: unknown) => v is T, expected: string): T => {
-    const value = get(key);
-    if (value === undefined) {
-      return fallback;
+  const settings: ServerSettings = {};
+  for (const key of SERVER_KEYS) {
+    let value = unset(get(key) ?? defaultOf(key));
+    if (key === "worker.python" && value === null && fallbackPython) {
+      value = fallbackPython;
     }
-    if (!check(value)) {
-      problems.push(`cudalens.${key} should be ${expected}, not ${JSON.stringify(value)}; using the default.`);
-      return fallback;
-    }
-    return value;
-  };
-  const codes = (key: string): string[] | null => {
-    const list = read(key, [] as string[], isStringList, "a list of rule codes").map((c) => c.trim());
-    const nonEmpty = list.filter((c) => c !== "");
-    return nonEmpty.length > 0 ? nonEmpty : null;
-  };
-  const bool = (key: string, fallback: boolean): boolean => read(key, fallback, isBoolean, "true or false");
-  const positive = (key: string, fallback: number): number =>
-    read(key, fallback, isPositiveNumber, "a positive number");
-  const optionalText = (key: string): string | null => emptyToNull(read(key, "", isString, "a string"));
-  const optionalNumber = (key: string): number | null =>
-    read(key, null as number | null, isNumberOrNull, "a number or null");
-  const isLogLevel = (v: unknown): v is string => isString(v) && LOG_LEVELS.includes(v);
-
-  return {
-    settings: {
-      select: codes("select"),
-      ignore: codes("ignore"),
-      arch: optionalText("arch"),
-      onSave: {
-        compile: bool("onSave.compile", d.onSave.compile),
-        test: bool("onSave.test", d.onSave.test),
-        time: bool("onSave.time", d.onSave.time),
-        profile: bool("onSave.profile", d.onSave.profile),
-      },
-      worker: {
-        python: optionalText("worker.python") ?? emptyToNull(fallbackPython ?? ""),
-        timeoutSeconds: positive("worker.timeoutSeconds", d.worker.timeoutSeconds),
-      },
-      coder: {
-        baseUrl: optionalText("coder.baseUrl"),
-        model: optionalText("coder.model"),
-        apiKeyEnv: optionalText("coder.apiKeyEnv") ?? d.coder.apiKeyEnv,
-        temperature: optionalNumber("coder.temperature"),
-        reasoningEffort: optionalText("coder.reasoningEffort"),
-        timeoutSeconds: positive("coder.timeoutSeconds", d.coder.timeoutSeconds),
-        retries: read("coder.retries", d.coder.retries, isNonNegativeInteger, "a whole number ≥ 0"),
-      },
-      optimize: {
-        rounds: read("optimize.rounds", d.optimize.rounds, isPositiveInteger, "a whole number ≥ 1"),
-        budgetUsd: read("optimize.budgetUsd", d.optimize.budgetUsd, isNonNegativeNumber, "a number ≥ 0"),
-      },
-      logLevel: read("logLevel", d.logLevel, isLogLevel, `one of ${LOG_LEVELS.join(", ")}`),
-    },
-    problems,
-  };
+    nest(settings, key, value);
+  }
+  return { settings };
 }
 
-function emptyToNull(text: string): string | null {
-  const trimmed = text.trim();
-  return trimmed === "" ? null : trimmed;
+// VS Code's empty defaults ("", [], blank entries) are "not set": the project's `[tool.cudalens]` or the server's
+// default decides. Strings are trimmed.
+function unset(value: unknown): unknown {
+  if (typeof value === "string") {
+    return value.trim() === "" ? null : value.trim();
+  }
+  if (Array.isArray(value) && value.every((v) => typeof v === "string")) {
+    const items = value.map((v: string) => v.trim()).filter((v) => v !== "");
+    return items.length > 0 ? items : null;
+  }
+  return value === undefined ? null : value;
 }
 
-function isString(v: unknown): v is string {
-  return typeof v === "string";
+function nest(target: ServerSettings, key: string, value: unknown): void {
+  const parts = key.split(".");
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    node = (node[part] ??= {}) as ServerSettings;
+  }
+  node[parts[parts.length - 1]] = value;
 }
 
-function isBoolean(v: unknown): v is boolean {
-  return typeof v === "boolean";
+// One value of the nested object by its key ("coder.apiKeyEnv").
+export function valueOf(settings: ServerSettings, key: string): unknown {
+  let node: unknown = settings;
+  for (const part of key.split(".")) {
+    node = typeof node === "object" && node !== null ? (node as ServerSettings)[part] : undefined;
+  }
+  return node;
 }
 
-function isStringList(v: unknown): v is string[] {
-  return Array.isArray(v) && v.every(isString);
+// The environment variable the key is given to the server under: the settings' name when it is one, else the default.
+export function apiKeyEnvOf(settings: ServerSettings): string {
+  const name = valueOf(settings, "coder.apiKeyEnv");
+  return typeof name === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : String(defaultOf("coder.apiKeyEnv"));
 }
 
-function isPositiveNumber(v: unknown): v is number {
-  return typeof v === "number" && Number.isFinite(v) && v > 0;
-}
-
-function isPositiveInteger(v: unknown): v is number {
-  return isPositiveNumber(v) && Number.isInteger(v);
-}
-
-function isNonNegativeInteger(v: unknown): v is number {
-  return typeof v === "number" && Number.isInteger(v) && v >= 0;
-}
-
-function isNonNegativeNumber(v: unknown): v is number {
-  return typeof v === "number" && Number.isFinite(v) && v >= 0;
-}
-
-function isNumberOrNull(v: unknown): v is number | null {
-  return v === null || (typeof v === "number" && Number.isFinite(v));
+// The Coder's endpoint of the settings (null: api.openai.com).
+export function baseUrlOf(settings: ServerSettings): string | null {
+  const url = valueOf(settings, "coder.baseUrl");
+  return typeof url === "string" && url !== "" ? url : null;
 }
 
 // The server process's environment: the extension host's, plus the API key from VS Code's secret storage under

@@ -2,22 +2,20 @@
 // server is told (the `trust` object beside the settings; docs/security.md). Kept free of `vscode`: it reads
 // settings through `inspect`-like getters, so plain-Node tests drive it.
 import * as path from "node:path";
-import { mapSettings, type MappedSettings, type ServerSettings, type SettingGetter } from "./settings";
+import {
+  apiKeyEnvOf,
+  baseUrlOf,
+  mapSettings,
+  type MappedSettings,
+  RESTRICTED_KEYS,
+  type ServerSettings,
+  type SettingGetter,
+} from "./settings";
 
-// Settings that run a program or turn on running code. In Restricted Mode only their user-level values count
-// (package.json lists them in `restrictedConfigurations`, so VS Code withholds workspace values too; this is the
-// second lock, and the one the tests can drive). Keys under `cudalens.`.
-export const RESTRICTED_KEYS = [
-  "path",
-  "interpreter",
-  "worker.python",
-  "onSave.compile",
-  "onSave.test",
-  "onSave.time",
-  "onSave.profile",
-  "coder.baseUrl",
-  "coder.apiKeyEnv",
-];
+// Settings that run a program or turn on running code (package.json's `restrictedConfigurations`, generated from
+// the schema's `restricted` fields). In Restricted Mode only their user-level values count: VS Code withholds
+// workspace values too; this is the second lock, and the one the tests can drive. Keys under `cudalens.`.
+export { RESTRICTED_KEYS };
 
 // The Coder's endpoint and key variable are the user's (`machine` scope in package.json): a value a workspace
 // sets is only used once the user said so, per workspace and endpoint.
@@ -101,16 +99,17 @@ export function trustedSettings(
 ): TrustedSettings {
   const mapped = mapSettings(trustedGetter(get, inspect, state), fallbackPython);
   const workspace = workspaceCoder(inspect);
-  const confirmed = usesWorkspaceCoder(inspect, state) ? mapped.settings.coder : undefined;
+  const confirmed = usesWorkspaceCoder(inspect, state)
+    ? { baseUrl: baseUrlOf(mapped.settings) ?? "", apiKeyEnv: apiKeyEnvOf(mapped.settings) }
+    : null;
   const trust: TrustPayload = {
     trusted: state.trusted,
     user: mapSettings(userLevel(inspect), fallbackPython).settings,
-    coderConfirmed: confirmed ? { baseUrl: confirmed.baseUrl ?? "", apiKeyEnv: confirmed.apiKeyEnv } : null,
+    coderConfirmed: confirmed,
   };
   const unanswered = state.trusted && workspace !== undefined && state.coderChoice === undefined;
   return {
     settings: { ...mapped.settings, trust },
-    problems: mapped.problems,
     unansweredCoder: unanswered ? workspace : undefined,
   };
 }
@@ -121,7 +120,8 @@ export function workspaceCoder(inspect: Inspector): CoderEndpoint | undefined {
     const value = workspaceLevel(inspect, key) ?? inspect(key)?.globalValue;
     return typeof value === "string" && value.trim() !== "" ? value.trim() : fallback;
   };
-  const own = mapSettings(userLevel(inspect)).settings.coder;
+  const user = mapSettings(userLevel(inspect)).settings;
+  const own = { baseUrl: baseUrlOf(user), apiKeyEnv: apiKeyEnvOf(user) };
   const chosen = { baseUrl: text("coder.baseUrl", own.baseUrl), apiKeyEnv: text("coder.apiKeyEnv", own.apiKeyEnv) ?? "" };
   const set = CODER_KEYS.some((key) => workspaceLevel(inspect, key) !== undefined);
   return set && (chosen.baseUrl !== own.baseUrl || chosen.apiKeyEnv !== own.apiKeyEnv) ? chosen : undefined;

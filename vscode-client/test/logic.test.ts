@@ -151,10 +151,9 @@ describe("status bar", () => {
 });
 
 describe("describeCommandResult", () => {
-  it("shows the server's message and offers Apply for an optimization result", () => {
+  it("reads the server's message and whether it failed", () => {
     assert.deepEqual(describeCommandResult("t", { message: "1.7× faster", resultId: "r1" }), {
       message: "1.7× faster",
-      applyResultId: "r1",
       failed: false,
     });
     assert.deepEqual(describeCommandResult("t", "plain reply"), { message: "plain reply", failed: false });

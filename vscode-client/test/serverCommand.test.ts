@@ -97,7 +97,9 @@ describe("findServer", () => {
     await assert.rejects(
       findServer({ ...empty, interpreterSetting: [withoutCudalens] }, importsCudalens),
       (error: Error) =>
-        error instanceof ServerNotFound && error.message.includes(`\`${withoutCudalens} -m pip install cudalens\``),
+        error instanceof ServerNotFound &&
+        error.message.includes(`\`${withoutCudalens} -m pip install -e <clone>\``) &&
+        !error.message.includes("pip install cudalens"), // it is on no package index
     );
   });
 
@@ -125,9 +127,42 @@ describe("findServer", () => {
         error instanceof ServerNotFound &&
         error.message.includes("the selected Python environment (/nonexistent/python) cannot import cudalens") &&
         error.message.includes("no `cudalens` executable on PATH") &&
-        error.message.includes("pip install cudalens") &&
+        error.message.includes("`make setup` makes `<clone>/.venv/bin/cudalens`") &&
+        error.message.includes("Remote tab") &&
         error.message.includes("cudalens.path"),
     );
+  });
+
+  it("finds the folder's .venv/bin/cudalens after the settings and before the Python extension and PATH", async () => {
+    const folder = scratch();
+    const venv = executable(path.join(folder, ".venv", "bin"), "cudalens");
+    const python = executable(path.join(folder, ".venv", "bin"), "python");
+    const onPath = executable(path.join(scratch(), "bin"), "cudalens");
+    const { probe, asked } = countingProbe();
+    const search = { ...empty, workspaceFolder: folder, pythonExtensionInterpreter: "/usr/bin/python3", envPath: path.dirname(onPath) };
+    assert.deepEqual(await findServer(search, probe), { command: venv, args: ["serve"], source: ".venv", python });
+    assert.deepEqual(asked, []); // found before the selected interpreter was asked
+    const explicit = executable(scratch(), "cudalens");
+    assert.equal((await findServer({ ...search, pathSetting: [explicit] }, probe)).command, explicit);
+  });
+
+  it("says it looked in the folder's .venv when nothing works", async () => {
+    const folder = scratch();
+    await assert.rejects(
+      findServer({ ...empty, workspaceFolder: folder, envPath: scratch() }, importsCudalens),
+      (error: Error) => error instanceof ServerNotFound && error.message.includes(`no .venv/bin/cudalens in ${folder}`),
+    );
+  });
+
+  it("never runs the folder's .venv in Restricted Mode", async () => {
+    const folder = scratch();
+    executable(path.join(folder, ".venv", "bin"), "cudalens");
+    const onPath = executable(path.join(scratch(), "bin"), "cudalens");
+    const found = await findServer(
+      { ...empty, workspaceFolder: folder, untrustedFolders: [folder], envPath: path.dirname(onPath) },
+      importsCudalens,
+    );
+    assert.deepEqual(found, { command: onPath, args: ["serve"], source: "PATH" });
   });
 });
 

@@ -1,113 +1,84 @@
-// The settings mapping: VS Code's flat `cudalens.*` keys → the server's nested settings object.
+// The settings mapping: VS Code's flat `cudalens.*` keys → the server's nested settings object. The keys and
+// defaults are package.json's (generated from the server's schema); the server checks the values.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
 import { describe, it } from "node:test";
-import { DEFAULT_SETTINGS, mapSettings, serverEnvironment } from "../src/settings";
+import {
+  apiKeyEnvOf,
+  defaultOf,
+  EXTENSION_KEYS,
+  mapSettings,
+  SERVER_KEYS,
+  serverEnvironment,
+  valueOf,
+} from "../src/settings";
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
+const manifest = JSON.parse(readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
 
 describe("mapSettings", () => {
-  it("gives the server's defaults when nothing is set", () => {
-    const { settings, problems } = mapSettings(from({}));
-    assert.deepEqual(settings, DEFAULT_SETTINGS);
-    assert.deepEqual(problems, []);
+  it("sends every setting of package.json but the extension's own, nested, with package.json's defaults", () => {
+    const keys = Object.keys(manifest.contributes.configuration.properties).map((k) => k.slice("cudalens.".length));
+    assert.deepEqual([...SERVER_KEYS, ...EXTENSION_KEYS].sort(), keys.sort());
+    const { settings } = mapSettings(from({}));
+    for (const key of SERVER_KEYS) {
+      const expected = defaultOf(key);
+      const empty = expected === "" || (Array.isArray(expected) && expected.length === 0);
+      assert.deepEqual(valueOf(settings, key), empty ? null : expected, key);
+    }
+    assert.equal(valueOf(settings, "path"), undefined);
+    assert.equal(valueOf(settings, "trace.server"), undefined);
+    assert.equal(valueOf(settings, "coder.priceInPer1k"), 0);
+    assert.equal(valueOf(settings, "optimize.allowTorchOps"), false);
   });
 
-  it("nests every shared setting the way the server reads it", () => {
-    const { settings, problems } = mapSettings(
-      from({
-        select: ["CL1", " CL301 ", ""],
-        ignore: ["CL5"],
-        arch: "sm_90",
-        "onSave.compile": false,
-        "onSave.test": true,
-        "onSave.time": true,
-        "onSave.profile": true,
-        "worker.python": "/opt/torch/bin/python",
-        "worker.timeoutSeconds": 120,
-        "coder.baseUrl": "http://127.0.0.1:8000/v1",
-        "coder.model": "o3",
-        "coder.apiKeyEnv": "MY_KEY",
-        "coder.temperature": 0.2,
-        "coder.reasoningEffort": "high",
-        "coder.timeoutSeconds": 30,
-        "coder.retries": 0,
-        "optimize.rounds": 3,
-        "optimize.budgetUsd": 0.5,
-        logLevel: "debug",
-      }),
-    );
-    assert.deepEqual(problems, []);
-    assert.deepEqual(settings, {
-      select: ["CL1", "CL301"],
-      ignore: ["CL5"],
-      arch: "sm_90",
-      onSave: { compile: false, test: true, time: true, profile: true },
-      worker: { python: "/opt/torch/bin/python", timeoutSeconds: 120 },
-      coder: {
-        baseUrl: "http://127.0.0.1:8000/v1",
-        model: "o3",
-        apiKeyEnv: "MY_KEY",
-        temperature: 0.2,
-        reasoningEffort: "high",
-        timeoutSeconds: 30,
-        retries: 0,
-      },
-      optimize: { rounds: 3, budgetUsd: 0.5 },
-      logLevel: "debug",
-    });
-  });
-
-  it("turns VS Code's empty defaults into null, so the server's defaults and [tool.cudalens] apply", () => {
+  it("nests the values the way the server reads them", () => {
     const { settings } = mapSettings(
       from({
-        select: [],
-        ignore: [" "],
-        arch: "",
-        "coder.baseUrl": " ",
-        "coder.model": "",
-        "coder.reasoningEffort": "",
-        "worker.python": "",
+        select: ["CL1", " CL301 ", ""],
+        "onSave.test": true,
+        "worker.python": "/opt/torch/bin/python",
+        "coder.baseUrl": "http://127.0.0.1:8000/v1",
+        "coder.priceOutPer1k": 0.008,
+        "optimize.rounds": 3,
+        debounceMs: 40,
       }),
     );
-    assert.equal(settings.select, null);
-    assert.equal(settings.ignore, null);
-    assert.equal(settings.arch, null);
-    assert.equal(settings.coder.baseUrl, null);
-    assert.equal(settings.coder.model, null);
-    assert.equal(settings.coder.reasoningEffort, null);
-    assert.equal(settings.worker.python, null);
+    assert.deepEqual(settings.select, ["CL1", "CL301"]);
+    assert.deepEqual(settings.onSave, { compile: false, test: true, time: false, profile: false });
+    assert.equal(valueOf(settings, "worker.python"), "/opt/torch/bin/python");
+    assert.equal(valueOf(settings, "coder.baseUrl"), "http://127.0.0.1:8000/v1");
+    assert.equal(valueOf(settings, "coder.priceOutPer1k"), 0.008);
+    assert.equal(valueOf(settings, "optimize.rounds"), 3);
+    assert.equal(settings.debounceMs, 40);
+  });
+
+  it("turns VS Code's empty values into null, so the server's defaults and [tool.cudalens] apply", () => {
+    const { settings } = mapSettings(
+      from({ select: [], ignore: [" "], arch: "", "coder.baseUrl": " ", "coder.reasoningEffort": "", logLevel: "" }),
+    );
+    for (const key of ["select", "ignore", "arch", "coder.baseUrl", "coder.reasoningEffort", "logLevel"]) {
+      assert.equal(valueOf(settings, key), null, key);
+    }
   });
 
   it("fills worker.python from the server's interpreter only when unset", () => {
-    assert.equal(mapSettings(from({}), "/venv/bin/python").settings.worker.python, "/venv/bin/python");
-    assert.equal(
-      mapSettings(from({ "worker.python": "/other/python" }), "/venv/bin/python").settings.worker.python,
-      "/other/python",
-    );
+    assert.equal(valueOf(mapSettings(from({}), "/venv/bin/python").settings, "worker.python"), "/venv/bin/python");
+    const set = mapSettings(from({ "worker.python": "/other/python" }), "/venv/bin/python").settings;
+    assert.equal(valueOf(set, "worker.python"), "/other/python");
   });
 
-  it("keeps the default and says why for each setting of the wrong type", () => {
-    const { settings, problems } = mapSettings(
-      from({
-        select: "CL1",
-        "onSave.test": "yes",
-        "optimize.rounds": 0,
-        "coder.retries": 1.5,
-        "worker.timeoutSeconds": -1,
-        "optimize.budgetUsd": "1",
-        logLevel: "loud",
-      }),
-    );
-    assert.deepEqual(settings, DEFAULT_SETTINGS);
-    assert.deepEqual(problems, [
-      'cudalens.select should be a list of rule codes, not "CL1"; using the default.',
-      'cudalens.onSave.test should be true or false, not "yes"; using the default.',
-      "cudalens.worker.timeoutSeconds should be a positive number, not -1; using the default.",
-      "cudalens.coder.retries should be a whole number ≥ 0, not 1.5; using the default.",
-      "cudalens.optimize.rounds should be a whole number ≥ 1, not 0; using the default.",
-      'cudalens.optimize.budgetUsd should be a number ≥ 0, not "1"; using the default.',
-      'cudalens.logLevel should be one of error, warning, info, debug, not "loud"; using the default.',
-    ]);
+  it("passes a wrong value on as it is: the server checks it and says why", () => {
+    const { settings } = mapSettings(from({ "onSave.test": "yes", "optimize.rounds": 0 }));
+    assert.equal(valueOf(settings, "onSave.test"), "yes");
+    assert.equal(valueOf(settings, "optimize.rounds"), 0);
+  });
+
+  it("gives the key to the server only under a variable name", () => {
+    assert.equal(apiKeyEnvOf(mapSettings(from({ "coder.apiKeyEnv": "MY_KEY" })).settings), "MY_KEY");
+    assert.equal(apiKeyEnvOf(mapSettings(from({ "coder.apiKeyEnv": "A=B" })).settings), "OPENAI_API_KEY");
+    assert.equal(apiKeyEnvOf(mapSettings(from({ "coder.apiKeyEnv": 5 })).settings), "OPENAI_API_KEY");
   });
 });
 

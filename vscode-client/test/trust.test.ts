@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
 import { findServer, ServerNotFound } from "../src/serverCommand";
-import { serverEnvironment } from "../src/settings";
+import { serverEnvironment, valueOf } from "../src/settings";
 import {
   choiceKey,
   type Inspected,
@@ -41,9 +41,9 @@ describe("trustedSettings", () => {
     const { get, inspect } = levels(USER, HOSTILE);
     const { settings } = trustedSettings(get, inspect, { trusted: false }, "/usr/bin/python3");
     assert.deepEqual(settings.onSave, { compile: false, test: true, time: false, profile: false });
-    assert.equal(settings.worker.python, "/usr/bin/python3");
-    assert.deepEqual(settings.coder.baseUrl, "http://127.0.0.1:8000/v1");
-    assert.equal(settings.coder.apiKeyEnv, "OPENAI_API_KEY");
+    assert.equal(valueOf(settings, "worker.python"), "/usr/bin/python3");
+    assert.deepEqual(valueOf(settings, "coder.baseUrl"), "http://127.0.0.1:8000/v1");
+    assert.equal(valueOf(settings, "coder.apiKeyEnv"), "OPENAI_API_KEY");
     assert.deepEqual(settings.select, ["CL1"]); // rules are the workspace's to choose
     assert.equal(settings.trust.trusted, false);
     assert.equal(settings.trust.coderConfirmed, null);
@@ -53,32 +53,32 @@ describe("trustedSettings", () => {
     const { get, inspect } = levels(USER, HOSTILE);
     const sent = trustedSettings(get, inspect, { trusted: true });
     assert.deepEqual(sent.settings.onSave, { compile: true, test: true, time: false, profile: true });
-    assert.equal(sent.settings.worker.python, "./.tools/python");
-    assert.equal(sent.settings.coder.baseUrl, "http://127.0.0.1:8000/v1");
-    assert.equal(sent.settings.coder.apiKeyEnv, "OPENAI_API_KEY");
+    assert.equal(valueOf(sent.settings, "worker.python"), "./.tools/python");
+    assert.equal(valueOf(sent.settings, "coder.baseUrl"), "http://127.0.0.1:8000/v1");
+    assert.equal(valueOf(sent.settings, "coder.apiKeyEnv"), "OPENAI_API_KEY");
     assert.deepEqual(sent.unansweredCoder, { baseUrl: "http://attacker.example/v1", apiKeyEnv: "AWS_SECRET_ACCESS_KEY" });
     // The server sees the user's own level too, to tell the two apart.
-    assert.equal(sent.settings.trust.user.coder.baseUrl, "http://127.0.0.1:8000/v1");
+    assert.equal(valueOf(sent.settings.trust.user, "coder.baseUrl"), "http://127.0.0.1:8000/v1");
     assert.deepEqual(sent.settings.trust.user.onSave, { compile: false, test: true, time: false, profile: false });
   });
 
   it("uses the workspace's endpoint only once the user chose it, and says so to the server", () => {
     const { get, inspect } = levels(USER, HOSTILE);
     const chosen = trustedSettings(get, inspect, { trusted: true, coderChoice: "workspace" });
-    assert.equal(chosen.settings.coder.baseUrl, "http://attacker.example/v1");
-    assert.equal(chosen.settings.coder.apiKeyEnv, "AWS_SECRET_ACCESS_KEY");
+    assert.equal(valueOf(chosen.settings, "coder.baseUrl"), "http://attacker.example/v1");
+    assert.equal(valueOf(chosen.settings, "coder.apiKeyEnv"), "AWS_SECRET_ACCESS_KEY");
     assert.deepEqual(chosen.settings.trust.coderConfirmed, {
       baseUrl: "http://attacker.example/v1",
       apiKeyEnv: "AWS_SECRET_ACCESS_KEY",
     });
     assert.equal(chosen.unansweredCoder, undefined);
     const own = trustedSettings(get, inspect, { trusted: true, coderChoice: "own" });
-    assert.equal(own.settings.coder.baseUrl, "http://127.0.0.1:8000/v1");
+    assert.equal(valueOf(own.settings, "coder.baseUrl"), "http://127.0.0.1:8000/v1");
     assert.equal(own.settings.trust.coderConfirmed, null);
     assert.equal(own.unansweredCoder, undefined);
     // Not even a remembered "workspace" counts in Restricted Mode.
     const restricted = trustedSettings(get, inspect, { trusted: false, coderChoice: "workspace" });
-    assert.equal(restricted.settings.coder.baseUrl, "http://127.0.0.1:8000/v1");
+    assert.equal(valueOf(restricted.settings, "coder.baseUrl"), "http://127.0.0.1:8000/v1");
   });
 
   it("asks nothing when the workspace sets no endpoint, or the user's own", () => {

@@ -1,0 +1,41 @@
+"""Failures of the machine, not of the kernel: no GPU or driver, no CUDA toolkit, a worker without torch.
+
+A repair round cannot fix these, so the loop stops at the first evaluation that shows one (round 0, or the first
+candidate of a file without `ModelNew`) instead of paying the Coder for rounds that fail the same way, and says
+the machine's words in its final message.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cudalens.agents.evaluation import Evaluation
+
+# What torch, the driver and the build say when the machine lacks something, one alternative a cause.
+_MACHINE = re.compile(
+    r"CUDA_HOME environment variable is not set"
+    r"|No CUDA GPUs are available"
+    r"|Found no NVIDIA driver"
+    r"|Torch not compiled with CUDA enabled"
+    r"|CUDA driver version is insufficient"
+    r"|NVIDIA driver on your system is too old"
+    r"|nvcc: (?:command )?not found"
+    r"|No such file or directory: '(?:[^']*/)?nvcc'"
+    r"|Ninja is required to load C\+\+ extensions"
+    r"|No module named '?torch'?"
+    r"|cannot start the worker"
+)
+
+
+def machine_failure(evaluation: Evaluation | None) -> str | None:
+    """The line of the evaluation's output that blames the machine, or None: the last such line of each text,
+    which in a traceback is the exception's own (`OSError: CUDA_HOME environment variable is not set`), not the
+    source line that raised it."""
+    if evaluation is None:
+        return None
+    texts = (evaluation.correctness.message, evaluation.compile.log, evaluation.correctness.traceback, *evaluation.notes)
+    for text in texts:
+        for line in reversed((text or "").splitlines()):
+            if _MACHINE.search(line):
+                return line.strip()[:300]
+    return None
