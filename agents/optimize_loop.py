@@ -1,12 +1,15 @@
-"""The Coder–Judge loop: evaluate, judge, ask the Coder to repair or optimize, keep the fastest correct candidate.
+"""The Coder–Judge loop as a search: evaluate, judge, ask the Coder to repair or optimize, keep the fastest correct
+candidate.
 
-Round 0 evaluates the current file. Each later round asks the Coder (a repair prompt when the last candidate
-failed, an optimize prompt when it was correct), extracts the new file, checks it for cheating, evaluates it
-(compile, test, time, profile) and judges it. The loop stops at N rounds, at the token or dollar budget, on
-cancel, after `patience` rounds without a better correct candidate, when the Coder fails, or at the first
-evaluation that failed because of the machine (no GPU, no CUDA toolkit: machine_failures.py), which no repair
-round can fix. Nothing is written to the user's file:
-the result carries the best source and the caller offers it as an edit.
+Round 0 evaluates the current file. Then the search policy (agents/search/policies.py: chain, beam or tree) names
+which candidates to expand, up to `width` at once; for each, the Coder is asked (a repair prompt when the candidate
+failed, an optimize prompt with the Judge's — or the policy's — method when it was correct), the new file is
+extracted, checked for cheating, evaluated on the first free device (compile, test, time, profile) and judged.
+Sources seen before (normalised) are not evaluated again. The search stops when it has asked for `rounds`
+candidates, at the token, dollar or wall-time budget, on cancel (every branch), or after `patience` × `width`
+candidates without a better correct one, when the Coder fails, or at the first evaluation that failed because of
+the machine (no GPU, no CUDA toolkit: machine_failures.py), which no repair can fix. Nothing is written to the user's file: the result carries the best
+source and the caller offers it as an edit.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -25,55 +29,54 @@ from cudalens.agents.coder.usage import Usage
 from cudalens.agents.evaluation import CandidateEvaluator, Evaluation
 from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.agents.judge import Verdict, judge, judge_input
+from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.render import render_markdown
 from cudalens.agents.machine_failures import machine_failure
 from cudalens.agents.run_log import RunLog
+from cudalens.agents.search.devices import DeviceLeases
+from cudalens.agents.search.policies import SearchPolicyName, policy_for
+from cudalens.agents.search.tree import (
+    Expansion,
+    RoundKind,
+    RoundRecord,
+    SearchTree,
+    normalised_key,
+    render_tree,
+    status_of,
+)
 from cudalens.analysis.findings import Finding
 from cudalens.profiler.anti_cheat import AntiCheatPolicy, CheatFinding, check_candidate, rejected
 
-RoundKind = Literal["initial", "first", "repair", "optimize"]
+__all__ = ["LoopSettings", "OptimizeLoop", "OptimizeResult", "Progress", "RoundKind", "RoundRecord"]
+
 StopReason = Literal["rounds", "budget", "cancelled", "no-progress", "repaired", "coder-error", "machine"]
 
 
 @dataclass(frozen=True)
 class LoopSettings:
-    rounds: int = 10
+    rounds: int = 10  # candidates the search may ask the Coder for, all branches together
     budget_usd: float | None = None
     budget_tokens: int | None = None
+    budget_seconds: float | None = None  # wall time of the whole run; past it every branch is stopped
     patience: int = (
-        4  # stop after this many rounds without beating the best correct candidate (or without code)
+        4  # stop after this many rounds (× width) without beating the best correct candidate (or without code)
     )
     min_improvement: float = 0.02  # a new best must be this much faster (2 %)
     repair_only: bool = False  # "Fix with Coder": stop as soon as a candidate is correct
     anti_cheat: AntiCheatPolicy = field(default_factory=AntiCheatPolicy)
     no_code_retries: int = 1  # ask again in the same round when a reply has no usable code
+    search: SearchPolicyName = "chain"
+    width: int = 1  # expansions in flight at once (beam: the beam's size); chain is always 1
 
 
 @dataclass(frozen=True)
 class Progress:
     round: int
     rounds: int
-    phase: str  # "evaluating" | "judging" | "coding"
+    phase: str  # "evaluating" | "judging" | "coding" | "done"
     best_speedup: float | None
     message: str
-
-
-@dataclass(frozen=True)
-class RoundRecord:
-    index: int
-    kind: RoundKind
-    source: str | None
-    evaluation: Evaluation | None
-    verdict: Verdict | None
-    cheats: tuple[CheatFinding, ...] = ()
-    usage: Usage = field(default_factory=Usage)
-    error: str = ""  # the Coder failed or its reply had no code
-    seconds_eval: float = 0.0
-    seconds_llm: float = 0.0
-
-    @property
-    def speedup(self) -> float | None:
-        return self.evaluation.speedup if self.evaluation and not rejected(list(self.cheats)) else None
+    best_round: int | None = None  # the node holding the best correct candidate so far
 
 
 @dataclass
@@ -83,9 +86,10 @@ class OptimizeResult:
     best_round: int | None
     best_speedup: float | None
     stop_reason: StopReason
-    rounds: list[RoundRecord]
+    rounds: list[RoundRecord]  # every node of the search tree, by index
     usage: Usage
     run_dir: Path | None
+    search: SearchPolicyName = "chain"
     stop_detail: str = ""  # what was behind "coder-error" or "machine": the error itself
 
     @property
@@ -106,11 +110,18 @@ class OptimizeResult:
             f"${self.usage.cost_usd:.4f}, stopped: {self.stop_reason}{detail}"
         )
 
+    def tree(self) -> str:
+        """The search tree, parent → child, with each node's status and speedup."""
+        return render_tree(self.rounds, self.best_round)
+
+
+_Outcome = Literal["ok", "no-code", "coder-error", "cancelled"]
+
 
 class OptimizeLoop:
     def __init__(
         self,
-        evaluator: CandidateEvaluator,
+        evaluator: CandidateEvaluator | DeviceLeases,
         coder: CoderClient,
         reference_source: str,
         *,
@@ -122,12 +133,13 @@ class OptimizeLoop:
         run_root: Path | None = None,
         findings_for: Callable[[str], list[Finding]] | None = None,
     ) -> None:
-        self.evaluator = evaluator
+        self.devices = evaluator if isinstance(evaluator, DeviceLeases) else DeviceLeases([evaluator])
         self.coder = coder
         self.reference = reference_source
         self.kernel = kernel
         self.gpu = gpu
         self.settings = settings or LoopSettings()
+        self.policy = policy_for(self.settings.search, self.settings.width)
         self.cancel = cancel or threading.Event()
         self.on_progress = on_progress or (lambda p: None)
         self.run_root = run_root
@@ -135,32 +147,23 @@ class OptimizeLoop:
         self.usage = Usage()
         self.best: tuple[int, str, float] | None = None
         self.log: RunLog | None = None
+        self._halt = threading.Event()  # cancel or the wall-time budget: every branch stops
+        self._lock = threading.Lock()  # usage and the table of sources seen, shared by the branches
+        self._seen: dict[str, Future[RoundRecord | None]] = {}
+        self._started = time.monotonic()
 
     # -- steps -------------------------------------------------------------------------------------------
     def _progress(self, k: int, phase: str, message: str) -> None:
+        best = self.best
         self.on_progress(
-            Progress(k, self.settings.rounds, phase, self.best[2] if self.best else None, message)
+            Progress(k, self.settings.rounds, phase, best[2] if best else None, message, best[0] if best else None)
         )
 
-    def _evaluate(self, source: str) -> tuple[Evaluation, float]:
-        """Evaluate with cancel wired to the evaluator's kill switch (if it has one)."""
-        done = threading.Event()
-        killer = getattr(self.evaluator, "cancel", None)
-
-        def watch() -> None:
-            while not done.is_set():
-                if self.cancel.wait(0.1) and killer is not None:
-                    killer()
-                    return
-
-        watcher = threading.Thread(target=watch, daemon=True)
-        watcher.start()
+    def _evaluate(self, source: str) -> tuple[Evaluation | None, float, str]:
+        """On the first free device, and that device; None when the run was stopped before one was free."""
         t0 = time.perf_counter()
-        try:
-            return self.evaluator.evaluate(source, "full"), time.perf_counter() - t0
-        finally:
-            done.set()
-            watcher.join()
+        evaluation, device = self.devices.evaluate(source, "full", self._halt)
+        return evaluation, time.perf_counter() - t0, device
 
     def _judge(self, source: str, evaluation: Evaluation | None, cheats: list[CheatFinding]) -> Verdict:
         return judge(
@@ -169,23 +172,35 @@ class OptimizeLoop:
 
     def _over_budget(self) -> bool:
         s = self.settings
-        return (s.budget_usd is not None and self.usage.cost_usd >= s.budget_usd) or (
-            s.budget_tokens is not None and self.usage.total_tokens >= s.budget_tokens
+        return (
+            (s.budget_usd is not None and self.usage.cost_usd >= s.budget_usd)
+            or (s.budget_tokens is not None and self.usage.total_tokens >= s.budget_tokens)
+            or self._out_of_time()
         )
 
-    def _ask(self, k: int, kind: RoundKind, last: RoundRecord) -> tuple[str | None, Usage, str, float]:
-        """The Coder's next file for round k, or the reason there is none."""
+    def _out_of_time(self) -> bool:
+        limit = self.settings.budget_seconds
+        return limit is not None and time.monotonic() - self._started >= limit
+
+    def _ask(self, k: int, kind: RoundKind, last: RoundRecord, method: str | None
+             ) -> tuple[str | None, Usage, str, float]:
+        """The Coder's next file for node k, or the reason there is none."""
         details = ""
         if last.evaluation is not None:
             details = last.evaluation.compile.log or last.evaluation.correctness.traceback
-        ctx = PromptContext(self.reference, last.source, self.gpu, last.verdict, details)
+        verdict = last.verdict
+        if verdict is not None and method is not None and method != verdict.method:
+            m = METHODS[method]  # the search asks for another of the methods that fit this bottleneck
+            verdict = replace(verdict, method=m.key, method_title=m.title, plan=m.plan)
+        ctx = PromptContext(self.reference, last.source, self.gpu, verdict, details)
         messages = repair_messages(ctx) if kind == "repair" else optimize_messages(ctx)
         usage = Usage()
         t0 = time.perf_counter()
         for attempt in range(self.settings.no_code_retries + 1):
-            reply = self.coder.complete(messages, cancel=self.cancel)
+            reply = self.coder.complete(messages, cancel=self._halt)
             usage = usage + reply.usage
-            self.usage = self.usage + reply.usage
+            with self._lock:
+                self.usage = self.usage + reply.usage
             if self.log:
                 self.log.write_round(
                     k,
@@ -199,94 +214,109 @@ class OptimizeLoop:
                 return extracted.source, usage, "", time.perf_counter() - t0
             except NoCodeError as exc:
                 error = str(exc)
-                if self._over_budget() or self.cancel.is_set():
+                if self._over_budget() or self._halt.is_set():
                     break
                 messages = no_code_followup(messages, reply.text, error)
         return None, usage, error, time.perf_counter() - t0
 
-    # -- the loop ----------------------------------------------------------------------------------------
+    def _expand(self, k: int, e: Expansion, parent: RoundRecord) -> tuple[RoundRecord | None, _Outcome]:
+        """One branch step, in a worker thread: ask the Coder about `parent`, evaluate and judge the reply."""
+        label = f"round {k}/{self.settings.rounds}"
+        if self.policy.name != "chain":
+            label += f" (from #{e.parent}{', ' + e.method if e.method else ''})"
+        self._progress(k, "coding", f"{label}: asking the Coder ({e.kind})")
+        try:
+            candidate, usage, error, llm_s = self._ask(k, e.kind, parent, e.method)
+        except CoderCancelled:
+            return None, "cancelled"
+        except CoderError as exc:
+            return RoundRecord(k, e.kind, None, None, None, error=str(exc), parent=e.parent, method=e.method), (
+                "coder-error"
+            )
+        if candidate is None:
+            rec = RoundRecord(k, e.kind, None, None, None, usage=usage, error=error, seconds_llm=llm_s,
+                              parent=e.parent, method=e.method)
+            return rec, "no-code"
+        key = normalised_key(candidate)
+        with self._lock:
+            seen = self._seen.get(key)
+            if seen is None:
+                mine: Future[RoundRecord | None] = Future()
+                self._seen[key] = mine
+        if seen is not None:  # the same candidate again: its evaluation, not a second one
+            original = seen.result()
+            if original is None:
+                return None, "cancelled"
+            return replace(original, index=k, kind=e.kind, source=candidate, usage=usage, seconds_eval=0.0,
+                           seconds_llm=llm_s, parent=e.parent, method=e.method, duplicate_of=original.index), "ok"
+        rec = None
+        try:
+            rec = self._evaluate_round(k, e, label, candidate, usage, llm_s)
+        finally:
+            mine.set_result(rec)
+            if rec is None:  # stopped before it ran: a later identical reply is evaluated after all
+                with self._lock:
+                    self._seen.pop(key, None)
+        return (rec, "ok") if rec is not None else (None, "cancelled")
+
+    # -- the search --------------------------------------------------------------------------------------
     def run(self, source: str) -> OptimizeResult:
+        self._started = time.monotonic()
         if self.run_root is not None:
             secret = self.coder.settings.api_key()
             self.log = RunLog(self.run_root, self.kernel or "model", (secret,) if secret else ())
-        rounds: list[RoundRecord] = []
-        stop: StopReason = "rounds"
+        tree = SearchTree()
+        width = self.policy.width
+        stop: StopReason | None = None
+        asked = stale = 0
         detail = ""
-        first = self._round_zero(source)
-        rounds.append(first)
-        self._record(first)
-        last = first
-        stale = 0
-        for k in range(1, self.settings.rounds + 1):
-            if (machine := machine_failure(last.evaluation)) is not None:
+        inflight: dict[Future, int] = {}
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="cudalens-branch") as pool:
+            first = self._watched(pool.submit(self._round_zero, source))
+            tree.add(first)
+            self._record(first)
+            if (machine := machine_failure(first.evaluation)) is not None:
                 stop, detail = "machine", machine
-                break
-            if self.cancel.is_set():
-                stop = "cancelled"
-                break
-            if self._over_budget():
-                stop = "budget"
-                break
-            if self.settings.repair_only and last.evaluation is not None and last.evaluation.correct:
-                stop = "repaired"
-                break
-            kind: RoundKind = (
-                "first"
-                if last.source is None
-                else (
-                    "optimize"
-                    if last.evaluation is not None
-                    and last.evaluation.correct
-                    and not rejected(list(last.cheats))
-                    else "repair"
-                )
-            )
-            self._progress(k, "coding", f"round {k}/{self.settings.rounds}: asking the Coder ({kind})")
-            try:
-                candidate, usage, error, llm_s = self._ask(k, kind, last)
-            except CoderCancelled:
-                stop = "cancelled"
-                break
-            except CoderError as exc:
-                rec = RoundRecord(k, kind, None, None, None, error=str(exc))
-                rounds.append(rec)
-                self._record(rec)
-                stop, detail = "coder-error", str(exc)
-                break
-            if candidate is None:
-                rec = RoundRecord(k, kind, None, None, None, usage=usage, error=error, seconds_llm=llm_s)
-                rounds.append(rec)
-                self._record(rec)
-                stale += 1
-                if stale >= self.settings.patience:
-                    stop = "no-progress"
+            while True:
+                self._halt_if_stopped()
+                if stop is None:
+                    stop = self._should_stop(tree, stale * 1.0 / width, asked)
+                if stop is None and asked < self.settings.rounds and len(inflight) < width:
+                    for e in self.policy.select(tree, min(width - len(inflight), self.settings.rounds - asked)):
+                        asked += 1
+                        tree.pending[asked] = e
+                        inflight[pool.submit(self._expand, asked, e, tree.nodes[e.parent])] = asked
+                if not inflight:
                     break
-                continue
-            rec = self._evaluate_round(k, kind, candidate, usage, llm_s)
-            rounds.append(rec)
-            self._record(rec)
-            if self.cancel.is_set():
-                stop = "cancelled"
-                break
-            improved = self._consider(rec)
-            # "no progress" means the best stopped improving; while nothing is correct yet, repairs go on
-            stale = 0 if improved else stale + 1 if self.best is not None else stale
-            last = rec
-            if stale >= self.settings.patience:
-                stop = "no-progress"
-                break
-        else:
-            if (machine := machine_failure(last.evaluation)) is not None:
-                stop, detail = "machine", machine
-            elif self._over_budget():
-                stop = "budget"
-        if (
-            self.settings.repair_only
-            and stop == "rounds"
-            and last.evaluation is not None
-            and last.evaluation.correct
-        ):
-            stop = "repaired"
+                done, _ = wait(inflight, timeout=0.2, return_when=FIRST_COMPLETED)
+                for future in done:
+                    k = inflight.pop(future)
+                    rec, outcome = future.result()
+                    tree.pending.pop(k, None)
+                    if rec is None:  # halted before it ran: a cancel, or the wall-time budget
+                        stop = stop or ("cancelled" if self.cancel.is_set() else "budget")
+                        continue
+                    tree.add(rec)
+                    self._record(rec)
+                    if outcome == "coder-error":
+                        if stop is None:
+                            stop, detail = "coder-error", rec.error
+                        continue
+                    # no repair fixes the machine (no GPU, no CUDA toolkit): every branch would fail the same way
+                    if stop is None and (machine := machine_failure(rec.evaluation)) is not None:
+                        stop, detail = "machine", machine
+                    improved = self._consider(rec)
+                    # "no progress" means the best stopped improving; while nothing is correct yet, repairs go on
+                    if outcome == "no-code" or (not improved and self.best is not None):
+                        stale += 1
+                    elif improved:
+                        stale = 0
+                    if self.cancel.is_set():
+                        stop = stop or "cancelled"
+        if stop is None:
+            stop = "budget" if self._over_budget() else "rounds" if asked >= self.settings.rounds else "no-progress"
+            if stop == "rounds" and self.settings.repair_only and any(_correct(r) for r in tree.nodes.values()):
+                stop = "repaired"
         best = self.best
         result = OptimizeResult(
             source,
@@ -294,15 +324,41 @@ class OptimizeLoop:
             best[0] if best else None,
             best[2] if best else None,
             stop,
-            rounds,
+            [tree.nodes[i] for i in sorted(tree.nodes)],
             self.usage,
             self.log.folder if self.log else None,
+            self.policy.name,
             detail,
         )
         if self.log:
             _write_summary(self.log, result, self.kernel)
-        self._progress(len(rounds) - 1, "done", result.summary_line())
+        self._progress(len(result.rounds) - 1, "done", result.summary_line())
         return result
+
+    def _halt_if_stopped(self) -> None:
+        """On cancel or past the wall-time budget: stop every branch — the Coder's waits, the devices' jobs.
+        Pressed again on each turn, so a job that was only starting when the cancel came is killed too."""
+        if self.cancel.is_set() or self._out_of_time():
+            self._halt.set()
+            self.devices.cancel()
+
+    def _watched(self, future: Future[RoundRecord]) -> RoundRecord:
+        while True:
+            done, _ = wait([future], timeout=0.2)
+            if done:
+                return future.result()
+            self._halt_if_stopped()
+
+    def _should_stop(self, tree: SearchTree, stale_rounds: float, asked: int) -> StopReason | None:
+        if self.cancel.is_set():
+            return "cancelled"
+        if self._over_budget():
+            return "budget"
+        if self.settings.repair_only and any(_correct(r) for r in tree.nodes.values()):
+            return "repaired"
+        if stale_rounds >= self.settings.patience:
+            return "no-progress"
+        return None
 
     def _round_zero(self, source: str) -> RoundRecord:
         if "class ModelNew" not in source:
@@ -313,7 +369,7 @@ class OptimizeLoop:
         )
         # the user's own kernel is judged, not rejected: only warnings from the anti-cheat checks
         cheats = [replace(c, severity="warn") for c in check_candidate(source, policy)]
-        evaluation, secs = self._evaluate(source)
+        evaluation, secs, device = self._evaluate(source)
         rec = RoundRecord(
             0,
             "initial",
@@ -322,33 +378,36 @@ class OptimizeLoop:
             self._judge(source, evaluation, []),
             tuple(cheats),
             seconds_eval=secs,
+            device=device,
         )
+        done: Future[RoundRecord | None] = Future()
+        done.set_result(rec)
+        self._seen[normalised_key(source)] = done
         self._consider(rec)
         return rec
 
     def _evaluate_round(
-        self, k: int, kind: RoundKind, candidate: str, usage: Usage, llm_s: float
-    ) -> RoundRecord:
+        self, k: int, e: Expansion, label: str, candidate: str, usage: Usage, llm_s: float
+    ) -> RoundRecord | None:
         cheats = check_candidate(candidate, self.settings.anti_cheat)
         if rejected(cheats):
             return RoundRecord(
-                k,
-                kind,
-                candidate,
-                None,
-                self._judge(candidate, None, cheats),
-                tuple(cheats),
-                usage,
-                seconds_llm=llm_s,
+                k, e.kind, candidate, None, self._judge(candidate, None, cheats), tuple(cheats), usage,
+                seconds_llm=llm_s, parent=e.parent, method=e.method,
             )
-        self._progress(k, "evaluating", f"round {k}/{self.settings.rounds}: compiling, testing, timing")
-        evaluation, secs = self._evaluate(candidate)
+        if self._halt.is_set():
+            return None
+        self._progress(k, "evaluating", f"{label}: compiling, testing, timing")
+        evaluation, secs, device = self._evaluate(candidate)
+        if evaluation is None:
+            return None
         verdict = self._judge(candidate, evaluation, cheats)
-        return RoundRecord(k, kind, candidate, evaluation, verdict, tuple(cheats), usage, "", secs, llm_s)
+        return RoundRecord(k, e.kind, candidate, evaluation, verdict, tuple(cheats), usage, "", secs, llm_s,
+                           e.parent, e.method, device=device)
 
     def _consider(self, rec: RoundRecord) -> bool:
         speed = rec.speedup
-        if speed is None or rec.source is None:
+        if speed is None or rec.source is None or rec.duplicate_of is not None:  # the original holds the best
             return False
         if self.best is None or speed > self.best[2] * (1 + self.settings.min_improvement):
             self.best = (rec.index, rec.source, speed)
@@ -364,11 +423,15 @@ class OptimizeLoop:
         if rec.verdict is not None:
             files["verdict.json"] = rec.verdict.to_json()
             files["verdict.md"] = render_markdown(rec.verdict)
-        if rec.evaluation is not None:
+        if rec.evaluation is not None and rec.duplicate_of is None:
             files["evaluation.json"] = rec.evaluation
         files["round.json"] = {
             "index": rec.index,
+            "parent": rec.parent,
             "kind": rec.kind,
+            "method": rec.method,
+            "duplicate_of": rec.duplicate_of,
+            "device": rec.device,
             "speedup": rec.speedup,
             "error": rec.error,
             "cheats": list(rec.cheats),
@@ -379,6 +442,10 @@ class OptimizeLoop:
         self.log.write_round(rec.index, files)
 
 
+def _correct(rec: RoundRecord) -> bool:
+    return rec.evaluation is not None and rec.evaluation.correct
+
+
 def _messages_text(messages: list[dict[str, str]]) -> str:
     return "\n\n".join(f"# {m['role']}\n\n{m['content']}" for m in messages)
 
@@ -386,21 +453,13 @@ def _messages_text(messages: list[dict[str, str]]) -> str:
 def _write_summary(log: RunLog, result: OptimizeResult, kernel: str | None) -> None:
     rows = []
     for r in result.rounds:
-        status = (
-            "no code"
-            if r.source is None
-            else "rejected"
-            if rejected(list(r.cheats))
-            else (
-                "correct"
-                if r.evaluation and r.evaluation.correct
-                else (r.evaluation.correctness.status if r.evaluation else "-")
-            )
-        )
+        status = status_of(r) if r.duplicate_of is None else f"duplicate of {r.duplicate_of}"
         rows.append(
             {
                 "round": r.index,
+                "parent": r.parent,
                 "kind": r.kind,
+                "method": r.method,
                 "status": status,
                 "speedup": r.speedup,
                 "verdict": r.verdict.summary if r.verdict else r.error,
@@ -413,6 +472,7 @@ def _write_summary(log: RunLog, result: OptimizeResult, kernel: str | None) -> N
     evals = [r.seconds_eval for r in result.rounds if r.evaluation is not None]
     summary = {
         "kernel": kernel,
+        "search": result.search,
         "stop_reason": result.stop_reason,
         "stop_detail": result.stop_detail,
         "best_round": result.best_round,
@@ -430,15 +490,17 @@ def _write_summary(log: RunLog, result: OptimizeResult, kernel: str | None) -> N
         f"- Result: {result.summary_line()}",
         f"- Best source: {'best' + log.suffix if result.best_source else 'none'}",
         "",
-        "| round | kind | status | speedup | verdict | tokens | cost $ | eval s | LLM s |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| round | kind | status | speedup | verdict | tokens | cost $ | eval s | LLM s | from |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         speed = f"{row['speedup']:.2f}×" if row["speedup"] else ""
         lines.append(
             f"| {row['round']} | {row['kind']} | {row['status']} | {speed} | "
             f"{str(row['verdict']).replace('|', '/')} | {row['tokens']} | {row['cost_usd']:.4f} | "
-            f"{row['seconds_eval']:.1f} | {row['seconds_llm']:.1f} |"
+            f"{row['seconds_eval']:.1f} | {row['seconds_llm']:.1f} | "
+            f"{'' if row['parent'] is None else row['parent']} |"
         )
+    lines += ["", f"## Search tree ({result.search})", "", "```", result.tree(), "```"]
     lines += ["", "Each `round-NN/` folder holds the round's source, prompt, reply, verdict and evaluation."]
     log.write("summary.md", "\n".join(lines) + "\n")

@@ -31,7 +31,7 @@ from cudalens.agents.evaluation import (
     TimingOutcome,
     source_hash,
 )
-from cudalens.profiler import child_env
+from cudalens.profiler import child_env, processes
 from cudalens.profiler.ncu import metrics as M
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
@@ -56,6 +56,9 @@ class ProfilerEvaluatorSettings:
     # a new worker (and scratch folder) per candidate: nothing one candidate leaves in the process reaches the
     # next, at the price of importing torch each time (≈ 3–4 s); `cudalens optimize --evaluator isolated`
     fresh_worker: bool = False
+    # the one GPU this evaluator's worker sees (`CUDA_VISIBLE_DEVICES` of its worker), as the parent names it:
+    # the search runs one evaluator per GPU (agents/search/devices.py); None: the parent's own
+    visible_device: str | None = None
 
 
 @dataclass
@@ -65,15 +68,19 @@ class ProfilerEvaluator:
     _pool: WorkerPool | None = field(default=None, init=False, repr=False)
     _job: str | None = field(default=None, init=False, repr=False)
     _scratch: str = field(default="", init=False, repr=False)
+    _profiling: processes.CancelToken | None = field(default=None, init=False, repr=False)
     # its warm ncu targets are its own: close() ends them, not the server's or another run's
     _standby_owner: str = field(default_factory=lambda: f"optimize-{uuid.uuid4().hex[:12]}", init=False, repr=False)
 
     def _worker_pool(self) -> WorkerPool:
         if self._pool is None:
             child_env.hide(*self.settings.secret_env)
+            # the one GPU of this evaluator (the search runs one per GPU): added to the clean environment
+            device = {"CUDA_VISIBLE_DEVICES": self.settings.visible_device} if self.settings.visible_device else None
             # candidates are the LLM's code: their relative writes land in a scratch folder, not the project
             self._scratch = tempfile.mkdtemp(prefix="cudalens-candidates-")
-            self._pool = WorkerPool(python=self.settings.python, warmup={"modules": ["torch"]}, cwd=self._scratch)
+            self._pool = WorkerPool(python=self.settings.python, env=device, warmup={"modules": ["torch"]},
+                                    cwd=self._scratch)
         return self._pool
 
     def close(self) -> None:
@@ -87,8 +94,11 @@ class ProfilerEvaluator:
             shutil.rmtree(self._scratch, ignore_errors=True)
 
     def cancel(self) -> None:
+        """Kill what this evaluator runs now: the worker's job, or the ncu run profiling a candidate."""
         if self._pool is not None and self._job is not None:
             self._pool.cancel(self._job)
+        if self._profiling is not None:
+            self._profiling.cancel()
 
     def evaluate(self, source: str, kind: EvaluationKind = "full") -> Evaluation:
         started = time.perf_counter()
@@ -140,10 +150,13 @@ class ProfilerEvaluator:
         """`profile_file` for the candidate; from a warm ncu target when `ncu_standby` (the next round's starts
         as this one ends: ≈ 4 s less a round on the H200)."""
         request = self._profile_request(candidate, reference)
+        self._profiling = processes.CancelToken()
         try:
-            profile = profile_file(request)
-        except Exception as exc:  # a profile is evidence, never the reason a round fails
+            profile = profile_file(request, self._profiling)
+        except Exception as exc:  # a profile is evidence, never the reason a round fails (a cancel included)
             return _noted(evaluation, f"ncu profile failed: {type(exc).__name__}: {str(exc)[:300]}")
+        finally:
+            self._profiling = None
         if profile.error:
             return _noted(evaluation, f"ncu: {profile.error}")
         return Evaluation(**{**evaluation.__dict__, "profiles": profile_metrics(profile)})
@@ -152,7 +165,7 @@ class ProfilerEvaluator:
         return ProfileRequest(
             str(candidate), str(reference), python=self.settings.python, timeout=self.settings.timeout_s,
             standby=self.settings.ncu_standby,
-            standby_owner=self._standby_owner,
+            standby_owner=self._standby_owner, device=self.settings.visible_device,
         )
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer
+# Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer
 # Each stage has a time limit that keeps a whole call inside the 10-minute one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +41,11 @@ for stage in "$@"; do
                           2>&1 | tee "$OUT/whole-model-resnet.log" | tail -60 ;;
     whole-model-transformer) timeout 540 python3 benchmarks/gpu_whole_model.py transformer \
                                --out "$OUT/whole-model-transformer" 2>&1 | tee "$OUT/whole-model-transformer.log" | tail -60 ;;
+    search-bench) timeout 560 python3 benchmarks/search_standin.py --problems "${SEARCH_PROBLEMS:-19_ReLU,23_Softmax,47_Sum}" \
+                    --policies chain,beam,tree --evaluations 8 --width 8 --llm-seconds 3 --timeout 120 --timing-check \
+                    --out "$OUT/search-runs" 2>&1 | tee "$OUT/search-bench.log" | tail -40 ;;
+    search-rate) timeout 400 python3 benchmarks/search_standin.py --problems 19_ReLU --policies tree \
+                   --evaluations 32 --width 8 --llm-seconds 10 --timeout 120 --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
     *) echo "unknown stage $stage" ;;
   esac
   # a stage cut short by its timeout leaves workers and ncu targets (own process groups) running: they would

@@ -13,16 +13,17 @@ import shutil
 import signal
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
-from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
-from cudalens.agents.gpu_specs import KNOWN_GPUS, detect_gpu_specs, gpu_by_name
-from cudalens.agents.optimize_loop import OptimizeLoop, Progress
+from cudalens.agents.gpu_specs import KNOWN_GPUS, gpu_by_name
+from cudalens.agents.optimize_loop import Progress
+from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
 from cudalens.agents.optimize_settings import OptimizeSettings
-from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
-from cudalens.agents.resources import WithCompileResources
-from cudalens.analysis.api import analyze_text
+from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
+from cudalens.agents.search.policies import POLICIES
+from cudalens.agents.search.ray_backend import RaySettings, RayUnavailable
 from cudalens.profiler.worker_settings import WorkerSettings
 
 
@@ -40,6 +41,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--patience", type=int, default=OptimizeSettings.patience,
                         help=f"stop after N rounds without progress (default {OptimizeSettings.patience})")
     parser.add_argument("--repair-only", action="store_true", help="stop as soon as a candidate is correct")
+    parser.add_argument("--budget-seconds", type=float, metavar="S", help="stop every branch after S seconds")
+    search = parser.add_argument_group("search (docs/optimize.md#search)")
+    search.add_argument(
+        "--search", choices=POLICIES, default="chain",
+        help="chain: one candidate at a time from the last (CudaForge's loop); beam: the best K correct "
+        "candidates, each with the Judge's different methods; tree: UCT over the candidate tree",
+    )
+    search.add_argument(
+        "--ray", metavar="ADDRESS",
+        help="run the evaluations as Ray tasks (num_gpus=1) on this Ray cluster (needs cudalens[ray] here and "
+        "cudalens with torch on its nodes)",
+    )
+    search.add_argument(
+        "--width", type=int, default=None, metavar="K",
+        help="candidates in flight at once, and beam's size (default 1 for chain, 4 otherwise)",
+    )
     out = parser.add_mutually_exclusive_group()
     out.add_argument("-o", "--output", help="where to write the best candidate (default: FILE.optimized.py)")
     out.add_argument("--diff", action="store_true", help="print the best candidate as a unified diff")
@@ -114,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"the worker interpreter {args.worker_python} was not found (--worker-python)")
     if args.rounds < 0:
         return _fail("--rounds must be at least 0")
+    width = args.width if args.width is not None else 1 if args.search == "chain" else 4
+    if width < 1 or (args.search == "chain" and width != 1):
+        return _fail("--width must be at least 1 (and 1 with --search chain)")
     coder_settings = CoderSettings(
         base_url=args.base_url or "",
         model=args.model,
@@ -134,53 +154,48 @@ def run(args: argparse.Namespace) -> int:
     settings = OptimizeSettings(
         rounds=args.rounds, budget_usd=args.budget, patience=args.patience, allow_torch_ops=args.allow_torch_ops
     ).loop(repair_only=args.repair_only, budget_tokens=args.budget_tokens)
+    settings = replace(settings, budget_seconds=args.budget_seconds, search=args.search, width=width)
     if args.ncu:
         os.environ["CUDALENS_NCU"] = args.ncu  # where the profiler looks for it (profiler/ncu/locate.py)
-    worker = ProfilerEvaluator(
+    spec = OptimizeSpec(
+        str(path),
         source,
+        args.kernel,
+        coder_settings,
+        settings,
         ProfilerEvaluatorSettings(
             python=args.worker_python,
             timeout_s=args.timeout,
             profile=not args.no_profile,
-            secret_env=(args.api_key_env,),
             fresh_worker=args.evaluator == "isolated",
         ),
+        gpu=None if args.gpu == "auto" else gpu_by_name(args.gpu),
+        runs_dir=Path(args.runs_dir),
+        ray=RaySettings(args.ray) if args.ray else None,
     )
-    evaluator = WithCompileResources(worker, str(path))
-
-    def findings_for(candidate: str) -> list:
-        report = analyze_text(str(path), candidate)
-        return [f for f in report.findings if args.kernel is None or f.kernel in (None, args.kernel)]
 
     def on_progress(p: Progress) -> None:
         if not args.quiet and p.phase != "done":  # the summary is printed below
             best = f" (best {p.best_speedup:.2f}×)" if p.best_speedup else ""
             print(f"{p.message}{best}", file=sys.stderr)  # it says "round k/N: ..."
 
-    cancel = threading.Event()
+    try:
+        run = OptimizeRun(spec, on_progress)
+    except RayUnavailable as exc:
+        return _fail(str(exc).removeprefix("cudalens: "))
     previous = signal.getsignal(signal.SIGINT)
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, lambda *_: cancel.set())  # Ctrl-C: stop after killing the candidate
+        # Ctrl-C: stop after killing the candidates in flight
+        signal.signal(signal.SIGINT, lambda *_: run.loop.cancel.set())
     try:
-        loop = OptimizeLoop(
-            evaluator,
-            CoderClient(coder_settings),
-            source,
-            kernel=args.kernel or path.stem,
-            gpu=detect_gpu_specs() if args.gpu == "auto" else gpu_by_name(args.gpu),
-            settings=settings,
-            cancel=cancel,
-            on_progress=on_progress,
-            run_root=Path(args.runs_dir),
-            findings_for=findings_for,
-        )
-        result = loop.run(source)
+        result = run.run()
     finally:
-        if isinstance(worker, ProfilerEvaluator):
-            worker.close()
+        run.close()
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, previous)
     print(f"cudalens optimize: {result.summary_line()}", file=sys.stderr)
+    if not args.quiet:
+        print(f"cudalens optimize: search tree ({result.search}):\n{result.tree()}", file=sys.stderr)
     if result.run_dir is not None:
         print(f"cudalens optimize: run log in {result.run_dir}", file=sys.stderr)
     if not result.improved or result.best_source is None:

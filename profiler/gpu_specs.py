@@ -195,6 +195,13 @@ def detect_gpu() -> GpuFacts | NoGpu:
     return facts_from_properties(found[0])
 
 
+@functools.lru_cache(maxsize=1)
+def gpu_count() -> int:
+    """How many GPUs nvidia-smi lists (0 without a driver); `CUDA_VISIBLE_DEVICES` is not applied here."""
+    found = _query_nvidia_smi()
+    return 0 if isinstance(found, str) else len(found)
+
+
 def detect_gpu_in_worker(pool: WorkerPool, timeout_s: float = 120.0) -> GpuFacts | NoGpu:
     """The facts as torch sees the device from the worker's interpreter (SM count, L2, shared-memory limits)."""
     result = pool.run(JobRequest(pool.new_id(), "gpu_facts", {}, timeout_s))

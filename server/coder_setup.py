@@ -7,17 +7,10 @@ the Coder's client when it makes a request, and never logged.
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.agents.coder.client import CoderClient
-from cudalens.agents.gpu_specs import detect_gpu_specs
-from cudalens.agents.optimize_loop import OptimizeLoop, Progress
-from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
-from cudalens.agents.resources import WithCompileResources
-from cudalens.analysis.api import analyze_text
+from cudalens.agents.optimize_run import OptimizeSpec
+from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.profiler.compile import find_nvcc
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
 from cudalens.server.pipeline_on_save import needs_cuda
@@ -66,35 +59,11 @@ def kernelbench_problem(path: str, text: str) -> str | None:
     return None
 
 
-@dataclass
-class LoopRun:
-    """A loop and the evaluator it owns (closed when the run ends)."""
-
-    loop: OptimizeLoop
-    evaluator: ProfilerEvaluator
-
-    def close(self) -> None:
-        self.evaluator.close()
-
-
-def build_loop(
+def optimize_spec(
     settings: ServerSettings, path: str, source: str, kernel: str | None, *, repair_only: bool,
-    on_progress: Callable[[Progress], None], runs_dir: Path | None,
-) -> LoopRun:
-    """Everything the loop needs; asks nvidia-smi for the GPU, so call it off the event loop."""
-    loop_settings = settings.optimize.loop(repair_only=repair_only)
-    worker = ProfilerEvaluator(source, ProfilerEvaluatorSettings(
-        python=settings.worker.python, timeout_s=settings.worker.timeout_seconds,
-        secret_env=(settings.coder.api_key_env,),
-    ))
-
-    def findings_for(candidate: str) -> list:
-        report = analyze_text(path, candidate)
-        return [f for f in report.findings if kernel is None or f.kernel in (None, kernel)]
-
-    loop = OptimizeLoop(
-        WithCompileResources(worker, path), CoderClient(settings.coder), source,
-        kernel=kernel or Path(path).stem, gpu=detect_gpu_specs(), settings=loop_settings,
-        cancel=threading.Event(), on_progress=on_progress, run_root=runs_dir, findings_for=findings_for,
-    )
-    return LoopRun(loop, worker)
+    runs_dir: Path | None,
+) -> OptimizeSpec:
+    """The server's settings as the run's typed settings (the GPU is this machine's: agents/optimize_run.py)."""
+    worker = ProfilerEvaluatorSettings(python=settings.worker.python, timeout_s=settings.worker.timeout_seconds)
+    return OptimizeSpec(path, source, kernel, settings.coder, settings.optimize.loop(repair_only=repair_only),
+                        worker, runs_dir=runs_dir)

@@ -18,18 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from cudalens.agents.api import ask_coder as agents_ask_coder
+from cudalens.agents.coder.ask import ask_coder as agents_ask_coder
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
-from cudalens.agents.optimize_loop import OptimizeResult, Progress
+from cudalens.agents.optimize_loop import Progress
+from cudalens.agents.optimize_run import OptimizeRun
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.positions import split_lines
 from cudalens.server.coder_setup import (
-    LoopRun,
-    build_loop,
     coder_blocked,
     kernelbench_problem,
     machine_problem,
     missing_key,
+    optimize_spec,
 )
 from cudalens.server.convert import path_uri
 from cudalens.server.edit_check import EditRefused
@@ -96,17 +96,15 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
     loop = asyncio.get_running_loop()
 
     def on_progress(p: Progress) -> None:
-        best = f" (best {p.best_speedup:.2f}×)" if p.best_speedup else ""
+        best = f" (best {p.best_speedup:.2f}×, #{p.best_round})" if p.best_speedup else ""
         percentage = int(100 * min(p.round, p.rounds) / p.rounds) if p.rounds else None
         loop.call_soon_threadsafe(progress.report, p.message + best, percentage)  # it says "round k/N: ..."
 
     runs = Path(server.service.root or Path(state.path).parent) / ".cudalens" / "runs"
-    built = await asyncio.to_thread(
-        build_loop, settings, state.path, source, kernel,
-        repair_only=repair_only, on_progress=on_progress, runs_dir=runs,
-    )
+    spec = optimize_spec(settings, state.path, source, kernel, repair_only=repair_only, runs_dir=runs)
+    built = await asyncio.to_thread(OptimizeRun, spec, on_progress)  # asks nvidia-smi for the GPU
     try:
-        result = await _run_loop(built, source)
+        result = await built.run_async()
     except asyncio.CancelledError:
         progress.end("cancelled")
         server.show(f"cudalens: {what} was cancelled", types.MessageType.Info)
@@ -135,20 +133,6 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
         server.show(f"cudalens: {name}: the best candidate is not offered: {exc}", types.MessageType.Warning)
         return
     await _propose(server, offer, result.run_dir)
-
-
-async def _run_loop(built: LoopRun, source: str) -> OptimizeResult:
-    """The loop in a thread. On cancel: the loop's cancel event, and the evaluator's kill switch pressed until
-    the loop has stopped — a candidate whose job was only starting when the cancel came is killed too."""
-    future = asyncio.ensure_future(asyncio.to_thread(built.loop.run, source))
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        built.loop.cancel.set()
-        while not future.done():
-            built.evaluator.cancel()
-            await asyncio.wait([future], timeout=0.2)
-        raise
 
 
 async def _propose(server: CudalensServer, offer: Offer, folder: Path | None) -> None:

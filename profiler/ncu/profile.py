@@ -37,6 +37,7 @@ class ProfileRequest:
     cache_dir: str | None = None
     standby: bool = False  # run in (and leave behind) a warm ncu target: for long-lived callers, the server
     standby_owner: str = ""  # whose warm targets these are (standby.drop_owner ends them); "" the server's
+    device: str | None = None  # the one GPU the target sees (CUDA_VISIBLE_DEVICES), as the search leases it
 
 
 def cache_dir(request: ProfileRequest) -> Path:
@@ -67,6 +68,14 @@ def target_env(path: str, text: str) -> dict[str, str] | None:
         "NVCC_APPEND_FLAGS": " ".join(filter(None, [os.environ.get("NVCC_APPEND_FLAGS"), "-lineinfo"])),
         "TORCH_EXTENSIONS_DIR": str(Path(base) / "cudalens" / "torch_extensions_lineinfo"),
     }
+
+
+def request_env(request: ProfileRequest, path: str, text: str) -> dict[str, str] | None:
+    """`target_env`, and the request's GPU: a profile runs on the GPU its candidate holds the lease of."""
+    env = target_env(path, text)
+    if request.device is None:
+        return env
+    return {**(env or {}), "CUDA_VISIBLE_DEVICES": request.device}
 
 
 def profile_file(request: ProfileRequest, cancel: CancelToken | None = None) -> NcuProfile:
@@ -139,7 +148,7 @@ def _standby_for(
     ncu = locate.find_ncu()
     if ncu is None:
         return None
-    env = target_env(path, text)
+    env = request_env(request, path, text)
     return (*_standby_key(request, ncu, env), env)
 
 
@@ -156,7 +165,7 @@ def _run(
 ) -> NcuProfile:
     payload = tmp / "payload.json"
     payload.write_text(json.dumps({"path": str(path), "reference": request.reference, "reps": 1}))
-    env = target_env(str(path), text)
+    env = request_env(request, str(path), text)
     if request.standby:
         key, command_for = _standby_key(request, ncu, env)
         warm = standby.take(key)

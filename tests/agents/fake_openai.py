@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -40,6 +41,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: dict
+    at: float = 0.0  # time.monotonic() when it arrived
 
     @property
     def prompt(self) -> str:
@@ -47,8 +49,17 @@ class Recorded:
 
 
 class FakeOpenAI:
-    def __init__(self, script: list[Scripted] | None = None, model: str = "fake-coder") -> None:
+    """Replays `script` in order, or answers each request with `responder(body)` (a reply that depends on the
+    prompt: benchmarks/search_standin.py)."""
+
+    def __init__(
+        self,
+        script: list[Scripted] | None = None,
+        model: str = "fake-coder",
+        responder: Callable[[dict], Scripted] | None = None,
+    ) -> None:
         self.script = list(script or [])
+        self.responder = responder
         self.requests: list[Recorded] = []
         self.model = model
         self._lock = threading.Lock()
@@ -65,9 +76,11 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake._lock:
                     fake.requests.append(
-                        Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                        Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
                     )
-                    step = fake.script.pop(0) if fake.script else Scripted("I have nothing more to add.")
+                    step = fake.script.pop(0) if fake.script else None
+                if step is None:
+                    step = fake.responder(body) if fake.responder else Scripted("I have nothing more to add.")
                 if step.delay_s:
                     time.sleep(step.delay_s)
                 try:

@@ -1,4 +1,4 @@
-"""Verdicts for analysed documents (hover, CL910), the LLM Judge and "Ask Coder about this"."""
+"""Predicted verdicts for analysed documents (hover, CL910), the LLM Judge and "Ask Coder about this"."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.agents.api import ask_coder, judge_findings, kernel_verdicts
+from cudalens.agents.coder.ask import ask_coder
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.evaluation import CompileOutcome, CorrectnessOutcome, ProfileMetrics
+from cudalens.agents.judge import judge, judge_input
 from cudalens.agents.judge.inputs import JudgeInput
 from cudalens.agents.judge.llm_judge import llm_judge
+from cudalens.agents.judge.render import render_markdown, verdict_findings
 from cudalens.analysis.api import analyze_text
 from tests.agents.fake_openai import FakeOpenAI, reply
 
@@ -31,17 +33,19 @@ def client_for(monkeypatch: pytest.MonkeyPatch):
 
 def test_predicted_verdicts_for_an_analysed_file() -> None:
     report = analyze_text(str(FIXTURE), FIXTURE.read_text())
-    verdicts = {kv.kernel.name: kv for kv in kernel_verdicts(report)}
-    assert verdicts["transpose_naive"].verdict.method == "coalesce-global-access"
-    assert verdicts["transpose_naive"].verdict.evidence[0].line == 26
-    assert verdicts["copy_ok"].verdict.method != "coalesce-global-access"
-    assert all(kv.verdict.predicted for kv in verdicts.values())
-    assert "predicted" in verdicts["stride2"].markdown
+    verdicts = {
+        k.name: judge(judge_input(None, k.name, tuple(f for f in report.findings if f.kernel == k.name), k))
+        for k in report.kernels
+    }
+    assert verdicts["transpose_naive"].method == "coalesce-global-access"
+    assert verdicts["transpose_naive"].evidence[0].line == 26
+    assert verdicts["copy_ok"].method != "coalesce-global-access"
+    assert all(v.predicted for v in verdicts.values())
+    assert "predicted" in render_markdown(verdicts["stride2"])
 
-    findings = judge_findings(report)
-    assert {f.code for f in findings} == {"CL910"} and len(findings) == len(report.kernels)
-    on_transpose = next(f for f in findings if f.kernel == "transpose_naive")
-    assert on_transpose.span.line == 22 and "coalesce" in on_transpose.message.lower()
+    span = next(k.name_span for k in report.kernels if k.name == "transpose_naive")
+    (finding,) = verdict_findings(verdicts["transpose_naive"], report.path, span)
+    assert finding.code == "CL910" and finding.span.line == 22 and "coalesce" in finding.message.lower()
 
 
 def test_llm_judge_returns_the_same_structure(client_for) -> None:

@@ -111,6 +111,27 @@ def test_default_profiler_worker_and_no_better_candidate(
     assert problem.read_text() == START and not (problem.parent / "row_sum.optimized.py").exists()
 
 
+def test_beam_search_prints_its_tree(problem: Path, capsys: pytest.CaptureFixture) -> None:
+    from tests.agents.kernelbench_cpu import WRONG
+
+    with FakeOpenAI([reply(fenced(WRONG)), reply(fenced(FAST))]) as fake:
+        argv = [str(problem), *_common(fake, "profiler"), "--no-profile", "--rounds", "2", "--search", "beam",
+                "--width", "2"]
+        argv.remove("--quiet")
+        assert _run(argv) == 0
+    err = capsys.readouterr().err
+    tree = err.split("search tree (beam):\n", 1)[1].splitlines()
+    assert tree[0].startswith("#0 initial: correct")
+    assert tree[1].startswith("├─ #1 optimize [") and tree[2].startswith("└─ #2 optimize [")
+    children = tree[1:3]
+    assert any("failed" in c for c in children) and any("★" in c for c in children)
+
+
+def test_chain_takes_width_one_only(problem: Path, capsys: pytest.CaptureFixture) -> None:
+    assert _run([str(problem), "--api-key-env", "CLI_TEST_KEY", "--width", "3"]) == 2
+    assert "--width" in capsys.readouterr().err
+
+
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU")
 def test_a_machine_that_cannot_run_the_kernel_stops_after_round_0_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture

@@ -176,7 +176,8 @@ def test_no_progress_after_patience_rounds_without_a_better_candidate(key_env: s
 async def test_async_run_is_cancelled_with_its_task(key_env: str, tmp_path: Path) -> None:
     import asyncio
 
-    from cudalens.agents.api import optimize_async
+    from cudalens.agents.gpu_specs import DEFAULT_GPU
+    from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
 
     started = threading.Event()
 
@@ -186,14 +187,28 @@ async def test_async_run_is_cancelled_with_its_task(key_env: str, tmp_path: Path
 
     hang = FAST + "\nwhile True:  # never finishes importing\n    pass\n"
     with FakeOpenAI([reply(fenced(hang))]) as fake:
-        loop = _loop(fake, key_env, tmp_path, rounds=3, on_progress=on_progress)
-        task = asyncio.ensure_future(optimize_async(loop, REFERENCE))
-        while not started.is_set():
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.5)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-    assert loop.cancel.is_set()
+        spec = OptimizeSpec(
+            str(tmp_path / "row_sum.py"),
+            REFERENCE,
+            "row_sum",
+            CoderSettings(base_url=fake.base_url, model="fake", api_key_env=key_env),
+            LoopSettings(rounds=3, anti_cheat=CPU_POLICY),
+            ProfilerEvaluatorSettings(device="cpu", timeout_s=120, budget_ms=100),
+            gpu=DEFAULT_GPU,
+            runs_dir=tmp_path / ".cudalens" / "runs",
+        )
+        run = OptimizeRun(spec, on_progress)
+        try:
+            task = asyncio.ensure_future(run.run_async())
+            while not started.is_set():
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        finally:
+            run.close()
+    assert run.loop.cancel.is_set()
+    assert run.evaluators[0].settings.secret_env == ("OPENAI_API_KEY", key_env)
     summary = next((tmp_path / ".cudalens" / "runs").iterdir()) / "summary.json"
     assert '"stop_reason": "cancelled"' in summary.read_text()

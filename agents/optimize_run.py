@@ -1,0 +1,136 @@
+"""One optimize run built from typed settings: the one place that composes the loop. `cudalens optimize` and the
+server's "Optimize kernel" / "Fix with Coder" both describe a run as an `OptimizeSpec` and call `OptimizeRun`.
+
+Evaluations run one per device (agents/search/devices.py): an evaluator, with its own worker, for each GPU of
+`CUDA_VISIBLE_DEVICES` (all that nvidia-smi lists when it is unset), or `cpu_slots` of them without a GPU; with
+`ray`, as Ray tasks on a cluster (agents/search/ray_backend.py), one slot per task it can run at once.
+The run owns what it starts (the evaluators' workers and warm ncu targets): `close()` ends them, and
+`run_async` is how an event loop awaits it — cancelling the awaiting task stops the run and every candidate in
+flight before the CancelledError goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from cudalens.agents.coder.client import CoderClient
+from cudalens.agents.coder.settings import CoderSettings
+from cudalens.agents.evaluation import CandidateEvaluator
+from cudalens.agents.gpu_specs import GpuSpecs, detect_gpu_specs
+from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, OptimizeResult, Progress
+from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
+from cudalens.agents.resources import WithCompileResources
+from cudalens.agents.search.devices import DeviceLeases, visible_gpus
+from cudalens.agents.search.ray_backend import RayEvaluator, RaySettings, RayUnavailable, connect
+from cudalens.analysis.api import analyze_text
+from cudalens.analysis.findings import Finding
+from cudalens.profiler.gpu_specs import gpu_count
+from cudalens.profiler.prebuild import prebuild
+
+
+@dataclass(frozen=True)
+class OptimizeSpec:
+    """What one run is: the file, the kernel, and the typed settings of each part."""
+
+    path: str
+    source: str
+    kernel: str | None = None  # None: the file's model (its stem)
+    coder: CoderSettings = field(default_factory=CoderSettings)
+    loop: LoopSettings = field(default_factory=LoopSettings)
+    evaluator: ProfilerEvaluatorSettings = field(default_factory=ProfilerEvaluatorSettings)
+    gpu: GpuSpecs | None = None  # None: this machine's (asks nvidia-smi: build the run off an event loop)
+    runs_dir: Path | None = None  # None: no run log
+    cpu_slots: int = 1  # evaluations at once where there is no GPU (or the evaluator's device is "cpu")
+    build_ahead: bool = False  # build each candidate's extensions on a CPU core before its GPU lease
+    ray: RaySettings | None = None  # evaluations as Ray tasks on this cluster instead of this host's GPUs
+
+
+def devices_for(spec: OptimizeSpec) -> list[str]:
+    """One evaluator per visible GPU; CPU slots where there is none or the evaluator is told to use the CPU."""
+    gpus = [] if spec.evaluator.device == "cpu" else visible_gpus(count=gpu_count())
+    return gpus or [f"cpu{i}" for i in range(max(1, spec.cpu_slots))]
+
+
+class OptimizeRun:
+    def __init__(
+        self, spec: OptimizeSpec, on_progress: Callable[[Progress], None] | None = None
+    ) -> None:
+        self.spec = spec
+        # the Coder's key never reaches candidate code, whatever the evaluator's settings name
+        secrets = tuple(dict.fromkeys((*spec.evaluator.secret_env, spec.coder.api_key_env)))
+        settings = replace(spec.evaluator, secret_env=secrets)
+        if spec.ray is not None:  # one slot per task the cluster runs at once; Ray places them on GPUs
+            slots = connect(spec.ray)
+            if slots < 1:
+                raise RayUnavailable(f"cudalens: the Ray cluster at {spec.ray.address} has no free GPU")
+            self.devices = [f"ray{i}" for i in range(slots)]
+            self.evaluators: list[CandidateEvaluator] = [
+                RayEvaluator(spec.source, settings, spec.ray) for _ in self.devices
+            ]
+        else:
+            self.devices = devices_for(spec)
+            gpus = settings.device != "cpu" and not self.devices[0].startswith("cpu")
+            self.evaluators = [
+                ProfilerEvaluator(spec.source, replace(settings, visible_device=d if gpus else None))
+                for d in self.devices
+            ]
+        self.leases = DeviceLeases(
+            [WithCompileResources(e, spec.path) for e in self.evaluators], self.devices,
+            build=self._build_ahead if spec.build_ahead and spec.ray is None else None,
+        )
+        self.loop = OptimizeLoop(
+            self.leases,
+            CoderClient(spec.coder),
+            spec.source,
+            kernel=spec.kernel or Path(spec.path).stem,
+            gpu=spec.gpu or detect_gpu_specs(),
+            settings=spec.loop,
+            cancel=threading.Event(),
+            on_progress=on_progress,
+            run_root=spec.runs_dir,
+            findings_for=self._findings_for,
+        )
+
+    def _findings_for(self, candidate: str) -> list[Finding]:
+        kernel = self.spec.kernel
+        report = analyze_text(self.spec.path, candidate)
+        return [f for f in report.findings if kernel is None or f.kernel in (None, kernel)]
+
+    def _build_ahead(self, source: str) -> None:
+        """The candidate's `load_inline` extensions built into the cache in a process of their own, so the
+        evaluation under the GPU lease finds them built."""
+        if "load_inline" not in source:
+            return
+        with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
+            path = Path(folder) / "candidate.py"
+            path.write_text(source, encoding="utf-8")
+            prebuild([str(path)], python=self.spec.evaluator.python, timeout=self.spec.evaluator.timeout_s,
+                     workers=1)
+
+    def run(self) -> OptimizeResult:
+        return self.loop.run(self.spec.source)
+
+    def stop(self) -> None:
+        """Stop the run: no new candidate, every candidate in flight killed."""
+        self.loop.cancel.set()
+        self.leases.cancel()
+
+    def close(self) -> None:
+        self.leases.close()
+
+    async def run_async(self) -> OptimizeResult:
+        """The run in a thread. On cancel: the cancel event, and the evaluator's kill switch pressed until the
+        run has stopped — a candidate whose job was only starting when the cancel came is killed too."""
+        future = asyncio.ensure_future(asyncio.to_thread(self.run))
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            while not future.done():
+                self.stop()
+                await asyncio.wait([future], timeout=0.2)
+            raise

@@ -1,0 +1,111 @@
+"""`--ray`: evaluations as Ray tasks on a real local Ray cluster — a head and a second node on loopback, CPU-only,
+CPU-torch candidates — started here with `ray start`, no mock of Ray."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray")
+
+from cudalens.agents.coder.settings import CoderSettings
+from cudalens.agents.gpu_specs import DEFAULT_GPU
+from cudalens.agents.optimize_loop import LoopSettings
+from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
+from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
+from cudalens.agents.search.ray_backend import RaySettings, connect
+from cudalens.profiler.anti_cheat import AntiCheatPolicy
+from tests.agents.fake_openai import FakeOpenAI, Scripted, reply
+from tests.agents.kernelbench_cpu import START, fenced, model_new
+
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def _tree_of(folder: str) -> list[int]:
+    """The processes of this cluster: those naming its temp folder, and their descendants (Ray's agents rename
+    themselves), gathered before anything is killed."""
+    parents: dict[int, int] = {}
+    roots = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if folder.encode() in cmdline:
+            roots.append(int(entry.name))
+    found, frontier = set(roots), list(roots)
+    while frontier:
+        pid = frontier.pop()
+        for child, parent in parents.items():
+            if parent == pid and child not in found:
+                found.add(child)
+                frontier.append(child)
+    return sorted(found)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    folder = tempfile.mkdtemp(prefix="clray", dir="/tmp")  # short: Ray's socket paths have a length limit
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--num-gpus=0", "--disable-usage-stats"]
+    port = "6393"
+    try:
+        subprocess.run([RAY, "start", "--head", f"--port={port}", "--include-dashboard=false",
+                        f"--temp-dir={folder}", *common], env=env, check=True, capture_output=True, timeout=120)
+        subprocess.run([RAY, "start", f"--address=127.0.0.1:{port}", *common], env=env, check=True,
+                       capture_output=True, timeout=120)
+        yield f"127.0.0.1:{port}"
+    finally:
+        import ray
+
+        ray.shutdown()
+        pids = _tree_of(folder)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            time.sleep(2)
+
+
+def test_evaluations_run_as_ray_tasks_on_both_nodes(cluster: str, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CUDALENS_RAY_KEY", "sk-ray-SECRET-0000")
+    ray_settings = RaySettings(cluster, gpus_per_task=0, cpus_per_task=1, node_ip="127.0.0.1")
+    assert connect(ray_settings) == 2
+
+    count = itertools.count(1)
+
+    def respond(body: dict) -> Scripted:  # every candidate different, so that two tasks run at once
+        return reply(fenced(model_new(f"return x.sum(dim=1) + {next(count)} * 0.0")))
+
+    with FakeOpenAI(responder=respond) as fake:
+        spec = OptimizeSpec(
+            str(tmp_path / "row_sum.py"), START, "row_sum",
+            CoderSettings(base_url=fake.base_url, model="fake", api_key_env="CUDALENS_RAY_KEY"),
+            LoopSettings(rounds=3, search="beam", width=2, patience=10,
+                         anti_cheat=AntiCheatPolicy(require_custom_kernel=False, allow_torch_compute=True)),
+            ProfilerEvaluatorSettings(device="cpu", timeout_s=120, budget_ms=30, profile=False),
+            gpu=DEFAULT_GPU, runs_dir=tmp_path / "runs", ray=ray_settings,
+        )
+        run = OptimizeRun(spec)
+        try:
+            result = run.run()
+        finally:
+            run.close()
+    assert run.devices == ["ray0", "ray1"]
+    evaluated = [n for n in result.rounds if n.evaluation is not None and n.duplicate_of is None]
+    nodes = {note for n in evaluated for note in n.evaluation.notes if note.startswith("ray node ")}
+    assert len(nodes) == 2  # the tasks ran on the head and on the second node
+    assert len(evaluated) == 4 and result.stop_reason == "rounds" and result.best_source is not None
