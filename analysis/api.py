@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Span
+from cudalens.analysis.launch_index import LaunchIndex, LaunchRecord
 
 # Given a header name as written in `#include "x.cuh"` and the including file's path, its text, or None.
 IncludeReader = Callable[[str, str], "str | None"]
@@ -58,6 +59,8 @@ class AnalysisReport:
     embedded_sources: list[tuple[str, int]] = field(default_factory=list)
     # Internal errors, one line each (the kernel they concern is skipped, the rest is still analysed).
     errors: list[str] = field(default_factory=list)
+    # Every launch site of the document (of its own kernels and of others'), for a workspace's LaunchIndex.
+    launch_records: list[LaunchRecord] = field(default_factory=list)
 
 
 def read_include_from_disk(name: str, including_path: str, include_dirs: tuple[str, ...] = ()) -> str | None:
@@ -76,20 +79,24 @@ def analyze_text(
     text: str,
     config: AnalysisConfig | None = None,
     read_include: IncludeReader | None = None,
+    launch_index: LaunchIndex | None = None,
 ) -> AnalysisReport:
-    """Analyse one `.cu`/`.cuh`/`.py` document."""
-    return DocumentAnalyzer(path, config, read_include).update(text)
+    """Analyse one `.cu`/`.cuh`/`.py` document (`launch_index`: the launches of the other files seen)."""
+    return DocumentAnalyzer(path, config, read_include, launch_index).update(text)
 
 
 class DocumentAnalyzer:
     """The analysis state of one open document; `update` with each new text."""
 
     def __init__(
-        self, path: str, config: AnalysisConfig | None = None, read_include: IncludeReader | None = None
+        self, path: str, config: AnalysisConfig | None = None, read_include: IncludeReader | None = None,
+        launch_index: LaunchIndex | None = None,
     ) -> None:
         self.path = path
         self.config = config or AnalysisConfig()
         self.read_include = read_include
+        # the launches the other files of the workspace make, of kernels this document may define
+        self.launch_index = launch_index
         # Per-kernel results of the last update, keyed by the kernel's text, context and position: an edit
         # re-analyses only the kernels it touched.
         self.kernel_cache: dict[tuple, tuple] = {}

@@ -4,16 +4,19 @@ sites. File-level rules (host code, launch sites) get this; each kernel's model 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.findings import Finding, Fix, Related, Severity, Span, TextEdit
-from cudalens.analysis.host_eval import dim3, eval_host
+from cudalens.analysis.launch_sites import CallGraph, LaunchValues, bound_configurations, launch_values
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.unit import Function, Launch, Unit
+
+if TYPE_CHECKING:
+    from cudalens.analysis.assumptions import Premises
 
 Node = ts.Node
 PositionMap = Callable[[int, int], tuple[int, int]]
@@ -21,70 +24,12 @@ Dim3 = tuple[int, int, int]
 
 
 @dataclass(frozen=True)
-class LaunchValues:
-    """The values of a `<<<grid, block, smem, stream>>>` that are constant (None where they are not)."""
+class HeaderText:
+    """An `#include`d header the unit reads: nodes of its tree are placed in its own file."""
 
-    grid: Dim3 | None
-    block: Dim3 | None
-    dynamic_shared_bytes: int | None
-
-
-_CACHE_LIMIT = 4096
-_cache: dict[tuple, LaunchValues] = {}
-
-
-def launch_values(launch: Launch, unit: Unit) -> LaunchValues:
-    """The launch's constant values. They depend only on its host function's text and the unit's macros and
-    constants, so they are remembered across edits: evaluating every launch of a 3,000-line file on every
-    keystroke cost ~70 ms."""
-    key = (ts.text(launch.host_function) if launch.host_function is not None else "", ts.text(launch.node),
-           unit.definitions_key)
-    values = _cache.get(key)
-    if values is None:
-        if len(_cache) >= _CACHE_LIMIT:
-            _cache.clear()
-        values = _cache[key] = _evaluate_launch(launch, unit)
-    return values
-
-
-def _evaluate_launch(launch: Launch, unit: Unit) -> LaunchValues:
-    cfg, scope = launch.config, launch.host_function
-
-    def constant(node: Node) -> bool:
-        return scope is None or not any(_reassigned(name, scope) for name in _IDENT.findall(ts.text(node)))
-
-    def shape(node: Node) -> Dim3 | None:
-        value = dim3(node, unit, scope) if constant(node) else None
-        return value if value is not None and min(value) > 0 else None  # 0 is a placeholder, not a launch
-
-    smem = eval_host(cfg[2], unit, scope) if len(cfg) > 2 and constant(cfg[2]) else None
-    return LaunchValues(
-        grid=shape(cfg[0]) if len(cfg) > 0 else None,
-        block=shape(cfg[1]) if len(cfg) > 1 else None,
-        dynamic_shared_bytes=smem[0] if smem and smem[0] >= 0 else None,
-    )
-
-
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-
-
-def _reassigned(name: str, scope: Node) -> bool:
-    """Whether `name` (or a field of it, `block.x`) is assigned in `scope` other than by its initializer, or
-    its address is taken (`cudaOccupancyMaxPotentialBlockSize(&grid, &block, k)`): then its declared value is
-    not the one every launch sees (`threads = n < 256 ? 64 : 256;`)."""
-    text = scope.text or b""
-    if re.search(rb"&\s*" + name.encode() + rb"\b", text):
-        return True
-    pattern = re.compile(rb"(?:\+\+|--)\s*" + name.encode() + rb"\b|\b" + name.encode()
-                         + rb"\s*(?:\.\s*[xyz]\s*)?(?:[-+*/%&|^]|<<|>>)?=(?!=)|\b" + name.encode() + rb"\s*(?:\+\+|--)")
-    for m in pattern.finditer(text):
-        node = scope.descendant_for_byte_range(scope.start_byte + m.start(), scope.start_byte + m.start())
-        while node is not None and node != scope and node.type not in (
-                "init_declarator", "assignment_expression", "update_expression"):
-            node = node.parent
-        if node is not None and node.type in ("assignment_expression", "update_expression"):
-            return True
-    return False
+    path: str
+    root: Node
+    index: LineIndex
 
 
 @dataclass
@@ -93,6 +38,23 @@ class FileContext:
     unit: Unit
     index: LineIndex
     to_file: PositionMap | None
+    headers: tuple[HeaderText, ...] = ()
+    host_key: str = ""  # a digest of the text outside kernel bodies: launch values computed under it are reused
+    premises: Premises | None = None  # what the kernel's analysis assumed (None: host code, helpers)
+
+    def with_premises(self, premises: Premises) -> FileContext:
+        return replace(self, premises=premises)
+
+    def place(self, node: Node) -> tuple[str, Span]:
+        """The file that holds `node` and its span there: a node of an included header (a helper's branch, a
+        shared array declared there) lands in the header, never on an unrelated line of this file."""
+        if self.headers:
+            root = _root(node)
+            if root != self.unit.tree.root_node:
+                header = next((h for h in self.headers if h.root == root), None)
+                if header is not None:
+                    return header.path, header.index.span(node)
+        return self.path, self.span(node)
 
     def span(self, node: Node) -> Span:
         s = self.index.span(node)
@@ -104,18 +66,27 @@ class FileContext:
 
     def finding(self, rule: type, node: Node, message: str, severity: Severity | None = None, *,
                 kernel: str | None = None, fix: Fix | None = None, evidence: dict | None = None,
-                related: tuple[tuple[Node, str], ...] = ()) -> Finding:
+                related: tuple[tuple[Node, str], ...] = (), holds: Sequence[bool] | None = None) -> Finding:
+        """Every finding is made here, so every one goes through what the kernel's analysis assumed
+        (assumptions.Premises.judge): `holds` says whether the conclusion held in each run of the model."""
+        severity = severity or rule.default_severity
+        evidence = evidence or {}
+        if self.premises is not None:
+            severity, message, evidence = self.premises.judge(rule.depends_on, severity, message, evidence, node,
+                                                              holds)
+        path, span = self.place(node)
+        places = [(n, m, self.place(n)) for n, m in related if n is not None]
         return Finding(
-            path=self.path,
+            path=path,
             code=rule.code,
             rule=rule.name,
-            severity=severity or rule.default_severity,
+            severity=severity,
             message=message,
-            span=self.span(node),
+            span=span,
             kernel=kernel,
             fix=fix,
-            evidence=tuple((evidence or {}).items()),
-            related=tuple(Related(self.span(n), m) for n, m in related if n is not None),
+            evidence=tuple(evidence.items()),
+            related=tuple(Related(where, m, None if at == path else at) for _, m, (at, where) in places),
         )
 
     def replace_fix(self, node: Node, new_text: str, message: str, safe: bool) -> Fix:
@@ -143,6 +114,14 @@ class FileContext:
 
     def launches_of(self, kernel: str) -> list[tuple[Launch, LaunchValues]]:
         return self._by_kernel.get(kernel, [])
+
+    @cached_property
+    def _call_graph(self) -> CallGraph:
+        return CallGraph(self.unit, host_functions(self.unit, own=False))
+
+    def configurations(self, launch: Launch) -> list[LaunchValues]:
+        """The launch's values, once for each call of its host function that fixes more of them."""
+        return bound_configurations(launch, self.unit, lambda: self._call_graph, self.host_key)
 
 
 def host_functions(unit: Unit, own: bool = True) -> list[Function]:

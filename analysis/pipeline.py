@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.api import AnalysisReport, KernelInfo, LaunchSite
+from cudalens.analysis.api import AnalysisReport, IncludeReader, KernelInfo, LaunchSite
 from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
 from cudalens.analysis.features import kernel_features
-from cudalens.analysis.file_context import FileContext, PositionMap
+from cudalens.analysis.file_context import FileContext, HeaderText, PositionMap
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
+from cudalens.analysis.launch_configs import kernel_configs, launch_where, merge, own_records, with_launches
+from cudalens.analysis.launch_directive import DirectiveError, launch_directives
 from cudalens.analysis.model import KernelModel, build_model
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.suppression import apply_suppressions
-from cudalens.analysis.unit import build_unit, header_unit
+from cudalens.analysis.unit import Unit, build_unit, header_unit
 
 if TYPE_CHECKING:
     from cudalens.analysis.api import DocumentAnalyzer
@@ -52,56 +56,92 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     source = text.encode("utf-8", errors="surrogatepass")
     unit = build_unit(source, doc.parse(source) if to_file is None else None)
     report.includes.extend(unit.includes)
-    headers = _read_headers(doc, unit.includes)
-    for header in headers:
-        unit.include(header_unit(header))
+    headers = read_headers(doc.path, unit.includes, doc.read_include)
+    texts = [h.source for h in headers]
+    header_units = [header_unit(h.source) for h in headers]
+    for header in header_units:
+        unit.include(header)
     index = LineIndex(text)
-    file_context = FileContext(doc.path, unit, index, to_file)
-    context = (_context_key(unit, source) + hashlib.blake2b(b"\0".join(headers), digest_size=8).hexdigest()).encode()
+    outside = _outside_kernels(unit, source, texts)
+    file_context = FileContext(doc.path, unit, index, to_file, tuple(
+        HeaderText(h.path, u.tree.root_node, header_index(h.source)) for h, u in zip(headers, header_units, strict=True)),
+        host_key=outside.hexdigest())
+    context = (_context_key(unit, source) + hashlib.blake2b(b"\0".join(texts), digest_size=8).hexdigest()).encode()
+    records = own_records(file_context)
+    if to_file is None:
+        report.launch_records.extend(records)
     for kernel in unit.kernels:
         if kernel.body is None:
             continue
         start, end = kernel.node.start_point[0] + 1, kernel.node.end_point[0] + 1
+        mine = [r for r in records if r.kernel == kernel.name]
+        external = doc.launch_index.launches_for(kernel.name, doc.path) if doc.launch_index is not None \
+            and to_file is None else []
+        directives = []
+        for d in launch_directives(kernel):
+            if isinstance(d, DirectiveError):
+                report.errors.append(f"{doc.path}:{d.line}: {d.message}")
+            else:
+                directives.append(d)
+        launches = [(r.values, launch_where(r, doc.path)) for r in mine + external]
+        configs = kernel_configs(kernel, launches, directives)
         # Embedded sources map positions through their .py text: their results are reused only in place.
-        key = (hashlib.blake2b(source[kernel.node.start_byte:kernel.node.end_byte] + context, digest_size=16).digest(),
+        key = (hashlib.blake2b(source[kernel.node.start_byte:kernel.node.end_byte] + context
+                               + repr(configs).encode(), digest_size=16).digest(),
                None if to_file is None else start)
         cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:
             try:
-                model = build_model(doc.path, unit, kernel, index, to_file)
-                findings = run_rules(model)
-                cached = CachedKernel(findings, kernel_info(model, findings), start, end)
+                models = [build_model(file_context, kernel, config) for config in configs]
+                findings, owners = merge([run_rules(m) for m in models], models)
+                info = kernel_info(models[0], findings, agreed=len(models) == 1)
+                cached = CachedKernel(findings, info, start, end, tuple(owners))
             except Exception as exc:  # one kernel the analyzer cannot handle must not cost the others
                 report.errors.append(f"{doc.path}:{start}: internal error analysing `{kernel.name}`: "
                                      f"{type(exc).__name__}: {exc}")
                 continue
         # launch sites live in host code that moves independently of the kernel: always read them afresh
-        sites = tuple(LaunchSite(file_context.span(launch.node), v.grid, v.block, v.dynamic_shared_bytes)
-                      for launch, v in file_context.launches_of(kernel.name))
+        sites = tuple(LaunchSite(r.span, r.values.grid, r.values.block, r.values.dynamic_shared_bytes,
+                                 None if r.path == doc.path else r.path) for r in mine + external)
         if cached.info.launch_sites != sites:
             cached = replace(cached, info=replace(cached.info, launch_sites=sites))
         doc.next_cache[key] = cached
-        report.findings.extend(cached.findings)
+        report.findings.extend(with_launches(cached.findings, list(cached.owners), configs, kernel, mine + external))
         report.kernels.append(cached.info)
-    report.findings.extend(_unit_findings(doc, source, unit, headers, file_context, report))
+    report.findings.extend(_unit_findings(doc, source, unit, outside, file_context, report))
 
 
-def _unit_findings(doc: DocumentAnalyzer, source: bytes, unit, headers: list[bytes], context: FileContext,
+def _outside_kernels(unit: Unit, source: bytes, headers: list[bytes]):
+    """A digest of the text outside kernel bodies, and of the headers: what host code, launch sites and the
+    file-level rules read (typing inside a kernel leaves it unchanged)."""
+    digest = hashlib.blake2b(digest_size=16)
+    last = 0
+    for kernel in _kernels_in_order(unit):
+        digest.update(source[last:kernel.body.start_byte])
+        last = kernel.body.end_byte
+    digest.update(source[last:])
+    digest.update(b"\0".join(headers))
+    return digest
+
+
+def _kernels_in_order(unit: Unit) -> list:
+    out, last = [], 0
+    for kernel in sorted((k for k in unit.kernels if k.body is not None), key=lambda k: k.body.start_byte):
+        if kernel.body.start_byte >= last:
+            out.append(kernel)
+            last = kernel.body.end_byte
+    return out
+
+
+def _unit_findings(doc: DocumentAnalyzer, source: bytes, unit: Unit, outside, context: FileContext,
                    report: AnalysisReport) -> list[Finding]:
     """The file-level rules' findings. They read host code, helpers, launch sites and kernel signatures, never
     kernel bodies: while only a kernel body changes in place (typing inside a kernel), the last ones stand."""
     if context.to_file is not None:  # embedded CUDA: positions go through the .py text, which may have moved
         return run_unit_rules(context, report)
-    digest = hashlib.blake2b(digest_size=16)
-    last = 0
-    for kernel in sorted((k for k in unit.kernels if k.body is not None), key=lambda k: k.body.start_byte):
-        if kernel.body.start_byte < last:
-            continue
-        digest.update(source[last:kernel.body.start_byte])
+    digest = outside.copy()
+    for kernel in _kernels_in_order(unit):  # where the kernels are: the findings after them move with them
         digest.update(repr((kernel.body.start_point, kernel.body.end_point)).encode())
-        last = kernel.body.end_byte
-    digest.update(source[last:])
-    digest.update(b"\0".join(headers))
     key = digest.hexdigest()
     if doc.unit_cache is not None and doc.unit_cache[0] == key:
         return doc.unit_cache[1]
@@ -111,19 +151,33 @@ def _unit_findings(doc: DocumentAnalyzer, source: bytes, unit, headers: list[byt
     return findings
 
 
-def _read_headers(doc: DocumentAnalyzer, includes: list[str]) -> list[bytes]:
-    """The texts of the local headers a file includes (one level: enough for helpers and macros)."""
-    if doc.read_include is None:
+@dataclass(frozen=True)
+class Header:
+    name: str  # as written in the `#include`
+    path: str  # where it was found (findings in it are placed there)
+    source: bytes
+
+
+def read_headers(path: str, includes: list[str], read_include: IncludeReader | None) -> list[Header]:
+    """The local headers a file includes (one level: enough for helpers and macros)."""
+    if read_include is None:
         return []
+    locate = getattr(read_include, "locate", None)
     out = []
     for name in includes:
         try:
-            text = doc.read_include(name, doc.path)
+            text = read_include(name, path)
         except OSError:
             text = None
         if text is not None:
-            out.append(text.encode("utf-8", errors="surrogatepass"))
+            where = locate(name, path) if locate is not None else None
+            out.append(Header(name, where or str(Path(path).parent / name), text.encode("utf-8", errors="surrogatepass")))
     return out
+
+
+@lru_cache(maxsize=64)
+def header_index(source: bytes) -> LineIndex:
+    return LineIndex(source.decode("utf-8", errors="surrogatepass"))
 
 
 @dataclass(frozen=True)
@@ -132,6 +186,7 @@ class CachedKernel:
     info: KernelInfo
     start_line: int
     end_line: int
+    owners: tuple[tuple[int, ...], ...] = ()  # per finding: the configurations it holds for
 
 
 def _moved(cached: CachedKernel | None, start: int) -> CachedKernel | None:
@@ -149,7 +204,7 @@ def _moved(cached: CachedKernel | None, start: int) -> CachedKernel | None:
                             replace(e, span=shift(e.span, delta)) for e in f.fix.edits)))
                 for f in cached.findings]
     info = replace(cached.info, span=shift(cached.info.span, delta), name_span=shift(cached.info.name_span, delta))
-    return CachedKernel(findings, info, start, cached.end_line + delta)
+    return CachedKernel(findings, info, start, cached.end_line + delta, cached.owners)
 
 
 def shift(span: Span, delta: int) -> Span:
@@ -188,9 +243,12 @@ def run_unit_rules(unit: FileContext, report: AnalysisReport) -> list[Finding]:
     return findings
 
 
-def kernel_info(model: KernelModel, findings: list[Finding]) -> KernelInfo:
-    block = model.block
-    if block is None:
+def kernel_info(model: KernelModel, findings: list[Finding], agreed: bool = True) -> KernelInfo:
+    """`agreed`: the kernel is analysed in one configuration (else its block is not one shape)."""
+    block = model.block if agreed else None
+    if not agreed:
+        warp_shape = "one analysis per launch configuration"
+    elif block is None:
         warp_shape = "unknown block shape (assumed " + ", ".join(c.label for c in model.configs) + ")"
     elif block[0] >= 32:
         warp_shape = "32×1 lanes along threadIdx.x"

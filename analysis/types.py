@@ -68,6 +68,13 @@ class TypeTable:
             return self.lookup(name.split(" ", 1)[1] or "int")
         return None
 
+    def with_aliases(self, aliases: dict[str, str]) -> TypeTable:
+        """A copy that also knows `aliases` (a template's type parameters: `T` → `float`)."""
+        table = TypeTable()
+        table.structs = self.structs
+        table.aliases = {**self.aliases, **{name: normalize(t) for name, t in aliases.items()}}
+        return table
+
     def add_struct(self, name: str, members: list[tuple[str, str, int]]) -> None:
         """members: (field name, type text, array count)."""
         offset, align, fields = 0, 1, []

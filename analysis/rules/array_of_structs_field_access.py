@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
@@ -46,6 +47,7 @@ class ArrayOfStructsFieldAccess(Rule):
     code = "CL102"
     name = "array-of-structs-field-access"
     summary = "Field read from an array of structs: lanes are a struct apart"
+    depends_on = ALL_FACTS  # which lanes read which struct
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(a) -> bool:
@@ -63,7 +65,7 @@ class ArrayOfStructsFieldAccess(Rule):
                 f"`{first.field_name}` is read from an array of {first.struct_size}-byte structs: a warp request "
                 f"touches {r.sectors} sectors to use {first.size} bytes per lane (ideal {r.ideal}); "
                 f"a structure of arrays would coalesce",
-                Severity.WARNING,
+                Severity.WARNING, holds=[is_uncoalesced(r) for r in requests],
                 evidence={"sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                           "struct_bytes": first.struct_size, "field_bytes": first.size},
             )

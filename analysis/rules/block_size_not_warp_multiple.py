@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.launch_limits import (
@@ -67,6 +68,7 @@ class BlockSizeNotWarpMultiple(Rule):
     code = "CL401"
     name = "block-size-not-warp-multiple"
     summary = "Block size (or __launch_bounds__) not a multiple of the 32-thread warp"
+    depends_on = NO_FACTS  # launch sites and `__launch_bounds__` as written
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         bound = max_threads_bound(kernel.unit, kernel.function)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
@@ -42,6 +43,7 @@ class DataDependentGlobalAccess(Rule):
     code = "CL104"
     name = "data-dependent-global-access"
     summary = "Gather/scatter: the address depends on loaded data"
+    depends_on = NO_FACTS  # a gather is one whatever the launch
     default_severity = Severity.INFO
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:

@@ -11,6 +11,12 @@ from cudalens.analysis.rules.divergent_branch import warp_split
 from cudalens.analysis.values import DATA
 
 
+def _repeats(records: list) -> bool:
+    """Whether some lane runs the loop's body a second time (the trip counts then differ by more than the
+    lanes that skip the loop entirely)."""
+    return any(b.iteration > 0 and (b.cond.astype(bool) & b.mask).any() for b in records)
+
+
 class DivergentLoopTripCount(Rule):
     """## What it does
     Flags a loop whose exit condition is reached by different lanes of a warp at different iterations
@@ -50,8 +56,8 @@ class DivergentLoopTripCount(Rule):
 
         for per_run in sites(kernel, "branches", keep).values():
             splits = [warp_split(run) for run in per_run]
-            if splits[0] is None:
-                continue
+            if splits[0] is None or not _repeats(per_run[0]):
+                continue  # lanes that enter run the body once: a bounds check (`i < n` cutting a warp once)
             loop = per_run[0][0]
             cond = loop.node.child_by_field_name("condition") or loop.node
             continuing, active, _ = splits[0]

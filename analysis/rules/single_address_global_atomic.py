@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, sites
@@ -95,6 +96,7 @@ class SingleAddressGlobalAtomic(Rule):
     code = "CL701"
     name = "single-address-global-atomic"
     summary = "Global atomic on one address from every thread of the grid"
+    depends_on = ALL_FACTS  # which lanes reach the atomic
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(a) -> bool:
@@ -118,4 +120,5 @@ class SingleAddressGlobalAtomic(Rule):
                 labels = [c.label for c, n, ran in zip(kernel.configs, lanes, executed, strict=True) if ran and not n]
                 message += f" (not with {', '.join(labels)})"
             yield kernel.finding(type(self), first.node, message, severity,
+                                 holds=[bool(n) or not ran for n, ran in zip(lanes, executed, strict=True)],
                                  evidence={"lanes_per_address": max(lanes)})

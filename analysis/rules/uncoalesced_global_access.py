@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import GlobalRequest, worst_global
 from cudalens.analysis.model import KernelModel, sites
@@ -99,6 +100,7 @@ class UncoalescedGlobalAccess(Rule):
     code = "CL101"
     name = "uncoalesced-global-access"
     summary = "Global access whose lanes are not consecutive elements (more sectors per request)"
+    depends_on = ALL_FACTS  # the warp shape, element sizes and strides
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         for per_run, requests in _global_sites(kernel):
@@ -124,7 +126,7 @@ class UncoalescedGlobalAccess(Rule):
                 severity = Severity.INFO
                 message += f" (the stride depends on {', '.join(sorted(unproven_params))} at run time)"
             yield kernel.finding(type(self), first.node, message, severity, related=self.related(kernel, first),
-                                 evidence={
+                                 holds=flagged, evidence={
                 "sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                 "stride_bytes": r.stride_bytes or 0, "element_bytes": first.size,
                 "block": "×".join(map(str, kernel.configs[0].block)),

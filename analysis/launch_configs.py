@@ -1,0 +1,133 @@
+"""Which configurations each kernel is analysed in — its launches in this file (through the wrappers that call
+them with constants), in the other files the launch index knows, and its `cudalens: launch` directives — and
+how the findings of several configurations become one list, each finding with the launches it holds for as
+related information (attached afresh on every update: launches move independently of the kernel)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from cudalens.analysis.assumptions import shape_text
+from cudalens.analysis.file_context import FileContext
+from cudalens.analysis.findings import Finding, Related
+from cudalens.analysis.host_eval import PartialDim3
+from cudalens.analysis.launch_directive import LaunchDirective
+from cudalens.analysis.launch_index import LaunchRecord
+from cudalens.analysis.launch_sites import LaunchValues, TemplateArg
+from cudalens.analysis.unit import Function
+
+if TYPE_CHECKING:
+    from cudalens.analysis.model import KernelModel
+
+MAX_CONFIGS = 6  # distinct configurations analysed per kernel (llm.c's dev/cuda files try 6 block sizes)
+MAX_RELATED_LAUNCHES = 3
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """One configuration a kernel is analysed in: what its launches (or a directive) fix, None where not."""
+
+    block: PartialDim3 | None = None
+    template: tuple[TemplateArg, ...] = ()  # by position among the kernel's template parameters
+    args: tuple[int | None, ...] = ()  # by position among its parameters
+    source: str = "none"  # launch | directive | none
+    where: str = ""  # what gives it, for messages: "its launch", "its launch in main.cu", "the directive"
+
+    @property
+    def key(self) -> tuple:
+        return (self.block, self.template, self.args)
+
+
+def own_records(context: FileContext) -> list[LaunchRecord]:
+    """Every launch of this unit, once per configuration its host function's callers give it."""
+    return [LaunchRecord(launch.kernel, context.path, context.span(launch.node), values)
+            for launch in context.unit.launches for values in context.configurations(launch)]
+
+
+def launch_config(kernel: Function, values: LaunchValues, where: str) -> KernelConfig:
+    n = len(kernel.template_params)
+    template = (values.template_args + (None,) * n)[:n]
+    args = tuple(None if p.pointer or i >= len(values.args) else values.args[i] for i, p in enumerate(kernel.params))
+    return KernelConfig(values.block_dims, template, args, "launch", where)
+
+
+def directive_config(kernel: Function, directive: LaunchDirective) -> KernelConfig:
+    values = dict(directive.values)
+    template = tuple(values.get(name) for name in kernel.template_params)
+    args = tuple(None if p.pointer or not isinstance(values.get(p.name), int) else values.get(p.name)
+                 for p in kernel.params)
+    return KernelConfig(directive.block, template, args, "directive",  # type: ignore[arg-type]
+                        f"the `cudalens: launch` directive on line {directive.line}")
+
+
+def kernel_configs(kernel: Function, launches: list[tuple[LaunchValues, str]],
+                   directives: list[LaunchDirective]) -> list[KernelConfig]:
+    """The distinct configurations (by block, template arguments and integer arguments), at most MAX_CONFIGS;
+    one that fixes nothing when there is neither launch nor directive."""
+    found: dict[tuple, KernelConfig] = {}
+    for d in directives:
+        config = directive_config(kernel, d)
+        found.setdefault(config.key, config)
+    for values, where in launches:
+        config = launch_config(kernel, values, where)
+        found.setdefault(config.key, config)
+    return list(found.values())[:MAX_CONFIGS] or [KernelConfig()]
+
+
+def launch_where(record: LaunchRecord, path: str) -> str:
+    return "its launch" if record.path == path else f"its launch in {record.path}"
+
+
+def merge(per_model: list[list[Finding]], models: list[KernelModel]) -> tuple[list[Finding], list[tuple[int, ...]]]:
+    """One finding per code and place: the most severe of the configurations' (a finding proven for one
+    launch is proven), with the configurations it holds for; when their blocks differ, the message says for
+    which blocks it holds."""
+    if len(per_model) == 1:
+        return per_model[0], [(0,)] * len(per_model[0])
+    groups: dict[tuple, list[tuple[int, Finding]]] = {}
+    for i, findings in enumerate(per_model):
+        for f in findings:
+            groups.setdefault((f.code, f.path, f.span), []).append((i, f))
+    shapes = [shape_text(m.configs[0].block) for m in models]
+    out, owners = [], []
+    for entries in groups.values():
+        rank = max(f.severity.rank for _, f in entries)
+        chosen = [(i, f) for i, f in entries if f.severity.rank == rank]
+        finding = chosen[0][1]
+        holding = tuple(i for i, _ in chosen)
+        with_ = list(dict.fromkeys(shapes[i] for i in holding))
+        without = [s for s in dict.fromkeys(shapes) if s not in with_]
+        if without:
+            finding = replace(finding, message=f"{finding.message} (with block {_some(with_, ' and ')}; not with "
+                                               f"{_some(without, ' or ')})")
+        out.append(finding)
+        owners.append(holding)
+    return out, owners
+
+
+def _some(shapes: list[str], joiner: str, limit: int = 3) -> str:
+    return joiner.join(shapes[:limit]) + (f" ({len(shapes) - limit} more)" if len(shapes) > limit else "")
+
+
+def with_launches(findings: list[Finding], owners: list[tuple[int, ...]], configs: list[KernelConfig],
+                  kernel: Function, records: list[LaunchRecord]) -> list[Finding]:
+    """The findings with the launches of their configurations as related information."""
+    by_key: dict[tuple, list[LaunchRecord]] = {}
+    for r in records:
+        by_key.setdefault(launch_config(kernel, r.values, "").key, []).append(r)
+    out = []
+    for finding, holding in zip(findings, owners, strict=True):
+        launches = [r for i in holding for r in by_key.get(configs[i].key, [])][:MAX_RELATED_LAUNCHES]
+        if launches:
+            finding = replace(finding, related=finding.related + tuple(
+                Related(r.span, _launched(r), None if r.path == finding.path else r.path) for r in launches))
+        out.append(finding)
+    return out
+
+
+def _launched(record: LaunchRecord) -> str:
+    dims = record.values.block_dims
+    block = "" if dims is None else " with block " + "×".join("?" if d is None else str(d) for d in dims)
+    via = f", through {record.values.via}" if record.values.via else ""
+    return f"`{record.kernel}` is launched here{block}{via}"

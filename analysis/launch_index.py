@@ -1,0 +1,115 @@
+"""The launch sites of every file a session sees (`cudalens check DIR`, the language server's workspace), for
+the kernels that are defined in one file and launched from another: a header's kernel launched from the `.cu`
+files that include it, or a kernel declared in a header, defined in one `.cu` and launched from another.
+
+A file's entry is replaced as a whole when the file changes (`update` says which kernels' launches changed,
+so a server re-checks only the documents that define them). Thread-safe: the server updates it from its
+analysis thread and from the workspace scan.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from cudalens.analysis.findings import Span
+from cudalens.analysis.launch_sites import LaunchValues
+
+MAX_INCLUDE_DEPTH = 4
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    """One configuration of one launch site (a site called through a wrapper with several constants has
+    several), as values: no parse tree, so it outlives the file's analysis and crosses processes."""
+
+    kernel: str
+    path: str  # the file's name as findings name it (relative for `cudalens check`, absolute in the server)
+    span: Span
+    values: LaunchValues
+
+
+@dataclass(frozen=True)
+class FileLaunches:
+    records: tuple[LaunchRecord, ...]
+    includes: frozenset[str]  # identities (real paths) of the headers it includes, transitively
+    defines: frozenset[str]  # the kernels defined in the file itself
+
+
+def identity(path: str) -> str:
+    return os.path.realpath(path)
+
+
+class LaunchIndex:
+    def __init__(self) -> None:
+        self._files: dict[str, FileLaunches] = {}
+        self._lock = threading.Lock()
+
+    def update(self, path: str, entry: FileLaunches) -> set[str]:
+        """Replace a file's launches; the kernels whose launches (as values) changed."""
+        key = identity(path)
+        with self._lock:
+            old = self._files.get(key)
+            self._files[key] = entry
+        return _changed(old, entry)
+
+    def remove(self, path: str) -> set[str]:
+        with self._lock:
+            old = self._files.pop(identity(path), None)
+        return _changed(old, None)
+
+    def launches_for(self, kernel: str, defined_in: str) -> list[LaunchRecord]:
+        """The launches of `kernel` (defined in `defined_in`) made in other files: those that include its file,
+        and those that launch a kernel of that name they do not define (declared, defined elsewhere)."""
+        home = identity(defined_in)
+        with self._lock:
+            files = [(key, entry) for key, entry in self._files.items() if key != home]
+        out = []
+        for _, entry in sorted(files, key=lambda item: item[0]):
+            if home in entry.includes or kernel not in entry.defines:
+                out.extend(r for r in entry.records if r.kernel == kernel)
+        return out
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._files)
+
+
+def _changed(old: FileLaunches | None, new: FileLaunches | None) -> set[str]:
+    def by_kernel(entry: FileLaunches | None) -> dict[str, list]:
+        out: dict[str, list] = {}
+        for r in entry.records if entry is not None else ():
+            out.setdefault(r.kernel, []).append(r.values)
+        return out
+
+    before, after = by_kernel(old), by_kernel(new)
+    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)} | (
+        set() if old is None or new is None or old.includes == new.includes else set(before) | set(after))
+
+
+def include_closure(path: str, text: str, locate: Callable[[str, str], str | None],
+                    read: Callable[[str], str | None]) -> frozenset[str]:
+    """The real paths of the local headers (`#include "x.cuh"`) a file includes, and those they include."""
+    found: set[str] = set()
+    frontier: list[tuple[str, str]] = [(path, text)]
+    for _ in range(MAX_INCLUDE_DEPTH):
+        nxt: list[tuple[str, str]] = []
+        for including, source in frontier:
+            for name in _INCLUDE.findall(source):
+                located = locate(name, including)
+                if located is None or identity(located) in found:
+                    continue
+                found.add(identity(located))
+                header = read(located)
+                if header is not None:
+                    nxt.append((located, header))
+        frontier = nxt
+    return frozenset(found)
+
+
+def file_launches(records: Iterable[LaunchRecord], includes: frozenset[str], defines: Iterable[str]) -> FileLaunches:
+    return FileLaunches(tuple(records), includes, frozenset(defines))
