@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Span
-from cudalens.analysis.launch_index import LaunchIndex, LaunchRecord
+from cudalens.analysis.launch_index import FileLaunches, LaunchIndex, LaunchRecord
 
 # Given a header name as written in `#include "x.cuh"` and the including file's path, its text, or None.
 IncludeReader = Callable[[str, str], "str | None"]
@@ -63,15 +63,30 @@ class AnalysisReport:
     launch_records: list[LaunchRecord] = field(default_factory=list)
 
 
-def read_include_from_disk(name: str, including_path: str, include_dirs: tuple[str, ...] = ()) -> str | None:
-    """The standard IncludeReader: `name` next to the including file, then in `include_dirs`."""
-    from pathlib import Path
+class DiskIncludes:
+    """The standard IncludeReader: `name` next to the including file, then in `include_dirs`; `locate` says
+    where that is (findings in a header are placed there)."""
 
-    for folder in (Path(including_path).parent, *map(Path, include_dirs)):
-        candidate = folder / name
-        if candidate.is_file():
-            return candidate.read_text(encoding="utf-8", errors="replace")
-    return None
+    def __init__(self, include_dirs: tuple[str, ...] = ()) -> None:
+        self.include_dirs = tuple(include_dirs)
+
+    def locate(self, name: str, including_path: str) -> str | None:
+        from pathlib import Path
+
+        for folder in (Path(including_path).parent, *map(Path, self.include_dirs)):
+            candidate = folder / name
+            if candidate.is_file():
+                return str(candidate)
+        return None
+
+    def __call__(self, name: str, including_path: str) -> str | None:
+        from pathlib import Path
+
+        found = self.locate(name, including_path)
+        return Path(found).read_text(encoding="utf-8", errors="replace") if found is not None else None
+
+
+read_include_from_disk = DiskIncludes()
 
 
 def analyze_text(
@@ -83,6 +98,14 @@ def analyze_text(
 ) -> AnalysisReport:
     """Analyse one `.cu`/`.cuh`/`.py` document (`launch_index`: the launches of the other files seen)."""
     return DocumentAnalyzer(path, config, read_include, launch_index).update(text)
+
+
+def launch_entry(path: str, text: str, read_include: IncludeReader | None = None) -> FileLaunches:
+    """What a `.cu`/`.cuh` file contributes to a LaunchIndex: the values of its launch sites, the headers it
+    includes (transitively) and the kernels it defines. Cheap for a file without `<<<` (no parse)."""
+    from cudalens.analysis.pipeline import launch_entry as entry
+
+    return entry(path, text, read_include)
 
 
 class DocumentAnalyzer:

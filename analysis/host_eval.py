@@ -24,34 +24,51 @@ _OPS = {
 }
 
 
-def declaration_of(name: str, scope: Node | None, before: int) -> tuple[Node, Node | None] | None:
+def _declarations(scope: Node, tables: dict) -> dict[str, list[tuple[int, Node, Node | None]]]:
+    """Every declarator in `scope` by name, in source order, made once per scope and unit (a host function
+    with 70 launches asks for hundreds of names)."""
+    table = tables.get(scope)
+    if table is not None:
+        return table
+    table = {}
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        if node.type == "init_declarator":
+            decl = node.child_by_field_name("declarator")
+            if decl is not None:
+                name = ts.text(decl).lstrip("*& ").split("[")[0].rstrip()
+                table.setdefault(name, []).append((node.start_byte, node, node.child_by_field_name("value")))
+        elif node.type == "function_declarator" and node.parent is not None and node.parent.type == "declaration":
+            decl = node.child_by_field_name("declarator")
+            if decl is not None:
+                table.setdefault(ts.text(decl), []).append(
+                    (node.start_byte, node, node.child_by_field_name("parameters")))
+        stack.extend(node.named_children)
+    for entries in table.values():
+        entries.sort(key=lambda e: e[0])
+    tables[scope] = table
+    return table
+
+
+def declaration_of(name: str, scope: Node | None, before: int, unit: Unit | None = None
+                   ) -> tuple[Node, Node | None] | None:
     """The last declarator of `name` in `scope` before byte `before`, with its initializer: the value of
     `int n = 4`, the braces of `dim3 b{4, 8}`, or the parentheses of `dim3 b(Bc, Br)` — which C++ parses as a
     function declaration when the arguments are names (the most vexing parse); None when not declared."""
     if scope is None:
         return None
-    found: tuple[Node, Node | None] | None = None
-    stack = [scope]
-    while stack:
-        node = stack.pop()
-        if node.start_byte >= before:
-            continue
-        if node.type == "init_declarator":
-            decl = node.child_by_field_name("declarator")
-            if decl is not None and ts.text(decl).lstrip("*& ").split("[")[0].rstrip() == name:
-                if found is None or node.start_byte > found[0].start_byte:
-                    found = (node, node.child_by_field_name("value"))
-        elif node.type == "function_declarator" and node.parent is not None and node.parent.type == "declaration":
-            decl = node.child_by_field_name("declarator")
-            if decl is not None and ts.text(decl) == name and (found is None or node.start_byte > found[0].start_byte):
-                found = (node, node.child_by_field_name("parameters"))
-        stack.extend(node.named_children)
+    found = None
+    for start, node, value in _declarations(scope, unit.declarations if unit is not None else {}).get(name, ()):
+        if start >= before:
+            break
+        found = (node, value)
     return found
 
 
-def _declared_value(name: str, scope: Node | None, before: int) -> Node | None:
+def _declared_value(name: str, scope: Node | None, before: int, unit: Unit) -> Node | None:
     """The initializer of a scalar or `dim3` `name` (an array's braces are its elements, not a value)."""
-    found = declaration_of(name, scope, before)
+    found = declaration_of(name, scope, before, unit)
     if found is None or found[0].type != "init_declarator":
         return found[1] if found is not None else None
     declarator = found[0].child_by_field_name("declarator")
@@ -60,7 +77,7 @@ def _declared_value(name: str, scope: Node | None, before: int) -> Node | None:
 
 def _name_value(name: str, node: Node, unit: Unit, scope: Node | None, depth: int,
                 binding: Binding) -> tuple[int, ...] | None:
-    value = _declared_value(name, scope, node.start_byte)
+    value = _declared_value(name, scope, node.start_byte, unit)
     if value is not None:
         return eval_host(value, unit, scope, depth + 1, binding)
     bound = binding.get(name)
@@ -169,7 +186,7 @@ def dim3_parts(node: Node | None, unit: Unit, scope: Node | None,
         values = [p[0] if p is not None else None for p in parts] + [1] * (3 - len(parts))
         return values[0], values[1], values[2]
     if t == "identifier":
-        found = declaration_of(ts.text(node), scope, node.start_byte)
+        found = declaration_of(ts.text(node), scope, node.start_byte, unit)
         if found is None:
             return None if _is_dim3_name(ts.text(node), scope) else (None, 1, 1)
         declarator, value = found

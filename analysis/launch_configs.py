@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from cudalens.analysis.model import KernelModel
 
 MAX_CONFIGS = 6  # distinct configurations analysed per kernel (llm.c's dev/cuda files try 6 block sizes)
+# Threads simulated over a kernel's configurations: an edit re-analyses the kernel in each of them, so a
+# sweep of 32..1024-thread blocks is analysed up to 512 (1.5 times a 1024-thread block; the first is kept).
+THREAD_BUDGET = 1536
 MAX_RELATED_LAUNCHES = 3
 
 
@@ -72,7 +75,22 @@ def kernel_configs(kernel: Function, launches: list[tuple[LaunchValues, str]],
     for values, where in launches:
         config = launch_config(kernel, values, where)
         found.setdefault(config.key, config)
-    return list(found.values())[:MAX_CONFIGS] or [KernelConfig()]
+    chosen: list[KernelConfig] = []
+    budget = THREAD_BUDGET
+    for config in found.values():
+        threads = _threads(config.block)
+        if chosen and (len(chosen) >= MAX_CONFIGS or threads > budget):
+            continue
+        chosen.append(config)
+        budget -= threads
+    return chosen or [KernelConfig()]
+
+
+def _threads(block: PartialDim3 | None) -> int:
+    count = 1
+    for d in block or (256,):
+        count *= d or 8
+    return count
 
 
 def launch_where(record: LaunchRecord, path: str) -> str:

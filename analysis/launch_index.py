@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cudalens.analysis.findings import Span
 from cudalens.analysis.launch_sites import LaunchValues
@@ -40,6 +41,7 @@ class FileLaunches:
     defines: frozenset[str]  # the kernels defined in the file itself
 
 
+@lru_cache(maxsize=4096)
 def identity(path: str) -> str:
     return os.path.realpath(path)
 
@@ -47,6 +49,7 @@ def identity(path: str) -> str:
 class LaunchIndex:
     def __init__(self) -> None:
         self._files: dict[str, FileLaunches] = {}
+        self._by_kernel: dict[str, set[str]] = {}  # kernel name -> the files that launch it
         self._lock = threading.Lock()
 
     def update(self, path: str, entry: FileLaunches) -> set[str]:
@@ -54,29 +57,65 @@ class LaunchIndex:
         key = identity(path)
         with self._lock:
             old = self._files.get(key)
+            self._unlink(key, old)
             self._files[key] = entry
+            for r in entry.records:
+                self._by_kernel.setdefault(r.kernel, set()).add(key)
         return _changed(old, entry)
 
     def remove(self, path: str) -> set[str]:
+        key = identity(path)
         with self._lock:
-            old = self._files.pop(identity(path), None)
+            old = self._files.pop(key, None)
+            self._unlink(key, old)
         return _changed(old, None)
+
+    def _unlink(self, key: str, old: FileLaunches | None) -> None:
+        for r in old.records if old is not None else ():
+            files = self._by_kernel.get(r.kernel)
+            if files is not None:
+                files.discard(key)
+                if not files:
+                    del self._by_kernel[r.kernel]
 
     def launches_for(self, kernel: str, defined_in: str) -> list[LaunchRecord]:
         """The launches of `kernel` (defined in `defined_in`) made in other files: those that include its file,
         and those that launch a kernel of that name they do not define (declared, defined elsewhere)."""
-        home = identity(defined_in)
         with self._lock:
-            files = [(key, entry) for key, entry in self._files.items() if key != home]
+            if kernel not in self._by_kernel:
+                return []
+            home = identity(defined_in)
+            entries = [(key, self._files[key]) for key in sorted(self._by_kernel[kernel]) if key != home]
         out = []
-        for _, entry in sorted(files, key=lambda item: item[0]):
-            if home in entry.includes or kernel not in entry.defines:
+        for _, entry in entries:
+            if _counts(entry, kernel, home):
                 out.extend(r for r in entry.records if r.kernel == kernel)
         return out
+
+    def reaches(self, source: str, kernel: str, defined_in: str) -> bool:
+        """Whether the launches of `kernel` in `source` count for its definition in `defined_in`."""
+        with self._lock:
+            entry = self._files.get(identity(source))
+        return entry is not None and identity(source) != identity(defined_in) and (
+            _counts(entry, kernel, identity(defined_in)))
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._files)
+
+    def __getstate__(self) -> dict:  # `cudalens check` hands it to its worker processes
+        with self._lock:
+            return {"files": dict(self._files), "by_kernel": {k: set(v) for k, v in self._by_kernel.items()}}
+
+    def __setstate__(self, state: dict) -> None:
+        self._files, self._by_kernel = state["files"], state["by_kernel"]
+        self._lock = threading.Lock()
+
+
+def _counts(entry: FileLaunches, kernel: str, home: str) -> bool:
+    """A file's launches of `kernel` are those of its definition in `home` when the file includes `home`, or
+    launches a kernel of that name it does not define (declared in a header, defined elsewhere)."""
+    return home in entry.includes or kernel not in entry.defines
 
 
 def _changed(old: FileLaunches | None, new: FileLaunches | None) -> set[str]:
@@ -109,7 +148,3 @@ def include_closure(path: str, text: str, locate: Callable[[str, str], str | Non
                     nxt.append((located, header))
         frontier = nxt
     return frozenset(found)
-
-
-def file_launches(records: Iterable[LaunchRecord], includes: frozenset[str], defines: Iterable[str]) -> FileLaunches:
-    return FileLaunches(tuple(records), includes, frozenset(defines))

@@ -60,7 +60,7 @@ def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "")
     cfg, scope = launch.config, launch.host_function
 
     def constant(node: Node) -> bool:
-        return scope is None or not any(_reassigned(name, scope) for name in _IDENT.findall(ts.text(node)))
+        return scope is None or not any(_reassigned(name, scope, unit) for name in _IDENT.findall(ts.text(node)))
 
     def shape(node: Node) -> PartialDim3 | None:
         value = dim3_parts(node, unit, scope, binding) if constant(node) else None
@@ -122,23 +122,36 @@ def _template_params(scope: Node | None) -> set[str]:
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
-def _reassigned(name: str, scope: Node) -> bool:
+def _reassigned(name: str, scope: Node, unit: Unit) -> bool:
     """Whether `name` (or a field of it, `block.x`) is assigned in `scope` other than by its initializer, or
     its address is taken (`cudaOccupancyMaxPotentialBlockSize(&grid, &block, k)`): then its declared value is
     not the one every launch sees (`threads = n < 256 ? 64 : 256;`)."""
-    text = scope.text or b""
-    if re.search(rb"&\s*" + name.encode() + rb"\b", text):
-        return True
-    pattern = re.compile(rb"(?:\+\+|--)\s*" + name.encode() + rb"\b|\b" + name.encode()
-                         + rb"\s*(?:\.\s*[xyz]\s*)?(?:[-+*/%&|^]|<<|>>)?=(?!=)|\b" + name.encode() + rb"\s*(?:\+\+|--)")
-    for m in pattern.finditer(text):
-        node = scope.descendant_for_byte_range(scope.start_byte + m.start(), scope.start_byte + m.start())
-        while node is not None and node != scope and node.type not in (
-                "init_declarator", "assignment_expression", "update_expression"):
-            node = node.parent
-        if node is not None and node.type in ("assignment_expression", "update_expression"):
-            return True
-    return False
+    key = ("reassigned", scope)
+    names = unit.declarations.get(key)
+    if names is None:
+        names = unit.declarations[key] = _assigned_names(scope)
+    return name in names
+
+
+def _assigned_names(scope: Node) -> frozenset[str]:
+    out = set()
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        target = None
+        if node.type == "assignment_expression":
+            target = node.child_by_field_name("left")
+        elif node.type == "update_expression":
+            target = node.child_by_field_name("argument")
+        elif node.type == "pointer_expression" and ts.text(node.child_by_field_name("operator")) == "&":
+            target = node.child_by_field_name("argument")
+        while target is not None and target.type in ("field_expression", "parenthesized_expression"):
+            target = target.child_by_field_name("argument") if target.type == "field_expression" else \
+                (target.named_children[0] if target.named_children else None)
+        if target is not None and target.type == "identifier":
+            out.add(ts.text(target))
+        stack.extend(node.named_children)
+    return frozenset(out)
 
 
 # ---- call contexts ---------------------------------------------------------------------------------------
@@ -227,13 +240,13 @@ def alternatives(node: Node, unit: Unit, scope: Node, binding: Binding, depth: i
     if depth > 3:
         return []
     if node.type == "identifier":
-        found = declaration_of(ts.text(node), scope, node.start_byte)
-        if found is not None and found[1] is not None and not _reassigned(ts.text(node), scope):
+        found = declaration_of(ts.text(node), scope, node.start_byte, unit)
+        if found is not None and found[1] is not None and not _reassigned(ts.text(node), scope, unit):
             return alternatives(found[1], unit, scope, binding, depth + 1)
         return []
     if node.type == "subscript_expression":
         array = node.child_by_field_name("argument")
-        found = declaration_of(ts.text(array), scope, node.start_byte) if array is not None and \
+        found = declaration_of(ts.text(array), scope, node.start_byte, unit) if array is not None and \
             array.type == "identifier" else None
         values = found[1] if found is not None else None
         if values is not None and values.type == "initializer_list":

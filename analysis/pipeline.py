@@ -17,6 +17,7 @@ from cudalens.analysis.file_context import FileContext, HeaderText, PositionMap
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.launch_configs import kernel_configs, launch_where, merge, own_records, with_launches
 from cudalens.analysis.launch_directive import DirectiveError, launch_directives
+from cudalens.analysis.launch_index import FileLaunches, include_closure
 from cudalens.analysis.model import KernelModel, build_model
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.suppression import apply_suppressions
@@ -173,6 +174,33 @@ def read_headers(path: str, includes: list[str], read_include: IncludeReader | N
             where = locate(name, path) if locate is not None else None
             out.append(Header(name, where or str(Path(path).parent / name), text.encode("utf-8", errors="surrogatepass")))
     return out
+
+
+def launch_entry(path: str, text: str, read_include: IncludeReader | None) -> FileLaunches:
+    source = text.encode("utf-8", errors="surrogatepass")
+    if b"<<<" not in source:
+        return FileLaunches((), frozenset(), frozenset())
+    unit = build_unit(source)
+    for header in read_headers(path, unit.includes, read_include):
+        unit.include(header_unit(header.source))
+    context = FileContext(path, unit, LineIndex(text), None)
+    return FileLaunches(tuple(own_records(context)), included_files(path, text, read_include),
+                        frozenset(k.name for k in unit.kernels if k.body is not None))
+
+
+def included_files(path: str, text: str, read_include: IncludeReader | None) -> frozenset[str]:
+    """The real paths of the local headers the file includes, and of those they include."""
+    if read_include is None:
+        return frozenset()
+    locate = getattr(read_include, "locate", None) or (lambda name, including: str(Path(including).parent / name))
+
+    def read(located: str) -> str | None:
+        try:
+            return Path(located).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    return include_closure(path, text, locate, read)
 
 
 @lru_cache(maxsize=64)

@@ -9,8 +9,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cudalens.analysis.files import SourceText, decode_source
+from cudalens.analysis.api import DiskIncludes, launch_entry
+from cudalens.analysis.files import SourceText, decode_source, read_source
 from cudalens.analysis.findings import Finding, Severity, sort_key
+from cudalens.analysis.launch_index import FileLaunches, LaunchIndex
 from cudalens.cli.check_config import ConfigResolver
 from cudalens.cli.file_check import FileJob, FileResult, FixMode, check_file, describe_error, warn
 from cudalens.cli.profiler_hooks import ProfilerHooks
@@ -42,13 +44,48 @@ class _Done:
     error: str | None
 
 
+# The launch index of a check, set once in each worker process (handing it to every job would pickle it
+# once per file).
+_launches: LaunchIndex | None = None
+
+
+def _use_launches(index: LaunchIndex | None) -> None:
+    global _launches
+    _launches = index
+
+
 def _check_job(
     job: FileJob, hooks: ProfilerHooks, fix: FixMode | None, source: SourceText | None = None
 ) -> _Done:
     try:
-        return _Done(job, check_file(job, hooks, fix, source), None)
+        return _Done(job, check_file(job, hooks, fix, source, _launches), None)
     except Exception as exc:  # one file the analyzer trips on must not stop the others
         return _Done(job, None, describe_error(exc, job.path))
+
+
+def _entry(job: FileJob) -> tuple[str, FileLaunches | None]:
+    """A CUDA file's launches, for the index; None for a file that cannot be read (its check says why)."""
+    if not job.shown.endswith((".cu", ".cuh")):
+        return job.shown, None
+    try:
+        return job.shown, launch_entry(job.shown, read_source(job.path), DiskIncludes(job.config.include_dirs))
+    except Exception:  # the file's own check reports what is wrong with it
+        return job.shown, None
+
+
+def launch_index(jobs: list[FileJob], workers: int) -> LaunchIndex:
+    """Every launch site of the files checked (and of the headers they include), so that a kernel defined in
+    one file is analysed with the launches another makes."""
+    index = LaunchIndex()
+    if workers <= 1:
+        entries = map(_entry, jobs)
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            entries = list(pool.map(_entry, jobs, chunksize=16))
+    for shown, entry in entries:
+        if entry is not None and entry.records:
+            index.update(shown, entry)
+    return index
 
 
 # Below this many files a process pool costs more to start than it saves.
@@ -62,11 +99,16 @@ def _workers(jobs: int, files: int) -> int:
 
 
 def _results(jobs: list[FileJob], hooks: ProfilerHooks, fix: FixMode | None, workers: int) -> Iterator[_Done]:
+    index = launch_index(jobs, workers) if len(jobs) > 1 else None
     if workers <= 1:
-        for job in jobs:
-            yield _check_job(job, hooks, fix)
+        _use_launches(index)
+        try:
+            for job in jobs:
+                yield _check_job(job, hooks, fix)
+        finally:
+            _use_launches(None)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_use_launches, initargs=(index,)) as pool:
         futures = [pool.submit(_check_job, job, hooks, fix) for job in jobs]
         for future in as_completed(futures):
             try:
