@@ -62,7 +62,8 @@ def parse_directive(rest: str, line: int) -> LaunchDirective | DirectiveError:
     for pair in pairs:
         key, value = pair["key"], pair["value"].strip()
         if key == "block":
-            dims = [d.strip() for d in re.split(r"[,x×]", value.strip("() ")) if d.strip()]
+            inner = value.strip("() ")
+            dims = [d.strip() for d in re.split(r"," if "," in inner else r"[x×]", inner)]
             if not 1 <= len(dims) <= 3 or not all(_INT.match(d) and int(d) > 0 for d in dims):
                 return DirectiveError(line, f"`block={value}` in a `cudalens: launch` directive: expected one to "
                                             "three positive integers, e.g. `block=(32,8)`")

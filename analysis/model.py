@@ -52,6 +52,7 @@ class KernelModel:
     config: KernelConfig = field(default_factory=KernelConfig)
     configs: list[RunConfig] = field(default_factory=list)
     runs: list[SimResult] = field(default_factory=list)
+    # integer parameters that are data sizes (never 1 in practice), and those whose value the launch gives
     dimension_params: set[str] = field(default_factory=set)
     uses_tid_yz: bool = False
     template_values: dict[str, int] = field(default_factory=dict)
@@ -222,7 +223,7 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
         sim_unit.types = unit.types.with_aliases(aliases)
     model = KernelModel(context.path, unit, kernel, context.index, context.to_file,
                         blocks[0] if not filled else None, source, context, config,
-                        dimension_params=_dimension_params(kernel), uses_tid_yz=bool(_TID_YZ.search(body)),
+                        dimension_params=_dimension_params(kernel) | set(known_args), uses_tid_yz=bool(_TID_YZ.search(body)),
                         template_values=template_values, sim_unit=sim_unit)
     premises = Premises(name, blocks[0], tuple(assumptions), tuple(r.varies for r in runs),
                         tuple(r.block for r in runs), model.site_params)

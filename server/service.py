@@ -160,9 +160,14 @@ class Service:
         if not kernels:
             return
         index = self.launches.index
-        states = [s for s in self.documents if s is not source and s.result is not None
-                  and any(k.name in kernels and (source is None or index.reaches(source.path, k.name, s.path))
-                          for k in s.result.kernels)]
+
+        def defines(s: DocState) -> bool:
+            if s.result is None:  # its first analysis may have begun before the scan found these launches
+                return source is None and any(f" {k}(" in s.text for k in kernels)
+            return any(k.name in kernels and (source is None or index.reaches(source.path, k.name, s.path))
+                       for k in s.result.kernels)
+
+        states = [s for s in self.documents if s is not source and defines(s)]
         if states:
             self.recheck(states, f"launches of {', '.join(sorted(kernels)[:3])} changed in {where}")
 

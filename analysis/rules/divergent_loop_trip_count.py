@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, describe_deps, sites
 from cudalens.analysis.rule_base import Rule
@@ -49,6 +50,7 @@ class DivergentLoopTripCount(Rule):
     code = "CL202"
     name = "divergent-loop-trip-count"
     summary = "Loop whose trip count varies within a warp"
+    depends_on = ALL_FACTS  # which lanes of a warp keep iterating
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(b) -> bool:
@@ -66,5 +68,6 @@ class DivergentLoopTripCount(Rule):
                 type(self), cond,
                 f"Loop trip count varies within a warp: after some iterations {continuing} of {active} lanes "
                 f"continue while the rest idle (the bound depends on {describe_deps(loop.deps)})",
-                severity, evidence={"lanes_continuing": continuing, "lanes_active": active},
+                severity, holds=[s is not None for s in splits],
+                evidence={"lanes_continuing": continuing, "lanes_active": active},
             )
