@@ -51,7 +51,9 @@ def own_records(context: FileContext) -> list[LaunchRecord]:
 def launch_config(kernel: Function, values: LaunchValues, where: str) -> KernelConfig:
     n = len(kernel.template_params)
     template = (values.template_args + (None,) * n)[:n]
-    args = tuple(None if p.pointer or i >= len(values.args) else values.args[i] for i, p in enumerate(kernel.params))
+    # (the parameters are read only when an argument is known: most launches pass run-time sizes)
+    args = () if values.args.count(None) == len(values.args) else \
+        tuple(None if p.pointer or i >= len(values.args) else values.args[i] for i, p in enumerate(kernel.params))
     return KernelConfig(values.block_dims, template, args, "launch", where)
 
 
@@ -64,16 +66,13 @@ def directive_config(kernel: Function, directive: LaunchDirective) -> KernelConf
                         f"the `cudalens: launch` directive on line {directive.line}")
 
 
-def kernel_configs(kernel: Function, launches: list[tuple[LaunchValues, str]],
+def kernel_configs(kernel: Function, launches: list[KernelConfig],
                    directives: list[LaunchDirective]) -> list[KernelConfig]:
-    """The distinct configurations (by block, template arguments and integer arguments), at most MAX_CONFIGS;
-    one that fixes nothing when there is neither launch nor directive."""
+    """The distinct configurations (by block, template arguments and integer arguments) of the kernel's
+    directives and launches (each made by `launch_config`), within MAX_CONFIGS and THREAD_BUDGET; one that
+    fixes nothing when there is neither launch nor directive."""
     found: dict[tuple, KernelConfig] = {}
-    for d in directives:
-        config = directive_config(kernel, d)
-        found.setdefault(config.key, config)
-    for values, where in launches:
-        config = launch_config(kernel, values, where)
+    for config in [directive_config(kernel, d) for d in directives] + launches:
         found.setdefault(config.key, config)
     chosen: list[KernelConfig] = []
     budget = THREAD_BUDGET
@@ -129,17 +128,17 @@ def _some(shapes: list[str], joiner: str, limit: int = 3) -> str:
 
 
 def with_launches(findings: list[Finding], owners: list[tuple[int, ...]], configs: list[KernelConfig],
-                  kernel: Function, records: list[LaunchRecord]) -> list[Finding]:
+                  launches: list[tuple[LaunchRecord, KernelConfig]]) -> list[Finding]:
     """The findings with the launches of their configurations as related information."""
     by_key: dict[tuple, list[LaunchRecord]] = {}
-    for r in records:
-        by_key.setdefault(launch_config(kernel, r.values, "").key, []).append(r)
+    for record, config in launches:
+        by_key.setdefault(config.key, []).append(record)
     out = []
     for finding, holding in zip(findings, owners, strict=True):
-        launches = [r for i in holding for r in by_key.get(configs[i].key, [])][:MAX_RELATED_LAUNCHES]
-        if launches:
+        records = [r for i in holding for r in by_key.get(configs[i].key, [])][:MAX_RELATED_LAUNCHES]
+        if records:
             finding = replace(finding, related=finding.related + tuple(
-                Related(r.span, _launched(r), None if r.path == finding.path else r.path) for r in launches))
+                Related(r.span, _launched(r), None if r.path == finding.path else r.path) for r in records))
         out.append(finding)
     return out
 

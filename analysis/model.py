@@ -17,7 +17,7 @@ from cudalens.analysis.assumptions import Assumption, Fact, Premises, block_phra
 from cudalens.analysis.file_context import FileContext, PositionMap
 from cudalens.analysis.findings import Finding, Fix, Severity, Span
 from cudalens.analysis.host_eval import PartialDim3, eval_host
-from cudalens.analysis.launch_configs import KernelConfig, kernel_configs
+from cudalens.analysis.launch_configs import KernelConfig, kernel_configs, launch_config
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.simulate import SimResult, Simulator
 from cudalens.analysis.types import FLOAT_TYPES
@@ -132,7 +132,7 @@ def build_models(path: str, unit: Unit, index: LineIndex, to_file: PositionMap |
     for kernel in unit.kernels:
         if kernel.body is None:
             continue
-        launches = [(v, "its launch") for _, v in context.launches_of(kernel.name)]
+        launches = [launch_config(kernel, v, "its launch") for _, v in context.launches_of(kernel.name)]
         models.append(build_model(context, kernel, kernel_configs(kernel, launches, [])[0]))
     return models
 
@@ -160,7 +160,9 @@ def _plausible_blocks(known: PartialDim3 | None, uses_y: bool, uses_z: bool, bou
     if None not in parts:
         return [tuple(parts)], []  # type: ignore[list-item]
     if parts[1:] == [1, 1]:
-        return [(256, 1, 1), (128, 1, 1)], ["block"]
+        # a 1-D block's warps are alike at any size: the second run tries a small block (thresholds on
+        # threadIdx.x, reductions over blockDim.x), at a quarter of the first run's cost
+        return [(256, 1, 1), (64, 1, 1)], ["block"]
     if parts[0] is None and parts[1] is None:
         z = parts[2] or 1
         if bound is not None:

@@ -15,7 +15,15 @@ from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
 from cudalens.analysis.features import kernel_features
 from cudalens.analysis.file_context import FileContext, HeaderText, PositionMap
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
-from cudalens.analysis.launch_configs import kernel_configs, launch_where, merge, own_records, with_launches
+from cudalens.analysis.launch_configs import (
+    KernelConfig,
+    kernel_configs,
+    launch_config,
+    launch_where,
+    merge,
+    own_records,
+    with_launches,
+)
 from cudalens.analysis.launch_directive import DirectiveError, launch_directives
 from cudalens.analysis.launch_index import FileLaunches, include_closure
 from cudalens.analysis.model import KernelModel, build_model
@@ -71,24 +79,23 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     records = own_records(file_context)
     if to_file is None:
         report.launch_records.extend(records)
+    by_kernel: dict[str, list] = {}
+    for r in records:
+        by_kernel.setdefault(r.kernel, []).append(r)
+    directives_possible = b"cudalens" in source
     for kernel in unit.kernels:
         if kernel.body is None:
             continue
         start, end = kernel.node.start_point[0] + 1, kernel.node.end_point[0] + 1
-        mine = [r for r in records if r.kernel == kernel.name]
-        external = doc.launch_index.launches_for(kernel.name, doc.path) if doc.launch_index is not None \
-            and to_file is None else []
-        directives = []
-        for d in launch_directives(kernel):
-            if isinstance(d, DirectiveError):
-                report.errors.append(f"{doc.path}:{d.line}: {d.message}")
-            else:
-                directives.append(d)
-        launches = [(r.values, launch_where(r, doc.path)) for r in mine + external]
-        configs = kernel_configs(kernel, launches, directives)
+        launches = by_kernel.get(kernel.name, [])
+        if doc.launch_index is not None and to_file is None:
+            launches = launches + doc.launch_index.launches_for(kernel.name, doc.path)
+        made = [(r, launch_config(kernel, r.values, launch_where(r, doc.path))) for r in launches]
+        configs = _configs(doc, kernel, [c for _, c in made], directives_possible, report)
         # Embedded sources map positions through their .py text: their results are reused only in place.
         key = (hashlib.blake2b(source[kernel.node.start_byte:kernel.node.end_byte] + context
-                               + repr(configs).encode(), digest_size=16).digest(),
+                               + (repr([_config_key(c) for c in configs]).encode() if launches or
+                                  directives_possible else b""), digest_size=16).digest(),
                None if to_file is None else start)
         cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:
@@ -103,13 +110,35 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
                 continue
         # launch sites live in host code that moves independently of the kernel: always read them afresh
         sites = tuple(LaunchSite(r.span, r.values.grid, r.values.block, r.values.dynamic_shared_bytes,
-                                 None if r.path == doc.path else r.path) for r in mine + external)
+                                 None if r.path == doc.path else r.path) for r in launches)
         if cached.info.launch_sites != sites:
             cached = replace(cached, info=replace(cached.info, launch_sites=sites))
         doc.next_cache[key] = cached
-        report.findings.extend(with_launches(cached.findings, list(cached.owners), configs, kernel, mine + external))
+        report.findings.extend(with_launches(cached.findings, list(cached.owners), configs, made)
+                               if launches else cached.findings)
         report.kernels.append(cached.info)
     report.findings.extend(_unit_findings(doc, source, unit, outside, file_context, report))
+
+
+_NO_LAUNCH = [KernelConfig()]
+
+
+def _configs(doc: DocumentAnalyzer, kernel, launches: list[KernelConfig], directives_possible: bool,
+             report: AnalysisReport) -> list[KernelConfig]:
+    """The configurations to analyse the kernel in (its own launches, the index's, its directives)."""
+    directives = []
+    for d in launch_directives(kernel) if directives_possible else ():
+        if isinstance(d, DirectiveError):
+            report.errors.append(f"{doc.path}:{d.line}: {d.message}")
+        else:
+            directives.append(d)
+    if not launches and not directives:
+        return _NO_LAUNCH
+    return kernel_configs(kernel, launches, directives)
+
+
+def _config_key(config: KernelConfig) -> tuple:
+    return (config.block, config.template, config.args, config.source, config.where)
 
 
 def _outside_kernels(unit: Unit, source: bytes, headers: list[bytes]):
