@@ -8,13 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.assumptions import shape_text
 from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Related
 from cudalens.analysis.host_eval import PartialDim3
 from cudalens.analysis.launch_directive import LaunchDirective
 from cudalens.analysis.launch_index import LaunchRecord
-from cudalens.analysis.launch_sites import LaunchValues, TemplateArg
+from cudalens.analysis.launch_sites import LaunchValues, TemplateArg, template_argument
 from cudalens.analysis.unit import Function
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ class KernelConfig:
     block: PartialDim3 | None = None
     template: tuple[TemplateArg, ...] = ()  # by position among the kernel's template parameters
     args: tuple[int | None, ...] = ()  # by position among its parameters
-    source: str = "none"  # launch | directive | none
+    source: str = "none"  # launch | directive | instantiation | none
     where: str = ""  # what gives it, for messages: "its launch", "its launch in main.cu", "the directive"
 
     @property
@@ -64,6 +65,36 @@ def directive_config(kernel: Function, directive: LaunchDirective) -> KernelConf
                  for p in kernel.params)
     return KernelConfig(directive.block, template, args, "directive",  # type: ignore[arg-type]
                         f"the `cudalens: launch` directive on line {directive.line}")
+
+
+_CONTAINERS = ("linkage_specification", "declaration_list", "namespace_definition", "preproc_if", "preproc_ifdef",
+               "preproc_else", "preproc_elif")
+
+
+def instantiations(context: FileContext) -> dict[str, list[KernelConfig]]:
+    """Explicit instantiations, `template __global__ void k<64, float>(float*);`: the template arguments of a
+    kernel launched elsewhere (its block stays open)."""
+    out: dict[str, list[KernelConfig]] = {}
+    if b"template" not in context.unit.source:
+        return out
+    stack = list(context.unit.tree.root_node.named_children)
+    while stack:
+        node = stack.pop()
+        if node.type in _CONTAINERS:
+            stack.extend(node.named_children)
+            continue
+        if node.type != "template_instantiation":
+            continue
+        declarator = node.child_by_field_name("declarator")
+        func = declarator.child_by_field_name("declarator") if declarator is not None else None
+        if func is None or func.type != "template_function":
+            continue
+        name = func.child_by_field_name("name")
+        targs = func.child_by_field_name("arguments")
+        args = tuple(template_argument(a, context.unit, None, {}) for a in (targs.named_children if targs else []))
+        out.setdefault(ts.text(name) if name is not None else "", []).append(KernelConfig(
+            None, args, (), "instantiation", f"the instantiation on line {context.span(node).line}"))
+    return out
 
 
 def kernel_configs(kernel: Function, launches: list[KernelConfig],

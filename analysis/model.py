@@ -239,7 +239,9 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
 def _open_reason(config: KernelConfig, kernel: str, missing: str) -> str:
     """Why a fact had to be assumed: nothing gives it (`missing` names what would), or the configuration
     leaves it open."""
-    return f"no {missing} of `{kernel}` found" if config.source == "none" else f"not fixed by {config.where}"
+    if config.source == "none" or (config.source == "instantiation" and missing == "launch"):
+        return f"no {missing} of `{kernel}` found"
+    return f"not fixed by {config.where}"
 
 
 def _float(unit: Unit, param) -> bool:

@@ -17,6 +17,7 @@ from cudalens.analysis.file_context import FileContext, HeaderText, PositionMap
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.launch_configs import (
     KernelConfig,
+    instantiations,
     kernel_configs,
     launch_config,
     launch_where,
@@ -83,6 +84,7 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     for r in records:
         by_kernel.setdefault(r.kernel, []).append(r)
     directives_possible = b"cudalens" in source
+    instantiated = instantiations(file_context)
     for kernel in unit.kernels:
         if kernel.body is None:
             continue
@@ -91,11 +93,12 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         if doc.launch_index is not None and to_file is None:
             launches = launches + doc.launch_index.launches_for(kernel.name, doc.path)
         made = [(r, launch_config(kernel, r.values, launch_where(r, doc.path))) for r in launches]
-        configs = _configs(doc, kernel, [c for _, c in made], directives_possible, report)
+        configs = _configs(doc, kernel, [c for _, c in made] or instantiated.get(kernel.name, []),
+                           directives_possible, report)
         # Embedded sources map positions through their .py text: their results are reused only in place.
         key = (hashlib.blake2b(source[kernel.node.start_byte:kernel.node.end_byte] + context
-                               + (repr([_config_key(c) for c in configs]).encode() if launches or
-                                  directives_possible else b""), digest_size=16).digest(),
+                               + (repr([_config_key(c) for c in configs]).encode() if configs is not _NO_LAUNCH
+                                  else b""), digest_size=16).digest(),
                None if to_file is None else start)
         cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:

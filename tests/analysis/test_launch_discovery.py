@@ -113,6 +113,13 @@ def test_a_type_argument_sizes_the_elements() -> None:
     assert g.severity == Severity.INFO and "assuming T = float: not fixed by its launch" in g.message
 
 
+def test_an_explicit_instantiation_gives_the_template_arguments() -> None:
+    source = TEMPLATED + "template __global__ void tk<8, double>(const double*, double*);\n"
+    [f] = [f for f in analyze_text("k.cu", source).findings if f.code == "CL101"]
+    assert f.evidence_dict()["element_bytes"] == 8 and "8 elements (64 B) apart" in f.message
+    assert "assuming" not in f.message and "no launch of `tk` found; it holds alike" in f.message
+
+
 DIRECTIVE = """
 // cudalens: launch block=(8,4,2)
 __global__ void d(float* out) {
