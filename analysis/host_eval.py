@@ -103,6 +103,8 @@ def eval_host(node: Node | None, unit: Unit, scope: Node | None, depth: int = 0,
             return (int(text, 0),)
         except ValueError:
             return None
+    if t in ("true", "false"):  # a bool template argument: `reduce<256, true>`
+        return (1 if t == "true" else 0,)
     if t in ("parenthesized_expression", "condition_clause") and node.named_children:
         return eval_host(node.named_children[-1], unit, scope, depth + 1, binding)
     if t in ("identifier", "type_identifier"):

@@ -96,6 +96,7 @@ __global__ void tk(const T* in, T* out) { out[threadIdx.x * B] = in[threadIdx.x]
     ("template <typename T> void run(const T* a, T* b) { tk<4, T><<<1, 256>>>(a, b); }\n"
      "void go(double* a, double* b) { run<double>(a, b); }", (4, "double")),
     ("template <typename T> void run(const T* a, T* b) { tk<4, T><<<1, 256>>>(a, b); }", (4, None)),
+    ("void run(float* a, float* b) { tk<true, float><<<1, 256>>>(a, b); }", (1, "float")),  # a bool argument
 ])
 def test_template_arguments_of_a_launch(host: str, args: tuple) -> None:
     [record] = launch_entry("k.cu", TEMPLATED + host + "\n").records
