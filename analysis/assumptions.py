@@ -57,7 +57,6 @@ class Assumption:
 class Premises:
     """What one analysis of a kernel took as given without knowing it, and what its runs varied."""
 
-    kernel: str
     block: Dim3  # the block of the first run: the one a message's thread ids, lanes and counts are for
     assumptions: tuple[Assumption, ...]
     run_varies: tuple[frozenset[Fact], ...]  # per run of the model: the facts it gives values other than run 0's

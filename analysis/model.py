@@ -49,12 +49,10 @@ class KernelModel:
     block: tuple[int, int, int] | None  # known from the launch / directive / launch bounds, else None
     block_source: str  # "launch", "directive", "launch_bounds", "assumed"
     context: FileContext
-    config: KernelConfig = field(default_factory=KernelConfig)
     configs: list[RunConfig] = field(default_factory=list)
     runs: list[SimResult] = field(default_factory=list)
     # integer parameters that are data sizes (never 1 in practice), and those whose value the launch gives
     dimension_params: set[str] = field(default_factory=set)
-    uses_tid_yz: bool = False
     template_values: dict[str, int] = field(default_factory=dict)
     sim_unit: Unit | None = None  # the unit with the template's type arguments as aliases
 
@@ -100,7 +98,6 @@ class KernelModel:
                 for d in e.deps if d.startswith("param:")}
 
 
-_TID_YZ = re.compile(r"threadIdx\s*\.\s*[yz]")
 _USES_Y = re.compile(r"(?:threadIdx|blockDim)\s*\.\s*y")
 _USES_Z = re.compile(r"(?:threadIdx|blockDim)\s*\.\s*z")
 _COMPARED_LEFT = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<=|>=|<|>)(?![<>=])")
@@ -224,10 +221,10 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
         sim_unit = copy.copy(unit)
         sim_unit.types = unit.types.with_aliases(aliases)
     model = KernelModel(context.path, unit, kernel, context.index, context.to_file,
-                        blocks[0] if not filled else None, source, context, config,
-                        dimension_params=_dimension_params(kernel) | set(known_args), uses_tid_yz=bool(_TID_YZ.search(body)),
+                        blocks[0] if not filled else None, source, context,
+                        dimension_params=_dimension_params(kernel) | set(known_args),
                         template_values=template_values, sim_unit=sim_unit)
-    premises = Premises(name, blocks[0], tuple(assumptions), tuple(r.varies for r in runs),
+    premises = Premises(blocks[0], tuple(assumptions), tuple(r.varies for r in runs),
                         tuple(r.block for r in runs), model.site_params)
     model.context = context.with_premises(premises)
     for cfg in runs:
