@@ -5,6 +5,7 @@ related information (attached afresh on every update: launches move independentl
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -43,13 +44,42 @@ class KernelConfig:
         return (self.block, self.template, self.args)
 
 
+_values: dict[tuple, list[list[LaunchValues]]] = {}
+
+
 def own_records(context: FileContext) -> list[LaunchRecord]:
-    """Every launch of this unit, once per configuration its host function's callers give it."""
-    return [LaunchRecord(launch.kernel, context.path, context.span(launch.node), values)
-            for launch in context.unit.launches for values in context.configurations(launch)]
+    """Every launch of this unit, once per configuration its host function's callers give it. The values
+    depend only on the text outside kernel bodies (`host_key`): typing in a kernel reuses them."""
+    launches = context.unit.launches
+    key = (context.host_key, len(launches)) if context.host_key else None
+    values = _values.get(key) if key is not None else None
+    if values is None:
+        values = [context.configurations(launch) for launch in launches]
+        if key is not None:
+            if len(_values) >= 64:
+                _values.clear()
+            _values[key] = values
+    return [LaunchRecord(launch.kernel, context.path, context.span(launch.node), v)
+            for launch, vs in zip(launches, values, strict=True) for v in vs]
+
+
+_CACHE_LIMIT = 4096
+_configs: dict[tuple, KernelConfig] = {}
 
 
 def launch_config(kernel: Function, values: LaunchValues, where: str) -> KernelConfig:
+    """The configuration a launch gives the kernel (remembered: an edit asks again for every launch)."""
+    signature = ts.text(kernel.declarator) if values.args.count(None) != len(values.args) else ""
+    key = (kernel.name, len(kernel.template_params), signature, values, where)
+    config = _configs.get(key)
+    if config is None:
+        if len(_configs) >= _CACHE_LIMIT:
+            _configs.clear()
+        config = _configs[key] = _launch_config(kernel, values, where)
+    return config
+
+
+def _launch_config(kernel: Function, values: LaunchValues, where: str) -> KernelConfig:
     n = len(kernel.template_params)
     template = (values.template_args + (None,) * n)[:n]
     # (the parameters are read only when an argument is known: most launches pass run-time sizes)
@@ -67,23 +97,24 @@ def directive_config(kernel: Function, directive: LaunchDirective) -> KernelConf
                         f"the `cudalens: launch` directive on line {directive.line}")
 
 
-_CONTAINERS = ("linkage_specification", "declaration_list", "namespace_definition", "preproc_if", "preproc_ifdef",
-               "preproc_else", "preproc_elif")
+_NOT_A_DECLARATION = re.compile(rb"template\s*<")
 
 
 def instantiations(context: FileContext) -> dict[str, list[KernelConfig]]:
     """Explicit instantiations, `template __global__ void k<64, float>(float*);`: the template arguments of a
     kernel launched elsewhere (its block stays open)."""
     out: dict[str, list[KernelConfig]] = {}
-    if b"template" not in context.unit.source:
-        return out
-    stack = list(context.unit.tree.root_node.named_children)
-    while stack:
-        node = stack.pop()
-        if node.type in _CONTAINERS:
-            stack.extend(node.named_children)
+    root = context.unit.tree.root_node
+    source = context.unit.source
+    at = source.find(b"template")
+    while at >= 0:  # a text search (`template` not followed by `<`), then the node there
+        here, at = at, source.find(b"template", at + 8)
+        if _NOT_A_DECLARATION.match(source, here):
             continue
-        if node.type != "template_instantiation":
+        node = root.descendant_for_byte_range(here, here)
+        while node is not None and node.type != "template_instantiation":
+            node = node.parent
+        if node is None:
             continue
         declarator = node.child_by_field_name("declarator")
         func = declarator.child_by_field_name("declarator") if declarator is not None else None

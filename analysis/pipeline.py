@@ -72,7 +72,8 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     for header in header_units:
         unit.include(header)
     index = LineIndex(text)
-    outside = _outside_kernels(unit, source, texts)
+    ordered = _kernels_in_order(unit)
+    outside = _outside_kernels(ordered, source, texts)
     file_context = FileContext(doc.path, unit, index, to_file, tuple(
         HeaderText(h.path, u.tree.root_node, header_index(h.source)) for h, u in zip(headers, header_units, strict=True)),
         host_key=outside.hexdigest())
@@ -92,9 +93,9 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         launches = by_kernel.get(kernel.name, [])
         if doc.launch_index is not None and to_file is None:
             launches = launches + doc.launch_index.launches_for(kernel.name, doc.path)
-        made = [(r, launch_config(kernel, r.values, launch_where(r, doc.path))) for r in launches]
-        configs = _configs(doc, kernel, [c for _, c in made] or instantiated.get(kernel.name, []),
-                           directives_possible, report)
+        made = [(r, launch_config(kernel, r.values, launch_where(r, doc.path))) for r in launches] if launches else ()
+        given = [c for _, c in made] if made else instantiated.get(kernel.name)
+        configs = _configs(doc, kernel, given, report) if given or directives_possible else _NO_LAUNCH
         # Embedded sources map positions through their .py text: their results are reused only in place.
         key = (hashlib.blake2b(source[kernel.node.start_byte:kernel.node.end_byte] + context
                                + (repr([_config_key(c) for c in configs]).encode() if configs is not _NO_LAUNCH
@@ -118,38 +119,38 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
             cached = replace(cached, info=replace(cached.info, launch_sites=sites))
         doc.next_cache[key] = cached
         report.findings.extend(with_launches(cached.findings, list(cached.owners), configs, made)
-                               if launches else cached.findings)
+                               if launches and cached.findings else cached.findings)
         report.kernels.append(cached.info)
-    report.findings.extend(_unit_findings(doc, source, unit, outside, file_context, report))
+    report.findings.extend(_unit_findings(doc, source, ordered, outside, file_context, report))
 
 
 _NO_LAUNCH = [KernelConfig()]
 
 
-def _configs(doc: DocumentAnalyzer, kernel, launches: list[KernelConfig], directives_possible: bool,
+def _configs(doc: DocumentAnalyzer, kernel, launches: list[KernelConfig] | None,
              report: AnalysisReport) -> list[KernelConfig]:
     """The configurations to analyse the kernel in (its own launches, the index's, its directives)."""
     directives = []
-    for d in launch_directives(kernel) if directives_possible else ():
+    for d in launch_directives(kernel):
         if isinstance(d, DirectiveError):
             report.errors.append(f"{doc.path}:{d.line}: {d.message}")
         else:
             directives.append(d)
     if not launches and not directives:
         return _NO_LAUNCH
-    return kernel_configs(kernel, launches, directives)
+    return kernel_configs(kernel, launches or [], directives)
 
 
 def _config_key(config: KernelConfig) -> tuple:
     return (config.block, config.template, config.args, config.source, config.where)
 
 
-def _outside_kernels(unit: Unit, source: bytes, headers: list[bytes]):
+def _outside_kernels(ordered: list, source: bytes, headers: list[bytes]):
     """A digest of the text outside kernel bodies, and of the headers: what host code, launch sites and the
     file-level rules read (typing inside a kernel leaves it unchanged)."""
     digest = hashlib.blake2b(digest_size=16)
     last = 0
-    for kernel in _kernels_in_order(unit):
+    for kernel in ordered:
         digest.update(source[last:kernel.body.start_byte])
         last = kernel.body.end_byte
     digest.update(source[last:])
@@ -158,6 +159,7 @@ def _outside_kernels(unit: Unit, source: bytes, headers: list[bytes]):
 
 
 def _kernels_in_order(unit: Unit) -> list:
+    """The kernels with a body, in source order, none inside another's body."""
     out, last = [], 0
     for kernel in sorted((k for k in unit.kernels if k.body is not None), key=lambda k: k.body.start_byte):
         if kernel.body.start_byte >= last:
@@ -166,14 +168,14 @@ def _kernels_in_order(unit: Unit) -> list:
     return out
 
 
-def _unit_findings(doc: DocumentAnalyzer, source: bytes, unit: Unit, outside, context: FileContext,
+def _unit_findings(doc: DocumentAnalyzer, source: bytes, ordered: list, outside, context: FileContext,
                    report: AnalysisReport) -> list[Finding]:
     """The file-level rules' findings. They read host code, helpers, launch sites and kernel signatures, never
     kernel bodies: while only a kernel body changes in place (typing inside a kernel), the last ones stand."""
     if context.to_file is not None:  # embedded CUDA: positions go through the .py text, which may have moved
         return run_unit_rules(context, report)
     digest = outside.copy()
-    for kernel in _kernels_in_order(unit):  # where the kernels are: the findings after them move with them
+    for kernel in ordered:  # where the kernels are: the findings after them move with them
         digest.update(repr((kernel.body.start_point, kernel.body.end_point)).encode())
     key = digest.hexdigest()
     if doc.unit_cache is not None and doc.unit_cache[0] == key:
