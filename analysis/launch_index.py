@@ -49,7 +49,8 @@ def identity(path: str) -> str:
 class LaunchIndex:
     def __init__(self) -> None:
         self._files: dict[str, FileLaunches] = {}
-        self._by_kernel: dict[str, set[str]] = {}  # kernel name -> the files that launch it
+        self._version = 0  # bumped whenever an entry changes
+        self._external: dict[str, tuple[int, dict[str, list[LaunchRecord]]]] = {}  # see `external`
         self._lock = threading.Lock()
 
     def update(self, path: str, entry: FileLaunches) -> set[str]:
@@ -57,39 +58,38 @@ class LaunchIndex:
         key = identity(path)
         with self._lock:
             old = self._files.get(key)
-            self._unlink(key, old)
+            if old == entry:  # typing inside a kernel: the launches are what they were
+                return set()
             self._files[key] = entry
-            for r in entry.records:
-                self._by_kernel.setdefault(r.kernel, set()).add(key)
+            self._version += 1
         return _changed(old, entry)
 
     def remove(self, path: str) -> set[str]:
         key = identity(path)
         with self._lock:
             old = self._files.pop(key, None)
-            self._unlink(key, old)
+            self._version += 1
         return _changed(old, None)
 
-    def _unlink(self, key: str, old: FileLaunches | None) -> None:
-        for r in old.records if old is not None else ():
-            files = self._by_kernel.get(r.kernel)
-            if files is not None:
-                files.discard(key)
-                if not files:
-                    del self._by_kernel[r.kernel]
-
-    def launches_for(self, kernel: str, defined_in: str) -> list[LaunchRecord]:
-        """The launches of `kernel` (defined in `defined_in`) made in other files: those that include its file,
-        and those that launch a kernel of that name they do not define (declared, defined elsewhere)."""
+    def external(self, defined_in: str) -> dict[str, list[LaunchRecord]]:
+        """Every kernel's launches made in other files that count for its definition in `defined_in`: those of
+        the files that include it, and those of files that launch a kernel of that name they do not define
+        (declared in a header, defined elsewhere). Made once per change of the index: a document asks on
+        every edit."""
+        home = identity(defined_in)
         with self._lock:
-            if kernel not in self._by_kernel:
-                return []
-            home = identity(defined_in)
-            entries = [(key, self._files[key]) for key in sorted(self._by_kernel[kernel]) if key != home]
-        out = []
+            known = self._external.get(home)
+            if known is not None and known[0] == self._version:
+                return known[1]
+            version = self._version
+            entries = sorted((key, entry) for key, entry in self._files.items() if key != home)
+        out: dict[str, list[LaunchRecord]] = {}
         for _, entry in entries:
-            if _counts(entry, kernel, home):
-                out.extend(r for r in entry.records if r.kernel == kernel)
+            for r in entry.records:
+                if _counts(entry, r.kernel, home):
+                    out.setdefault(r.kernel, []).append(r)
+        with self._lock:
+            self._external[home] = (version, out)
         return out
 
     def reaches(self, source: str, kernel: str, defined_in: str) -> bool:
@@ -105,10 +105,11 @@ class LaunchIndex:
 
     def __getstate__(self) -> dict:  # `cudalens check` hands it to its worker processes
         with self._lock:
-            return {"files": dict(self._files), "by_kernel": {k: set(v) for k, v in self._by_kernel.items()}}
+            return {"files": dict(self._files)}
 
     def __setstate__(self, state: dict) -> None:
-        self._files, self._by_kernel = state["files"], state["by_kernel"]
+        self._files = state["files"]
+        self._version, self._external = 0, {}
         self._lock = threading.Lock()
 
 

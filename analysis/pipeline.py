@@ -85,14 +85,15 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     for r in records:
         by_kernel.setdefault(r.kernel, []).append(r)
     directives_possible = b"cudalens" in source
+    external = doc.launch_index.external(doc.path) if doc.launch_index is not None and to_file is None else {}
     instantiated = instantiations(file_context)
     for kernel in unit.kernels:
         if kernel.body is None:
             continue
         start, end = kernel.node.start_point[0] + 1, kernel.node.end_point[0] + 1
         launches = by_kernel.get(kernel.name, [])
-        if doc.launch_index is not None and to_file is None:
-            launches = launches + doc.launch_index.launches_for(kernel.name, doc.path)
+        if kernel.name in external:
+            launches = launches + external[kernel.name]
         made = [(r, launch_config(kernel, r.values, launch_where(r, doc.path))) for r in launches] if launches else ()
         given = [c for _, c in made] if made else instantiated.get(kernel.name)
         configs = _configs(doc, kernel, given, report) if given or directives_possible else _NO_LAUNCH

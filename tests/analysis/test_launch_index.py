@@ -94,9 +94,9 @@ def test_updates_say_which_kernels_changed_and_the_index_survives_pickling(tmp_p
     assert index.update(main, launch_entry(main, edited, DiskIncludes())) == {"half_warp"}
     assert index.reaches(main, "half_warp", str(tmp_path / "rows.cuh"))
     copy = pickle.loads(pickle.dumps(index))
-    assert [r.values.block for r in copy.launches_for("half_warp", str(tmp_path / "rows.cuh"))] == [(64, 1, 1)]
+    assert [r.values.block for r in copy.external(str(tmp_path / "rows.cuh"))["half_warp"]] == [(64, 1, 1)]
     assert index.remove(main) == {"row_sums", "half_warp"}
-    assert index.launches_for("half_warp", str(tmp_path / "rows.cuh")) == []
+    assert index.external(str(tmp_path / "rows.cuh")) == {}
 
 
 def test_a_kernel_declared_in_a_header_and_defined_elsewhere_gets_its_launches(tmp_path: Path) -> None:
