@@ -99,6 +99,10 @@ class LaunchIndex:
         return entry is not None and identity(source) != identity(defined_in) and (
             _counts(entry, kernel, identity(defined_in)))
 
+    def __contains__(self, path: str) -> bool:
+        with self._lock:
+            return identity(path) in self._files
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._files)

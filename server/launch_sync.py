@@ -58,9 +58,10 @@ class WorkspaceLaunches:
         return self.index.update(path, launch_entry(path, text, resolver))
 
     def scan(self, roots: Iterable[str], is_open: Callable[[str], bool],
-             resolver_for: Callable[[str], IncludeResolver]) -> set[str]:
-        """Index every CUDA file under `roots` that the editor does not have open (in a worker thread)."""
-        changed: set[str] = set()
+             resolver_for: Callable[[str], IncludeResolver]) -> dict[str, set[str]]:
+        """Index every CUDA file under `roots` that the editor does not have open (in a worker thread); the
+        kernels whose launches changed, by file."""
+        changed: dict[str, set[str]] = {}
         count = 0
         for path in _cuda_files(roots):
             count += 1
@@ -70,7 +71,7 @@ class WorkspaceLaunches:
             if is_open(path):
                 continue
             try:
-                changed |= self.from_disk(path, resolver_for(path))
+                changed[path] = self.from_disk(path, resolver_for(path))
             except Exception:  # one file the analyzer trips on must not stop the scan
                 logger.exception("launch index: cannot read the launches of %s", path)
         logger.info("launch index: %d files with launches", len(self.index))

@@ -143,8 +143,8 @@ class Service:
 
     def _reindex(self, paths: list[str]) -> None:
         if paths:
-            self._in_background(lambda: set().union(*(self.launches.from_disk(p, self._resolver_for(p))
-                                                      for p in paths)), ", ".join(Path(p).name for p in paths))
+            self._in_background(lambda: {p: self.launches.from_disk(p, self._resolver_for(p)) for p in paths},
+                                ", ".join(Path(p).name for p in paths))
 
     def _in_background(self, job, what: str) -> None:
         try:
@@ -153,23 +153,33 @@ class Service:
             return
         future = loop.run_in_executor(None, job)
         future.add_done_callback(lambda f: None if f.cancelled() or f.exception() is not None
-                                 else self._recheck_launched(f.result(), what))
+                                 else self._recheck_launched(f.result(), what, pending_too=True))
 
-    def _recheck_launched(self, kernels: set[str] | frozenset[str], where: str, source: DocState | None = None) -> None:
-        """Re-check the open documents that define kernels whose launches changed."""
-        if not kernels:
+    def _recheck_launched(self, changes: dict[str, set[str]], where: str, pending_too: bool = False) -> None:
+        """Re-check the open documents that define kernels whose launches changed in another file (`changes`:
+        file -> kernels). `pending_too`: also a document whose first analysis may have begun before these
+        launches were indexed (after the scan at start)."""
+        changes = {identity(path): kernels for path, kernels in changes.items() if kernels}
+        if not changes:
             return
         index = self.launches.index
 
-        def defines(s: DocState) -> bool:
-            if s.result is None:  # its first analysis may have begun before the scan found these launches
-                return source is None and any(f" {k}(" in s.text for k in kernels)
-            return any(k.name in kernels and (source is None or index.reaches(source.path, k.name, s.path))
-                       for k in s.result.kernels)
+        def affected(s: DocState) -> bool:
+            for path, kernels in changes.items():
+                if path == identity(s.path):
+                    continue
+                if s.result is None:
+                    if pending_too and any(f" {k}(" in s.text for k in kernels):
+                        return True
+                elif any(k.name in kernels and (path not in index or index.reaches(path, k.name, s.path))
+                         for k in s.result.kernels):
+                    return True
+            return False
 
-        states = [s for s in self.documents if s is not source and defines(s)]
+        states = [s for s in self.documents if affected(s)]
         if states:
-            self.recheck(states, f"launches of {', '.join(sorted(kernels)[:3])} changed in {where}")
+            kernels = sorted(set().union(*changes.values()))
+            self.recheck(states, f"launches of {', '.join(kernels[:3])} changed in {where}")
 
     def _open_state(self, path: str) -> DocState | None:
         real = identity(path)
@@ -404,7 +414,7 @@ class Service:
         state.set_result(result)
         for message in result.messages:
             self.show_once(message)
-        self._recheck_launched(result.launches_changed, Path(state.path).name, state)
+        self._recheck_launched({state.path: set(result.launches_changed)}, Path(state.path).name)
         if self.pull:
             if previous is not None and previous.version == result.version:
                 self.out.refresh_diagnostics()  # a re-check of the same text: ask the client to pull again
