@@ -12,11 +12,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from cudalens.agents.anti_cheat import AntiCheatPolicy, CheatFinding, check_candidate, rejected
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
 from cudalens.agents.coder.extract import NoCodeError, extract_source
 from cudalens.agents.coder.prompts import PromptContext, no_code_followup, optimize_messages, repair_messages
@@ -27,6 +26,7 @@ from cudalens.agents.judge import Verdict, judge, judge_input
 from cudalens.agents.judge.render import render_markdown
 from cudalens.agents.run_log import RunLog
 from cudalens.analysis.findings import Finding
+from cudalens.profiler.anti_cheat import AntiCheatPolicy, CheatFinding, check_candidate, rejected
 
 RoundKind = Literal["initial", "first", "repair", "optimize"]
 StopReason = Literal["rounds", "budget", "cancelled", "no-progress", "repaired", "coder-error"]
@@ -295,7 +295,7 @@ class OptimizeLoop:
             self.settings.anti_cheat.require_custom_kernel, True, self.settings.anti_cheat.reference_dtype
         )
         # the user's own kernel is judged, not rejected: only warnings from the anti-cheat checks
-        cheats = [CheatFinding(c.check, c.message, c.line, "warn") for c in check_candidate(source, policy)]
+        cheats = [replace(c, severity="warn") for c in check_candidate(source, policy)]
         evaluation, secs = self._evaluate(source)
         rec = RoundRecord(
             0,

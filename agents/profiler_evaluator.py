@@ -103,6 +103,8 @@ class ProfilerEvaluator:
                 "seed": self.settings.seed,
                 "time": kind != "test",
                 "budget_ms": self.settings.budget_ms,
+                # the loop ran the same static checks before it ran the candidate, with its own policy
+                "static_checks": False,
             }
             if self.settings.device:
                 payload["device"] = self.settings.device
@@ -212,11 +214,13 @@ def _measurement(m) -> Measurement:
 def evaluation_from_job(source: str, status: str, payload: dict, error: str | None, timeout_s: float) -> Evaluation:
     digest = source_hash(source)
     if status == "timeout":
+        # the job's stage and its limit (a candidate call: 20× the reference's, floor 10 s), else the job's own
+        said = (error or "").strip().splitlines()[0] if (error or "").strip() else ""
         return Evaluation(
             digest,
             CompileOutcome(ok=True),
             CorrectnessOutcome(
-                "timeout", message=f"the candidate ran past the worker's {timeout_s:g} s limit and was killed"
+                "timeout", message=said or f"the candidate ran past the worker's {timeout_s:g} s limit and was killed"
             ),
         )
     if status != "ok" or "test" not in payload:
@@ -246,10 +250,8 @@ def evaluation_from_job(source: str, status: str, payload: dict, error: str | No
     status_map = {"passed": "passed", "failed": "failed", "crashed": "crashed"}
     failing = test.first_failed_trial
     message = test.summary() if not test.passed else ""
-    if failing is not None and failing.first_failure is not None and failing.first_failure.message:
-        message = f"trial {failing.trial + 1}/{len(test.trials)}: {failing.first_failure.message}"
-    elif failing is not None and failing.error:
-        message = f"trial {failing.trial + 1}/{len(test.trials)}: {failing.error}"
+    if failing is not None and failing.failure_message:
+        message = f"trial {failing.trial + 1}/{len(test.trials)}: {failing.failure_message}"
     correctness = CorrectnessOutcome(
         status=status_map.get(test.status, "crashed"),  # type: ignore[arg-type]
         trials=len(test.trials),

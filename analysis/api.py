@@ -18,6 +18,12 @@ from cudalens.analysis.launch_index import FileLaunches, LaunchIndex, LaunchReco
 # Given a header name as written in `#include "x.cuh"` and the including file's path, its text, or None.
 IncludeReader = Callable[[str, str], "str | None"]
 
+# Beyond this size a document is not analysed, by `cudalens check` or the language server: it gets one CL001
+# finding instead. Analysis is linear in the kernels (~10 ms each on a 2-core machine, so a million
+# characters of kernels takes ~20 s and ~150 MB); the limit keeps a generated or hostile file from holding a
+# CI job, or the server's analysis thread that every other document waits on, for minutes.
+MAX_ANALYSED_CHARS = 1_000_000
+
 
 @dataclass(frozen=True)
 class LaunchSite:
@@ -55,12 +61,23 @@ class AnalysisReport:
     findings: list[Finding] = field(default_factory=list)
     kernels: list[KernelInfo] = field(default_factory=list)
     includes: list[str] = field(default_factory=list)  # header names this document includes
-    # For .py files: the CUDA sources found in the Python text, with the line where each begins.
-    embedded_sources: list[tuple[str, int]] = field(default_factory=list)
+    # For .py files: the CUDA sources found in the Python text, with the first and last .py lines of each string.
+    embedded_sources: list[tuple[str, int, int]] = field(default_factory=list)
     # Internal errors, one line each (the kernel they concern is skipped, the rest is still analysed).
     errors: list[str] = field(default_factory=list)
     # Every launch site of the document (of its own kernels and of others'), for a workspace's LaunchIndex.
     launch_records: list[LaunchRecord] = field(default_factory=list)
+
+
+def oversized_report(path: str, text: str) -> AnalysisReport | None:
+    """The report of a document above MAX_ANALYSED_CHARS: one info finding that says it was not analysed."""
+    if len(text) <= MAX_ANALYSED_CHARS:
+        return None
+    from cudalens.analysis.rules.file_not_analysed import not_analysed
+
+    why = (f"{len(text) / 1e6:.1f} million characters, above the analyzer's limit of "
+           f"{MAX_ANALYSED_CHARS / 1e6:g} million (split the file to have it checked)")
+    return AnalysisReport(path=path, is_cuda=True, findings=[not_analysed(path, why)])
 
 
 class DiskIncludes:
@@ -82,8 +99,10 @@ class DiskIncludes:
     def __call__(self, name: str, including_path: str) -> str | None:
         from pathlib import Path
 
+        from cudalens.analysis.files import load_source
+
         found = self.locate(name, including_path)
-        return Path(found).read_text(encoding="utf-8", errors="replace") if found is not None else None
+        return load_source(Path(found)).text if found is not None else None
 
 
 read_include_from_disk = DiskIncludes()
@@ -136,6 +155,14 @@ class DocumentAnalyzer:
         self._tree = reparse(self._source, self._tree, source)
         self._source = source
         return self._tree
+
+    def syntax_baseline(self, text: str):
+        """The SyntaxBaseline of `text`, the text of the last update, from that update's tree (a copy: the next
+        update edits the analyzer's own)."""
+        from cudalens.analysis.syntax_check import SyntaxBaseline
+
+        tree = self._tree.copy() if self._tree is not None and not self.path.endswith(".py") else None
+        return SyntaxBaseline(text, self.path, tree)
 
     def update(self, text: str) -> AnalysisReport:
         from cudalens.analysis.pipeline import run_pipeline

@@ -11,6 +11,7 @@ from cudalens.analysis.rule_base import Rule, RuleInfo
 
 # code -> "module:Class" under cudalens.analysis.rules, in code order.
 REGISTRY: dict[str, str] = {
+    "CL001": "file_not_analysed:FileNotAnalysed",
     "CL101": "uncoalesced_global_access:UncoalescedGlobalAccess",
     "CL102": "array_of_structs_field_access:ArrayOfStructsFieldAccess",
     "CL103": "transpose_without_shared_staging:TransposeWithoutSharedStaging",
@@ -41,7 +42,12 @@ REGISTRY: dict[str, str] = {
     "CL903": "slower_than_reference:SlowerThanReference",
     "CL904": "profile_line_hint:ProfileLineHint",
     "CL905": "sanitizer_error:SanitizerError",
+    "CL906": "timing_manipulation:TimingManipulation",
+    "CL907": "pytorch_fallback:PytorchFallback",
+    "CL908": "input_mutation:InputMutation",
+    "CL909": "result_not_computed:ResultNotComputed",
     "CL910": "judge_verdict:JudgeVerdict",
+    "CL911": "precision_downgrade:PrecisionDowngrade",
 }
 
 

@@ -1,8 +1,10 @@
-"""What the compiler does to shared-memory accesses before the hardware sees them, so that bank conflicts are
-judged on the instructions that run: neighbouring accesses the compiler can prove adjacent are merged into
-one wide access (`buf[2*t]` and `buf[2*t+1]` become one 8-byte access), and a read of the element the same
-thread has just written is served from a register. Both were seen on an H200 (sm_90, nvcc -O3): without
-them the analyzer reported conflicts that ncu did not measure. `volatile` arrays are left alone."""
+"""What the compiler does to memory accesses before the hardware sees them, so that bank conflicts and
+coalescing are judged on the instructions that run: neighbouring shared accesses the compiler can prove
+adjacent are merged into one wide access (`buf[2*t]` and `buf[2*t+1]` become one 8-byte access), and a read
+of the element the same thread has just written (or, in global memory, just read or written, with no store
+in between) is served from a register. All were seen on an H200 (sm_90, nvcc -O3): without them the
+analyzer reported conflicts and uncoalesced lines that ncu did not measure (llm.c's softmax_forward_kernel1:
+`maxval = inp_row[j]` after `inp_row[j] > maxval` issues no load). `volatile` arrays are left alone."""
 
 from __future__ import annotations
 
@@ -37,12 +39,29 @@ def _adjacent(a: Access, b: Access) -> bool:
     return bool(np.all(b.addr[m] == a.addr[m] + a.size) and np.all(a.addr[m] % (2 * a.size) == 0))  # type: ignore[index]
 
 
-def _forwarded(previous: Access, read: Access) -> bool:
-    """A read of exactly what the same threads wrote by the previous access to the array."""
-    m = read.mask
-    return (previous.write and not read.write and previous.epoch == read.epoch
-            and previous.warp_epoch == read.warp_epoch and bool(np.all(previous.mask[m]))
-            and bool(np.array_equal(previous.addr[m], read.addr[m])))  # type: ignore[index]
+def _unforwarded(accesses: list[Access]) -> list[Access]:
+    """The accesses of one array less the reads of exactly what the same threads wrote before them with no
+    barrier between, whether one store wrote it or several under a branch (`if (c) S[k] = 0; else S[k] =
+    f(S[k]); row_l += S[k];`: llm.c's attention_forward_kernel2, no load on the H200)."""
+    kept: list[Access] = []
+    written: np.ndarray | None = None  # lanes whose latest store to the array is known, and at which address
+    where: np.ndarray | None = None
+    epoch = warp_epoch = -1
+    for a in accesses:
+        if (a.epoch, a.warp_epoch) != (epoch, warp_epoch):
+            written, where, (epoch, warp_epoch) = None, None, (a.epoch, a.warp_epoch)
+        if a.write:
+            if written is None:
+                written, where = np.zeros(len(a.mask), bool), np.zeros(len(a.mask), np.int64)
+            written = written | a.mask
+            where = np.where(a.mask, a.addr, where)  # type: ignore[arg-type]
+            kept.append(a)
+            continue
+        m = a.mask
+        if written is not None and bool(np.all(written[m])) and bool(np.array_equal(where[m], a.addr[m])):  # type: ignore[index]
+            continue
+        kept.append(a)
+    return kept
 
 
 def _merge_pass(accesses: list[Access]) -> list[Access]:
@@ -77,18 +96,55 @@ def _merge_pass(accesses: list[Access]) -> list[Access]:
 
 def shared_instructions(run: SimResult) -> list[Access]:
     """The run's shared-memory accesses as the compiler would issue them (see the module docstring)."""
-    by_base: dict[str, list[Access]] = {}
+    by_base: dict[tuple[str, str], list[Access]] = {}
     for a in run.accesses:
         if a.space == "shared" and a.addr is not None and not a.atomic:
-            by_base.setdefault(a.base, []).append(a)
+            by_base.setdefault((a.alloc, a.base), []).append(a)
     out: list[Access] = []
     for accesses in by_base.values():
         if _volatile(accesses[0]):
             out.extend(accesses)
             continue
-        kept = [a for prev, a in zip([None, *accesses[:-1]], accesses, strict=True)
-                if prev is None or not _forwarded(prev, a)]
+        kept = _unforwarded(accesses)
         for _ in range(2):  # 4-byte pairs, then 8-byte pairs into 16-byte accesses
             kept = _merge_pass(kept)
         out.extend(kept)
     return sorted(out, key=lambda a: a.order)
+
+
+def _same_elements(previous: Access, read: Access) -> bool:
+    m = read.mask
+    return (previous.size == read.size and previous.epoch == read.epoch and bool(np.all(previous.mask[m]))
+            and bool(np.array_equal(previous.addr[m], read.addr[m])))  # type: ignore[index]
+
+
+def _loop_of(node) -> tuple[int, int] | None:
+    while node is not None and node.type not in ("for_statement", "while_statement", "do_statement",
+                                                 "function_definition"):
+        node = node.parent
+    return (node.start_byte, node.end_byte) if node is not None else None
+
+
+def global_instructions(run: SimResult) -> list[Access]:
+    """The run's global accesses as the compiler would issue them: a read of the elements the same threads
+    read or wrote by the previous access to that pointer, in the same loop body, is dropped, unless another
+    store (which may alias it) or a barrier came between."""
+    out: list[Access] = []
+    previous: dict[str, Access] = {}
+    for a in run.accesses:
+        if a.space != "global":
+            continue
+        if a.write or a.atomic or a.addr is None:
+            if a.write or a.atomic:
+                previous = {}  # a store may alias any other pointer
+            if a.write and a.addr is not None and not a.atomic:
+                previous[a.alloc] = a
+            out.append(a)
+            continue
+        before = previous.get(a.alloc)
+        if before is not None and not _volatile(a) and _same_elements(before, a) \
+                and _loop_of(before.node) == _loop_of(a.node):
+            continue  # not across loops: the compiler keeps a value in a register within one loop body
+        previous[a.alloc] = a
+        out.append(a)
+    return out

@@ -1,21 +1,36 @@
 """Analysis settings: `[tool.cudalens]` in the nearest pyproject.toml, overridable by the CLI and the editor.
 
-A bad value never stops anything: it is reported once (as a message in `ConfigResult.errors`) and the default
-is used, the way jedi-language-server treats its initialization options.
+Every problem with the configuration is one line in `ConfigResult.errors`: TOML that does not parse, a key
+that is not a setting, a value of the wrong type or outside its choices, a rule code that does not exist —
+whichever spelling the key has (`fail-level` or `fail_level`). `cudalens check` stops on them (exit 2), so a
+pull request cannot switch the check off without it showing; the language server shows them once and uses
+the defaults for the bad values. Unknown keys are errors too, as in ruff: a misspelt `ignroe` would otherwise
+be a setting that silently does nothing.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+
+from cudalens.analysis.workspace_keys import workspace_refusal
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from cudalens.analysis.codes import REGISTRY
+
 SEVERITIES = ("error", "warning", "info", "hint")
+_CHOICES = {"fail_level": SEVERITIES, "min_severity": SEVERITIES}
+# what nvcc's -arch takes from us (resolve_arch turns "9.0" into sm_90); anything else would fail every compile
+_PATTERNS = {"arch": re.compile(r"auto|native|sm_\d{2,3}[af]?|\d{1,2}\.?\d[af]?")}
+_CODE_LISTS = ("select", "ignore", "extend_select")
+_CODE_SHAPE = re.compile(r"CL\d{0,3}")
 
 
 @dataclass(frozen=True)
@@ -47,68 +62,109 @@ class ConfigResult:
     errors: list[str] = field(default_factory=list)
 
 
-def _coerce(name: str, default: Any, value: Any, errors: list[str]) -> Any:
+def unknown_codes(codes: Iterable[str]) -> list[str]:
+    """The entries that are neither a rule code nor the prefix of one (`CL1`, `CL30`): `CL999` and `bogus`
+    would select nothing, so a selection made of them would turn every rule off without a word."""
+    return [c for c in codes if not (_CODE_SHAPE.fullmatch(c) and any(k.startswith(c) for k in REGISTRY))]
+
+
+def _coerce(key: str, name: str, default: Any, value: Any, errors: list[str]) -> Any:
+    """`value` checked against the default's type and the setting's choices; `key` as the user spelt it."""
     if isinstance(default, tuple):
         if isinstance(value, str):
             value = [value]
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(value)
-        errors.append(f"cudalens: setting '{name}' must be a list of strings; using the default")
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            errors.append(f"setting '{key}' must be a list of strings, not {value!r}")
+            return default
+        bad = unknown_codes(value) if name in _CODE_LISTS else []
+        if bad:
+            errors.append(f"setting '{key}' has {', '.join(map(repr, bad))}: not a rule code or prefix")
+            return default
+        return tuple(value)
+    if isinstance(value, bool) != isinstance(default, bool) or not isinstance(value, type(default)):
+        errors.append(f"setting '{key}' must be a {type(default).__name__}, not {value!r}")
         return default
-    if isinstance(default, bool) or not isinstance(value, type(default)):
-        errors.append(
-            f"cudalens: setting '{name}' must be a {type(default).__name__}, not {value!r}; using the default"
-        )
+    choices = _CHOICES.get(name)
+    if choices is not None and value not in choices:
+        errors.append(f"setting '{key}' must be one of {', '.join(choices)}, not {value!r}")
         return default
-    if name in ("fail_level", "min_severity") and value not in SEVERITIES:
-        errors.append(f"cudalens: setting '{name}' must be one of {', '.join(SEVERITIES)}; using the default")
+    pattern = _PATTERNS.get(name)
+    if pattern is not None and not pattern.fullmatch(value):
+        errors.append(f"setting '{key}' is not a GPU architecture (sm_90, 9.0, native): {value!r}")
         return default
     return value
 
 
 def config_from_mapping(values: dict[str, Any], base: AnalysisConfig | None = None) -> ConfigResult:
-    """Settings from a mapping (keys in kebab-case or snake_case); unknown keys and bad values are reported."""
+    """Settings from a mapping (keys in kebab-case or snake_case); unknown keys and bad values are reported
+    and leave the base's value."""
     base = base or AnalysisConfig()
     known = {f.name: getattr(base, f.name) for f in fields(AnalysisConfig)}
     changes: dict[str, Any] = {}
     errors: list[str] = []
     for key, value in values.items():
         name = key.replace("-", "_")
-        if name not in known:
-            errors.append(f"cudalens: unknown setting '{key}' ignored")
+        if refused := workspace_refusal(key):  # a repository's file: rules and display only
+            errors.append(refused)
             continue
-        changes[name] = _coerce(key, known[name], value, errors)
+        if name not in known:
+            errors.append(f"unknown setting '{key}' (settings: {', '.join(n.replace('_', '-') for n in known)})")
+            continue
+        changes[name] = _coerce(key, name, known[name], value, errors)
     return ConfigResult(replace(base, **changes), None, errors)
 
 
-def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above `start` that has a [tool.cudalens] table."""
-    here = start if start.is_dir() else start.parent
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8", errors="replace"))
-            except tomllib.TOMLDecodeError:
-                continue
-            if "cudalens" in data.get("tool", {}):
-                return candidate
-    return None
+def config_from_table(table: Any, path: Path) -> ConfigResult:
+    """Settings read from the `[tool.cudalens]` table of `path`; each problem names the file. Include folders
+    are made absolute against the file's folder: nvcc runs elsewhere (a temporary folder on save)."""
+    if not isinstance(table, dict):
+        return ConfigResult(AnalysisConfig(), path, [f"{path}: [tool.cudalens] is not a table"])
+    result = config_from_mapping(table)
+    config = result.config
+    config = replace(config, include_dirs=tuple(str(path.parent / d) for d in config.include_dirs))
+    return ConfigResult(config, path, [f"{path}: {e}" for e in result.errors])
+
+
+def _read_toml(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The file's TOML, or the one-line reason it has none."""
+    try:
+        return tomllib.loads(path.read_bytes().decode("utf-8")), None
+    except OSError as exc:
+        return {}, f"cannot read config file {path}: {exc.strerror or exc}"
+    except UnicodeDecodeError:
+        return {}, f"{path} is not valid TOML: it is not UTF-8 text"
+    except tomllib.TOMLDecodeError as exc:
+        return {}, f"{path} is not valid TOML: {exc}"
 
 
 def load_config(start: Path) -> ConfigResult:
-    path = find_pyproject(start.resolve())
-    if path is None:
-        return ConfigResult(AnalysisConfig())
-    table = tomllib.loads(path.read_text(encoding="utf-8", errors="replace"))["tool"]["cudalens"]
-    if not isinstance(table, dict):
-        return ConfigResult(AnalysisConfig(), path, [f"cudalens: [tool.cudalens] in {path} is not a table"])
-    return config_from_table(table, path)
+    """The configuration of the files in `start` (a folder or a file): the nearest pyproject.toml at or above
+    it that has a [tool.cudalens] table. One on the way that does not parse is an error, not skipped: it may
+    be the one meant to configure cudalens (ruff stops on it too)."""
+    here = start.resolve()
+    here = here if here.is_dir() else here.parent
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if not candidate.is_file():
+            continue
+        data, error = _read_toml(candidate)
+        if error is not None:
+            return ConfigResult(AnalysisConfig(), candidate, [error])
+        tool = data.get("tool")
+        if isinstance(tool, dict) and "cudalens" in tool:
+            return config_from_table(tool["cudalens"], candidate)
+    return ConfigResult(AnalysisConfig())
 
 
-def config_from_table(table: dict[str, Any], path: Path) -> ConfigResult:
-    """Settings read from the `[tool.cudalens]` table of `path`; each problem names the file."""
-    result = config_from_mapping(table)
-    result.source = path
-    result.errors = [f"{e} ({path})" for e in result.errors]
-    return result
+def load_config_file(path: Path) -> ConfigResult:
+    """A file named on purpose (`cudalens check --config`): a pyproject.toml, whose [tool.cudalens] table is
+    read, or a TOML file whose top level is that table."""
+    data, error = _read_toml(path)
+    if error is not None:
+        return ConfigResult(AnalysisConfig(), path, [error])
+    tool = data.get("tool")
+    if path.name == "pyproject.toml" or isinstance(tool, dict):
+        if not (isinstance(tool, dict) and "cudalens" in tool):
+            return ConfigResult(AnalysisConfig(), path, [f"{path}: has no [tool.cudalens] table"])
+        return config_from_table(tool["cudalens"], path)
+    return config_from_table(data, path)

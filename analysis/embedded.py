@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.positions import LineIndex
+from cudalens.analysis.positions import LineIndex, parser_text
 
 CUDA_MARKERS = ("__global__", "load_inline", "RawKernel", "RawModule", "cuda_sources", "ModelNew")
 _SOURCE_CALLS = {"load_inline": "load_inline", "RawKernel": "RawKernel", "RawModule": "RawModule",
@@ -97,6 +97,7 @@ def _decode(node: ts.Node, index: LineIndex) -> tuple[str, list[tuple[int, int]]
 
 def _make(kind: str, origin: str, name: str | None, decoded: tuple[str, list]) -> EmbeddedSource:
     text, positions = decoded
+    text = parser_text(text)  # a `\r` escape ends a line too (the same length: positions stay)
     starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
     return EmbeddedSource(kind, origin, name, text, tuple(positions), tuple(starts))  # type: ignore[arg-type]
 
@@ -112,6 +113,7 @@ def extract_cuda_sources(py_text: str) -> list[EmbeddedSource]:
     """Every CUDA (and load_inline C++) source in a Python file, in file order, each once."""
     if not may_contain_cuda(py_text):
         return []
+    py_text = parser_text(py_text)
     data = py_text.encode("utf-8", errors="surrogatepass")
     tree = ts.parse_python(data)
     index = LineIndex(py_text)

@@ -106,15 +106,42 @@ class ExprTyper:
             return
         base = normalize(ts.text(type_node))
         declarators = decl.children_by_field_name("declarator")
+        qualifiers = {ts.text(c) for c in decl.children if c.type in ("type_qualifier", "storage_class_specifier")}
+        folded = bool(qualifiers & {"const", "constexpr"})
         for d in declarators:
             name, levels = _declarator(d.child_by_field_name("declarator") if d.type == "init_declarator" else d)
             if not name:
                 continue
-            t = CType(base, levels)
+            value = d.child_by_field_name("value") if d.type == "init_declarator" else None
+            # `constexpr int WARPS = BLOCK / 32;`, `const int w = sizeof(float4) / 4;`: the compiler folds them
+            t = CType(base, levels, constant=folded and levels == 0 and self.folds(value))
             if name in self.names and self.names[name] != t:
                 self.names[name] = None
             else:
                 self.names[name] = t
+
+    def folds(self, node: Node | None, depth: int = 0) -> bool:
+        """Whether an expression is a compile-time constant: literals, `sizeof`, template parameters, macros,
+        file-scope constants and the `const`/`constexpr` locals made of them."""
+        if node is None or depth > 40:
+            return False
+        t = node.type
+        if t in ("number_literal", "true", "false", "char_literal", "sizeof_expression"):
+            return True
+        if t == "identifier":
+            name = ts.text(node)
+            if name in self.names:
+                known = self.names[name]
+                return known is not None and known.constant
+            return name in self.template_params or name == "warpSize" or name in self.unit.constants or (
+                name in self.unit.macros and self.unit.macros[name].params is None)
+        if t == "qualified_identifier":  # x128::size
+            return self.unit.types.lookup(ts.text(node.child_by_field_name("scope") or node)) is not None
+        if t in ("binary_expression", "unary_expression", "parenthesized_expression", "conditional_expression",
+                 "cast_expression"):
+            parts = [c for c in node.named_children if c.type != "type_descriptor"]
+            return bool(parts) and all(self.folds(c, depth + 1) for c in parts)
+        return False
 
     def type_of(self, node: Node | None, literals_as_float: bool = False, depth: int = 0) -> CType | None:
         """The expression's type; with `literals_as_float`, as if every double literal had its `f`."""

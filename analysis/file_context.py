@@ -98,8 +98,21 @@ class FileContext:
         return next((f for f in kernels if f.body is not None), kernels[0] if kernels else None)
 
     @cached_property
+    def _host_texts(self) -> dict[Node | None, str]:
+        texts: dict[Node | None, str] = {None: ""}
+        for launch in self.unit.launches:
+            if launch.host_function not in texts:
+                texts[launch.host_function] = ts.text(launch.host_function)
+        return texts
+
+    def host_text(self, launch: Launch) -> str:
+        """The text of the launch's host function, read once per function: reading it per launch made a host
+        function with n launches cost n²."""
+        return self._host_texts[launch.host_function]
+
+    @cached_property
     def _launches(self) -> list[tuple[Launch, LaunchValues]]:
-        return [(launch, launch_values(launch, self.unit)) for launch in self.unit.launches]
+        return [(launch, launch_values(launch, self.unit, self.host_text(launch))) for launch in self.unit.launches]
 
     def launches(self) -> list[tuple[Launch, LaunchValues]]:
         """Every launch site with its constant values (evaluated once per context, shared by the rules)."""
@@ -121,7 +134,8 @@ class FileContext:
 
     def configurations(self, launch: Launch) -> list[LaunchValues]:
         """The launch's values, once for each call of its host function that fixes more of them."""
-        return bound_configurations(launch, self.unit, lambda: self._call_graph, self.host_key)
+        return bound_configurations(launch, self.unit, lambda: self._call_graph, self.host_key,
+                                    self.host_text(launch))
 
 
 def host_functions(unit: Unit, own: bool = True) -> list[Function]:

@@ -2,12 +2,14 @@
 
 Folders are walked for `.cu`, `.cuh` and `.py` files, skipping hidden folders and the usual build and
 environment folders; a file named on the command line is always taken (pre-commit names them one by one),
-unless an exclude pattern matches it. Text is decoded as UTF-8 with replacement characters, so no file's
-bytes can stop a check.
+unless an exclude pattern matches it. Text is decoded by its byte order mark, else as UTF-8 with replacement
+characters, so no file's bytes can stop a check; bytes that are not text get a reason instead, which the
+check reports as a finding.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -86,25 +88,53 @@ def matches_exclude(path: Path, patterns: Iterable[str], root: Path) -> bool:
     )
 
 
+# Byte order marks and the encodings they announce; UTF-32's come first, as UTF-32-LE's begins with UTF-16-LE's.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# Without a byte order mark, this share of NUL bytes in the first kilobytes means UTF-16/32 or binary data:
+# decoded as UTF-8 it would be text in which no kernel can be found, a check that "passes".
+_NUL_SHARE = 0.1
+_SNIFF_BYTES = 8192
+
+
 @dataclass(frozen=True)
 class SourceText:
     text: str
-    lossless: bool  # the bytes were valid UTF-8, so writing `text` back keeps every other byte as it was
+    lossless: bool  # the bytes decoded cleanly, so writing `text` back keeps every other byte as it was
     bom: bool
+    encoding: str = "utf-8"
+    undecodable: str | None = None  # why the bytes are not text to analyse (then `text` is empty)
 
 
 def load_source(path: Path) -> SourceText:
-    """The file's text; undecodable bytes become U+FFFD and a UTF-8 byte order mark is dropped (editors hide
-    it, so columns agree with the language server's)."""
+    """The file's text (see decode_source)."""
     return decode_source(path.read_bytes())
 
 
 def decode_source(data: bytes) -> SourceText:
-    bom = data.startswith(b"\xef\xbb\xbf")
+    """Text by the byte order mark (UTF-8, UTF-16, UTF-32; editors hide the mark, so it is dropped and columns
+    agree with the language server's), else UTF-8 with U+FFFD for bytes that are not. Bytes that are not text
+    at all (mostly NULs) are `undecodable`, with the reason."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            body = data[len(bom):]
+            try:
+                return SourceText(body.decode(encoding), True, True, encoding)
+            except UnicodeDecodeError:
+                return SourceText(body.decode(encoding, errors="replace"), False, True, encoding)
+    head = data[:_SNIFF_BYTES]
+    if head and head.count(0) > _NUL_SHARE * len(head):
+        return SourceText("", False, False, undecodable="its bytes are mostly NULs (UTF-16 or UTF-32 without "
+                                                        "a byte order mark, or not text at all)")
     try:
-        return SourceText(data.decode("utf-8-sig"), True, bom)
+        return SourceText(data.decode("utf-8"), True, False)
     except UnicodeDecodeError:
-        return SourceText(data.decode("utf-8-sig", errors="replace"), False, bom)
+        return SourceText(data.decode("utf-8", errors="replace"), False, False)
 
 
 def read_source(path: Path) -> str:
@@ -112,7 +142,9 @@ def read_source(path: Path) -> str:
 
 
 def write_source(path: Path, original: SourceText, text: str) -> None:
-    """Writes a changed text back with the original's byte order mark; refuses a lossy original."""
+    """Writes a changed text back in the original's encoding, with its byte order mark; refuses a lossy
+    original."""
     if not original.lossless:
-        raise ValueError(f"{path} is not valid UTF-8; not rewriting it")
-    path.write_bytes(("\ufeff" if original.bom else "").encode() + text.encode("utf-8"))
+        raise ValueError(f"{path} is not valid {original.encoding.upper()}; not rewriting it")
+    bom = next(mark for mark, encoding in _BOMS if encoding == original.encoding) if original.bom else b""
+    path.write_bytes(bom + text.encode(original.encoding))

@@ -8,6 +8,7 @@ from cudalens.analysis import ts_binding as ts
 
 
 def _point(source: bytes, offset: int) -> tuple[int, int]:
+    # `source` is the parsers' text (positions.parser_text): its rows end at \n only
     row = source.count(b"\n", 0, offset)
     line_start = source.rfind(b"\n", 0, offset) + 1
     return row, offset - line_start

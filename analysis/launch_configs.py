@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.api import LaunchSite
 from cudalens.analysis.assumptions import shape_text
 from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Related
@@ -189,12 +190,50 @@ def _some(shapes: list[str], joiner: str, limit: int = 3) -> str:
     return joiner.join(shapes[:limit]) + (f" ({len(shapes) - limit} more)" if len(shapes) > limit else "")
 
 
+class KernelLaunches:
+    """The launches of the kernels of one name, read once per analysis: same-named definitions (overloads, or
+    a file made of copies of one kernel) share them — each reading every site of its name made a file of n
+    copies cost n² (19 s and 10 GB for a few thousand copies)."""
+
+    def __init__(self, records: list[LaunchRecord], path: str) -> None:
+        self.records = records
+        self.path = path
+        self.sites = tuple(LaunchSite(r.span, r.values.grid, r.values.block, r.values.dynamic_shared_bytes,
+                                      None if r.path == path else r.path) for r in records)
+        self._by_signature: dict[tuple, LaunchedAs] = {}
+
+    def of(self, kernel: Function) -> LaunchedAs:
+        """The configurations the launches give a kernel of this name (by its signature: overloads differ)."""
+        key = (len(kernel.template_params), ts.text(kernel.declarator) if kernel.declarator is not None else "")
+        found = self._by_signature.get(key)
+        if found is None:
+            made = [(r, launch_config(kernel, r.values, launch_where(r, self.path))) for r in self.records]
+            found = self._by_signature[key] = LaunchedAs(made)
+        return found
+
+
+class LaunchedAs:
+    """Each launch with the configuration it gives, grouped by configuration (for related information)."""
+
+    def __init__(self, made: list[tuple[LaunchRecord, KernelConfig]]) -> None:
+        self.made = made
+        self.configs = [c for _, c in made]
+        self.by_key: dict[tuple, list[LaunchRecord]] = {}
+        for record, config in made:
+            self.by_key.setdefault(config.key, []).append(record)
+        self._chosen: list[KernelConfig] | None = None
+
+    def chosen(self, kernel: Function) -> list[KernelConfig]:
+        """kernel_configs of these launches alone (no directive), made once."""
+        if self._chosen is None:
+            self._chosen = kernel_configs(kernel, self.configs, [])
+        return self._chosen
+
+
 def with_launches(findings: list[Finding], owners: list[tuple[int, ...]], configs: list[KernelConfig],
-                  launches: list[tuple[LaunchRecord, KernelConfig]]) -> list[Finding]:
+                  launches: LaunchedAs) -> list[Finding]:
     """The findings with the launches of their configurations as related information."""
-    by_key: dict[tuple, list[LaunchRecord]] = {}
-    for record, config in launches:
-        by_key.setdefault(config.key, []).append(record)
+    by_key = launches.by_key
     out = []
     for finding, holding in zip(findings, owners, strict=True):
         records = [r for i in holding for r in by_key.get(configs[i].key, [])][:MAX_RELATED_LAUNCHES]

@@ -42,12 +42,11 @@ _CACHE_LIMIT = 4096
 _cache: dict[tuple, LaunchValues] = {}
 
 
-def launch_values(launch: Launch, unit: Unit) -> LaunchValues:
-    """The launch's constant values in its own host function. They depend only on that function's text and
-    the unit's macros and constants, so they are remembered across edits: evaluating every launch of a
-    3,000-line file on every keystroke cost ~70 ms."""
-    key = (ts.text(launch.host_function) if launch.host_function is not None else "", ts.text(launch.node),
-           unit.definitions_key)
+def launch_values(launch: Launch, unit: Unit, host_text: str) -> LaunchValues:
+    """The launch's constant values in its own host function. They depend only on that function's text
+    (`host_text`, read once per host function by the caller) and the unit's macros and constants, so they are
+    remembered across edits: evaluating every launch of a 3,000-line file on every keystroke cost ~70 ms."""
+    key = (host_text, ts.text(launch.node), unit.definitions_key)
     values = _cache.get(key)
     if values is None:
         if len(_cache) >= _CACHE_LIMIT:
@@ -259,15 +258,15 @@ def alternatives(node: Node, unit: Unit, scope: Node, binding: Binding, depth: i
 _bound_cache: dict[tuple, list[LaunchValues]] = {}
 
 
-def bound_configurations(launch: Launch, unit: Unit, graph: Callable[[], CallGraph],
-                         host_key: str = "") -> list[LaunchValues]:
+def bound_configurations(launch: Launch, unit: Unit, graph: Callable[[], CallGraph], host_key: str,
+                         host_text: str) -> list[LaunchValues]:
     """The launch's values: in its host function alone, or under each call that fixes more of them. The call
     graph is built only when a launch needs it, and the results are kept while the text outside kernel
     bodies (`host_key`) stays the same: typing in a kernel costs nothing here."""
-    plain = launch_values(launch, unit)
+    plain = launch_values(launch, unit, host_text)
     if not _needs_binding(plain, launch):
         return [plain]
-    key = (host_key, ts.text(launch.host_function), ts.text(launch.node), launch.node.start_byte) if host_key else None
+    key = (host_key, host_text, ts.text(launch.node), launch.node.start_byte) if host_key else None
     found = _bound_cache.get(key) if key is not None else None
     if found is None:
         host = graph().function(launch.host_function)

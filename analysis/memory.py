@@ -23,6 +23,9 @@ class GlobalRequest:
     ideal: int
     stride_bytes: int | None  # between consecutive active lanes, when constant
     lanes: int
+    # where the stride is not constant but regular: (bytes between neighbours, lanes per group), as a warp
+    # of a 16×16 block walks two rows of 16 lanes each
+    groups: tuple[int, int] | None = None
 
     @property
     def excess_ratio(self) -> float:
@@ -83,7 +86,24 @@ def _global_counts(a: np.ndarray, m: np.ndarray, size: int) -> tuple[np.ndarray,
 def _request(a_row: np.ndarray, m_row: np.ndarray, sectors: int, ideal: int) -> GlobalRequest:
     diffs = np.diff(a_row[m_row])
     stride = int(diffs[0]) if diffs.size and np.all(diffs == diffs[0]) else None
-    return GlobalRequest(int(sectors), int(ideal), stride, int(m_row.sum()))
+    described = stride is None and sectors >= 2 * ideal  # only an uncoalesced request's pattern is ever told
+    return GlobalRequest(int(sectors), int(ideal), stride, int(m_row.sum()), _groups(diffs) if described else None)
+
+
+def _groups(diffs: np.ndarray) -> tuple[int, int] | None:
+    """(stride, lanes per group) when the lanes form equal groups with one stride inside each group (the
+    jumps between groups being something else), else None: the offsets are irregular."""
+    if diffs.size < 3:
+        return None
+    values, counts = np.unique(diffs, return_counts=True)
+    inner = int(values[np.argmax(counts)])
+    breaks = np.flatnonzero(diffs != inner)
+    bounds = np.concatenate([[-1], breaks, [diffs.size]])
+    sizes = np.diff(bounds)  # lanes per group
+    jumps = diffs[breaks]
+    if inner == 0 or sizes.size < 2 or np.any(sizes != sizes[0]) or sizes[0] < 2 or np.any(jumps != jumps[0]):
+        return None  # pseudo-random offsets, or groups that do not repeat
+    return inner, int(sizes[0])
 
 
 def worst_global(accesses: list, limit: int = 8) -> GlobalRequest | None:

@@ -7,7 +7,6 @@ it (another block shape, other sizes), so a rule can tell what holds in all of t
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,7 +53,7 @@ class KernelModel:
     # integer parameters that are data sizes (never 1 in practice), and those whose value the launch gives
     dimension_params: set[str] = field(default_factory=set)
     template_values: dict[str, int] = field(default_factory=dict)
-    sim_unit: Unit | None = None  # the unit with the template's type arguments as aliases
+    template_types: dict[str, str] = field(default_factory=dict)  # `T` → `float`: given, or assumed
 
     @property
     def name(self) -> str:
@@ -81,8 +80,8 @@ class KernelModel:
         return self.context.replace_fix(node, new_text, message, safe)
 
     def simulate(self, cfg: RunConfig, pad: dict[str, int] | None = None) -> SimResult:
-        return Simulator(self.sim_unit or self.unit, self.function, cfg.block, dict(cfg.params),
-                         self.template_values, pad=pad).run()
+        return Simulator(self.unit, self.function, cfg.block, dict(cfg.params), self.template_values, pad=pad,
+                         template_types=self.template_types).run()
 
     def block_assumed(self) -> bool:
         return self.block_source == "assumed"
@@ -216,14 +215,10 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
     assumptions += [Assumption(Fact.SIZES, p, PARAM_SAMPLES[0], f"{p} = {PARAM_SAMPLES[0]}",
                                _open_reason(config, name, "launch")) for p in sampled]
     runs = _runs(blocks, known_args, sampled, uses_y or uses_z)
-    sim_unit = None
-    if aliases:
-        sim_unit = copy.copy(unit)
-        sim_unit.types = unit.types.with_aliases(aliases)
     model = KernelModel(context.path, unit, kernel, context.index, context.to_file,
                         blocks[0] if not filled else None, source, context,
                         dimension_params=_dimension_params(kernel) | set(known_args),
-                        template_values=template_values, sim_unit=sim_unit)
+                        template_values=template_values, template_types=aliases)
     premises = Premises(blocks[0], tuple(assumptions), tuple(r.varies for r in runs),
                         tuple(r.block for r in runs), model.site_params)
     model.context = context.with_premises(premises)
@@ -301,6 +296,10 @@ def statement_cost(node: Node | None) -> int:
             cost += 5
         stack.extend(n.named_children)
     return cost
+
+
+# what a finding says when the addresses it judged follow loaded data (Simulator.forget_assigned)
+FOLLOWS_DATA = "the index follows loaded data: this is one outcome the data can give, not all"
 
 
 def describe_deps(deps: frozenset[str]) -> str:

@@ -9,18 +9,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.api import AnalysisReport, IncludeReader, KernelInfo, LaunchSite
+from cudalens.analysis.api import (
+    MAX_ANALYSED_CHARS,
+    AnalysisReport,
+    IncludeReader,
+    KernelInfo,
+    oversized_report,
+)
 from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
 from cudalens.analysis.features import kernel_features
 from cudalens.analysis.file_context import FileContext, HeaderText, PositionMap
+from cudalens.analysis.files import load_source
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.launch_configs import (
     KernelConfig,
+    KernelLaunches,
+    LaunchedAs,
     instantiations,
     kernel_configs,
-    launch_config,
-    launch_where,
     merge,
     own_records,
     with_launches,
@@ -28,7 +35,7 @@ from cudalens.analysis.launch_configs import (
 from cudalens.analysis.launch_directive import DirectiveError, launch_directives
 from cudalens.analysis.launch_index import FileLaunches, include_closure
 from cudalens.analysis.model import KernelModel, build_model
-from cudalens.analysis.positions import LineIndex
+from cudalens.analysis.positions import LineIndex, parser_text
 from cudalens.analysis.suppression import apply_suppressions
 from cudalens.analysis.unit import Unit, build_unit, header_unit
 
@@ -43,17 +50,23 @@ def is_cuda_path(path: str) -> bool:
 
 
 def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
-    if is_cuda_path(doc.path):
+    # Compilers read a NUL as white space; tree-sitter's lexer stops at one, so a NUL in a comment made the
+    # rest of the line code that swallowed the next statement (and its findings). Same length: positions hold.
+    text = text.replace("\0", " ")
+    if not (is_cuda_path(doc.path) or (doc.path.endswith(".py") and may_contain_cuda(text))):
+        return AnalysisReport(path=doc.path, is_cuda=False)
+    too_large = oversized_report(doc.path, text)
+    if too_large is not None:
+        report = too_large
+    elif is_cuda_path(doc.path):
         report = AnalysisReport(path=doc.path, is_cuda=True)
         analyze_cuda(doc, text, None, report)
-    elif doc.path.endswith(".py") and may_contain_cuda(text):
+    else:
         sources = [s for s in extract_cuda_sources(text) if s.kind == "cuda"]
         report = AnalysisReport(path=doc.path, is_cuda=bool(sources))
         for s in sources:
-            report.embedded_sources.append((s.text, s.start_line))
+            report.embedded_sources.append((s.text, s.start_line, s.positions[-1][0]))
             analyze_cuda(doc, s.text, s.to_file_position, report)
-    else:
-        return AnalysisReport(path=doc.path, is_cuda=False)
     config = doc.config
     min_rank = Severity(config.min_severity).rank
     kept = [f for f in report.findings if config.enabled(f.code) and f.severity.rank >= min_rank]
@@ -63,6 +76,7 @@ def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
 
 
 def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, report: AnalysisReport) -> None:
+    text = parser_text(text)  # tree-sitter's rows are then LSP lines (positions.py)
     source = text.encode("utf-8", errors="surrogatepass")
     unit = build_unit(source, doc.parse(source) if to_file is None else None)
     report.includes.extend(unit.includes)
@@ -86,17 +100,18 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         by_kernel.setdefault(r.kernel, []).append(r)
     directives_possible = b"cudalens" in source
     external = doc.launch_index.external(doc.path) if doc.launch_index is not None and to_file is None else {}
+    for name, found in external.items():
+        by_kernel[name] = by_kernel.get(name, []) + found
+    named = {name: KernelLaunches(found, doc.path) for name, found in by_kernel.items()}
     instantiated = instantiations(file_context)
     for kernel in unit.kernels:
         if kernel.body is None:
             continue
         start, end = kernel.node.start_point[0] + 1, kernel.node.end_point[0] + 1
-        launches = by_kernel.get(kernel.name, [])
-        if kernel.name in external:
-            launches = launches + external[kernel.name]
-        made = [(r, launch_config(kernel, r.values, launch_where(r, doc.path))) for r in launches] if launches else ()
-        given = [c for _, c in made] if made else instantiated.get(kernel.name)
-        configs = _configs(doc, kernel, given, report) if given or directives_possible else _NO_LAUNCH
+        launches = named.get(kernel.name)
+        launched = launches.of(kernel) if launches is not None else None
+        configs = _configs(doc, kernel, launched, instantiated.get(kernel.name), report) \
+            if launched is not None or kernel.name in instantiated or directives_possible else _NO_LAUNCH
         # Embedded sources map positions through their .py text: their results are reused only in place.
         key = (hashlib.blake2b(source[kernel.node.start_byte:kernel.node.end_byte] + context
                                + (repr([_config_key(c) for c in configs]).encode() if configs is not _NO_LAUNCH
@@ -114,13 +129,12 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
                                      f"{type(exc).__name__}: {exc}")
                 continue
         # launch sites live in host code that moves independently of the kernel: always read them afresh
-        sites = tuple(LaunchSite(r.span, r.values.grid, r.values.block, r.values.dynamic_shared_bytes,
-                                 None if r.path == doc.path else r.path) for r in launches)
-        if cached.info.launch_sites != sites:
+        sites = launches.sites if launches is not None else ()
+        if cached.info.launch_sites is not sites and cached.info.launch_sites != sites:
             cached = replace(cached, info=replace(cached.info, launch_sites=sites))
         doc.next_cache[key] = cached
-        report.findings.extend(with_launches(cached.findings, list(cached.owners), configs, made)
-                               if launches and cached.findings else cached.findings)
+        report.findings.extend(with_launches(cached.findings, list(cached.owners), configs, launched)
+                               if launched is not None and cached.findings else cached.findings)
         report.kernels.append(cached.info)
     report.findings.extend(_unit_findings(doc, source, ordered, outside, file_context, report))
 
@@ -128,18 +142,22 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
 _NO_LAUNCH = [KernelConfig()]
 
 
-def _configs(doc: DocumentAnalyzer, kernel, launches: list[KernelConfig] | None,
+def _configs(doc: DocumentAnalyzer, kernel, launched: LaunchedAs | None, instantiated: list[KernelConfig] | None,
              report: AnalysisReport) -> list[KernelConfig]:
-    """The configurations to analyse the kernel in (its own launches, the index's, its directives)."""
+    """The configurations to analyse the kernel in (its launches here and in the index, else its explicit
+    instantiations; and its directives)."""
     directives = []
     for d in launch_directives(kernel):
         if isinstance(d, DirectiveError):
             report.errors.append(f"{doc.path}:{d.line}: {d.message}")
         else:
             directives.append(d)
-    if not launches and not directives:
-        return _NO_LAUNCH
-    return kernel_configs(kernel, launches or [], directives)
+    if not directives:
+        if launched is not None:
+            return launched.chosen(kernel)
+        if not instantiated:
+            return _NO_LAUNCH
+    return kernel_configs(kernel, launched.configs if launched is not None else instantiated or [], directives)
 
 
 def _config_key(config: KernelConfig) -> tuple:
@@ -207,14 +225,16 @@ def read_headers(path: str, includes: list[str], read_include: IncludeReader | N
             text = None
         if text is not None:
             where = locate(name, path) if locate is not None else None
-            out.append(Header(name, where or str(Path(path).parent / name), text.encode("utf-8", errors="surrogatepass")))
+            source = parser_text(text.replace("\0", " ")).encode("utf-8", errors="surrogatepass")
+            out.append(Header(name, where or str(Path(path).parent / name), source))
     return out
 
 
 def launch_entry(path: str, text: str, read_include: IncludeReader | None) -> FileLaunches:
-    source = text.encode("utf-8", errors="surrogatepass")
-    if b"<<<" not in source:
+    if "<<<" not in text or len(text) > MAX_ANALYSED_CHARS:  # a file too large to analyse is not read for launches
         return FileLaunches((), frozenset(), frozenset())
+    text = parser_text(text.replace("\0", " "))  # as run_pipeline reads it: the same positions
+    source = text.encode("utf-8", errors="surrogatepass")
     unit = build_unit(source)
     for header in read_headers(path, unit.includes, read_include):
         unit.include(header_unit(header.source))
@@ -231,7 +251,7 @@ def included_files(path: str, text: str, read_include: IncludeReader | None) -> 
 
     def read(located: str) -> str | None:
         try:
-            return Path(located).read_text(encoding="utf-8", errors="replace")
+            return load_source(Path(located)).text
         except OSError:
             return None
 
@@ -283,7 +303,7 @@ def _context_key(unit, source: bytes) -> str:
         digest.update(b"\0" + ((f.node.text or b"") if f.from_header else source[f.node.start_byte:f.node.end_byte]))
     for launch in unit.launches:
         digest.update(b"\0" + source[launch.node.start_byte:launch.node.end_byte])
-    digest.update(repr(sorted(unit.types.structs)).encode())
+    digest.update(unit.types.key().encode())
     for name, node in sorted(unit.constants.items()):
         digest.update(f"\0{name}=".encode() + (node.text or b""))
     return digest.hexdigest()

@@ -42,7 +42,7 @@ class Rule:
     fixable: ClassVar[bool] = False
     since: ClassVar[str] = "0.1.0"
     status: ClassVar[str] = "stable"  # stable | preview | removed
-    source: ClassVar[str] = "static"  # static | compiler | runtime | judge
+    source: ClassVar[str] = "static"  # static | input (a file not analysed) | compiler | runtime | judge
     # What the rule's conclusions can rest on, of what a kernel's analysis may have had to assume (its block,
     # template arguments, sizes): a finding resting on an assumption is demoted to info (assumptions.py).
     # Every static rule states it; a rule that reads only the text (a double literal) depends on nothing.

@@ -10,13 +10,14 @@ names) stay unknown and say what they depend on, so rules can tell proven facts 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from cudalens.analysis import coop_groups as cg
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.types import FLOAT_TYPES, TypeInfo
-from cudalens.analysis.unit import Function, Unit, parse_expression
+from cudalens.analysis.types import FLOAT_TYPES, TypeInfo, substitute
+from cudalens.analysis.unit import Function, Unit, callee, parse_expression
 from cudalens.analysis.values import (
     BID,
     DATA,
@@ -24,10 +25,13 @@ from cudalens.analysis.values import (
     TID_X,
     TID_Y,
     TID_Z,
+    UNIFORM,
+    Dim3,
     Ptr,
     Val,
     binop,
     const,
+    data_dependent,
     per_thread,
     select,
     unknown,
@@ -40,6 +44,7 @@ MAX_STEPS = 20000
 DEFAULT_ELEM = TypeInfo("float", 4, 4)
 _BUILTIN_DIMS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 _LOAD_INTRINSICS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
+_STORE_INTRINSICS = {"__stcs", "__stcg", "__stwb", "__stwt"}
 _BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
 _NUMBER = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9']+)([uUlL]*)$")
 
@@ -62,6 +67,12 @@ class Access:
     assumed_size: bool = False
     order: int = 0
     warp_epoch: int = 0
+    alloc: str = ""  # the allocation (Ptr.key): two arrays of one name in different helpers are two
+
+    @property
+    def sampled(self) -> bool:
+        """Addresses known for one outcome of a branch on loaded data (see Simulator.forget_assigned)."""
+        return self.addr is not None and DATA in self.deps
 
 
 @dataclass
@@ -72,6 +83,10 @@ class Branch:
     mask: np.ndarray
     deps: frozenset[str]
     iteration: int = 0
+    # a loop whose variable starts at a lane-dependent value and advances by a uniform step wider than its
+    # spread over a warp (`for (i = lane; i < n; i += 32)`): the lanes' trip counts differ by one at most
+    strided: bool = False
+    at: Node | None = None  # where to report it: the call in this file, for a branch in a header's helper
 
     @property
     def thread_dependent(self) -> bool:
@@ -126,7 +141,7 @@ class Budget(Exception):
 class Simulator:
     def __init__(self, unit: Unit, kernel: Function, block: tuple[int, int, int], params: dict[str, int],
                  template_values: dict[str, int], grid: tuple[int, int, int] = (64, 64, 1),
-                 pad: dict[str, int] | None = None) -> None:
+                 pad: dict[str, int] | None = None, template_types: dict[str, str] | None = None) -> None:
         self.pad = pad or {}  # shared arrays whose rows get extra elements (to test a padding fix)
         self.unit, self.kernel = unit, kernel
         bx, by, bz = block
@@ -139,6 +154,7 @@ class Simulator:
             "blockDim": {k: const(v) for k, v in zip("xyz", block, strict=True)},
             "gridDim": {k: const(v) for k, v in zip("xyz", grid, strict=True)},
         }
+        self.lanes = cg.Lanes(block, grid, n)
         self.params, self.template_values = params, template_values
         self.result = SimResult(block)
         self.scopes: list[dict[str, Val | Ptr]] = [{}]
@@ -147,17 +163,18 @@ class Simulator:
         self.cond_deps: list[frozenset[str]] = []
         self.epoch = 0
         self.warp_epoch = 0
-        self.var_types: dict[str, str] = {}  # declared type and initializer text, for cooperative groups
         self.steps = 0
         self.order = 0
         self.report_node: Node | None = None  # a macro's call site, while its expansion is evaluated
         self.inline_depth = 0
+        self.instance = ""  # the inlined helper and its template arguments (`blockReduce<warpReduceMax>`)
+        # the template parameters of the kernel or inlined helper → the arguments' text (`T` → `float`)
+        self.template_names: dict[str, str] = dict(template_types or {})
 
     # ---- entry -------------------------------------------------------------------------------------------
     def run(self) -> SimResult:
         for p in self.kernel.params:
             self.scopes[0][p.name] = self._param_value(p.name, p.type_text, p.pointer)
-            self.var_types[p.name] = p.type_text
         for name, value in self.template_values.items():
             self.scopes[0].setdefault(name, const(value))
         try:
@@ -168,7 +185,7 @@ class Simulator:
         return self.result
 
     def _param_value(self, name: str, type_text: str, pointer: bool) -> Val | Ptr:
-        elem = self.unit.types.lookup(type_text)
+        elem = self.type_info(type_text)
         if pointer:
             return Ptr(name, "global", const(0), elem or DEFAULT_ELEM, assumed_size=elem is None)
         if elem is not None and elem.name in FLOAT_TYPES:
@@ -199,8 +216,8 @@ class Simulator:
         for scope in reversed(self.scopes):
             if name in scope:
                 old = scope[name]
-                if isinstance(value, Ptr) or isinstance(old, Ptr):
-                    scope[name] = value
+                if not isinstance(value, Val) or not isinstance(old, Val):
+                    scope[name] = value  # pointers, groups, dim3s: the last assignment wins
                 else:
                     scope[name] = select(mask | self._dead(), value, old)
                 return
@@ -273,7 +290,7 @@ class Simulator:
         text_head = ts.text(node).split("=")[0]
         type_node = node.child_by_field_name("type")
         type_text = ts.text(type_node) if type_node is not None else "int"
-        elem = self.unit.types.lookup(type_text)
+        elem = self.type_info(type_text)
         shared = "__shared__" in text_head
         is_float = elem is not None and elem.name in FLOAT_TYPES
         for d in node.children_by_field_name("declarator"):
@@ -283,8 +300,10 @@ class Simulator:
                 name, dims = self.array_dims(arr, mask)
                 if name in self.pad and len(dims) > 1:
                     dims = (*dims[:-1], dims[-1] + self.pad[name])
+                alloc = "extern" if shared and "extern" in text_head.split() else \
+                    f"{name}@{self.instance}" if shared and self.instance else ""
                 ptr = Ptr(name, "shared" if shared else "local", const(0), elem or DEFAULT_ELEM, dims, node,
-                          assumed_size=elem is None)
+                          assumed_size=elem is None, alloc=alloc)
                 if shared:
                     self.result.shared_arrays[name] = ptr
                 self.scopes[-1][name] = ptr
@@ -293,9 +312,6 @@ class Simulator:
                 target = d.child_by_field_name("declarator")
                 value_node = d.child_by_field_name("value")
                 name = _ident(target)
-                if value_node is not None and ("group" in type_text or "thread" in type_text or "tile" in type_text
-                                               or type_text == "auto"):
-                    self.var_types[name] = f"{type_text} {ts.text(value_node)}"
                 if value_node is None:
                     continue
                 if value_node.type == "argument_list" or value_node.type == "initializer_list":
@@ -304,21 +320,31 @@ class Simulator:
                 value = self.eval(value_node, mask)
                 if target.type == "pointer_declarator" and isinstance(value, Ptr) and elem is not None \
                         and value.elem.name != elem.name and not value.dims:
-                    value = Ptr(value.base, value.space, value.off, elem, (), value.decl)
+                    value = value.retyped(elem)
                 if isinstance(value, Ptr) and value.base == "extern_shared":
-                    value = Ptr(name, value.space, value.off, elem or value.elem, (), node, elem is None)
+                    value = Ptr(name, value.space, value.off, elem or value.elem, (), node, elem is None,
+                                alloc="extern")
                 if isinstance(value, Val) and not is_float and value.is_float and value.v is not None:
                     value = Val(np.trunc(value.v).astype(np.int64), value.deps, False)
                 if isinstance(value, Val) and is_float:
                     value = Val(None if value.v is None else value.v.astype(np.float64), value.deps, True)
+                if not isinstance(value, cg.Group):
+                    value = cg.from_type(type_text) or value  # a group made by something we do not follow
                 self.scopes[-1][name] = value
             elif d.type in ("identifier", "pointer_declarator"):
-                self.scopes[-1][_ident(d)] = unknown("uninitialized")
+                name = _ident(d)
+                group = cg.from_type(type_text)
+                if shared and group is None and d.type == "identifier":
+                    alloc = f"{name}@{self.instance}" if self.instance else ""
+                    self.scopes[-1][name] = _SharedScalar(Ptr(name, "shared", const(0), elem or DEFAULT_ELEM, (),
+                                                              node, elem is None, alloc))  # type: ignore[assignment]
+                    continue
+                self.scopes[-1][name] = group or unknown("uninitialized")
 
     def dim3(self, args: Node, mask: np.ndarray, type_text: str) -> Val | Ptr:
         values = [self.eval(a, mask) for a in args.named_children]
         if "dim3" in type_text:
-            return _Dim3(values + [const(1)] * (3 - len(values)))  # type: ignore[return-value]
+            return Dim3(values + [const(1)] * (3 - len(values)))  # type: ignore[return-value]
         return values[0] if values else unknown()
 
     def array_dims(self, arr: Node, mask: np.ndarray) -> tuple[str, tuple[int, ...]]:
@@ -337,11 +363,16 @@ class Simulator:
         c = c if isinstance(c, Val) else const(1)
         self.record_branch(node, "if", c, mask)
         cons, alt = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+        if alt is not None and alt.type == "else_clause":  # the grammar wraps the else branch's statement
+            alt = alt.named_children[0] if alt.named_children else None
         self.cond_deps.append(c.deps)
         if c.v is None:
+            before = self.snapshot() if data_dependent(c.deps) else None
             self.exec(cons, mask)
             if alt is not None:
                 self.exec(alt, mask)
+            if before is not None:
+                self.forget_assigned(before, c.deps)
         else:
             truth = np.broadcast_to(c.v != 0, (self.n,))
             self.exec(cons, mask & truth)
@@ -349,10 +380,26 @@ class Simulator:
                 self.exec(alt, mask & ~truth)
         self.cond_deps.pop()
 
-    def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> None:
+    def snapshot(self) -> list[dict[str, Val | Ptr]]:
+        return [dict(scope) for scope in self.scopes]
+
+    def forget_assigned(self, before: list[dict[str, Val | Ptr]], deps: frozenset[str]) -> None:
+        """After code that ran under a condition on loaded data, a variable it assigned holds the old value in
+        some threads and the new one in others, as the data decide (`pos = newPos` in a binary search). It keeps
+        the value of the outcome the interpreter followed, marked as following the data: what is computed from
+        it is one sampled outcome, which rules report as `info`, never as proven."""
+        for scope, old in zip(self.scopes, before, strict=False):
+            for name, value in scope.items():
+                prior = old.get(name)
+                if prior is not None and prior is not value and isinstance(value, Val) and isinstance(prior, Val):
+                    scope[name] = Val(value.v, value.deps | prior.deps | deps | {DATA}, value.is_float or prior.is_float)
+
+    def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
         cond = per_thread(c, self.n)
-        self.result.branches.append(Branch(node, kind, None if cond is None else cond.copy(), mask.copy(),
-                                           c.deps, iteration))
+        branch = Branch(node, kind, None if cond is None else cond.copy(), mask.copy(), c.deps, iteration,
+                        at=self.report_node)
+        self.result.branches.append(branch)
+        return branch
 
     def for_statement(self, node: Node, mask: np.ndarray) -> None:
         self.scopes.append({})
@@ -379,7 +426,17 @@ class Simulator:
         state = _Loop(self.n)
         running = mask.copy()
         deps: frozenset[str] = frozenset()
+        stepped = loop_vars | _updated(update)  # `for (; t2 <= t; t2 += 32)` steps a variable declared before
+        entry = {name: self.lookup(name) for name in stepped}
+        recorded: list[Branch] = []
+        strided = False
+        before: list[dict[str, Val | Ptr]] | None = None  # the variables when the exit first depended on data
+        data_exit: frozenset[str] = frozenset()
         for iteration in range(LOOP_SAMPLES):
+            if iteration == 1 and _strided(entry, {name: self.lookup(name) for name in stepped}, mask, running):
+                strided = True
+                for b in recorded:
+                    b.strided = True
             for name in loop_vars:
                 v = self.lookup(name)
                 if isinstance(v, Val):
@@ -387,8 +444,12 @@ class Simulator:
             if cond is not None and not (do and iteration == 0):
                 c = self.eval(cond, running)
                 c = c if isinstance(c, Val) else const(1)
-                self.record_branch(node, "loop", c, self.active(running), iteration)
+                recorded.append(self.record_branch(node, "loop", c, self.active(running), iteration))
+                recorded[-1].strided = strided
                 deps = deps | c.deps
+                if c.v is None and data_dependent(c.deps):
+                    data_exit = data_exit | c.deps
+                    before = self.snapshot() if before is None else before
                 if c.v is not None:
                     running = running & np.broadcast_to(c.v != 0, (self.n,))
             running = running & ~state.broken & ~self.frames[-1].returned
@@ -405,6 +466,8 @@ class Simulator:
             running = running & ~state.broken
             if update is not None:
                 self.eval(update, running)
+        if before is not None:  # how many iterations ran is the data's choice
+            self.forget_assigned(before, data_exit)
 
     # ---- expressions -------------------------------------------------------------------------------------
     def eval(self, node: Node | None, mask: np.ndarray) -> Val | Ptr:
@@ -482,10 +545,12 @@ class Simulator:
         if t == "comma_expression":
             self.eval(node.child_by_field_name("left"), mask)
             return self.eval(node.child_by_field_name("right"), mask)
-        if t == "sizeof_expression":
-            tn = node.child_by_field_name("type")
-            info = self.unit.types.lookup(ts.text(tn)) if tn is not None else None
+        if t == "sizeof_expression":  # `sizeof(x128)` parses as a parenthesised value: a type the table knows
+            tn = node.child_by_field_name("type") or node.child_by_field_name("value")
+            info = self.type_info(ts.text(tn).strip("() ")) if tn is not None else None
             return const(info.size) if info is not None else unknown("sizeof")
+        if t == "qualified_identifier":
+            return self.qualified(node)
         if t == "initializer_list" or t == "argument_list":
             vals = [self.eval(c, mask) for c in node.named_children]
             return vals[0] if len(vals) == 1 else unknown()
@@ -497,6 +562,8 @@ class Simulator:
     def identifier(self, node: Node, mask: np.ndarray) -> Val | Ptr:
         name = ts.text(node)
         v = self.lookup(name)
+        if isinstance(v, _SharedScalar):
+            return self.load(v.ref(), node, mask)
         if v is not None:
             return v
         if name == "warpSize":
@@ -533,7 +600,7 @@ class Simulator:
         if isinstance(ref, _Ref):
             return self.load(ref, node, mask)
         base = self.eval(arg, mask) if arg is not None else unknown()
-        if isinstance(base, _Dim3):
+        if isinstance(base, Dim3):
             return base.field(fname)
         return unknown(base.deps if isinstance(base, Val) else frozenset({DATA}))
 
@@ -552,6 +619,11 @@ class Simulator:
             return left.moved(delta if op == "+" else binop("-", const(0), delta))
         if isinstance(right, Ptr) and isinstance(left, Val) and op == "+":
             return right.moved(binop("*", left, const(right.elem.size)))
+        if op in ("==", "!=", "<", ">", "<=", ">=") and (isinstance(left, Ptr) or isinstance(right, Ptr)):
+            # `bias != NULL`: whether a parameter is null is the same in every thread
+            deps = frozenset(f"param:{p.base}" for p in (left, right) if isinstance(p, Ptr) and p.space == "global")
+            deps |= frozenset().union(*(v.deps for v in (left, right) if isinstance(v, Val)))
+            return Val(None, deps or frozenset({DATA}))
         if isinstance(left, Ptr) and isinstance(right, Ptr):
             if op == "-":
                 return binop("/", binop("-", left.off, right.off), const(left.elem.size))
@@ -564,10 +636,10 @@ class Simulator:
         return unknown()
 
     def cast(self, type_text: str, value: Val | Ptr) -> Val | Ptr:
-        info = self.unit.types.lookup(type_text)
+        info = self.type_info(type_text)
         if "*" in type_text:
-            if isinstance(value, Ptr) and info is not None:
-                return Ptr(value.base, value.space, value.off, info, (), value.decl)
+            if isinstance(value, Ptr):  # an element type we cannot size (`T*`, T unknown) is assumed a float
+                return value.retyped(info or DEFAULT_ELEM, assumed_size=info is None)
             return value
         if isinstance(value, Val) and info is not None and value.v is not None:
             if info.name in FLOAT_TYPES:
@@ -581,6 +653,10 @@ class Simulator:
         t = node.type
         if t == "parenthesized_expression" and node.named_children:
             return self.ref(node.named_children[-1], mask)
+        if t == "identifier":
+            scalar = self.lookup(ts.text(node))
+            if isinstance(scalar, _SharedScalar):  # `&count` of a `__shared__ int count;`
+                return scalar.ref()
         if t == "subscript_expression":
             base = self.eval(node.child_by_field_name("argument"), mask)
             indices = node.child_by_field_name("indices")
@@ -593,8 +669,7 @@ class Simulator:
                 index = unknown()
             if len(base.dims) > 1:
                 row = int(np.prod(base.dims[1:])) * base.elem.size
-                return Ptr(base.base, base.space, binop("+", base.off, binop("*", index, const(row))), base.elem,
-                           base.dims[1:], base.decl, base.assumed_size)
+                return replace(base, off=binop("+", base.off, binop("*", index, const(row))), dims=base.dims[1:])
             return _Ref(base, binop("+", base.off, binop("*", index, const(base.elem.size))), base.elem)
         if t == "pointer_expression":
             arg = self.eval(node.child_by_field_name("argument"), mask)
@@ -624,6 +699,9 @@ class Simulator:
 
     def load(self, ref: _Ref, node: Node, mask: np.ndarray) -> Val | Ptr:
         self.record(ref, node, mask, write=False)
+        if ref.off.v is not None and (ref.off.v.ndim == 0 or _same(ref.off.v[mask])):
+            # one address for every thread: one value for all
+            return Val(None, (ref.off.deps - THREAD_DEPS) | {UNIFORM}, ref.elem.name in FLOAT_TYPES)
         if ref.ptr.space == "shared" or ref.ptr.space == "local":
             return Val(None, ref.off.deps | {DATA}, ref.elem.name in FLOAT_TYPES)
         return Val(None, frozenset({DATA}), ref.elem.name in FLOAT_TYPES)
@@ -638,11 +716,15 @@ class Simulator:
             size=ref.elem.size, mask=mask.copy(), deps=ref.off.deps, epoch=self.epoch, decl=ref.ptr.decl,
             warp_epoch=self.warp_epoch,
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
-            order=self.order))
+            order=self.order, alloc=ref.ptr.key))
 
     def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:
         if target.type == "identifier":
-            self.assign(ts.text(target), value, mask)
+            scalar = self.lookup(ts.text(target))
+            if isinstance(scalar, _SharedScalar):
+                self.record(scalar.ref(), target, mask, write=True)
+            else:
+                self.assign(ts.text(target), value, mask)
             return
         ref = self.ref(target, mask)
         if isinstance(ref, _Ref):
@@ -668,40 +750,42 @@ class Simulator:
         func = node.child_by_field_name("function")
         args_node = node.child_by_field_name("arguments")
         arg_nodes = list(args_node.named_children) if args_node is not None else []
-        if func is not None and func.type == "template_function":
-            name = ts.text(func.child_by_field_name("name"))
-            if name in ("reinterpret_cast", "static_cast", "const_cast", "dynamic_cast") and arg_nodes:
-                targs = func.child_by_field_name("arguments")
-                return self.cast(ts.text(targs.named_children[0]) if targs is not None and targs.named_children
-                                 else "", self.eval(arg_nodes[0], mask))
-        elif func is not None and func.type == "field_expression":
-            name = ts.text(func.child_by_field_name("field"))  # a method: `cta.sync()`
-        else:
-            name = ts.text(func) if func is not None else ""
-        name = name.split("::")[-1]
+        if func is not None and func.type == "field_expression":  # a method: `block.sync()`, `warp.thread_rank()`
+            return self.method_call(func, arg_nodes, node, mask)
+        scope, name, targ_nodes = callee(func)
+        name = self.template_names.get(name, name)  # `warp_reduction(val)` in `blockReduce<warpReduceMax>`
+        if name in ("reinterpret_cast", "static_cast", "const_cast", "dynamic_cast") and arg_nodes:
+            return self.cast(ts.text(targ_nodes[0]) if targ_nodes else "", self.eval(arg_nodes[0], mask))
         macro = self.unit.macros.get(name)
         if macro is not None and macro.params is not None:
             body = macro.body
             for param, arg in zip(macro.params, arg_nodes, strict=False):
                 body = re.sub(rf"\b{re.escape(param)}\b", f"({ts.text(arg)})", body)
             return self.expand(body, node, mask)
-        group = self.group_barrier(func, name, arg_nodes)
-        if name in _BARRIERS or group == "block":
-            self.barrier(node, mask, name if name in _BARRIERS else "sync")
+        if cg.is_group_function(name, scope) and self.unit.device_function(name) is None:
+            return self.group_function(name, targ_nodes, arg_nodes, node, mask)
+        if name in _BARRIERS:
+            self.barrier(node, mask, name)
             return unknown()
-        if name == "__syncwarp" or group == "warp":
+        if name == "__syncwarp":
             self.warp_epoch += 1  # orders the lanes of each warp, not the warps of the block
             return unknown()
         if len(arg_nodes) == 1 and func is not None and func.type in ("primitive_type", "type_identifier",
                                                                      "sized_type_specifier", "identifier") \
-                and self.unit.types.lookup(name) is not None and self.unit.device_function(name) is None:
+                and self.type_info(name) is not None and self.unit.device_function(name) is None:
             return self.cast(name, self.eval(arg_nodes[0], mask))  # a functional cast: size_t(i), float(x)
         if name in self.unit.shared_accessors:
-            return Ptr("extern_shared", "shared", const(0), DEFAULT_ELEM, (), None, assumed_size=True)
+            return Ptr("extern_shared", "shared", const(0), DEFAULT_ELEM, (), None, True, alloc="extern")
         if name in _LOAD_INTRINSICS and arg_nodes:
             p = self.eval(arg_nodes[0], mask)
             if isinstance(p, Ptr):
                 return self.load(_Ref(p, p.off, p.elem), node, mask)
+            return unknown()
+        if name in _STORE_INTRINSICS and len(arg_nodes) == 2:
+            p = self.eval(arg_nodes[0], mask)
+            self.eval(arg_nodes[1], mask)
+            if isinstance(p, Ptr):
+                self.record(_Ref(p, p.off, p.elem), node, mask, write=True)
             return unknown()
         args = [self.eval(a, mask) for a in arg_nodes]
         self.result.calls.append(CallSite(self.node_for_report(node), name, args, mask.copy()))
@@ -717,19 +801,27 @@ class Simulator:
             return binop("*", args[0], args[1])  # type: ignore[arg-type]
         if name in ("abs", "llabs") and len(args) == 1 and isinstance(args[0], Val) and args[0].v is not None:
             return Val(np.abs(args[0].v), args[0].deps, args[0].is_float)
-        callee = self.unit.device_function(name)
-        if callee is not None and self.inline_depth < MAX_INLINE_DEPTH:
-            return self.inline(callee, args, mask, node)
-        deps: frozenset[str] = frozenset({DATA})
-        for a in args:
-            deps |= a.deps if isinstance(a, Val) else a.off.deps
-        return Val(None, deps, True)
+        helper = self.unit.device_function(name, len(args))
+        if helper is not None and self.inline_depth < MAX_INLINE_DEPTH:
+            return self.inline(helper, args, mask, node, targ_nodes)
+        if helper is not None and syncs_block(self.unit, helper):
+            self.barrier(node, mask, "__syncthreads")  # too deep to follow, but its barrier orders our accesses
+        return Val(None, _result_deps(args), True)
 
-    def inline(self, callee: Function, args: list[Val | Ptr], mask: np.ndarray, call: Node) -> Val | Ptr:
+    def inline(self, callee: Function, args: list[Val | Ptr], mask: np.ndarray, call: Node,
+               targ_nodes: list[Node]) -> Val | Ptr:
         scope: dict[str, Val | Ptr] = {}
         for p, a in zip(callee.params, args, strict=False):
-            scope[p.name] = a
-            self.var_types[p.name] = p.type_text
+            scope[p.name] = a if isinstance(a, cg.Group) else cg.from_type(p.type_text) or a
+        names: dict[str, str] = {}
+        for param, targ in zip(callee.template_params, targ_nodes, strict=False):
+            text = ts.text(targ)
+            names[param] = self.template_names.get(text, text)
+            value = self.template_argument(targ, mask)
+            if isinstance(value, Val) and value.known:
+                scope[param] = value
+        saved_instance, saved_names = self.instance, self.template_names
+        self.instance, self.template_names = f"{callee.name}<{', '.join(names.values())}>", names
         saved_scopes, saved_loops = self.scopes, self.loops
         self.scopes, self.loops = [saved_scopes[0] | scope], []
         self.frames.append(_Frame(self.n))
@@ -746,23 +838,66 @@ class Simulator:
             self.frames.pop()
             self.scopes, self.loops = saved_scopes, saved_loops
             self.report_node = saved_report
+            self.instance, self.template_names = saved_instance, saved_names
         return ret if ret is not None else unknown()
 
-    def group_barrier(self, func: Node | None, name: str, arg_nodes: list[Node]) -> str | None:
-        """'block' or 'warp' for cooperative-groups barriers: `cta.sync()`, `cg::sync(cta)`,
-        `tile32.sync()`, `barrier.arrive_and_wait()`; None for any other call."""
-        if func is not None and func.type == "field_expression" and name in ("sync", "arrive_and_wait"):
-            return self.group_kind(func.child_by_field_name("argument"))
-        if name == "sync" and arg_nodes:
-            return self.group_kind(arg_nodes[0])
-        return None
+    def method_call(self, func: Node, arg_nodes: list[Node], node: Node, mask: np.ndarray) -> Val | Ptr:
+        """`obj.name(args)`: a cooperative group's method, or a barrier object's wait; any other
+        method is an unknown value (its arguments are still evaluated for their accesses)."""
+        name = ts.text(func.child_by_field_name("field"))
+        obj = self.eval(func.child_by_field_name("argument"), mask)
+        group = obj if isinstance(obj, cg.Group) else None
+        barrier = cg.sync_of(obj, name)
+        if barrier is not None:
+            self.sync(barrier, node, mask)
+            return unknown()
+        args = [self.eval(a, mask) for a in arg_nodes]
+        if group is not None:
+            value = cg.method(group, name, self.lanes, self.builtins)
+            if value is not None:
+                return value  # type: ignore[return-value]
+        return Val(None, _result_deps(args))
 
-    def group_kind(self, node: Node | None) -> str:
-        text = ts.text(node) if node is not None else ""
-        described = self.var_types.get(text, text)
-        if any(w in described for w in ("thread_block_tile", "tiled_partition", "coalesced", "tile")):
-            return "warp"
-        return "block"
+    def group_function(self, name: str, targ_nodes: list[Node], arg_nodes: list[Node], node: Node,
+                       mask: np.ndarray) -> Val | Ptr:
+        """`cg::this_thread_block()`, `cg::tiled_partition<32>(block)`, `cg::sync(g)`, `cg::reduce(g, v, op)`."""
+        args = [self.eval(a, mask) for a in arg_nodes]
+        group = args[0] if args and isinstance(args[0], cg.Group) else None
+        if name == "sync":
+            self.sync(group.barrier if group is not None else cg.Barrier.BLOCK, node, mask)
+            return unknown()
+        if name == "reduce":
+            if group is None or len(args) < 2:
+                return unknown()
+            return cg.reduce(group, args[1], ts.text(arg_nodes[2]) if len(arg_nodes) > 2 else "", self.lanes)
+        targs = [self.template_argument(t, mask) for t in targ_nodes]
+        made = cg.make(name, [t for t in targs if isinstance(t, Val)], args, self.lanes, mask)
+        return made if made is not None else unknown()  # type: ignore[return-value]
+
+    def qualified(self, node: Node) -> Val:
+        """`x128::size`: a struct's `static constexpr` member; anything else qualified is unknown."""
+        scope, name = node.child_by_field_name("scope"), node.child_by_field_name("name")
+        info = self.type_info(ts.text(scope)) if scope is not None else None
+        value = info.static(ts.text(name)) if info is not None and name is not None else None
+        return const(value) if value is not None else unknown(f"name:{ts.text(node)}")
+
+    def type_info(self, type_text: str) -> TypeInfo | None:
+        """A type's size and layout, with the template parameters in scope replaced by their arguments."""
+        return self.unit.types.lookup(substitute(type_text, self.template_names))
+
+    def template_argument(self, node: Node, mask: np.ndarray) -> Val | Ptr:
+        """A template argument's value: `<32>`, `<TILE>` (a macro, constant or template value, which the parser
+        reads as a type name)."""
+        if node.type == "type_descriptor":
+            expr = parse_expression(ts.text(node))
+            return self.eval(expr, mask) if expr is not None else unknown()
+        return self.eval(node, mask)
+
+    def sync(self, kind: cg.Barrier, node: Node, mask: np.ndarray) -> None:
+        if kind == cg.Barrier.BLOCK:
+            self.barrier(node, mask, "sync")
+        else:
+            self.warp_epoch += 1
 
     def barrier(self, node: Node, mask: np.ndarray, name: str) -> None:
         alive = ~self.frames[0].returned
@@ -773,15 +908,15 @@ class Simulator:
         self.epoch += 1
 
 
-class _Dim3:
-    """A `dim3` local (`dim3 block(16, 16)`): only its fields are ever read."""
+@dataclass
+class _SharedScalar:
+    """A `__shared__ int flag;` variable: its reads and writes are shared-memory accesses of every thread to
+    one word, not a per-thread local."""
 
-    def __init__(self, values: list[Val | Ptr]) -> None:
-        self.values = [v if isinstance(v, Val) else unknown() for v in values[:3]]
-        self.deps = frozenset().union(*(v.deps for v in self.values))
+    ptr: Ptr
 
-    def field(self, name: str) -> Val:
-        return self.values["xyz".index(name)] if name in ("x", "y", "z") else unknown()
+    def ref(self) -> _Ref:
+        return _Ref(self.ptr, self.ptr.off, self.ptr.elem)
 
 
 @dataclass
@@ -793,7 +928,80 @@ class _Ref:
     struct_size: int | None = None
 
     def as_ptr(self) -> Ptr:
-        return Ptr(self.ptr.base, self.ptr.space, self.off, self.elem, (), self.ptr.decl, self.ptr.assumed_size)
+        return replace(self.ptr, off=self.off, elem=self.elem, dims=())
+
+
+_BLOCK_SYNC = re.compile(r"\b__syncthreads\w*\s*\(|\.arrive_and_wait\s*\(")
+_GROUP_SYNC = re.compile(r"\.sync\s*\(\s*\)|\bsync\s*\(")
+_BLOCK_GROUP = re.compile(r"\bthread_block\b(?!_tile)|\bgrid_group\b|\bthis_grid\b")
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>)?\s*\(")
+
+
+def syncs_block(unit: Unit, function: Function, depth: int = 0) -> bool:
+    """Whether a helper reaches a block barrier, itself or through the helpers it calls: a `__syncthreads()`,
+    a block or grid group's `sync()`, a barrier's `arrive_and_wait()` (for calls the interpreter does not
+    follow, too deep, so that their barrier still orders the caller's accesses)."""
+    text = ts.text(function.body) if function.body is not None else ""
+    if _BLOCK_SYNC.search(text) or (_GROUP_SYNC.search(text) and _BLOCK_GROUP.search(text)):
+        return True
+    if depth >= MAX_INLINE_DEPTH:
+        return False
+    names = {m.group(1) for m in _CALLED.finditer(text)} - {function.name}
+    return any(h is not None and syncs_block(unit, h, depth + 1) for h in map(unit.device_function, names))
+
+
+def _updated(update: Node | None) -> set[str]:
+    """The variables a for loop's update expression assigns (`i += s`, `++i`, `i += s, j += s`)."""
+    if update is None:
+        return set()
+    if update.type == "comma_expression":
+        return _updated(update.child_by_field_name("left")) | _updated(update.child_by_field_name("right"))
+    target = update.child_by_field_name("left") if update.type == "assignment_expression" \
+        else update.child_by_field_name("argument") if update.type == "update_expression" else None
+    return {ts.text(target)} if target is not None and target.type == "identifier" else set()
+
+
+def _same(values: np.ndarray) -> bool:
+    return values.size > 0 and bool(np.all(values == values[0]))
+
+
+def _strided(entry: dict, now: dict, mask: np.ndarray, stepped: np.ndarray) -> bool:
+    """Whether a loop variable went from its entry value to `now` by one uniform step wider than the spread
+    of its entry values over the active lanes of any warp (`stepped`: the lanes that ran the update)."""
+    for name, before in entry.items():
+        after = now.get(name)
+        if not (isinstance(before, Val) and isinstance(after, Val)) or before.v is None or after.v is None \
+                or not before.thread_dependent or not stepped.any():
+            continue  # a variable that starts alike in every lane cannot split a warp's trip counts
+        b = np.broadcast_to(before.v, mask.shape)
+        steps = np.broadcast_to(after.v, mask.shape)[stepped] - b[stepped]
+        if steps.size == 0 or np.any(steps != steps[0]) or steps[0] == 0:
+            continue
+        pad = -mask.size % 32
+        values = np.concatenate([b, np.zeros(pad, b.dtype)]).reshape(-1, 32)
+        active = np.concatenate([mask, np.zeros(pad, bool)]).reshape(-1, 32)
+        big = np.iinfo(np.int64).max
+        highs = np.where(active, values, -big).max(axis=1)
+        lows = np.where(active, values, big).min(axis=1)
+        spread = int((highs - lows)[active.any(axis=1)].max(initial=0))
+        if spread and abs(int(steps[0])) > spread:
+            return True
+    return False
+
+
+def _result_deps(args: list) -> frozenset[str]:
+    """What the result of a call we do not see into depends on: its arguments; where none of them varies
+    between threads or follows per-thread data, the result is the same in every thread."""
+    deps = frozenset().union(*(_deps(a) for a in args)) if args else frozenset()
+    if args and not deps & (THREAD_DEPS | {DATA}):
+        return deps | {UNIFORM}
+    return deps | {DATA}
+
+
+def _deps(value: object) -> frozenset[str]:
+    if isinstance(value, Ptr):
+        return value.off.deps
+    return value.deps if isinstance(value, Val | Dim3) else frozenset()
 
 
 def _ident(node: Node | None) -> str:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from cudalens.analysis.findings import Finding
+from cudalens.analysis.positions import line_contents
 
 _CODE = re.compile(r"^CL\d{0,3}$")
 # `#` is a comment only in Python; in CUDA it starts a preprocessor directive. Python files may embed CUDA
@@ -47,8 +48,7 @@ def parse_suppressions(text: str, path: str) -> list[Suppression]:
         return []
     pattern = re.compile(_DIRECTIVE.format(markers=_MARKERS_PYTHON if _is_python(path) else _MARKERS_CUDA))
     found: list[Suppression] = []
-    # split on "\n" only: str.splitlines also breaks at \f, \x1c, \u2028..., which the parser does not count
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(line_contents(text), start=1):
         if "cudalens" not in line:
             continue
         for match in pattern.finditer(line):

@@ -1,8 +1,13 @@
-"""Element sizes of the types kernels use, and the layout of simple structs (for array-of-structs reads)."""
+"""Element sizes of the types kernels use, and the layout of structs (array-of-structs reads, custom vector types
+such as llm.c's `Packed128<T>`)."""
 
 from __future__ import annotations
 
+import ast
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache, lru_cache
 
 # bytes, and alignment where it differs from the size
 PRIMITIVE_SIZES: dict[str, int] = {
@@ -27,6 +32,10 @@ class TypeInfo:
     size: int
     align: int
     fields: tuple[tuple[str, int, TypeInfo], ...] = ()  # (name, byte offset, type) for structs
+    statics: tuple[tuple[str, int], ...] = ()  # `static constexpr int size = ...;` members, where constant
+
+    def static(self, name: str) -> int | None:
+        return next((v for n, v in self.statics if n == name), None)
 
     @property
     def is_struct(self) -> bool:
@@ -42,52 +51,172 @@ class TypeInfo:
 _VECTOR_FIELDS = {"x": 0, "y": 1, "z": 2, "w": 3}
 
 
+@lru_cache(maxsize=4096)
 def normalize(type_text: str) -> str:
-    words = [w for w in type_text.replace("*", " ").replace("&", " ").split()
+    text = re.sub(r"\s*([<>,])\s*", r"\1", type_text) if "<" in type_text else type_text  # `X< float >`
+    words = [w for w in text.replace("*", " ").replace("&", " ").split()
              if w not in ("const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "static",
                           "__shared__", "extern", "__constant__", "__device__", "register", "typename")]
     return " ".join(words)
 
 
+@dataclass(frozen=True)
+class StructDef:
+    """A struct as written: members with their type and element-count text (`ElementType payload[size]`), its
+    `static constexpr` members, the alignment it asks for, and for a template its parameters."""
+
+    members: tuple[tuple[str, str, str], ...]  # (field, type text, count text: "" for a scalar member)
+    statics: tuple[tuple[str, str], ...] = ()  # (name, initializer text)
+    align: int = 1  # alignas(N) / __align__(N)
+    params: tuple[str, ...] = ()
+
+
+_TEMPLATE = re.compile(r"^([\w:]+)<(.*)>$")
+_SIZEOF = re.compile(r"sizeof\s*\(\s*([^()]+?)\s*\)")
+
+
 class TypeTable:
-    """Known types of one translation unit: primitives, CUDA vector types and the unit's structs."""
+    """Known types of one translation unit: primitives, CUDA vector types, the unit's structs and typedefs, and
+    instantiations of its struct templates (llm.c's `Packed128<float>`). Layouts are computed when first asked
+    for, so a struct may use a type, macro or constant defined after it."""
 
     def __init__(self) -> None:
-        self.structs: dict[str, TypeInfo] = {}
+        self.definitions: dict[str, StructDef] = {}
         self.aliases: dict[str, str] = {}
+        self.constant_of: Callable[[str], int | None] = lambda name: None  # macros, file constants (the unit's)
+        self._layouts: dict[str, TypeInfo | None] = {}
+
+    def key(self) -> str:
+        """Changes whenever a struct or typedef does."""
+        return repr((sorted(self.definitions.items()), sorted(self.aliases.items())))
+
+    def merge(self, other: TypeTable) -> None:
+        """Add another table's structs and typedefs (a header's); this table's own win."""
+        for name, d in other.definitions.items():
+            self.definitions.setdefault(name, d)
+        for name, target in other.aliases.items():
+            self.aliases.setdefault(name, target)
+        self._layouts.clear()
 
     def lookup(self, type_text: str) -> TypeInfo | None:
-        name = normalize(type_text)
-        name = self.aliases.get(name, name)
-        if name in self.structs:
-            return self.structs[name]
+        return self._lookup(normalize(type_text), 0)
+
+    def _lookup(self, name: str, depth: int) -> TypeInfo | None:
+        if depth > 8:
+            return None
+        if name in self.aliases:
+            return self._lookup(normalize(self.aliases[name]), depth + 1)
         if name in PRIMITIVE_SIZES:
-            size = PRIMITIVE_SIZES[name]
-            return TypeInfo(name, size, _ALIGN.get(name, min(size, 16)), _vector_fields(name, size))
+            return _primitive(name)
         if name.startswith("unsigned ") or name.startswith("signed "):
-            return self.lookup(name.split(" ", 1)[1] or "int")
-        return None
+            return self._lookup(name.split(" ", 1)[1] or "int", depth + 1)
+        if name not in self._layouts:
+            self._layouts[name] = None  # a struct that contains itself stays unknown
+            self._layouts[name] = self._layout(name, depth)
+        return self._layouts[name]
 
-    def with_aliases(self, aliases: dict[str, str]) -> TypeTable:
-        """A copy that also knows `aliases` (a template's type parameters: `T` → `float`)."""
-        table = TypeTable()
-        table.structs = self.structs
-        table.aliases = {**self.aliases, **{name: normalize(t) for name, t in aliases.items()}}
-        return table
-
-    def add_struct(self, name: str, members: list[tuple[str, str, int]]) -> None:
-        """members: (field name, type text, array count)."""
-        offset, align, fields = 0, 1, []
-        for fname, ftype_text, count in members:
-            ftype = self.lookup(ftype_text)
-            if ftype is None:
-                return  # a member of unknown size: the layout cannot be trusted
+    def _layout(self, name: str, depth: int) -> TypeInfo | None:
+        m = _TEMPLATE.match(name)
+        base, args = (m.group(1), _split_args(m.group(2))) if m else (name, [])
+        d = self.definitions.get(base) or self.definitions.get(base.split("::")[-1])
+        if d is None or len(args) != len(d.params):
+            return None
+        binding = {p: self._resolved(a, depth) for p, a in zip(d.params, args, strict=True)}
+        statics: dict[str, int] = {}
+        for sname, expr in d.statics:
+            value = self.constant(substitute(expr, binding), statics)
+            if value is not None:
+                statics[sname] = value
+        offset, align, fields = 0, d.align, []
+        for fname, ftype_text, count_text in d.members:
+            ftype = self._lookup(normalize(substitute(ftype_text, binding)), depth + 1)
+            count = self.constant(substitute(count_text, binding), statics) if count_text else 1
+            if ftype is None or count is None or count <= 0:
+                return None  # a member of unknown size: the layout cannot be trusted
             offset = -(-offset // ftype.align) * ftype.align
             fields.append((fname, offset, ftype))
             offset += ftype.size * count
             align = max(align, ftype.align)
+        if not fields:
+            return None
         size = -(-offset // align) * align
-        self.structs[name] = TypeInfo(name, size, align, tuple(fields))
+        return TypeInfo(name, size, align, tuple(fields), tuple(sorted(statics.items())))
+
+    def _resolved(self, type_text: str, depth: int) -> str:
+        """A template argument with typedefs followed (`floatX` → `float`), so instances compare equal."""
+        name = normalize(type_text)
+        while name in self.aliases and depth < 8:
+            name, depth = normalize(self.aliases[name]), depth + 1
+        return name
+
+    def constant(self, expr: str, names: dict[str, int] | None = None) -> int | None:
+        """An integer constant expression of a struct (`sizeof(int4) / sizeof(float)`, `N * 2`), from sizes of
+        known types, `names` (the struct's static members) and the unit's macros and constants."""
+        def size_of(m: re.Match) -> str:
+            info = self.lookup(m.group(1))
+            return str(info.size) if info is not None else "None"
+
+        def name_of(m: re.Match) -> str:
+            word = m.group(0)
+            value = (names or {}).get(word)
+            value = self.constant_of(word) if value is None else value
+            return str(value) if value is not None else "None"
+
+        text = _SIZEOF.sub(size_of, expr)
+        text = re.sub(r"\b[A-Za-z_]\w*\b", name_of, text)
+        text = re.sub(r"(?<=\d)[uUlL]+\b", "", text)
+        try:
+            return _arith(ast.parse(text.strip(), mode="eval").body)
+        except (SyntaxError, ArithmeticError, ValueError):
+            return None
+
+
+_BINOPS: dict[type, Callable[[int, int], int]] = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: int(a / b), ast.Mod: lambda a, b: a - int(a / b) * b,  # C truncates toward zero
+    ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+}
+
+
+def _arith(node: ast.expr) -> int | None:
+    """The value of an integer expression of literals and + - * / % << >>; None for anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, int) and not isinstance(node.value, bool) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _arith(node.operand)
+        return -v if v is not None else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        a, b = _arith(node.left), _arith(node.right)
+        return _BINOPS[type(node.op)](a, b) if a is not None and b is not None else None
+    return None
+
+
+@cache
+def _primitive(name: str) -> TypeInfo:
+    size = PRIMITIVE_SIZES[name]
+    return TypeInfo(name, size, _ALIGN.get(name, min(size, 16)), _vector_fields(name, size))
+
+
+def _split_args(text: str) -> list[str]:
+    """Top-level comma-separated template arguments."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i].strip())
+            start = i + 1
+    out.append(text[start:].strip())
+    return [a for a in out if a]
+
+
+def substitute(text: str, binding: dict[str, str]) -> str:
+    """`text` with the names of `binding` replaced (template parameters by their arguments)."""
+    if not binding or not any(name in text for name in binding):
+        return text
+    return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: binding.get(m.group(0), m.group(0)), text)
 
 
 def _vector_fields(name: str, size: int) -> tuple[tuple[str, int, TypeInfo], ...]:

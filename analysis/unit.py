@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.types import TypeTable
+from cudalens.analysis.types import StructDef, TypeTable
 
 Node = ts.Node
 
@@ -70,6 +70,7 @@ class Unit:
     shared_accessors: set[str] = field(default_factory=set)
     # host_eval's declarations per scope (function body), made on first use: see host_eval.declaration_of
     declarations: dict = field(default_factory=dict, repr=False, compare=False)
+    _evaluating: set[str] = field(default_factory=set, repr=False)
 
     @property
     def kernels(self) -> list[Function]:
@@ -80,14 +81,13 @@ class Unit:
         """Changes whenever a macro, file-scope constant or struct does (what host-side values depend on)."""
         macros = sorted((m.name, m.params, m.body) for m in self.macros.values())
         constants = sorted((name, ts.text(node)) for name, node in self.constants.items())
-        return hash((repr(macros), repr(constants), repr(sorted(self.types.structs))))
+        return hash((repr(macros), repr(constants), self.types.key()))
 
     def include(self, header: Unit) -> None:
         """Make a header's macros, structs, constants and helpers visible (the file's own win)."""
         for name, macro in header.macros.items():
             self.macros.setdefault(name, macro)
-        for name, info in header.types.structs.items():
-            self.types.structs.setdefault(name, info)
+        self.types.merge(header.types)
         for name, node in header.constants.items():
             self.constants.setdefault(name, node)
         self.shared_accessors |= header.shared_accessors
@@ -95,11 +95,31 @@ class Unit:
             if name not in self.functions:
                 self.functions[name] = [replace(f, from_header=True) for f in fs if not f.is_kernel]
 
-    def device_function(self, name: str) -> Function | None:
-        for f in self.functions.get(name, []):
-            if not f.is_kernel and f.body is not None:
-                return f
-        return None
+    def constant_value(self, name: str) -> int | None:
+        """An object-like macro's or file-scope constant's integer value, as far as the type table can
+        evaluate it (struct layouts use this for `float v[N]`)."""
+        macro = self.macros.get(name)
+        text = macro.body if macro is not None and macro.params is None else \
+            ts.text(self.constants[name]) if name in self.constants else ""
+        if not text or name in self._evaluating:
+            return None  # `#define N N` and other cycles stay unknown
+        self._evaluating.add(name)
+        try:
+            return self.types.constant(text)
+        finally:
+            self._evaluating.discard(name)
+
+    def device_function(self, name: str, arity: int | None = None) -> Function | None:
+        """The `__device__` helper a call names (a host function of the same name is not one: cuda-samples'
+        host `reduce<T>()` beside kernels calling `cg::reduce`); with `arity`, the overload that takes that many
+        arguments if there is one (llm.c's `blockReduce<op>(val)` and `blockReduce<op>(val, sync, init)`)."""
+        found = [f for f in self.functions.get(name, []) if f.is_device and not f.is_kernel and f.body is not None]
+        if arity is not None:
+            for f in found:
+                required = sum(p.node.type != "optional_parameter_declaration" for p in f.params)
+                if required <= arity <= len(f.params):
+                    return f
+        return found[0] if found else None
 
 
 def _declarator_name(node: Node | None) -> tuple[str, bool]:
@@ -160,23 +180,82 @@ def _function(node: Node) -> Function | None:
     )
 
 
-def _struct_members(body: Node) -> list[tuple[str, str, int]]:
-    members = []
+def _struct_def(body: Node, align: int, params: tuple[str, ...]) -> StructDef:
+    """A struct body's data members (with their element counts as written) and `static constexpr` members;
+    methods, constructors and comments are skipped."""
+    members: list[tuple[str, str, str]] = []
+    statics: list[tuple[str, str]] = []
     for decl in body.named_children:
-        if decl.type != "field_declaration":
+        if decl.type not in ("field_declaration", "declaration"):  # `__align__` structs hold declarations
             continue
         type_node = decl.child_by_field_name("type")
+        if type_node is None:
+            continue
+        static = any(ts.text(c) == "static" for c in decl.children if c.type == "storage_class_specifier")
+        if static:
+            value = decl.child_by_field_name("default_value")
+            for d in decl.children_by_field_name("declarator"):
+                if d.type == "init_declarator":
+                    value, d = d.child_by_field_name("value"), d.child_by_field_name("declarator")
+                name, _ = _declarator_name(d)
+                if name and value is not None:
+                    statics.append((name, ts.text(value)))
+            continue
         for d in decl.children_by_field_name("declarator"):
-            count = 1
+            if d.type == "function_declarator":
+                continue
+            count = ""
             if d.type == "array_declarator":
                 size = d.child_by_field_name("size")
-                count = int(ts.text(size)) if size is not None and ts.text(size).isdigit() else 0
-                if count == 0:
-                    return []
+                count = ts.text(size) if size is not None else "0"
             name, pointer = _declarator_name(d)
             members.append((name, "size_t" if pointer and d.type != "array_declarator" else ts.text(type_node),
                             count))
-    return members
+    return StructDef(tuple(members), tuple(statics), align, params)
+
+
+def _alignment(node: Node | None) -> int:
+    """N of `alignas(N)` on a struct (cuda-samples' `__align__(N)` is read where the parser mistakes it)."""
+    for c in node.named_children if node is not None else []:
+        if c.type == "alignas_qualifier":
+            number = next((n for n in c.named_children if n.type == "number_literal"), None)
+            text = ts.text(number) if number is not None else ""
+            return int(text) if text.isdigit() else 1
+    return 1
+
+
+def _template_params(node: Node) -> tuple[str, ...]:
+    parent = node.parent
+    if parent is None or parent.type != "template_declaration":
+        return ()
+    tparams = parent.child_by_field_name("parameters")
+    names = []
+    for tp in tparams.named_children if tparams is not None else []:
+        ident = next((c for c in tp.named_children if c.type in ("type_identifier", "identifier")), None)
+        name, _ = _declarator_name(tp.child_by_field_name("declarator") or tp.child_by_field_name("name"))
+        names.append(name or (ts.text(ident) if ident is not None else ""))
+    return tuple(names)
+
+
+_ALIGN_MISPARSE = re.compile(rb"^\s*(?:typedef\s+)?struct\s+__align__\s*\(\s*(\d+)\s*\)")
+
+
+def _aligned_struct(node: Node, types: TypeTable) -> bool:
+    """`struct __align__(8) SumMax { ... };`, which tree-sitter reads as a function `__align__(8) SumMax`: the
+    struct it is, when it is one."""
+    spec = node.child_by_field_name("type")
+    if spec is None or spec.type != "struct_specifier" or spec.end_byte - spec.start_byte > 20:
+        return False  # `struct __align__` is the misparsed type; a real function's is anything else
+    m = _ALIGN_MISPARSE.match(node.text or b"")
+    body = node.child_by_field_name("body")
+    declarator = node.child_by_field_name("declarator")
+    if m is None or body is None or declarator is None or declarator.type != "parenthesized_declarator":
+        return False
+    name = next((c for c in declarator.named_children if c.type == "identifier"), None)
+    if name is None:
+        return False
+    types.definitions[ts.text(name)] = _struct_def(body, int(m.group(1)), ())
+    return True
 
 
 def _enclosing_function(node: Node) -> Node | None:
@@ -220,6 +299,8 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
     accessors: set[str] = set()
     for node in _top_level(tree.root_node):
         t = node.type
+        if t == "function_definition" and _aligned_struct(node, types):
+            continue
         if t == "function_definition":
             f = _function(node)
             if f is not None and f.name:
@@ -236,12 +317,19 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
             path = node.child_by_field_name("path")
             if path is not None:
                 includes.append(ts.text(path).strip('"<>'))
-        elif t in ("struct_specifier", "type_definition", "declaration"):
+        elif t in ("struct_specifier", "type_definition", "declaration", "alias_declaration"):
             _struct_or_constant(node, types, constants, accessors)
-    return Unit(tree, source, macros, types, functions, launches, includes, constants, accessors)
+    unit = Unit(tree, source, macros, types, functions, launches, includes, constants, accessors)
+    types.constant_of = unit.constant_value
+    return unit
 
 
 def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node], accessors: set[str]) -> None:
+    if node.type == "alias_declaration":  # using floatX = float;
+        name, target = node.child_by_field_name("name"), node.child_by_field_name("type")
+        if name is not None and target is not None:
+            types.aliases[ts.text(name)] = ts.text(target)
+        return
     spec = node if node.type == "struct_specifier" else node.child_by_field_name("type")
     if spec is not None and spec.type == "struct_specifier":
         body = spec.child_by_field_name("body")
@@ -249,9 +337,14 @@ def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node]
         if node.type == "type_definition":
             name_node = node.child_by_field_name("declarator") or name_node
         if body is not None and name_node is not None:
-            types.add_struct(ts.text(name_node), _struct_members(body))
+            types.definitions[ts.text(name_node)] = _struct_def(body, _alignment(spec), _template_params(spec))
             if b"extern __shared__" in body.text:
                 accessors.add(ts.text(name_node))
+        return
+    if node.type == "type_definition" and spec is not None:  # typedef float real; typedef Packed128<float> f128;
+        for d in node.children_by_field_name("declarator"):
+            if d.type == "type_identifier":  # the last of `#if` / `#else` typedefs wins, as the last macro does
+                types.aliases[ts.text(d)] = ts.text(spec)
         return
     if node.type == "declaration":
         constants.update(_file_constants(node))
@@ -261,20 +354,31 @@ def _launches(host: Node) -> list[Launch]:
     out = []
     for _, c in ts.matches("cuda", "cuda_launches", host):
         call = c["launch"][0]
-        func = call.child_by_field_name("function")
-        targs: list[Node] = []
-        if func is not None and func.type == "template_function":
-            args = func.child_by_field_name("arguments")
-            targs = list(args.named_children) if args is not None else []
-            func = func.child_by_field_name("name")
+        _, name, targs = callee(call.child_by_field_name("function"))
         out.append(Launch(
-            kernel=ts.text(func).split("::")[-1] if func is not None else "",
+            kernel=name,
             node=call,
             config=list(c["launch.config"][0].named_children),
             template_args=targs,
             host_function=host,
         ))
     return out
+
+
+def callee(func: Node | None) -> tuple[str | None, str, list[Node]]:
+    """(namespace or class it is qualified with, name, template arguments) of a called function:
+    `cg::tiled_partition<32>` → ("cg", "tiled_partition", [32]), `__syncthreads` → (None, "__syncthreads", [])."""
+    scope = None
+    while func is not None and func.type == "qualified_identifier":
+        scope_node = func.child_by_field_name("scope")
+        scope = ts.text(scope_node) if scope_node is not None else scope
+        func = func.child_by_field_name("name")
+    targs: list[Node] = []
+    if func is not None and func.type == "template_function":
+        args = func.child_by_field_name("arguments")
+        targs = list(args.named_children) if args is not None else []
+        func = func.child_by_field_name("name")
+    return scope, ts.text(func).split("::")[-1] if func is not None else "", targs
 
 
 _CONST_DECL = re.compile(r"\b(const|constexpr)\b")

@@ -13,6 +13,9 @@ from cudalens.analysis.types import TypeInfo
 TID_X, TID_Y, TID_Z = "tid.x", "tid.y", "tid.z"
 BID = "bid"
 DATA = "data"
+# unknown, but the same in every thread: loaded from one address for all of them, or computed from such values
+# and parameters by a function we do not see into (so a branch on it cannot split a warp)
+UNIFORM = "data:uniform"
 THREAD_DEPS = frozenset((TID_X, TID_Y, TID_Z))
 
 
@@ -38,6 +41,11 @@ def const(x: float | int, is_float: bool = False) -> Val:
     return Val(np.array(x, dtype=np.float64 if is_float else np.int64), frozenset(), is_float)
 
 
+def data_dependent(deps: frozenset[str]) -> bool:
+    """Whether a value follows loaded data (uniform or not)."""
+    return DATA in deps or UNIFORM in deps
+
+
 def unknown(*deps: str | frozenset[str]) -> Val:
     out: set[str] = set()
     for d in deps:
@@ -57,6 +65,18 @@ class Ptr:
     dims: tuple[int, ...] = ()
     decl: object | None = None  # the declaration node (for related information and fixes)
     assumed_size: bool = False
+    # which allocation, where the name does not say: "extern" for the dynamic shared buffer (every `extern
+    # __shared__` name aliases it), `name@helper<args>` for a helper's own `__shared__` array (one per
+    # function and template instantiation, whatever its name)
+    alloc: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.alloc or self.base
+
+    def retyped(self, elem: TypeInfo, assumed_size: bool = False) -> Ptr:
+        """The same address seen as another element type (a cast, a typed pointer to an untyped buffer)."""
+        return replace(self, elem=elem, dims=(), assumed_size=assumed_size)
 
     def moved(self, byte_delta: Val) -> Ptr:
         return replace(self, off=binop("+", self.off, byte_delta))
@@ -115,6 +135,17 @@ def select(mask: np.ndarray, new: Val, old: Val | None) -> Val:
         return Val(None, new.deps | old.deps, new.is_float or old.is_float)
     is_float = new.is_float or old.is_float
     return Val(np.where(mask, _np(new.v, is_float), _np(old.v, is_float)), new.deps | old.deps, is_float)
+
+
+class Dim3:
+    """A `dim3` value (`dim3 block(16, 16)`, `block.thread_index()`): only its fields are ever read."""
+
+    def __init__(self, values: list) -> None:
+        self.values = [v if isinstance(v, Val) else unknown() for v in values[:3]]
+        self.deps = frozenset().union(*(v.deps for v in self.values))
+
+    def field(self, name: str) -> Val:
+        return self.values["xyz".index(name)] if name in ("x", "y", "z") else unknown()
 
 
 def per_thread(v: Val, n: int) -> np.ndarray | None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: accuracy | gpu-tests | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build
+# Stages: accuracy | gpu-tests | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead
 # Each stage has a time limit that keeps a whole call inside the 10-minute one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,9 @@ for stage in "$@"; do
     server-bench) python3 benchmarks/server_gpu_save.py --repeat 2 --think 5 2>&1 | tee "$OUT/server-bench.log" | tail -20 ;;
     fast-build) timeout 200 python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/runtime/test_runtime_gpu.py -k optimize_problems \
                   tests/server/test_on_save_gpu.py 2>&1 | tee "$OUT/fast-build.log" | tail -25 ;;
+    verdicts) timeout 420 python3 -m pytest -m gpu -q -rs -s -p no:cacheprovider tests/runtime/test_verdicts_gpu.py \
+                tests/runtime/test_runtime_gpu.py 2>&1 | tee "$OUT/verdicts.log" | tail -30 ;;
+    timing-overhead) timeout 300 python3 benchmarks/timing_overhead.py 2>&1 | tee "$OUT/timing-overhead.log" | tail -60 ;;
     *) echo "unknown stage $stage" ;;
   esac
   # a stage cut short by its timeout leaves workers and ncu targets (own process groups) running: they would

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cudalens.analysis.config import SEVERITIES
 from cudalens.analysis.files import discover_files
-from cudalens.cli.check_config import ConfigError, ConfigResolver, Overrides, parse_code_list
+from cudalens.cli.check_config import ConfigResolver, Overrides, parse_code_list
 from cudalens.cli.check_run import CheckOutcome, check_stdin, run_checks
 from cudalens.cli.file_check import FixMode, warn
 from cudalens.cli.formats import RENDERERS
@@ -147,10 +147,7 @@ def _files(args: argparse.Namespace, resolver: ConfigResolver) -> list[Path]:
 
 def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd().resolve()
-    try:
-        resolver = ConfigResolver(_overrides(args), args.config, warn, cwd)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+    resolver = ConfigResolver(_overrides(args), args.config, cwd)
     fix = _fix_mode(args)
     stdin = [str(p) for p in args.paths] == ["-"]
     if stdin and fix is not None and not fix.diff:

@@ -3,39 +3,44 @@ given with `--config`), with the command line's options on top.
 
 Rule selection layers as in ruff: a `--select` on the command line starts a new selection (the config's
 `select` and `ignore` no longer apply), a lone `--ignore` adds to the config's, and `--extend-select` adds to
-whatever was selected. Bad settings are warned about once each and their defaults used.
+whatever was selected. A configuration with any problem stops the check (exit 2, a line per problem): a
+check that ran with settings other than the ones written would pass or fail for the wrong reason.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
-from cudalens.analysis.config import AnalysisConfig, ConfigResult, config_from_table, load_config
+from cudalens.analysis.config import (
+    AnalysisConfig,
+    ConfigResult,
+    load_config,
+    load_config_file,
+    unknown_codes,
+)
 from cudalens.analysis.files import matches_exclude
+from cudalens.cli.escape import printable
+from cudalens.cli.main import UsageError
 
-_CODE_PREFIX = re.compile(r"^CL\d{0,3}$")
 
+class ConfigError(UsageError):
+    """A configuration that cannot be used: a line per problem, exit status 2."""
 
-class ConfigError(Exception):
-    """A `--config` file that cannot be used: one line, exit status 2."""
+    def __init__(self, problems: list[str]) -> None:
+        # escaped here, before the lines are joined, so a problem quoting a newline stays one line
+        super().__init__("\n".join(printable(p) for p in problems))
 
 
 def parse_code_list(value: str) -> tuple[str, ...]:
     """`CL1,CL301` → ("CL1", "CL301"); an argparse type, so a bad entry is a one-line usage error."""
     codes = tuple(c.strip().upper() for c in value.split(",") if c.strip())
-    bad = [c for c in codes if not _CODE_PREFIX.match(c)]
+    bad = unknown_codes(codes)
     if bad:
         raise argparse.ArgumentTypeError(
-            f"not a rule code or prefix: {', '.join(bad)} (codes look like CL101, prefixes CL1)"
+            f"not a rule code or prefix: {', '.join(bad)} (codes look like CL101, prefixes CL1; "
+            "`cudalens rules` lists them)"
         )
     return codes
 
@@ -70,56 +75,19 @@ class Overrides:
         return replace(config, **changes)
 
 
-def _config_file(path: Path) -> ConfigResult:
-    """A `--config` file: a pyproject.toml with [tool.cudalens], or a TOML file whose top level is the table."""
-    try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8", errors="replace"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
-    table = data.get("tool", {}).get("cudalens", data) if isinstance(data.get("tool"), dict) else data
-    if not isinstance(table, dict):
-        raise ConfigError(f"[tool.cudalens] in {path} is not a table")
-    return config_from_table(table, path)
-
-
-def _bad_codes(config: AnalysisConfig, source: Path | None) -> list[str]:
-    where = f" ({source})" if source else ""
-    return [
-        f"cudalens: setting '{name}' has {code!r}, which is not a rule code or prefix{where}"
-        for name in ("select", "ignore", "extend_select")
-        for code in getattr(config, name)
-        if not _CODE_PREFIX.match(code)
-    ]
-
-
 class ConfigResolver:
-    """Finds and caches the configuration of each folder; warns once per configuration file."""
+    """Finds and caches the configuration of each folder; raises ConfigError for one that has problems."""
 
-    def __init__(
-        self, overrides: Overrides, config_file: Path | None, warn: Callable[[str], None], cwd: Path
-    ) -> None:
+    def __init__(self, overrides: Overrides, config_file: Path | None, cwd: Path) -> None:
         self.overrides = overrides
-        self.warn = warn
         self.cwd = cwd
         self._by_folder: dict[Path, tuple[AnalysisConfig, Path]] = {}
-        self._fixed = self._finish(_config_file(config_file)) if config_file is not None else None
+        self._fixed = self._finish(load_config_file(config_file)) if config_file is not None else None
 
     def _finish(self, result: ConfigResult) -> tuple[AnalysisConfig, Path]:
-        for message in result.errors + _bad_codes(result.config, result.source):
-            self.warn(message)
-        root = result.source.parent if result.source else self.cwd
-        config = self.overrides.apply(result.config)
-        # include-dirs are written relative to the pyproject.toml, not to wherever the check runs from
-        config = replace(config, include_dirs=tuple(str(root / d) for d in config.include_dirs))
-        return config, root
-
-    def _load(self, folder: Path) -> ConfigResult:
-        try:
-            return load_config(folder)
-        except (OSError, UnicodeError, KeyError, TypeError) as exc:
-            return ConfigResult(AnalysisConfig(), None, [f"cudalens: cannot read configuration: {exc}"])
+        if result.errors:
+            raise ConfigError(result.errors)
+        return self.overrides.apply(result.config), result.source.parent if result.source else self.cwd
 
     def resolve(self, path: Path) -> tuple[AnalysisConfig, Path]:
         """The file's (or folder's) configuration and the folder its exclude patterns are relative to."""
@@ -127,9 +95,9 @@ class ConfigResolver:
             return self._fixed
         folder = (path if path.is_dir() else path.parent).resolve()
         if folder not in self._by_folder:
-            result = self._load(folder)
+            result = load_config(folder)
             source_key = result.source.parent.resolve() if result.source else None
-            # every folder under one pyproject shares its configuration, and its warnings are said once
+            # every folder under one pyproject shares its configuration
             cached = self._by_folder.get(source_key) if source_key is not None else None
             self._by_folder[folder] = cached or self._finish(result)
             if source_key is not None:

@@ -12,13 +12,16 @@ from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.files import SourceText, load_source, read_source, write_source
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.launch_index import LaunchIndex
+from cudalens.analysis.rules.file_not_analysed import not_analysed
 from cudalens.analysis.suppression import apply_suppressions, parse_suppressions
+from cudalens.cli.escape import printable
 from cudalens.cli.fixes import apply_fixes, unified_diff
 from cudalens.cli.profiler_hooks import ProfilerHooks
 
 
 def warn(message: str) -> None:
-    print(message, file=sys.stderr)
+    """One line on stderr; CI logs read stderr for workflow commands too, so the repository's text is escaped."""
+    print(printable(message), file=sys.stderr)
 
 
 def _keep(finding: Finding, config: AnalysisConfig) -> bool:
@@ -91,6 +94,9 @@ def check_file(
 ) -> FileResult:
     """One file's findings (`source`: its text when it does not come from disk), fixed if asked."""
     source = source or load_source(job.path)
+    if source.undecodable is not None:  # a finding, not a pass: the check must not say this file is fine
+        finding = not_analysed(job.shown, source.undecodable, Severity.WARNING)
+        return FileResult([finding] if _keep(finding, job.config) else [])
     findings = findings_of(job, source.text, hooks, launches=launches)
     if fix is None:
         return FileResult(findings)
@@ -98,7 +104,7 @@ def check_file(
     if not outcome.fixed:
         return FileResult(findings)
     if not source.lossless:
-        warn(f"cudalens: warning: {job.shown}: not fixed, the file is not valid UTF-8")
+        warn(f"cudalens: warning: {job.shown}: not fixed, the file is not valid {source.encoding.upper()}")
         return FileResult(findings)
     if fix.diff:
         return FileResult(findings, len(outcome.fixed), unified_diff(job.shown, source.text, outcome.text))

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from cudalens import __version__
+from cudalens.cli.escape import printable
 
 EXIT_USAGE = 2
 
@@ -42,7 +43,8 @@ COMMANDS: tuple[Command, ...] = (
 
 
 class UsageError(Exception):
-    """A problem with the command line or the configuration: one line on stderr, exit status 2."""
+    """A problem with the command line or the configuration: one line on stderr (a line per problem when it
+    names several), exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -120,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _dispatch(argv, chosen)
     except UsageError as exc:
-        print(f"cudalens: error: {exc}", file=sys.stderr)
+        for line in str(exc).split("\n"):
+            print(f"cudalens: error: {printable(line)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
@@ -132,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("CUDALENS_DEBUG"):
             raise
         print(
-            f"cudalens: internal error in '{chosen.name if chosen else '?'}': {type(exc).__name__}: {exc} "
-            "(set CUDALENS_DEBUG=1 for the traceback)",
+            f"cudalens: internal error in '{chosen.name if chosen else '?'}': {type(exc).__name__}: "
+            f"{printable(str(exc))} (set CUDALENS_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )
         return EXIT_USAGE

@@ -15,7 +15,6 @@ import sys
 import threading
 from pathlib import Path
 
-from cudalens.agents.anti_cheat import AntiCheatPolicy
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.gpu_specs import KNOWN_GPUS, detect_gpu_specs, gpu_by_name
@@ -23,6 +22,7 @@ from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources
 from cudalens.analysis.api import analyze_text
+from cudalens.profiler.anti_cheat import AntiCheatPolicy
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -92,11 +92,8 @@ def render(path: str, profile, sanitized, findings) -> str:
             lines.append("  " + kernel_summary(k))
         for w in profile.warnings:
             lines.append(f"  warning: {w}")
-    for s in sanitized:
-        if s.error:
-            lines.append(f"{path}: compute-sanitizer {s.tool}: {s.error}")
-        else:
-            lines.append(f"{path}: compute-sanitizer {s.tool}: {len(s.issues)} issue(s)")
+    for s in sanitized:  # what was run (inputs, reduced or not; time) with what it found
+        lines.append(f"{path}: {s.describe()}" + ("" if s.error else f", {len(s.issues)} issue(s)"))
     for f in findings:
         lines.append(f"{f.path}:{f.span.line}:{f.span.column}: {f.code} {f.message}")
     return "\n".join(lines)

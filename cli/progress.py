@@ -10,6 +10,8 @@ import sys
 import time
 from typing import TextIO
 
+from cudalens.cli.escape import printable
+
 
 class StatusLine:
     """One line of stderr that is rewritten in place and wiped at the end."""
@@ -21,7 +23,7 @@ class StatusLine:
 
     def show(self, line: str) -> None:
         if self.enabled:
-            line = line[:120]
+            line = printable(line)[:120]
             self.stream.write("\r" + line.ljust(self._width))
             self.stream.flush()
             self._width = len(line)

@@ -1,4 +1,6 @@
-"""Run-time results → findings on the kernel: CL901 test failure, CL902 crash, CL903 slower than reference.
+"""Run-time results → findings: CL901 test failure, CL902 crash, CL903 slower than reference on the kernel, and
+the anti-cheat findings (CL906–CL909, CL911, profiler/anti_cheat.py) at their lines. `cudalens test`, `cudalens
+check --test` and the save-time test all turn a `test` job's outcome into findings here.
 (CL904 per-line profile hints: `cudalens.profiler.ncu.line_hints`; CL905 sanitizer: `cudalens.profiler.sanitizer`.)"""
 
 from __future__ import annotations
@@ -9,10 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cudalens.analysis.api import KernelInfo, analyze_text
+from cudalens.analysis.codes import rule_class
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.profiler.job_modules import job_module
-from cudalens.profiler.results import TestResult, TimingResult
+from cudalens.profiler.ncu.line_map import line_span
+from cudalens.profiler.results import CheatFinding, TestResult, TimingResult
 from cudalens.profiler.run_job import JobOutcome, run_job
 
 _MODEL_NEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
@@ -66,28 +70,41 @@ def outcome_findings(
         return Finding(path, code, rule, severity, message, span, kernel=kernel, evidence=evidence)
 
     reported = outcome.payload.get("test") or {}
+    result = TestResult.from_json(reported) if reported else None
+    cheats = [] if result is None else [cheat_finding(path, text, c, span, kernel) for c in result.cheats]
     if reported.get("status") == "crashed":  # the job saw the crash itself: its message says where
-        return [finding("CL902", "kernel-crash", Severity.ERROR, reported.get("message") or "the kernel crashed")]
-    if outcome.status in ("crash", "timeout") or outcome.context_broken:
+        return [finding("CL902", "kernel-crash", Severity.ERROR, reported.get("message") or "the kernel crashed"), *cheats]
+    if outcome.status in ("crash", "timeout"):
         what = "did not finish in time" if outcome.status == "timeout" else "crashed the worker"
         detail = _last_line(outcome.error)
         return [finding("CL902", "kernel-crash", Severity.ERROR, f"the kernel {what}" + (f": {detail}" if detail else ""))]
+    if outcome.context_broken and not cheats:  # a broken CUDA context the job did not explain
+        return [finding("CL902", "kernel-crash", Severity.ERROR, "the kernel crashed the worker")]
     if outcome.status == "cancelled":
         return []
-    if outcome.status == "error" or "test" not in outcome.payload:
+    if outcome.status == "error" or result is None:
         return [finding("CL901", "test-failure", Severity.ERROR, f"the test could not run: {_last_line(outcome.error)}")]
-    result = TestResult.from_json(outcome.payload["test"])
     if result.status == "passed":
         if not result.degenerate:
-            return []
+            return cheats
         return [finding("CL901", "test-failure", Severity.INFO,
-                        "the test passed but cannot tell right from wrong: " + "; ".join(result.degenerate))]
-    evidence: tuple = ()
+                        "the test passed but cannot tell right from wrong: " + "; ".join(result.degenerate)), *cheats]
     failed = result.first_failed_trial
+    if result.status == "failed" and cheats and (failed is None or (not failed.error and failed.first_failure is None)):
+        return cheats  # it failed for what the anti-cheat findings say, at their lines
+    evidence: tuple = ()
     if failed and (bad := failed.first_failure) is not None:
         evidence = (("trial", failed.trial), ("seed", failed.seed), ("mismatches", bad.mismatches),
                     ("max_abs_error", bad.max_abs_error), ("max_rel_error", bad.max_rel_error))
-    return [finding("CL901", "test-failure", Severity.ERROR, result.message or result.status, evidence)]
+    return [finding("CL901", "test-failure", Severity.ERROR, result.message or result.status, evidence), *cheats]
+
+
+def cheat_finding(path: str, text: str, cheat: CheatFinding, whole_file: Span, kernel: str | None) -> Finding:
+    """An anti-cheat finding at its line (on the kernel's name when it has none: a run-time finding)."""
+    span = line_span(text.splitlines(), cheat.line) if cheat.line > 0 else whole_file
+    severity = Severity.ERROR if cheat.severity == "reject" else Severity.WARNING
+    return Finding(path, cheat.code, rule_class(cheat.code).name, severity, cheat.message, span, kernel=kernel,
+                   evidence=(("check", cheat.check),))
 
 
 def timing_findings(
@@ -98,14 +115,18 @@ def timing_findings(
         return []
     span, kernel = anchor(path, text, kernels)
     noisy = "; ".join(timing.candidate.warnings + timing.reference.warnings)
+    lo, hi = timing.speedup_interval
     message = (
-        f"{1 / timing.speedup:.2f}× slower than the PyTorch reference (median {timing.candidate.median:.4g} ms vs "
-        f"{timing.reference.median:.4g} ms)" + (f"; {noisy}" if noisy else "")
+        f"{1 / timing.speedup:.3g}× slower [{1 / hi:.3g}–{1 / lo:.3g}] than the PyTorch reference (median "
+        f"{timing.candidate.median:.4g} ms vs {timing.reference.median:.4g} ms)" + (f"; {noisy}" if noisy else "")
     )
+    evidence: tuple = (("speedup", round(timing.speedup, 3)), ("speedup_low", round(lo, 3)),
+                       ("speedup_high", round(hi, 3)), ("candidate_ms", timing.candidate.median),
+                       ("reference_ms", timing.reference.median))
+    if timing.candidate.kernel_ms is not None:
+        evidence += (("candidate_kernel_ms", timing.candidate.kernel_ms),)
     return [Finding(
-        path, "CL903", "slower-than-reference", Severity.WARNING, message, span, kernel=kernel,
-        evidence=(("speedup", round(timing.speedup, 3)), ("candidate_ms", timing.candidate.median),
-                  ("reference_ms", timing.reference.median)),
+        path, "CL903", "slower-than-reference", Severity.WARNING, message, span, kernel=kernel, evidence=evidence,
     )]
 
 

@@ -66,11 +66,14 @@ class JobResult:
 
 @dataclass(frozen=True)
 class Progress:
-    """Worker → parent, any number of times during a job."""
+    """Worker → parent, any number of times during a job. Each one also sets how long the job may run from now
+    on: `limit_s` seconds (a candidate's call, bounded by the reference's measured time), or, when None, until
+    the request's own deadline. Never later than the request's deadline."""
 
     id: str
     message: str
     fraction: float | None = None
+    limit_s: float | None = None
 
 
 @dataclass(frozen=True)

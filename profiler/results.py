@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 # A timing's spread (interquartile range over median) above this share earns a warning: the Judge reads it.
 SPREAD_WARNING = 0.10
+# Timing repeats until the median's 95 % confidence interval is within ±2 % of it (or a cap comes first).
+INTERVAL_TARGET = 0.02
 
 TestStatus = Literal["passed", "failed", "error", "crashed", "reference-error", "skipped"]
 
@@ -71,16 +73,72 @@ class OutputCheck:
 
 
 @dataclass(frozen=True)
+class CallLimit:
+    """How long one candidate call may run before its worker is killed: `factor` times the reference's measured
+    call (synchronized), never less than `floor_s`. The build is outside it (the job's own timeout covers that)."""
+
+    reference_s: float
+    factor: float
+    floor_s: float
+
+    @property
+    def limit_s(self) -> float:
+        return max(self.floor_s, self.factor * self.reference_s)
+
+    def describe(self) -> str:
+        return (f"{self.limit_s:.3g} s ({self.factor:g}× the reference's {self.reference_s:.3g} s, "
+                f"floor {self.floor_s:g} s)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "limit_s": self.limit_s}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CallLimit:
+        return _from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class CheatFinding:
+    """Something a candidate does to fool the test or the timer (profiler/anti_cheat.py finds the static ones,
+    the test job the run-time ones: inputs changed, outputs aliasing inputs, clocks replaced)."""
+
+    check: str  # kebab-case name of the check ("torch-fallback", "inputs-modified", ...)
+    message: str
+    line: int  # 1-based line in the candidate's file (0: the whole file, or not known)
+    severity: Literal["reject", "warn"] = "reject"
+    code: str = ""  # the rule code of the check (analysis/codes.py), e.g. "CL907"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CheatFinding:
+        return _from_dict(cls, data)
+
+
+@dataclass(frozen=True)
 class TrialResult:
     trial: int
     seed: int  # torch.manual_seed before get_inputs(): the trial can be replayed
     passed: bool
     outputs: tuple[OutputCheck, ...] = ()
     error: str | None = None  # the candidate raised: its one-line message
+    # run-time anti-cheat findings of this trial: an input changed by the candidate, an output aliasing one
+    cheats: tuple[CheatFinding, ...] = ()
 
     @property
     def first_failure(self) -> OutputCheck | None:
         return next((o for o in self.outputs if not o.passed), None)
+
+    @property
+    def failure_message(self) -> str:
+        """What went wrong on this trial, in one line ("" when it passed)."""
+        if self.error:
+            return self.error
+        bad = self.first_failure
+        if bad is not None:
+            return bad.message
+        return next((c.message for c in self.cheats if c.severity == "reject"), "")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -89,6 +147,7 @@ class TrialResult:
             "passed": self.passed,
             "outputs": [o.to_json() for o in self.outputs],
             "error": self.error,
+            "cheats": [c.to_json() for c in self.cheats],
         }
 
     @classmethod
@@ -99,6 +158,7 @@ class TrialResult:
             passed=data["passed"],
             outputs=tuple(OutputCheck.from_json(o) for o in data.get("outputs", ())),
             error=data.get("error"),
+            cheats=tuple(CheatFinding.from_json(c) for c in data.get("cheats", ())),
         )
 
 
@@ -118,6 +178,10 @@ class TestResult:
     degenerate: tuple[str, ...] = ()
     message: str = ""
     traceback: str | None = None
+    # What the anti-cheat checks found (static and run-time); a `reject` one fails a test whose trials passed.
+    cheats: tuple[CheatFinding, ...] = ()
+    # The time limit each candidate call ran under, derived from the reference's measured time (harness_limits).
+    limits: CallLimit | None = None
 
     @property
     def passed(self) -> bool:
@@ -145,6 +209,8 @@ class TestResult:
             "degenerate": list(self.degenerate),
             "message": self.message,
             "traceback": self.traceback,
+            "cheats": [c.to_json() for c in self.cheats],
+            "limits": None if self.limits is None else self.limits.to_json(),
         }
 
     @classmethod
@@ -159,18 +225,39 @@ class TestResult:
             degenerate=tuple(data.get("degenerate", ())),
             message=data.get("message", ""),
             traceback=data.get("traceback"),
+            cheats=tuple(CheatFinding.from_json(c) for c in data.get("cheats", ())),
+            limits=None if not data.get("limits") else CallLimit.from_json(data["limits"]),
         )
+
+
+def median_interval(samples: tuple[float, ...] | list[float], z: float = 1.96) -> tuple[float, float]:
+    """A distribution-free 95 % confidence interval of the median: the order statistics at ranks
+    n/2 ∓ z·√n/2 (Conover, *Practical Nonparametric Statistics*, the sign test's interval). With 6 samples
+    or fewer it is the whole range."""
+    x = sorted(samples)
+    n = len(x)
+    if not n:
+        return (math.nan, math.nan)
+    half = z * math.sqrt(n) / 2
+    lo, hi = math.floor(n / 2 - half), math.ceil(n / 2 + half) - 1  # 0-based ranks
+    return (x[max(lo, 0)], x[min(hi, n - 1)])
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """A timing: raw samples in milliseconds and the statistics the Judge reads. Never a bare float."""
+    """A timing: raw samples in milliseconds and the statistics the Judge reads. Never a bare float.
+
+    `samples_ms` are whole calls between CUDA events (`call_ms`, their median); `kernel_ms` is the device time
+    of the CUDA kernels (and copies, memsets) one call launched, from torch.profiler, measured apart from the
+    timed repetitions: the difference is the call's overhead (allocations, host work the GPU waited for)."""
 
     label: str
     samples_ms: tuple[float, ...]
     method: Literal["cuda-events", "perf-counter"] = "cuda-events"
     l2_flushed: bool = True
     warnings: tuple[str, ...] = ()
+    kernel_ms: float | None = None
+    kernels: tuple[tuple[str, float], ...] = ()  # (kernel name, device ms in one call), the longest first
 
     @classmethod
     def from_samples(
@@ -183,6 +270,10 @@ class Measurement:
     @property
     def median(self) -> float:
         return statistics.median(self.samples_ms) if self.samples_ms else math.nan
+
+    @property
+    def call_ms(self) -> float:
+        return self.median
 
     @property
     def mean(self) -> float:
@@ -205,6 +296,17 @@ class Measurement:
         median = self.median
         return self.iqr / median if median and not math.isnan(median) else math.nan
 
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The median's 95 % confidence interval (ms)."""
+        return median_interval(self.samples_ms)
+
+    @property
+    def relative_halfwidth(self) -> float:
+        """Half the interval's width as a share of the median (0.02: the median is known to ±2 %)."""
+        lo, hi = self.interval
+        return (hi - lo) / 2 / self.median if self.median else math.nan
+
     def _computed_warnings(self) -> tuple[str, ...]:
         out = []
         if len(self.samples_ms) < 5:
@@ -214,12 +316,22 @@ class Measurement:
                 f"spread {self.spread:.0%} of the median (IQR {self.iqr:.4g} ms over median "
                 f"{self.median:.4g} ms): noisy timing, another process may share the GPU"
             )
+        if self.samples_ms and self.relative_halfwidth > INTERVAL_TARGET:
+            lo, hi = self.interval
+            out.append(
+                f"the median's 95% interval is ±{self.relative_halfwidth:.1%} ({lo:.4g}–{hi:.4g} ms) after "
+                f"{len(self.samples_ms)} samples, wider than ±{INTERVAL_TARGET:.0%}: the repetition cap came first"
+            )
         return tuple(out)
 
     def describe(self) -> str:
-        return f"{self.label}: median {self.median:.4g} ms (IQR {self.iqr:.2g} ms, min {self.min:.4g} ms, n={len(self.samples_ms)})"
+        lo, hi = self.interval
+        kernel = f", kernels {self.kernel_ms:.4g} ms" if self.kernel_ms is not None else ""
+        return (f"{self.label}: median {self.median:.4g} ms [{lo:.4g}–{hi:.4g}] (IQR {self.iqr:.2g} ms, min "
+                f"{self.min:.4g} ms, n={len(self.samples_ms)}{kernel})")
 
     def to_json(self) -> dict[str, Any]:
+        lo, hi = self.interval
         return {
             "label": self.label,
             "samples_ms": list(self.samples_ms),
@@ -227,16 +339,22 @@ class Measurement:
             "l2_flushed": self.l2_flushed,
             "warnings": list(self.warnings),
             "median_ms": self.median,
+            "call_ms": self.median,
+            "ci_low_ms": lo,
+            "ci_high_ms": hi,
             "iqr_ms": self.iqr,
             "min_ms": self.min,
             "mean_ms": self.mean,
+            "kernel_ms": self.kernel_ms,
+            "kernels": [list(k) for k in self.kernels],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Measurement:
         return cls(
             data["label"], tuple(data["samples_ms"]), data.get("method", "cuda-events"),
-            data.get("l2_flushed", True), tuple(data.get("warnings", ())),
+            data.get("l2_flushed", True), tuple(data.get("warnings", ())), data.get("kernel_ms"),
+            tuple((str(name), float(ms)) for name, ms in data.get("kernels", ())),
         )
 
 
@@ -253,12 +371,27 @@ class TimingResult:
         """Reference median over candidate median: above 1, the candidate is faster."""
         return self.reference.median / self.candidate.median if self.candidate.median else math.nan
 
+    @property
+    def speedup_interval(self) -> tuple[float, float]:
+        """Where the speedup lies when both medians lie in their 95 % intervals (so at least 90 %, as the two
+        are measured independently; conservative)."""
+        (r_lo, r_hi), (c_lo, c_hi) = self.reference.interval, self.candidate.interval
+        return (r_lo / c_hi if c_hi else math.nan, r_hi / c_lo if c_lo else math.nan)
+
+    def describe_speedup(self) -> str:
+        """`1.62× [1.58–1.66]`: the speedup with its interval, to the digits the interval allows."""
+        lo, hi = self.speedup_interval
+        return f"{self.speedup:.3g}× [{lo:.3g}–{hi:.3g}]"
+
     def to_json(self) -> dict[str, Any]:
+        lo, hi = self.speedup_interval
         return {
             "candidate": self.candidate.to_json(),
             "reference": self.reference.to_json(),
             "compiled_reference": None if self.compiled_reference is None else self.compiled_reference.to_json(),
             "speedup": self.speedup,
+            "speedup_low": lo,
+            "speedup_high": hi,
         }
 
     @classmethod
@@ -417,6 +550,17 @@ class SanitizerResult:
     exit_code: int | None = None
     output_tail: str = ""
     error: str | None = None  # the sanitizer could not run (not installed, timeout...)
+    # what was run: how the inputs were chosen and their shapes ("scaled batch_size 4096→128 ...; [[128, 96]]")
+    inputs: str = ""
+    seconds: float = 0.0
+    timeout_s: float = 0.0
+
+    def describe(self) -> str:
+        """`compute-sanitizer racecheck on scaled N 4096→128 (...), inputs [[128, 128]]: 0 errors in 3.1 s`."""
+        what = f"compute-sanitizer {self.tool}" + (f" on {self.inputs}" if self.inputs else "")
+        if self.error:
+            return f"{what}: {self.error}"
+        return f"{what}: {self.error_count if self.error_count is not None else '?'} errors in {self.seconds:.1f} s"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -426,6 +570,9 @@ class SanitizerResult:
             "exit_code": self.exit_code,
             "output_tail": self.output_tail,
             "error": self.error,
+            "inputs": self.inputs,
+            "seconds": self.seconds,
+            "timeout_s": self.timeout_s,
         }
 
     @classmethod
@@ -437,6 +584,9 @@ class SanitizerResult:
             exit_code=data.get("exit_code"),
             output_tail=data.get("output_tail", ""),
             error=data.get("error"),
+            inputs=data.get("inputs", ""),
+            seconds=data.get("seconds", 0.0),
+            timeout_s=data.get("timeout_s", 0.0),
         )
 
 

@@ -7,6 +7,7 @@ import json
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -106,26 +107,49 @@ def _issue(tool: str, raw: dict) -> SanitizerIssue:
 
 def run_sanitizer(
     path: str, tool: str = "memcheck", *, reference: str | None = None, python: str = sys.executable,
-    timeout: float = 300.0,
+    timeout: float = 300.0, small: bool = True,
 ) -> SanitizerResult:
+    """compute-sanitizer `tool` over one call of the file's candidate, time-boxed to `timeout` s. With `small`
+    (the default) on the smallest inputs its reference accepts (profiler/jobs/small_inputs.py): every access
+    is instrumented, and racecheck on a full-size 4096² matmul ran past 300 s. The result says what was run."""
     if tool not in TOOLS:
         return SanitizerResult(tool, error=f"unknown sanitizer tool {tool!r} (one of {', '.join(TOOLS)})")
     sanitizer = locate.find_sanitizer()
     if sanitizer is None:
         return SanitizerResult(tool, error="compute-sanitizer not found: install the CUDA toolkit")
     text = Path(path).read_text(encoding="utf-8", errors="replace") if Path(path).is_file() else ""
+    began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="cudalens-sanitizer-") as tmp:
         payload = Path(tmp) / "payload.json"
-        payload.write_text(json.dumps({"path": str(Path(path).resolve()), "reference": reference, "reps": 1}))
+        payload.write_text(json.dumps({"path": str(Path(path).resolve()), "reference": reference, "reps": 1,
+                                       "inputs": "small" if small else "full"}))
         run = run_tool(
             sanitizer_command(tool, sanitizer, [python, job_script("profile_target"), str(payload)]),
             timeout=timeout, env=target_env(path, text),
         )
+    seconds = time.monotonic() - began
+    inputs = ran_on(run.output) or ("the smallest inputs (not reached)" if small else "full size")
+    what = {"inputs": inputs, "seconds": seconds, "timeout_s": timeout}
     if run.timed_out:
-        return SanitizerResult(tool, error=f"compute-sanitizer {tool} exceeded {timeout:.0f} s")
+        return SanitizerResult(tool, error=f"compute-sanitizer {tool} exceeded {timeout:.0f} s", **what)
     issues, count = parse(tool, run.output)
     issues = [_in_build_dir(issue, run.output) for issue in issues]
-    return SanitizerResult(tool, tuple(issues), count, run.returncode, run.output[-4000:])
+    return SanitizerResult(tool, tuple(issues), count, run.returncode, run.output[-4000:], **what)
+
+
+_INPUTS = re.compile(r"cudalens-inputs: (\{.*\})\s*$", re.M)
+
+
+def ran_on(output: str) -> str:
+    """What the target announced it ran on: `scaled N 4096→128 (...), inputs [[128, 128], [128, 128]]`."""
+    found = _INPUTS.findall(output)
+    if not found:
+        return ""
+    try:
+        data = json.loads(found[-1])
+    except ValueError:
+        return ""
+    return f"{data.get('how', '')}, inputs {data.get('shapes', [])}"
 
 
 _BUILD_DIR = re.compile(r"cudalens-build-dir: (.+?)\s*$", re.M)

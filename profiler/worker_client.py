@@ -178,12 +178,15 @@ class Worker:
                 self._proc.stdin.flush()
         except (OSError, ValueError):
             pass  # the worker is dead; the reader reports EOF below
-        deadline = start + request.timeout_s
+        end = deadline = start + request.timeout_s
+        timeout_text = _timeout_text(request.timeout_s)
         while True:
             message = self._next(deadline)
             if self._cancelled.is_set():
                 self.kill()
                 return JobResult(request.id, request.kind, "cancelled", duration_s=time.monotonic() - start)
+            if isinstance(message, Progress) and message.id == request.id:
+                deadline, timeout_text = _stage_deadline(message, end, request.timeout_s)
             if isinstance(message, Progress):
                 if on_progress is not None and message.id == request.id:
                     try:
@@ -196,7 +199,7 @@ class Worker:
                     self.kill()
                 return message
             # a timeout, the worker's end, a protocol error or a message out of place
-            error = self._failure_text(message, f"the job ran past its timeout of {request.timeout_s:g} s")
+            error = self._failure_text(message, timeout_text)
             self.kill()
             status = "timeout" if message is None else "crash"
             return JobResult(request.id, request.kind, status, error=error, duration_s=time.monotonic() - start)
@@ -246,6 +249,19 @@ class Worker:
         except (OSError, ValueError):
             return ""
         return data.decode("utf-8", errors="replace")
+
+
+def _timeout_text(timeout_s: float) -> str:
+    return f"the job ran past its timeout of {timeout_s:g} s"
+
+
+def _stage_deadline(progress: Progress, end: float, timeout_s: float) -> tuple[float, str]:
+    """The deadline a progress message sets (its `limit_s` from now, never past the request's `end`) and what
+    a timeout then says: the stage and its limit (a hung kernel is killed after its derived limit, not 600 s)."""
+    stage_end = None if progress.limit_s is None else time.monotonic() + progress.limit_s
+    if stage_end is None or stage_end >= end:
+        return end, _timeout_text(timeout_s)
+    return stage_end, f"{progress.message}: killed after {progress.limit_s:.3g} s"
 
 
 class WorkerPool:

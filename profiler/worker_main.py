@@ -76,8 +76,13 @@ class JobContext:
         self._channel = channel
         self._jobs = jobs
 
-    def progress(self, message, fraction=None):
-        self._channel.send(protocol.Progress(self.job_id, str(message), None if fraction is None else float(fraction)))
+    def progress(self, message, fraction=None, limit_s=None):
+        """`limit_s`: the parent kills the job unless its next progress or its result comes within that many
+        seconds (None: the request's own timeout applies again)."""
+        self._channel.send(protocol.Progress(
+            self.job_id, str(message), None if fraction is None else float(fraction),
+            None if limit_s is None else float(limit_s),
+        ))
 
     def load_sibling(self, name):
         return self._jobs.sibling(name)

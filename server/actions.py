@@ -5,14 +5,19 @@ Every edit carries the document version it was computed for, so a client refuses
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from lsprotocol import types
 
-from cudalens.analysis.findings import Finding, Span
+from cudalens.analysis.findings import Finding, Fix, Span
+from cudalens.analysis.syntax_check import SyntaxBaseline
 from cudalens.server.convert import Positions, overlaps, to_diagnostic, to_text_edits, workspace_edit
+from cudalens.server.edit_check import check_edits
+
+logger = logging.getLogger("cudalens.server")
 
 FIX_ALL_KIND = "source.fixAll.cudalens"
 KINDS = [types.CodeActionKind.QuickFix, FIX_ALL_KIND]
@@ -26,9 +31,19 @@ class ActionContext:
     pos: Positions
     document_changes: bool  # the client takes versioned `documentChanges`
     comment_for_line: Callable[[int], str]  # "//" or "#" for a 1-based line
+    syntax: SyntaxBaseline  # of the text `pos` describes
 
-    def edit(self, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+    def edit(self, title: str, edits: list[types.TextEdit], meant: Sequence[Span]) -> types.WorkspaceEdit | None:
+        """The edit as offered, or None (logged) when it fails the checks of edit_check.py."""
+        why = check_edits(self.pos, edits, self.syntax, meant)
+        if why is not None:
+            logger.warning("not offering %r on %s: %s", title, self.uri, why)
+            return None
         return workspace_edit(self.uri, self.version, edits, self.document_changes)
+
+
+def _spans(fix: Fix) -> list[Span]:
+    return [edit.span for edit in fix.edits]
 
 
 def wanted(only: Sequence[str] | None, kind: str) -> bool:
@@ -41,20 +56,25 @@ def quick_fixes(findings: Iterable[Finding], span: Span, ctx: ActionContext) -> 
     for finding in findings:
         if finding.fix is None or not overlaps(finding.span, span):
             continue
+        title = f"{finding.fix.message} ({finding.code})"
+        edit = ctx.edit(title, to_text_edits(finding.fix, ctx.pos), _spans(finding.fix))
+        if edit is None:
+            continue
         actions.append(
             types.CodeAction(
-                title=f"{finding.fix.message} ({finding.code})",
+                title=title,
                 kind=types.CodeActionKind.QuickFix,
                 diagnostics=[to_diagnostic(finding, ctx.uri, ctx.pos)],
-                edit=ctx.edit(to_text_edits(finding.fix, ctx.pos)),
+                edit=edit,
                 is_preferred=finding.fix.is_safe,
             )
         )
     return actions
 
 
-def suppression_edit(line_text: str, line: int, code: str, comment: str, pos: Positions) -> types.TextEdit:
-    """Adds `code` to the line's `cudalens: ignore[...]` comment, or appends one at the end of the line."""
+def suppression_edit(line_text: str, line: int, code: str, comment: str, pos: Positions) -> tuple[types.TextEdit, Span]:
+    """Adds `code` to the line's `cudalens: ignore[...]` comment, or appends one at the end of the line; and the
+    (empty) span where it inserts."""
     text = line_text.rstrip("\r\n")
     existing = _SUPPRESSION.search(text)
     if existing is not None:
@@ -63,9 +83,11 @@ def suppression_edit(line_text: str, line: int, code: str, comment: str, pos: Po
             codes.remove(code)
         at = existing.end(1)
         insert = (", " if codes else "") + code
-        return types.TextEdit(types.Range(pos.to_lsp(line, at + 1), pos.to_lsp(line, at + 1)), insert)
+        where = pos.to_lsp(line, at + 1)
+        return types.TextEdit(types.Range(where, where), insert), Span(line, at + 1, line, at + 1)
     end = pos.to_lsp(line, len(text) + 1)
-    return types.TextEdit(types.Range(end, end), f"  {comment} cudalens: ignore[{code}]")
+    span = Span(line, len(text) + 1, line, len(text) + 1)
+    return types.TextEdit(types.Range(end, end), f"  {comment} cudalens: ignore[{code}]"), span
 
 
 def suppress_actions(findings: Iterable[Finding], span: Span, ctx: ActionContext) -> list[types.CodeAction]:
@@ -77,13 +99,17 @@ def suppress_actions(findings: Iterable[Finding], span: Span, ctx: ActionContext
             continue
         seen.add(key)
         line = finding.span.line
-        edit = suppression_edit(lines[line - 1], line, finding.code, ctx.comment_for_line(line), ctx.pos)
+        edit, where = suppression_edit(lines[line - 1], line, finding.code, ctx.comment_for_line(line), ctx.pos)
+        title = f"Suppress {finding.code} on this line"
+        checked = ctx.edit(title, [edit], [where])
+        if checked is None:
+            continue
         actions.append(
             types.CodeAction(
-                title=f"Suppress {finding.code} on this line",
+                title=title,
                 kind=types.CodeActionKind.QuickFix,
                 diagnostics=[to_diagnostic(finding, ctx.uri, ctx.pos)],
-                edit=ctx.edit([edit]),
+                edit=checked,
             )
         )
     return actions
@@ -97,14 +123,14 @@ def fix_all(findings: Iterable[Finding], ctx: ActionContext) -> types.CodeAction
         fix = finding.fix
         if fix is None or not fix.is_safe:
             continue
-        spans = [e.span for e in fix.edits]
+        spans = _spans(fix)
         if any(overlaps(s, c) and s != c for s in spans for c in chosen) or any(s in chosen for s in spans):
             continue
         chosen.extend(spans)
         edits.extend(to_text_edits(fix, ctx.pos))
-    if not edits:
-        return None
-    return types.CodeAction(title="cudalens: fix all safe problems", kind=FIX_ALL_KIND, edit=ctx.edit(edits))
+    title = "cudalens: fix all safe problems"
+    edit = ctx.edit(title, edits, chosen) if edits else None
+    return types.CodeAction(title=title, kind=FIX_ALL_KIND, edit=edit) if edit is not None else None
 
 
 def code_actions(
@@ -119,10 +145,11 @@ def code_actions(
     return actions
 
 
-def comment_marker(kind: str, embedded_sources: Sequence[tuple[str, int]]) -> Callable[[int], str]:
-    """`//` in CUDA, including CUDA inside a Python string (a `#` there would be a preprocessor line);
-    `#` on the other lines of a Python file."""
+def comment_marker(kind: str, embedded_sources: Sequence[tuple[str, int, int]]) -> Callable[[int], str]:
+    """`//` in CUDA, including CUDA inside a Python string (a `#` there would be a preprocessor line), where a
+    line ends inside the string; `#` on the other lines of a Python file, including the line a string ends on
+    (its end is Python code)."""
     if kind == "cuda":
         return lambda line: "//"
-    regions = [(start, start + text.count("\n")) for text, start in embedded_sources]
-    return lambda line: "//" if any(a <= line <= b for a, b in regions) else "#"
+    regions = [(start, end) for _, start, end in embedded_sources]
+    return lambda line: "//" if any(a <= line < b for a, b in regions) else "#"

@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote
+from typing import Any, BinaryIO
 
 from lsprotocol import types
-from pygls.exceptions import FeatureNotificationError, JsonRpcException
+from pygls.exceptions import FeatureNotificationError
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from cudalens import __version__
+from cudalens.analysis.positions import split_lines
+from cudalens.analysis.syntax_check import SyntaxBaseline
 from cudalens.profiler.worker_client import shutdown_all
 from cudalens.server import last_run, lifecycle, verdicts
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
@@ -27,33 +29,15 @@ from cudalens.server.convert import Positions
 from cudalens.server.hover import hover_markdown
 from cudalens.server.lens import kernel_lenses
 from cudalens.server.offers import Offers
+from cudalens.server.protocol import CudalensProtocol
 from cudalens.server.service import Service
 from cudalens.server.settings import parse_settings, settings_from_initialization_options
 from cudalens.server.status import STATUS_METHOD, status_payload
+from cudalens.server.transport import READ_CHUNK, serve
 from cudalens.server.watch import WorkspaceWatcher
 from cudalens.server.work_done import WorkDone
 
 logger = logging.getLogger("cudalens.server")
-
-
-class CudalensProtocol(LanguageServerProtocol):
-    def structure_message(self, data: dict[str, Any]):
-        """pygls drops a request whose params do not parse without answering it, and the client waits
-        forever; answer it with the error."""
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if "id" in data and "method" in data and isinstance(data["id"], (int, str)):
-                self._send_response(data["id"], error=exc.to_response_error())
-            raise
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
-        """A change to a document that was never opened is a client's mistake: log it, don't fail."""
-        if unquote(params.text_document.uri) not in self.workspace.text_documents:
-            logger.warning("ignoring a change to %s, which is not open", params.text_document.uri)
-            return
-        yield from super().lsp_text_document__did_change(params)
 
 
 class CudalensServer(LanguageServer):
@@ -100,7 +84,52 @@ class CudalensServer(LanguageServer):
         if caps and caps.diagnostics and caps.diagnostics.refresh_support:
             self.workspace_diagnostic_refresh(None)
 
+    def bad_change(self, uri: str, reason: str) -> None:
+        """The editor sent a change that does not fit the text (CudalensProtocol kept the last good one)."""
+        self.service.out_of_sync(uri, reason)
+
     # --- pygls hooks ---------------------------------------------------------------------------------
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls' start_io, reading frames with transport.py instead of pygls' reader (see there why)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        stream = stdin or sys.stdin.buffer
+        read = getattr(stream, "read1", stream.read)
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            await serve(lambda: loop.run_in_executor(self.thread_pool, read, READ_CHUNK), self.protocol,
+                        self._stop_event)
+
+        self._run(main())
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """pygls' start_tcp with transport.py's reader; one client at a time (for debugging)."""
+        self._stop_event = stop = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await serve(lambda: reader.read(READ_CHUNK), self.protocol, stop)
+            self.shutdown()
+
+        async def main() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            logger.info("serving on %s", ", ".join(str(s.getsockname()) for s in self._server.sockets))
+            async with self._server:
+                await self._server.serve_forever()
+
+        self._run(main())
+
+    def _run(self, main) -> None:
+        try:
+            asyncio.run(main)
+        except BrokenPipeError:
+            logger.error("the connection to the editor is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+            pass
+        finally:
+            self.shutdown()
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls shows a pop-up per failed notification by default; a broken client or a bug would flood the
         editor. Log every error; tell the user once. (A failed request already answers with its error.)"""
@@ -206,16 +235,22 @@ def create_server() -> CudalensServer:
                 types.DiagnosticOptions(identifier="cudalens", inter_file_dependencies=True, workspace_diagnostics=False),
             )(pull_diagnostics)
         svc.apply_settings(settings_from_initialization_options(params.initialization_options))
-        if params.process_id and lifecycle.pid_alive(params.process_id):
-            ls.spawn(lifecycle.watch_parent(params.process_id, lambda: lifecycle.hard_exit(0)))
-        elif params.process_id:  # another pid namespace (a container, WSL): we cannot see the editor
-            logger.info("editor pid %d is not visible from here; not watching it", params.process_id)
+        pid = params.process_id
+        if pid is not None and not 0 < pid < 2**31:  # not a pid_t: os.kill would raise OverflowError
+            logger.warning("initialize: processId %d is not a process id; not watching the editor", pid)
+        elif pid and lifecycle.pid_alive(pid):
+            ls.spawn(lifecycle.watch_parent(pid, lambda: lifecycle.hard_exit(0)))
+        elif pid:  # another pid namespace (a container, WSL): we cannot see the editor
+            logger.info("editor pid %d is not visible from here; not watching it", pid)
 
     async def _announce_gpu(ls: CudalensServer) -> None:
         ls.protocol.notify(STATUS_METHOD, status_payload(await ls.service.runtime.gpu()))
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CudalensServer, params: types.InitializedParams) -> None:
+        if ls.watcher is not None:
+            logger.warning("ignoring a second `initialized` notification")
+            return
         folders = [_path(f.uri) for f in ls.workspace.folders.values()] or (
             [ls.workspace.root_path] if ls.workspace.root_path else []
         )
@@ -252,7 +287,8 @@ def create_server() -> CudalensServer:
         uri = params.text_document.uri
         if ls.service.documents.get(uri) is not None:
             text = ls.workspace.get_text_document(uri).source
-            ls.service.change(uri, params.text_document.version, text)
+            whole = any(isinstance(c, types.TextDocumentContentChangeWholeDocument) for c in params.content_changes)
+            ls.service.change(uri, params.text_document.version, text, resynced=whole)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: CudalensServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -267,19 +303,20 @@ def create_server() -> CudalensServer:
     )
     def code_action(ls: CudalensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         state = ls.service.documents.get(params.text_document.uri)
-        if state is None or state.result is None:
-            return None
+        if state is None or state.result is None or not state.in_sync:
+            return None  # no edits computed on a text that may not be the editor's
         result = state.result
         pos = ls.service.positions(result)
         if result.report is None:  # not analysed (a Python file without CUDA): positions in the text itself
-            pos = Positions(state.text.splitlines(keepends=True), ls.service.codec)
+            pos = Positions(split_lines(state.text), ls.service.codec)
         span, only = pos.span(params.range), params.context.only
         ctx = ActionContext(
             state.uri, result.version, pos, ls.document_changes(),
             comment_marker(state.kind, result.report.embedded_sources if result.report else []),
+            result.syntax or SyntaxBaseline("".join(pos.lines), state.analysis_path),
         )
         actions = code_actions(result.findings, span, ctx, only) if result.findings else []
-        if wanted(only, types.CodeActionKind.QuickFix) or wanted(only, REWRITE):
+        if ls.service.trust.trusted and (wanted(only, types.CodeActionKind.QuickFix) or wanted(only, REWRITE)):
             coder = coder_actions(state.uri, result.kernels, ls.service.findings(state), span, pos)
             actions += [a for a in coder if wanted(only, a.kind)]
         return actions or None
@@ -309,7 +346,8 @@ def create_server() -> CudalensServer:
             return None
         result = state.result
         badge = last_run.badge(ls.service.last_run(state))
-        return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge)
+        return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge,
+                             runs=ls.service.trust.trusted)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CudalensServer, params: None) -> None:

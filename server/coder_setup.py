@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.agents.anti_cheat import AntiCheatPolicy
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings as AgentCoderSettings
 from cudalens.agents.gpu_specs import detect_gpu_specs
@@ -21,7 +20,9 @@ from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources
 from cudalens.analysis.api import analyze_text
-from cudalens.server.settings import ServerSettings
+from cudalens.profiler.anti_cheat import AntiCheatPolicy
+from cudalens.server.settings import ClientTrust, ServerSettings
+from cudalens.server.trust import coder_refusal
 
 _MODEL = re.compile(r"^\s*class\s+Model\b", re.M)
 _GET_INPUTS = re.compile(r"^\s*def\s+get_inputs\b", re.M)
@@ -41,6 +42,12 @@ def coder_settings(settings: ServerSettings) -> AgentCoderSettings:
         price_in_per_1k=c.price_in_per_1k,
         price_out_per_1k=c.price_out_per_1k,
     )
+
+
+def coder_blocked(settings: ServerSettings, trust: ClientTrust) -> str | None:
+    """Why the Coder cannot be asked now, or None: an untrusted workspace, an endpoint the user did not choose
+    (trust.py), or no key."""
+    return coder_refusal(settings, trust) or missing_key(settings)
 
 
 def missing_key(settings: ServerSettings) -> str | None:

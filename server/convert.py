@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
 
 from lsprotocol import types
 from pygls.protocol import default_converter
@@ -39,7 +41,8 @@ def _strip_eol(line: str) -> str:
 
 @dataclass(frozen=True)
 class Positions:
-    """Position conversion for one text (its lines, with line ends, as pygls keeps them)."""
+    """Position conversion for one text: its lines with their line ends, split as LSP counts them
+    (`analysis.positions.split_lines`)."""
 
     lines: Sequence[str]
     codec: PositionCodec
@@ -69,12 +72,53 @@ class Positions:
             units += self.codec.client_num_units(char)
         return line0 + 1, len(text) + 1
 
+    @property
+    def line_count(self) -> int:
+        """LSP's count: one more line than there are line ends (a text that ends with one has an empty last line,
+        which `lines` leaves out)."""
+        return len(self.lines) + (not self.lines or self.lines[-1].endswith(("\n", "\r")))
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """The index in the text where each line starts, and the text's length."""
+        return [0, *accumulate(map(len, self.lines))]
+
+    def offset(self, position: types.Position) -> int | None:
+        """The index in the text that an LSP position denotes; None for a line past the last (see unit_index)."""
+        line = position.line
+        if line == len(self.lines) < self.line_count:
+            return self.starts[-1]  # the empty line after the last line end
+        if not 0 <= line < len(self.lines) or position.character < 0:
+            return None
+        return self.starts[line] + unit_index(_strip_eol(self.lines[line]), position.character, self.codec)
+
+    def char_offset(self, line: int, column: int) -> int | None:
+        """The index in the text of a 1-based line and character column; None when it is not in the text."""
+        if line == self.line_count > len(self.lines) and column == 1:
+            return self.starts[-1]
+        if not 0 < line <= len(self.lines) or not 0 < column <= len(_strip_eol(self.lines[line - 1])) + 1:
+            return None
+        return self.starts[line - 1] + column - 1
+
     def range(self, span: Span) -> types.Range:
         return types.Range(self.to_lsp(span.line, span.column), self.to_lsp(span.end_line, span.end_column))
 
     def span(self, rng: types.Range) -> Span:
         (line, col), (end_line, end_col) = self.from_lsp(rng.start), self.from_lsp(rng.end)
         return Span(line, col, end_line, end_col)
+
+
+def unit_index(line: str, units: int, codec: PositionCodec) -> int:
+    """The index in `line` (without its line end) of a position `units` code units in. A position past the
+    line's end means its end (LSP says so); one inside a character (half a surrogate pair) its start."""
+    if line.isascii():
+        return min(units, len(line))
+    count = 0
+    for index, char in enumerate(line):
+        count += codec.client_num_units(char)
+        if count > units:
+            return index
+    return len(line)
 
 
 def overlaps(a: Span, b: Span) -> bool:

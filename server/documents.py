@@ -15,14 +15,12 @@ from cudalens.analysis import embedded
 from cudalens.analysis.api import AnalysisReport, KernelInfo
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding
+from cudalens.analysis.syntax_check import SyntaxBaseline
 
 if TYPE_CHECKING:
     from cudalens.server.pipeline_on_save import LastRun
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-# Beyond this size a document is not analysed as you type: cold, the analyzer needs ~25 s per million characters,
-# and it would hold the analysis thread (every other document waits) that long.
-MAX_ANALYSED_CHARS = 1_000_000
 
 
 # Only for documents without a file name (an unsaved "Untitled-1"): otherwise the extension decides.
@@ -56,6 +54,7 @@ class Analysed:
     messages: tuple[str, ...] = ()  # problems with the project's config, shown once
     diagnostics: list | None = None  # the LSP form, made once on first use
     launches_changed: frozenset[str] = frozenset()  # kernels whose launches this analysis changed in the index
+    syntax: SyntaxBaseline | None = None  # what an offered edit of this text is checked against (edit_check.py)
 
     @property
     def findings(self) -> list[Finding]:
@@ -76,6 +75,7 @@ class DocState:
     result: Analysed | None = None
     closed: bool = False
     last_run: LastRun | None = None  # the GPU half's results of the last save (pipeline_on_save.py)
+    in_sync: bool = True  # False after a change that did not fit the text (service.out_of_sync)
     # Set whenever `result` changes: pull-diagnostics requests wait on it.
     updated: asyncio.Event = field(default_factory=asyncio.Event)
 

@@ -16,6 +16,7 @@ from cudalens.profiler.validate import summarize, validate_file
 from cudalens.server.documents import DocState
 from cudalens.server.pipeline_on_save import LastRun, Plan, needs_cuda
 from cudalens.server.service import run_summary
+from cudalens.server.trust import run_refusal
 
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
@@ -34,7 +35,10 @@ def answer(server: CudalensServer, ok: bool, message: str, **extra: Any) -> dict
 
 
 def target(server: CudalensServer, arguments: list[Any]) -> tuple[DocState | None, str | None, str]:
-    """(the open document, the kernel name, why not) from `[uri, kernelName]`; the document must be saved."""
+    """(the open document, the kernel name, why not) from `[uri, kernelName]`; the document must be saved, and
+    the workspace trusted (these run its code)."""
+    if why := run_refusal(server.service.trust):
+        return None, None, why
     uri = arguments[0] if arguments else None
     kernel = arguments[1] if len(arguments) > 1 and isinstance(arguments[1], str) else None
     if not isinstance(uri, str):

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from cudalens.analysis.api import AnalysisReport, launch_entry
+from cudalens.analysis.files import load_source
 from cudalens.analysis.launch_index import FileLaunches, LaunchIndex, include_closure
 from cudalens.server.documents import IncludeResolver
 from cudalens.server.watch import ignored_dir
@@ -50,7 +51,7 @@ class WorkspaceLaunches:
         try:
             if os.path.getsize(path) > MAX_SCANNED_BYTES:
                 return self.index.remove(path)
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            text = load_source(Path(path)).text  # as `cudalens check` reads it (a byte order mark, NULs)
         except OSError:
             return self.index.remove(path)
         if "<<<" not in text:
@@ -91,7 +92,7 @@ class WorkspaceLaunches:
 
 def _read(path: str) -> str | None:
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        return load_source(Path(path)).text
     except OSError:
         return None
 

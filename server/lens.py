@@ -32,9 +32,11 @@ def kernel_summary(kernel: KernelInfo, findings: Sequence[Finding], badge: str |
 
 
 def kernel_lenses(
-    uri: str, kernels: Sequence[KernelInfo], findings: Sequence[Finding], pos: Positions, badge: str | None = None
+    uri: str, kernels: Sequence[KernelInfo], findings: Sequence[Finding], pos: Positions, badge: str | None = None,
+    runs: bool = True,
 ) -> list[types.CodeLens]:
-    """`badge`: the last run's verdict (`✓ 5/5 · 1.8× vs PyTorch`), shown on every kernel of the file."""
+    """`badge`: the last run's verdict (`✓ 5/5 · 1.8× vs PyTorch`), shown on every kernel of the file. `runs`:
+    the buttons that run something (off in an untrusted workspace, where they would only be refused)."""
     lenses = []
     for kernel in kernels:
         at = pos.to_lsp(kernel.name_span.line, 1)
@@ -42,6 +44,7 @@ def kernel_lenses(
         # An empty command id makes an inert lens: the summary is text, not a button.
         lenses.append(types.CodeLens(rng, types.Command(title=kernel_summary(kernel, findings, badge), command="")))
         lenses += [
-            types.CodeLens(rng, types.Command(title=title, command=command, arguments=[uri, kernel.name])) for title, command in _ACTIONS
+            types.CodeLens(rng, types.Command(title=title, command=command, arguments=[uri, kernel.name]))
+            for title, command in (_ACTIONS if runs else ())
         ]
     return lenses

@@ -22,10 +22,18 @@ from cudalens.agents.api import ask_coder as agents_ask_coder
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
 from cudalens.agents.optimize_loop import OptimizeResult, Progress
 from cudalens.analysis.api import KernelInfo
-from cudalens.server.coder_setup import LoopRun, build_loop, coder_settings, kernelbench_problem, missing_key
+from cudalens.analysis.positions import split_lines
+from cudalens.server.coder_setup import (
+    LoopRun,
+    build_loop,
+    coder_blocked,
+    coder_settings,
+    kernelbench_problem,
+)
 from cudalens.server.convert import path_uri
+from cudalens.server.edit_check import EditRefused
 from cudalens.server.gpu_commands import answer
-from cudalens.server.offers import Offer, new_id, stale_reason, whole_document
+from cudalens.server.offers import Offer, new_id, reply_offer, stale_reason, whole_document
 
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
@@ -58,7 +66,7 @@ def _start(server: CudalensServer, arguments: list[Any], repair_only: bool) -> d
     if state is None:
         return answer(server, False, why)
     settings = server.service.settings
-    why = kernelbench_problem(state.path, state.text) or missing_key(settings)
+    why = kernelbench_problem(state.path, state.text) or coder_blocked(settings, server.service.trust)
     if why:
         return answer(server, False, why)
     running = server.optimizing.get(state.uri)
@@ -110,7 +118,12 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
         server.show(f"cudalens: {name}: no faster correct candidate — {summary}", types.MessageType.Info)
         return
     # under the id the command answered with
-    offer = server.offers.add(replace(whole_document(state.uri, state.path, version, source, result.best_source, summary), id=run_id))
+    offer = replace(whole_document(state.uri, state.path, version, source, result.best_source, summary), id=run_id)
+    try:
+        server.offers.add(offer, server.workspace.position_codec, state.analysis_path)  # under the command's id
+    except EditRefused as exc:
+        server.show(f"cudalens: {name}: the best candidate is not offered: {exc}", types.MessageType.Warning)
+        return
     await _propose(server, offer, result.run_dir)
 
 
@@ -168,7 +181,8 @@ async def apply_offer(server: CudalensServer, offer_id: object) -> dict[str, Any
     if offer is None:
         return answer(server, False, f"cudalens: no proposal {offer_id!r} (applied, discarded, or never made)")
     state = server.service.documents.get(offer.uri)
-    why = stale_reason(offer, state.version if state else None, state.text if state else None)
+    why = stale_reason(offer, state.version if state else None, state.text if state else None,
+                       state.in_sync if state else True)
     if why:
         return answer(server, False, why)
     edit = offer.edit(server.workspace.position_codec, server.document_changes())
@@ -190,9 +204,9 @@ async def ask_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, A
         return answer(server, False, "cudalens: askCoder takes [uri, range, code] of an open document")
     code = arguments[2] if len(arguments) > 2 and isinstance(arguments[2], str) else ""
     settings = server.service.settings
-    if why := missing_key(settings):
+    if why := coder_blocked(settings, server.service.trust):
         return answer(server, False, why)
-    lines = state.text.splitlines(keepends=True)
+    lines = split_lines(state.text)
     first, last = max(rng.start.line, 0), min(max(rng.end.line, rng.start.line), len(lines) - 1)
     result = state.result
     if result is not None and result.version == state.version:  # the Coder sees (and rewrites) the whole kernel
@@ -215,16 +229,21 @@ async def ask_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, A
         return answer(server, False, str(exc))
     result: dict[str, Any] = {"ok": True, "explanation": suggestion.explanation, "resultId": None,
                               "tokens": suggestion.usage.total_tokens, "costUsd": suggestion.usage.cost_usd}
-    if suggestion.code is not None:
-        new = suggestion.code if suggestion.code.endswith("\n") else suggestion.code + "\n"
-        offer = server.offers.add(Offer(new_id(), state.uri, state.path, version, text, first, last + 1, new,
-                                        f"the Coder's suggestion for {code or 'this'}"))
-        result["resultId"] = offer.id
-        result["diff"] = offer.diff()
-        server.spawn(_propose(server, offer, None))
-    else:
-        server.show(f"cudalens: {suggestion.explanation[:500]}", types.MessageType.Info)
     result["message"] = suggestion.explanation
+    if suggestion.code is None:
+        server.show(f"cudalens: {suggestion.explanation[:500]}", types.MessageType.Info)
+        return result
+    what = f"the Coder's suggestion for {code or 'this'}"
+    offer = reply_offer(state.uri, state.path, version, text, first, last, suggestion.code, what, state.analysis_path)
+    try:
+        server.offers.add(offer, server.workspace.position_codec, state.analysis_path)
+    except EditRefused as exc:
+        result.update(ok=False, message=f"cudalens: {what} is not offered: {exc}")
+        server.show(result["message"], types.MessageType.Warning)
+        return result
+    result["resultId"] = offer.id
+    result["diff"] = offer.diff()
+    server.spawn(_propose(server, offer, None))
     return result
 
 

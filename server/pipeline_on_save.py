@@ -17,6 +17,7 @@ from pathlib import Path
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding
+from cudalens.analysis.positions import split_lines
 from cudalens.profiler import tool_run
 from cudalens.profiler.cli_hooks import CompileReport, compile_report_async
 from cudalens.profiler.cli_hooks_runtime import has_test, outcome_findings, timing_findings
@@ -86,7 +87,7 @@ def plan_for(on_save: OnSave, path: str, text: str) -> Plan:
     cuda = needs_cuda(path, text)
     testable = (on_save.test or on_save.time or on_save.profile) and has_test(path, text)
     return Plan(
-        compile=on_save.compiles and cuda,
+        compile=on_save.compile and cuda,
         test=testable and (on_save.test or on_save.time),
         time=testable and on_save.time,
         profile=testable and on_save.profile and cuda,
@@ -109,7 +110,7 @@ async def run_pipeline(
 ) -> LastRun:
     """Compile and test run side by side (nvcc here, the build of the test in the worker), so a save waits for
     the slower of the two, not both; a compile error cancels the test. The profile follows a passing test."""
-    run = LastRun(job.version, job.text.splitlines(keepends=True))
+    run = LastRun(job.version, split_lines(job.text))
 
     def note(message: str) -> None:
         run.notes.append(message)

@@ -20,12 +20,12 @@ from pygls.workspace.position_codec import PositionCodec
 from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
 from cudalens.analysis.launch_index import identity
+from cudalens.analysis.positions import split_lines
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import prepare_standby
 from cudalens.server.convert import DiagnosticCache, Positions, to_diagnostic
 from cudalens.server.documents import (
-    MAX_ANALYSED_CHARS,
     Analysed,
     DocState,
     DocumentStore,
@@ -45,8 +45,9 @@ from cudalens.server.pipeline_on_save import (
     run_pipeline,
 )
 from cudalens.server.scheduler import Priority, Scheduler
-from cudalens.server.settings import ParsedSettings, ServerSettings
+from cudalens.server.settings import ClientTrust, ParsedSettings, ServerSettings
 from cudalens.server.status import status_payload
+from cudalens.server.trust import effective
 from cudalens.server.verdicts import add_verdicts, specs
 
 logger = logging.getLogger("cudalens.server")
@@ -80,7 +81,8 @@ class Service:
     codec: PositionCodec = field(default_factory=PositionCodec)
     root: str | None = None
     pull: bool = False  # the client pulls diagnostics (textDocument/diagnostic): never push
-    settings: ServerSettings = field(default_factory=ServerSettings)
+    settings: ServerSettings = field(default_factory=ServerSettings)  # what it acts on: trust applied
+    trust: ClientTrust = field(default_factory=ClientTrust)  # the editor's last word on workspace trust
 
     def __post_init__(self) -> None:
         self.documents = DocumentStore()
@@ -100,11 +102,24 @@ class Service:
         if state is not None:
             self._schedule(state, 0.0, Priority.OPEN)
 
-    def change(self, uri: str, version: int | None, text: str) -> None:
+    def change(self, uri: str, version: int | None, text: str, resynced: bool = False) -> None:
+        """`resynced`: the change carried the whole text, so the server's copy is the editor's again."""
         state = self.documents.change(uri, version, text)
         self.pipelines.cancel(uri)  # its results would be for a text that is gone
         if state is not None:
+            state.in_sync = state.in_sync or resynced
             self._schedule(state, self.settings.debounce_ms / 1000)
+
+    def out_of_sync(self, uri: str, reason: str) -> None:
+        """The editor sent a change that does not fit the text: the server keeps its last good copy, and offers
+        no edit computed on it until the editor sends the whole text again (a reopen does)."""
+        state = self.documents.get(uri)
+        if state is None:
+            return
+        state.in_sync = False
+        self.show_once(f"cudalens: the editor sent a change to {Path(state.path).name} that does not fit its text "
+                       f"({reason}); cudalens offers no fixes for it until the editor sends its whole text again "
+                       "(reopen the file).")
 
     def close(self, uri: str) -> None:
         state = self.documents.close(uri)
@@ -194,8 +209,12 @@ class Service:
             self.show_once(message, types.MessageType.Warning)
         if parsed.unknown:
             logger.info("ignoring unknown settings: %s", ", ".join(parsed.unknown))
-        changed = parsed.settings != self.settings
-        self.settings = parsed.settings
+        if parsed.trust is not None:
+            self.trust = parsed.trust
+            logger.info("workspace trusted: %s", self.trust.trusted)
+        settings = effective(parsed.settings, self.trust)
+        changed = settings != self.settings
+        self.settings = settings
         self.runtime.secret_env = (self.settings.coder.api_key_env,)
         if self.settings.log_level is not None:
             set_level(self.settings.log_level)
@@ -364,16 +383,6 @@ class Service:
             self.scheduler.cancel(state.uri)
             self._deliver(state, Analysed(state.version, None, []))
             return
-        if len(state.text) > MAX_ANALYSED_CHARS:
-            self.scheduler.cancel(state.uri)
-            size = len(state.text) / 1e6
-            self.show_once(
-                f"cudalens: {Path(state.path).name} has {size:.1f} million characters; as-you-type analysis "
-                f"is off above {MAX_ANALYSED_CHARS / 1e6:.0f} million (use `cudalens check`).",
-                types.MessageType.Info,
-            )
-            self._deliver(state, Analysed(state.version, None, []))
-            return
         self.scheduler.request(state, delay_s, priority)
 
     def _config_for(self, path: str) -> tuple[AnalysisConfig, ConfigResult]:
@@ -403,11 +412,12 @@ class Service:
         # analyzer, made with this `config`, has already dropped the codes it turns off.)
         own = state.analysis_path
         report.findings = [f for f in report.findings if f.path == own]
-        lines = text.splitlines(keepends=True)
+        lines = split_lines(text)
         # Every header the document includes is a dependency, whether or not the analyzer read it.
         depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path) for n in report.includes)))
-        return Analysed(version, report, lines, frozenset(depends), tuple(project.errors),
-                        launches_changed=frozenset(changed))
+        messages = tuple(f"cudalens: {e} (defaults used)" for e in project.errors)
+        return Analysed(version, report, lines, frozenset(depends), messages,
+                        syntax=entry.analyzer.syntax_baseline(text), launches_changed=frozenset(changed))
 
     def _deliver(self, state: DocState, result: Analysed) -> None:
         previous = state.result

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cudalens.agents.anti_cheat import CheatFinding
 from cudalens.agents.evaluation import (
     CompileOutcome,
     CorrectnessOutcome,
@@ -16,6 +15,7 @@ from cudalens.agents.evaluation import (
 from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.findings import Finding
+from cudalens.profiler.results import CheatFinding
 
 
 @dataclass(frozen=True)

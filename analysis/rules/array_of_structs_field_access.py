@@ -4,11 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
+
 from cudalens.analysis.assumptions import ALL_FACTS
+from cudalens.analysis.compiled_accesses import global_instructions
 from cudalens.analysis.findings import Finding, Severity
-from cudalens.analysis.model import KernelModel, sites
+from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.uncoalesced_global_access import is_uncoalesced, worst_request
+
+
+def whole_vector_read(run, access) -> bool:
+    """Whether the thread also reads every other field of the same 8- or 16-byte element (BlackScholes'
+    `d_StockPrice[opt].x` then `.y`): nvcc loads such an element whole (LDG.64/LDG.128), which is ideal."""
+    size = access.struct_size
+    if size not in (8, 16) or access.write:
+        return False
+    lanes = access.mask
+    elements = access.addr[lanes] // size
+    covered = np.zeros(size, bool)
+    for other in run.accesses:
+        if other.base != access.base or other.struct_size != size or other.write or other.addr is None \
+                or not np.array_equal(other.mask, lanes) or not np.array_equal(other.addr[lanes] // size, elements):
+            continue
+        offsets = np.unique(other.addr[lanes] % size)
+        if offsets.size == 1:
+            covered[offsets[0]:offsets[0] + other.size] = True
+    return bool(covered.all())
 
 
 class ArrayOfStructsFieldAccess(Rule):
@@ -21,8 +43,9 @@ class ArrayOfStructsFieldAccess(Rule):
     struct and a 4-byte field, 6× the traffic of a structure-of-arrays layout.
 
     ## Known problems
-    The struct layout is computed from the declaration in the file; structs from headers that are not
-    visible, packed structs and explicit alignment attributes are not modelled.
+    The struct layout is computed from the declarations the file sees (its headers included, `alignas` and
+    `__align__` too); packed structs are not modelled. An 8- or 16-byte element whose every field the thread
+    reads (`p[i].x` and `p[i].y` of a `float2`) is not reported: nvcc loads it whole, one vector load.
 
     ## Example
     ```cuda
@@ -53,19 +76,22 @@ class ArrayOfStructsFieldAccess(Rule):
         def keep(a) -> bool:
             return a.space == "global" and not a.atomic and a.addr is not None and a.struct_size is not None
 
-        for per_run in sites(kernel, "accesses", keep).values():
+        for per_run in sites(kernel, global_instructions, keep).values():
             requests = [worst_request(run) for run in per_run]
             if not all(is_uncoalesced(r) for r in requests):
                 continue
             first = next(a for run in per_run for a in run)
+            if whole_vector_read(kernel.primary, first):
+                continue
             r = requests[0]
             assert r is not None
+            sampled = any(a.sampled for run in per_run for a in run)
             yield kernel.finding(
                 type(self), first.node,
                 f"`{first.field_name}` is read from an array of {first.struct_size}-byte structs: a warp request "
                 f"touches {r.sectors} sectors to use {first.size} bytes per lane (ideal {r.ideal}); "
-                f"a structure of arrays would coalesce",
-                Severity.WARNING, holds=[is_uncoalesced(r) for r in requests],
+                f"a structure of arrays would coalesce" + (f" ({FOLLOWS_DATA})" if sampled else ""),
+                Severity.INFO if sampled else Severity.WARNING, holds=[is_uncoalesced(r) for r in requests],
                 evidence={"sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                           "struct_bytes": first.struct_size, "field_bytes": first.size},
             )

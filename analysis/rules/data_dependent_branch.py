@@ -8,6 +8,7 @@ from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, sites, statement_cost
 from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.rules.divergent_branch import register_only
 from cudalens.analysis.values import DATA, THREAD_DEPS
 
 HEAVY_DATA_BODY = 5  # a loop, or several statements: cheap bodies are predicated
@@ -25,7 +26,8 @@ class DataDependentBranch(Rule):
 
     ## Known problems
     Always `info`: the cost depends on the data. `cudalens profile` shows the measured threads per
-    instruction on these lines.
+    instruction on these lines. A branch whose bodies only move values between variables (a sorting network's
+    compare-and-swap) is not reported: nvcc turns it into selects.
 
     ## Example
     ```cuda
@@ -61,11 +63,11 @@ class DataDependentBranch(Rule):
                 continue
             node = per_run[0][0].node
             cost = sum(statement_cost(node.child_by_field_name(f)) for f in ("consequence", "alternative"))
-            if cost < HEAVY_DATA_BODY:
-                continue
+            if cost < HEAVY_DATA_BODY or register_only(node):
+                continue  # short bodies are predicated, swaps of registers become selects
             also = " and the thread index" if per_run[0][0].deps & THREAD_DEPS else ""
             yield kernel.finding(
-                type(self), node.child_by_field_name("condition") or node,
+                type(self), per_run[0][0].at or node.child_by_field_name("condition") or node,
                 f"Branch on loaded data{also} around heavy work: if neighbouring elements disagree, each warp runs "
                 f"both paths (profile to see the measured divergence on this line)",
                 evidence={"body_statements": cost},

@@ -25,6 +25,14 @@ def _operands(node: Node) -> tuple[str, Node | None, Node | None]:
     return op[:-1], node.child_by_field_name("left"), node.child_by_field_name("right")
 
 
+def _has_inner_loop(loop: Node, node: Node) -> bool:
+    """Whether the loop's body holds another loop that does not contain `node`: the division then runs once
+    per iteration of a loop whose work is elsewhere (llm.c's `b = idx / T` per row of C elements)."""
+    body = loop.child_by_field_name("body")
+    return any(not (inner.start_byte <= node.start_byte and node.end_byte <= inner.end_byte)
+               for inner in find(body, "loop"))
+
+
 class IntegerDivisionInLoop(FunctionRule):
     """## What it does
     Flags an integer `/` or `%` (also `/=`, `%=`) inside a loop of a kernel or `__device__` helper whose
@@ -39,7 +47,9 @@ class IntegerDivisionInLoop(FunctionRule):
 
     ## Known problems
     `info`: the divisor may well be a power of two at run time, and the loop may be short; the cost matters only
-    in hot loops. Only operands whose types are known to be integers are checked.
+    in hot loops. Only operands whose types are known to be integers are checked. Only innermost loops are
+    checked (a division per row of an inner loop over the row is amortised), and a `%` whose operands a `/` of
+    the same loop divides too is not reported (nvcc derives the remainder from the quotient).
 
     ## Example
     ```cuda
@@ -74,12 +84,22 @@ class IntegerDivisionInLoop(FunctionRule):
             return
         typer = None
         seen: set[tuple[int, str, str]] = set()
-        for node in find(body, "division"):
+        divisions = find(body, "division")
+        quotients = set()  # (loop, dividend, divisor) of the `/`s: a `%` of the same operands is derived from one
+        for node in divisions:
+            op, left, right = _operands(node)
+            loop = enclosing_loop(node, body)
+            if op == "/" and loop is not None and left is not None and right is not None:
+                quotients.add((loop.start_byte, ts.text(left), ts.text(right)))
+        for node in divisions:
             op, left, right = _operands(node)
             if op not in ("/", "%") or left is None or right is None:
                 continue
-            if enclosing_loop(node, body) is None:
-                continue
+            loop = enclosing_loop(node, body)
+            if loop is None or _has_inner_loop(loop, node):
+                continue  # once per iteration of an outer loop: amortised over the inner loop's work
+            if op == "%" and (loop.start_byte, ts.text(left), ts.text(right)) in quotients:
+                continue  # `r = i / n; c = i % n;`: nvcc computes the remainder as i - r * n
             typer = typer or ExprTyper(context.unit, function)
             lt, rt = typer.type_of(left), typer.type_of(right)
             if lt is None or rt is None or lt.kind != INT or rt.kind != INT or rt.constant:

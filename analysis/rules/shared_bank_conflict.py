@@ -10,7 +10,7 @@ from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.compiled_accesses import shared_instructions
 from cudalens.analysis.findings import Finding, Fix, Severity
 from cudalens.analysis.memory import worst_shared
-from cudalens.analysis.model import KernelModel, sites
+from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 
 
@@ -47,7 +47,8 @@ class SharedBankConflict(Rule):
 
     ## Known problems
     Lanes are simulated for the block shape found at the launch site (or the usual shapes); accesses whose
-    index depends on loaded data are not judged.
+    index depends on loaded data are not judged; a line whose index follows loaded data in some executions (a
+    binary search's probes, stores at the ranks it finds) is `info`, for the outcome the analysis followed.
 
     ## Example
     ```cuda
@@ -81,7 +82,9 @@ class SharedBankConflict(Rule):
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         fixes: dict[str, Fix | None] = {}
-        for per_run in sites(kernel, shared_instructions).values():
+        data_sites = {(a.node.start_byte, a.node.end_byte) for run in kernel.runs for a in run.accesses
+                      if a.space == "shared" and a.addr is None}
+        for key, per_run in sites(kernel, shared_instructions).items():
             requests = [worst_shared(run) for run in per_run]
             if requests[0] is None or not requests[0].conflicted:
                 continue
@@ -89,12 +92,17 @@ class SharedBankConflict(Rule):
             r = requests[0]
             if a.base not in fixes:
                 fixes[a.base] = self.padding_fix(kernel, a)
-            proven = all(q is not None and q.conflicted for q in requests)
+            # a line whose later executions take their index from loaded data (a binary search's probe):
+            # the conflict seen in the first ones is not the line's
+            data_dependent = key in data_sites or any(x.sampled for run in per_run for x in run)
+            proven = all(q is not None and q.conflicted for q in requests) and not data_dependent
             kind = "write to" if a.write else "read of"
             message = (f"{r.degree}-way bank conflict on {kind} shared `{a.base}`: lanes of a warp hit the same "
                        f"bank in different words, so the request takes {r.wavefronts} wavefronts instead of "
                        f"{r.ideal}")
             fix = fixes[a.base]
+            if data_dependent:
+                message += f" ({FOLLOWS_DATA})"
             if fix is not None:
                 message += f"; {fix.message[0].lower()}{fix.message[1:]}"
             related = ((a.decl, f"`{a.base}` is declared here"),) if a.decl is not None else ()

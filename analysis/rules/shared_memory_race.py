@@ -28,7 +28,8 @@ def _words(a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
-    """(word, thread of first, thread of second) where different threads touch one word, or None."""
+    """(word, thread of first, thread of second) where a thread of the second access touches a word a
+    different thread of the first one touched, or None."""
     by_warp = first.warp_epoch != second.warp_epoch
     w1, t1 = _words(first, by_warp)
     w2, t2 = _words(second, by_warp)
@@ -42,20 +43,36 @@ def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
     racy = words[counts > 1]
     if racy.size == 0:
         return None
-    word = int(racy[0])
-    first_threads = (k1[k1 // _KEY == word] % _KEY).tolist()
-    second_threads = (k2[k2 // _KEY == word] % _KEY).tolist()
-    a, b = next((x, y) for x in first_threads + second_threads for y in second_threads + first_threads if x != y)
-    return word, a, b
+    found = None
+    for word in racy.tolist()[:64]:
+        first_threads = k1[k1 // _KEY == word] % _KEY
+        second_threads = k2[k2 // _KEY == word] % _KEY
+        pair = _pair(first_threads, second_threads, cross_warp=True)
+        if pair is not None:
+            return int(word), pair[0], pair[1]
+        pair = _pair(first_threads, second_threads, cross_warp=False)
+        if pair is not None and found is None:
+            found = (int(word), *pair)
+    return found
+
+
+def _pair(first: np.ndarray, second: np.ndarray, cross_warp: bool) -> tuple[int, int] | None:
+    """A thread of the first access and a different one of the second (each keeps its role: the message says
+    who writes and who reads), with `cross_warp` from different warps."""
+    for b in second[:8].tolist():
+        others = first[(first // 32 != b // 32) if cross_warp else (first != b)]
+        if others.size:
+            return int(others[0]), b
+    return None
 
 
 def races(run: SimResult) -> dict[tuple[int, int], tuple[Access, Access, tuple[int, int, int]]]:
     """Racing pairs keyed by the later access's site."""
     found: dict[tuple[int, int], tuple[Access, Access, tuple[int, int, int]]] = {}
-    groups: dict[tuple[str, int], list[Access]] = {}
+    groups: dict[tuple[str, int], list[Access]] = {}  # per allocation, not per name: see Ptr.alloc
     for a in run.accesses:
         if a.space == "shared" and a.addr is not None and not a.atomic:
-            groups.setdefault((a.base, a.epoch), []).append(a)
+            groups.setdefault((a.alloc, a.epoch), []).append(a)
     for accesses in groups.values():
         for first, second in combinations(sorted(accesses, key=lambda a: a.order), 2):
             if not (first.write or second.write):
@@ -114,7 +131,7 @@ class SharedMemoryRace(Rule):
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         per_run = [races(run) for run in kernel.runs]
         for key, (first, second, (word, t1, t2)) in per_run[0].items():
-            proven = all(key in r for r in per_run)
+            proven = all(key in r for r in per_run) and not (first.sampled or second.sampled)
             hazard = ("read-after-write" if first.write and not second.write
                       else "write-after-read" if second.write and not first.write else "write-after-write")
             yield kernel.finding(

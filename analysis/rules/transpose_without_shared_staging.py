@@ -19,8 +19,9 @@ class TransposeWithoutSharedStaging(UncoalescedGlobalAccess):
     the transpose then happens in shared memory, where a padded tile has no bank conflicts.
 
     ## Known problems
-    Needs both `threadIdx.x` and `threadIdx.y` in the indices; 1-D kernels that walk rows per thread are
-    reported as CL101 instead.
+    Needs both `threadIdx.x` and `threadIdx.y` in the indices, swapping roles between the two sides: 1-D
+    kernels that walk rows per thread, and 2-D kernels where each thread reads or writes its own contiguous
+    chunk (`out[(y * width + x) * 4 + c]`, the same fast index on both sides), are reported as CL101 instead.
 
     ## Example
     ```cuda

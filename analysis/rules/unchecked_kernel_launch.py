@@ -35,6 +35,17 @@ def checking_names(unit: FileContext) -> set[str]:
         names |= found
 
 
+def _last_match_byte(pattern: re.Pattern[str], source: bytes, start: int, end: int) -> int:
+    """The byte offset where the last match in `source[start:end]` begins, or -1. A launch is checked when a
+    match begins after it: one search per host function, where one per launch made a host function with n
+    launches cost n²."""
+    text = source[start:end].decode("utf-8", "surrogatepass")  # how the analyzer encoded it
+    last = None
+    for last in pattern.finditer(text):  # noqa: B007 - the loop keeps the last match
+        pass
+    return -1 if last is None else start + len(text[:last.start()].encode("utf-8", "surrogatepass"))
+
+
 class UncheckedKernelLaunch(Rule):
     """## What it does
     Flags a `kernel<<<...>>>(...)` launch in a host function that is not followed, in that function, by an
@@ -97,12 +108,15 @@ class UncheckedKernelLaunch(Rule):
         torch = any(inc.startswith(_TORCH_HEADERS) for inc in unit.unit.includes)
         advice = "`C10_CUDA_KERNEL_LAUNCH_CHECK()`" if torch else "a check of `cudaGetLastError()`"
         unchecked: dict[tuple[int, int], list] = {}
+        last_check: dict[tuple[int, int], int] = {}
         for launch in launches:
             function = launch.host_function
             assert function is not None
-            after = unit.unit.source[launch.node.end_byte:function.end_byte].decode("utf-8", "replace")
-            if not checks.search(after):
-                unchecked.setdefault((function.start_byte, function.end_byte), []).append(launch)
+            key = (function.start_byte, function.end_byte)
+            if key not in last_check:
+                last_check[key] = _last_match_byte(checks, unit.unit.source, *key)
+            if last_check[key] < launch.node.end_byte:
+                unchecked.setdefault(key, []).append(launch)
         # One finding per host function, at its first unchecked launch: a dispatch `switch` over 40
         # instantiations is one missing check, not 40.
         for key, group in unchecked.items():

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from cudalens.analysis.assumptions import ALL_FACTS
+from cudalens.analysis.compiled_accesses import global_instructions
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import GlobalRequest, worst_global
-from cudalens.analysis.model import KernelModel, sites
+from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 
 MIN_EXCESS = 2.0  # at least twice the sectors that contiguous lanes would need
@@ -21,39 +23,94 @@ def is_uncoalesced(r: GlobalRequest | None) -> bool:
     return r is not None and r.excess_ratio >= MIN_EXCESS and r.sectors > 4
 
 
-def _stride_text(r: GlobalRequest, size: int, deps: frozenset[str], kernel: KernelModel) -> str:
-    if not r.stride_bytes or r.stride_bytes % size:
+def _stride_text(requests: list[GlobalRequest | None], kernel: KernelModel, size: int,
+                 deps: frozenset[str]) -> str:
+    """How far apart consecutive lanes are, in the program's terms: `C` elements, `T + 1` elements,
+    `NH × T` elements, a run-time stride of named parameters, or what the groups of lanes look like. A stride
+    that rests on sampled parameter values is never printed as a number."""
+    index, r = next((i, q) for i, q in enumerate(requests) if is_uncoalesced(q))
+    assert r is not None
+    if r.stride_bytes is None or r.stride_bytes % size:
+        if r.groups is not None and r.groups[0] % size == 0:
+            step, lanes = r.groups
+            if step == size:
+                return f"contiguous only in groups of {lanes} lanes"
+            return f"{step // size} elements apart within each group of {lanes} lanes"
         return "at irregular offsets"
     elements = r.stride_bytes // size
     params = sorted(d.split(":", 1)[1] for d in deps if d.startswith("param:"))
-    sample = kernel.configs[0].param_sample
-    if len(params) == 1 and abs(elements) == sample:
-        return f"`{params[0]}` elements apart"
-    if params and abs(elements) >= sample:
-        return f"{elements} elements apart when {', '.join(params)} = {sample}"
-    return f"{elements} elements ({r.stride_bytes} B) apart"
+    if not params:
+        return f"{elements} elements ({r.stride_bytes} B) apart"
+    block = kernel.configs[index].block
+    samples = []  # (the parameters' values in a run of this block, the stride in elements there)
+    for cfg, q in zip(kernel.configs, requests, strict=True):
+        values = dict(cfg.params)
+        if cfg.block == block and q is not None and q.stride_bytes is not None and q.stride_bytes % size == 0 \
+                and all(p in values for p in params):
+            samples.append(([values[p] for p in params], abs(q.stride_bytes // size)))
+    for offset in range(-8, 9):
+        shift = f" + {offset}" if offset > 0 else f" - {-offset}" if offset < 0 else ""
+        # one parameter sets it (`C`, `T + 1`); when the runs cannot tell which, both are named
+        alone = [p for i, p in enumerate(params) if samples and all(e == v[i] + offset for v, e in samples)]
+        if alone:
+            return f"{' or '.join(f'`{p}{shift}`' for p in alone)} elements apart"
+        if len(params) > 1 and samples and all(e == math.prod(v) + offset for v, e in samples):
+            return f"`{' × '.join(params)}{shift}` elements apart"  # `NH × T`
+    return f"a run-time stride apart (it depends on {', '.join(f'`{p}`' for p in params)})"
+
+
+def _config_text(kernel: KernelModel, flagged: list[bool]) -> str:
+    """Which of the simulated configurations show the pattern, in words (the block, or the sampled sizes)."""
+    def label(cfg) -> str:
+        if cfg.block != kernel.configs[0].block:
+            return f"a {'×'.join(map(str, cfg.block))} block"
+        return f"integer parameters of {cfg.param_sample}"
+
+    seen = [label(c) for c, f in zip(kernel.configs, flagged, strict=True) if f]
+    not_seen = [label(c) for c, f in zip(kernel.configs, flagged, strict=True) if not f]
+    return f"seen with {', '.join(seen)}, not with {', '.join(not_seen)}: it depends on the run-time values"
 
 
 def _global_sites(kernel: KernelModel) -> list[tuple[list[list], list[GlobalRequest | None]]]:
     def keep(a) -> bool:
         return a.space == "global" and not a.atomic and a.addr is not None and a.struct_size is None
 
-    return [(per_run, [worst_request(run) for run in per_run]) for per_run in sites(kernel, "accesses", keep).values()]
+    return [(per_run, [worst_request(run) for run in per_run])
+            for per_run in sites(kernel, global_instructions, keep).values()]
 
 
 _PLANE = frozenset(("tid.x", "tid.y"))
 
 
+def fast_axis(access, block: tuple[int, int, int]) -> str | None:
+    """Which thread index moves the address least ("x" or "y"), from the addresses of thread (0,0), its
+    neighbour in x and its neighbour in y; None where one of them is inactive or the block is flat."""
+    bx, by, _ = block
+    if access.addr is None or bx < 2 or by < 2 or len(access.mask) <= bx:
+        return None
+    if not (access.mask[0] and access.mask[1] and access.mask[bx]):
+        return None
+    dx, dy = abs(int(access.addr[1] - access.addr[0])), abs(int(access.addr[bx] - access.addr[0]))
+    return None if dx == dy else "x" if dx < dy else "y"
+
+
 def transpose_partner(kernel: KernelModel, access) -> object | None:
-    """A coalesced global access of the same kernel that uses the same two thread indices the other way round:
-    the signature of a transpose, whose fix is staging a tile through shared memory."""
+    """A coalesced global access of the same kernel that uses the same two thread indices the other way round
+    (the index that moves the one address least moves the other most): the signature of a transpose, whose fix
+    is staging a tile through shared memory. A thread writing its own contiguous chunk (`out[(y * w + x) * 4 +
+    c]` beside `in[y * w + x]`) has the same fast index on both sides: strided, not a transpose."""
     if not _PLANE <= access.deps:
         return None
+    block = kernel.configs[0].block
+    axis = fast_axis(access, block)
     for per_run, requests in _global_sites(kernel):
         other = next((a for run in per_run for a in run), None)
         if other is None or other.node == access.node or not _PLANE <= other.deps:
             continue
-        if requests[0] is not None and not is_uncoalesced(requests[0]) and other.write != access.write:
+        if requests[0] is None or is_uncoalesced(requests[0]) or other.write == access.write:
+            continue
+        other_axis = fast_axis(other, block)
+        if axis is None or other_axis is None or axis != other_axis:
             return other
     return None
 
@@ -110,18 +167,21 @@ class UncoalescedGlobalAccess(Rule):
             first = next(a for run in per_run for a in run)
             if (transpose_partner(kernel, first) is not None) != (self.code == "CL103"):
                 continue  # a transpose is reported as CL103, which names the fix; anything else as CL101
-            r = next(r for r, f in zip(requests, flagged, strict=True) if f)
+            seen = next(i for i, f in enumerate(flagged) if f)
+            r = requests[seen]
             assert r is not None
             runtime = first.deps and {d for d in first.deps if d.startswith("param:")}
             unproven_params = {d.split(":", 1)[1] for d in (runtime or ())} - kernel.dimension_params
-            stride = _stride_text(r, first.size, first.deps, kernel)
+            stride = _stride_text(requests, kernel, first.size, first.deps)
             kind = "store to" if first.write else "load from"
             message = self.describe(kernel, first, kind, stride, r)
             severity = Severity.WARNING
-            if not all(flagged):
-                labels = [c.label for c, f in zip(kernel.configs, flagged, strict=True) if not f]
+            if any(a.sampled for run in per_run for a in run):
                 severity = Severity.INFO
-                message += f" (not with {', '.join(labels)})"
+                message += f" ({FOLLOWS_DATA})"
+            elif not all(flagged):
+                severity = Severity.INFO
+                message += f" ({_config_text(kernel, flagged)})"
             elif unproven_params:
                 severity = Severity.INFO
                 message += f" (the stride depends on {', '.join(sorted(unproven_params))} at run time)"
@@ -129,7 +189,7 @@ class UncoalescedGlobalAccess(Rule):
                                  holds=flagged, evidence={
                 "sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                 "stride_bytes": r.stride_bytes or 0, "element_bytes": first.size,
-                "block": "×".join(map(str, kernel.configs[0].block)),
+                "block": "×".join(map(str, kernel.configs[seen].block)),  # the run that shows it
             })
 
     def describe(self, kernel: KernelModel, access, kind: str, stride: str, r: GlobalRequest) -> str:

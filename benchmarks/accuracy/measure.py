@@ -48,6 +48,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Collection, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,8 @@ KERNEL_METRICS = (
     "smsp__thread_inst_executed_per_inst_executed.ratio",
     "smsp__sass_average_branch_targets_threads_uniform.pct",
 )
+# The launch's configuration, kept beside the counters: which block the labels were measured at.
+LAUNCH_METRICS = ("launch__block_size", "launch__grid_size", "launch__shared_mem_per_block")
 SOURCE_METRICS = (
     "inst_executed",
     "thread_inst_executed",
@@ -107,6 +110,7 @@ class Instruction:
     line: int
     values: dict[str, float] = field(default_factory=dict)
     sass: str = ""
+    file: str = ""  # the source file's name (a kernel's lines may be in a header it includes)
 
 
 @dataclass
@@ -155,7 +159,7 @@ def profile(binary: Path, report: Path, timeout: float) -> tuple[int, str]:
         "--section",
         "SourceCounters",
         "--metrics",
-        ",".join(KERNEL_METRICS),
+        ",".join((*KERNEL_METRICS, *LAUNCH_METRICS)),
         "--import-source",
         "yes",
         "--print-summary",
@@ -206,8 +210,9 @@ def import_ncu_report():
     return None
 
 
-def read_report(ncu_report, report: Path, source_name: str) -> list[KernelProfile]:
-    """Per-instruction source counters of every launch in the report, attributed to lines of `source_name`."""
+def read_report(ncu_report, report: Path, source_name: str | Collection[str]) -> list[KernelProfile]:
+    """Per-instruction source counters of every launch in the report, attributed to lines of `source_name`
+    (a file name, or several: the instructions of other files are left out)."""
     context = ncu_report.load_report(str(report))
     kernels = []
     for range_index in range(context.num_ranges()):
@@ -218,7 +223,8 @@ def read_report(ncu_report, report: Path, source_name: str) -> list[KernelProfil
     return kernels
 
 
-def _read_action(action, source_name: str) -> KernelProfile:
+def _read_action(action, source_name: str | Collection[str]) -> KernelProfile:
+    names = _names(source_name)
     try:  # the bare function name, where the module offers it
         name = kernel_name(action.name(type(action).NameBase_FUNCTION))
     except Exception:
@@ -238,16 +244,16 @@ def _read_action(action, source_name: str) -> KernelProfile:
                     info = action.source_info(pc)
                 except Exception:  # a PC without line information (e.g. compiler-generated code)
                     info = None
-                if info is None or Path(info.file_name()).name != source_name:
+                if info is None or Path(info.file_name()).name not in names:
                     continue
-                by_pc[pc] = Instruction(line=info.line(), sass=_sass(action, pc))
+                by_pc[pc] = Instruction(line=info.line(), sass=_sass(action, pc), file=Path(info.file_name()).name)
             value = _instance_value(metric, i)
             if metric_name in CATEGORICAL_METRICS:
                 by_pc[pc].values.setdefault(metric_name, value)  # an enum, not a count
             else:
                 by_pc[pc].values[metric_name] = by_pc[pc].values.get(metric_name, 0.0) + value
     metrics = {}
-    for metric_name in KERNEL_METRICS:
+    for metric_name in (*KERNEL_METRICS, *LAUNCH_METRICS):
         metric = action.metric_by_name(metric_name)
         if metric is not None:
             metrics[metric_name] = _instance_value(metric, None)
@@ -277,8 +283,14 @@ def _sass(action, pc: int) -> str:
         return ""
 
 
-def read_source_csv(text: str, source_name: str) -> list[KernelProfile]:
+def _names(source_name: str | Collection[str]) -> set[str]:
+    return {source_name} if isinstance(source_name, str) else set(source_name)
+
+
+def read_source_csv(text: str, source_name: str | Collection[str]) -> list[KernelProfile]:
     """Fallback: the `--page source --csv --print-source cuda` page, one row per CUDA line per kernel."""
+    names = _names(source_name)
+    default_file = source_name if isinstance(source_name, str) else ""
     kernels: list[KernelProfile] = []
     current: KernelProfile | None = None
     header: list[str] | None = None
@@ -303,14 +315,14 @@ def read_source_csv(text: str, source_name: str) -> list[KernelProfile]:
             continue
         cells = dict(zip(header, row, strict=True))
         line_text = cells.get("line number") or cells.get("line") or cells.get("#") or cells.get("# line")
-        file_text = cells.get("file name") or cells.get("file") or source_name
-        if not line_text or not line_text.strip().isdigit() or Path(file_text).name != source_name:
+        file_text = cells.get("file name") or cells.get("file") or default_file
+        if not line_text or not line_text.strip().isdigit() or Path(file_text).name not in names:
             continue
         values = {}
         for label, metric_name in SOURCE_LABELS.items():
             if label in cells:
                 values[metric_name] = _number(cells[label])
-        current.instructions.append(Instruction(int(line_text), values))
+        current.instructions.append(Instruction(int(line_text), values, file=Path(file_text).name))
     return kernels
 
 
@@ -324,24 +336,27 @@ def _number(cell: str) -> float:
 # ---------------------------------------------------------------- labels
 
 
-def label_kernel(profile: KernelProfile) -> dict:
-    lines: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    uncoalesced: dict[int, float] = {}
-    conflicts: dict[int, float] = {}
+def label_kernel(profile: KernelProfile, place: Callable[[Instruction], Hashable] = lambda ins: ins.line) -> dict:
+    """The kernel's labels per line; `place` names an instruction's line (its number, or file and number
+    where a kernel spans files)."""
+    lines: dict = defaultdict(lambda: defaultdict(float))
+    uncoalesced: dict = {}
+    conflicts: dict = {}
     for ins in profile.instructions:
         v = ins.values
-        stats = lines[ins.line]
+        where = place(ins)
+        stats = lines[where]
         for key, value in v.items():
             if key not in CATEGORICAL_METRICS:
                 stats[key] += value
         sectors = v.get("memory_l2_theoretical_sectors_global", 0.0)
         ideal = v.get("memory_l2_theoretical_sectors_global_ideal", 0.0)
         if sectors >= MIN_SECTORS and ideal > 0 and sectors / ideal >= UNCOALESCED_RATIO:
-            uncoalesced[ins.line] = max(uncoalesced.get(ins.line, 0.0), sectors / ideal)
+            uncoalesced[where] = max(uncoalesced.get(where, 0.0), sectors / ideal)
         wavefronts = v.get("memory_l1_wavefronts_shared", 0.0)
         ideal_wf = v.get("memory_l1_wavefronts_shared_ideal", 0.0)
         if ideal_wf > 0 and wavefronts / ideal_wf >= BANK_CONFLICT_RATIO:
-            conflicts[ins.line] = max(conflicts.get(ins.line, 0.0), wavefronts / ideal_wf)
+            conflicts[where] = max(conflicts.get(where, 0.0), wavefronts / ideal_wf)
 
     divergent = _divergent_lines(lines)
     return {
@@ -382,7 +397,7 @@ def _divergent_lines(lines: dict[int, dict[str, float]]) -> dict[int, float]:
 
 # ---------------------------------------------------------------- sanitizers
 
-_LOCATION = re.compile(r"([\w./+-]+\.cu):(\d+)")
+_LOCATION = re.compile(r"([\w./+-]+\.(?:cu|cuh|h|hpp)):(\d+)")
 
 
 def sanitize(binary: Path, tool: str, source: Path, timeout: float) -> dict:
@@ -395,7 +410,7 @@ def sanitize(binary: Path, tool: str, source: Path, timeout: float) -> dict:
     return {"exit_code": code, "output": out, "hits": parse_sanitizer(out, source.name)}
 
 
-def parse_sanitizer(output: str, source_name: str) -> list[dict]:
+def parse_sanitizer(output: str, source_name: str | Collection[str]) -> list[dict]:
     """Each reported problem: its kind (error/warning) and the source lines it names, in order.
 
     A racecheck hazard names two accesses (two lines of the report, `... at ... in file.cu:LINE`); a
@@ -403,15 +418,18 @@ def parse_sanitizer(output: str, source_name: str) -> list[dict]:
     the problem above them.
     """
     hits: list[dict] = []
+    names = _names(source_name)
     for raw in output.splitlines():
         text = raw.strip("= \t")
-        lines = [int(n) for f, n in _LOCATION.findall(text) if Path(f).name == source_name]
+        places = [(Path(f).name, int(n)) for f, n in _LOCATION.findall(text) if Path(f).name in names]
+        lines = [n for _, n in places]
         starts = re.match(r"(Error|Warning|ERROR|WARNING|Barrier error|Race reported|Invalid)", text)
         if starts:
             kind = "warning" if starts.group(1).lower().startswith("warning") else "error"
-            hits.append({"kind": kind, "message": text[:300], "lines": lines})
+            hits.append({"kind": kind, "message": text[:300], "lines": lines, "places": places})
         elif hits and lines and not re.match(r"(Saved host backtrace|Host Frame)", text):
             hits[-1]["lines"] += [n for n in lines if n not in hits[-1]["lines"]]
+            hits[-1]["places"] += [p for p in places if p not in hits[-1]["places"]]
     return [h for h in hits if h["lines"]]
 
 

@@ -3,6 +3,7 @@ category, line by line.
 
     python benchmarks/accuracy/score.py              # against truth.json's measurements → results.md
     python benchmarks/accuracy/score.py --expected   # against the labels the kernels were written to show
+    python benchmarks/accuracy/score.py --suite realworld [...]   # the real-world suite: score_realworld.py
 
 Categories and the rule codes that answer them: uncoalesced ↔ CL1xx, divergence ↔ CL2xx, bank_conflict ↔
 CL301, sync (synccheck) ↔ CL302, race (racecheck) ↔ CL303.
@@ -163,23 +164,41 @@ def _kernel_of(finding: Finding, spans: list) -> str | None:
 
 
 def _tally(tally: Tally, where: str, statements: Statements, flagged: list, items: list[list[int]]) -> None:
-    def hits(extent: tuple[int, int], line: int) -> bool:
-        start, end = statements.extent(line, line)
-        return start <= extent[1] and extent[0] <= end
+    """One file's findings (each a tuple of line extents) against its truth items (each a list of lines)."""
+    tally_places(
+        tally, where, {"": statements},
+        [tuple(("", extent) for extent in finding) for finding in flagged],
+        [[("", line) for line in item] for item in items],
+    )
+
+
+def tally_places(tally: Tally, where: str, statements: dict[str, Statements], flagged: list, items: list) -> None:
+    """Findings against truth items across files: a finding is a tuple of (file, (first, last line)) extents
+    (its own, then its related locations'), an item a list of (file, line) places. They match when the
+    statements overlap in the same file."""
+    def hits(extent: tuple[str, tuple[int, int]], place: tuple[str, int]) -> bool:
+        (file, (first, last)), (item_file, line) = extent, place
+        if file != item_file or file not in statements:
+            return False
+        start, end = statements[file].extent(line, line)
+        return start <= last and first <= end
+
+    def name(file: str, text: str) -> str:
+        return f"{where} {file + ':' if file else 'line '}{text}"
 
     tally.truth_items += len(items)
     for item in items:
-        if any(hits(extent, line) for finding in flagged for extent in finding for line in item):
+        if any(hits(extent, place) for finding in flagged for extent in finding for place in item):
             tally.truth_found += 1
         else:
-            tally.misses.append(f"{where} line {'/'.join(map(str, item))}")
+            tally.misses.append(name(item[0][0], "/".join(str(line) for _, line in item)))
     tally.flagged += len(flagged)
     for finding in flagged:
-        extent = finding[0]
-        if any(hits(e, line) for e in finding for item in items for line in item):
+        file, (first, last) = finding[0]
+        if any(hits(e, place) for e in finding for item in items for place in item):
             tally.flagged_right += 1
         else:
-            tally.false_alarms.append(f"{where} line {extent[0]}" + (f"-{extent[1]}" if extent[1] > extent[0] else ""))
+            tally.false_alarms.append(name(file, f"{first}" + (f"-{last}" if last > first else "")))
 
 
 def _fmt(value: float | None) -> str:
@@ -221,7 +240,22 @@ def render(truth: dict, expected: bool) -> str:
     return "\n".join(out)
 
 
+def _realworld_section(path: Path) -> str:
+    """The real-world suite's section of an existing results file (score_realworld.py writes it): kept."""
+    from score_realworld import BEGIN, END
+
+    text = path.read_text() if path.is_file() else ""
+    if BEGIN in text and END in text:
+        return "\n" + text[text.index(BEGIN) : text.index(END) + len(END)] + "\n"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["--suite", "realworld"]:  # the real-world suite has its own scorer (score_realworld.py)
+        import score_realworld
+
+        return score_realworld.main(argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--truth", type=Path, default=HERE / "truth.json")
     parser.add_argument("--expected", action="store_true", help="score against the `// expect:` labels")
@@ -241,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     target = args.write or (None if args.expected else HERE / "results.md")
     if target is not None:
-        target.write_text(text + "\n")
+        target.write_text(text + "\n" + _realworld_section(target))
     return 0
 
 

@@ -1,8 +1,15 @@
-"""GitHub Actions workflow commands: each finding becomes an annotation on the pull request's diff."""
+"""GitHub Actions workflow commands: each finding becomes an annotation on the pull request's diff.
+
+Values are escaped as @actions/core escapes them (`%`, CR and LF in the message; also `:` and `,` in
+properties), which the runner undoes: a file named with a newline still gets its annotation, and no text of
+the repository can end the command's line and start another (a compiler's message keeps its line breaks in
+the annotation). Other control characters in the message are written as escapes, as in the text format.
+"""
 
 from __future__ import annotations
 
 from cudalens.analysis.findings import Finding, Severity
+from cudalens.cli.escape import printable
 
 _LEVEL = {
     Severity.ERROR: "error",
@@ -31,7 +38,7 @@ def annotation(f: Finding) -> str:
         "title": f.code,
     }
     joined = ",".join(f"{key}={_escape_property(str(value))}" for key, value in props.items())
-    return f"::{_LEVEL[f.severity]} {joined}::{_escape_data(f.message)}"
+    return f"::{_LEVEL[f.severity]} {joined}::{_escape_data(printable(f.message, keep=chr(13) + chr(10)))}"
 
 
 def render(findings: list[Finding]) -> str:

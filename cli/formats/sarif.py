@@ -48,7 +48,8 @@ def _artifact(path: str) -> dict:
     pure = PurePath(path)
     if pure.is_absolute():
         return {"uri": Path(path).as_uri()}
-    return {"uri": quote(pure.as_posix()), "uriBaseId": SRCROOT}
+    # a name's undecodable bytes (surrogates) are percent-encoded as the bytes they were, as as_uri does
+    return {"uri": quote(pure.as_posix(), errors="surrogateescape"), "uriBaseId": SRCROOT}
 
 
 def _region(span: Span) -> dict:

@@ -1,8 +1,11 @@
-"""`path:line:col: CODE message`, one finding a line, then a summary line (as ruff prints it)."""
+"""`path:line:col: CODE message`, one finding a line, then a summary line (as ruff prints it). The path and
+the message are the repository's text: control characters in them are escaped, so each finding stays one
+line of the log."""
 
 from __future__ import annotations
 
 from cudalens.analysis.findings import Finding
+from cudalens.cli.escape import printable
 
 
 def _plural(count: int) -> str:
@@ -18,7 +21,7 @@ def summary(remaining: int, fixed: int = 0) -> str:
 
 
 def render(findings: list[Finding], fixed: int = 0) -> str:
-    lines = [f"{f.path}:{f.span.line}:{f.span.column}: {f.code} {f.message}" for f in findings]
+    lines = [f"{printable(f.path)}:{f.span.line}:{f.span.column}: {f.code} {printable(f.message)}" for f in findings]
     if lines:
         lines.append("")
     lines.append(summary(len(findings), fixed))

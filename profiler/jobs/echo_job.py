@@ -15,7 +15,7 @@ import time
 def run(payload: dict, ctx=None) -> dict:
     action = payload.get("action", "echo")
     if ctx is not None and payload.get("progress"):
-        ctx.progress("echoing", 0.5)
+        ctx.progress("echoing", 0.5, payload.get("limit_s"))  # limit_s: the job must end within it
     if payload.get("print"):
         print(payload["print"])  # must not reach the protocol channel
     if action == "sleep":

@@ -1,10 +1,12 @@
 """The correctness harness: a candidate against its PyTorch reference over several seeded trials.
 
-The contract (DESIGN.md "Correctness test"): ≥ 5 trials with fresh inputs from `get_inputs()` under a
-reported seed; memory poisoned with NaN before each candidate run so a kernel that skips elements cannot
+The contract (DESIGN.md "Correctness test", "Evaluation"): ≥ 5 trials with fresh inputs from `get_inputs()`
+under a reported seed; memory poisoned with NaN before each candidate run so a kernel that skips elements cannot
 pass on the reference's leftovers; tolerances by dtype (fp32 1e-4, fp16/bf16 1e-2: KernelBench's
-`get_tolerance_for_precision`, after torchbench); NaN/Inf in the candidate never pass; references that
-cannot tell right from wrong are flagged. Standard library at top level, torch inside functions.
+`get_tolerance_for_precision`, after torchbench); NaN/Inf in the candidate never pass; the inputs unchanged
+after the candidate ran and its outputs not sharing memory with them, unless the reference's behave the same;
+each candidate call under a time limit derived from the reference's measured call; references that cannot tell
+right from wrong are flagged. Standard library at top level, torch inside functions.
 """
 
 from __future__ import annotations
@@ -12,14 +14,20 @@ from __future__ import annotations
 import math
 import random
 import runpy
+import time
 import traceback
 from pathlib import Path
 from typing import Any
 
 sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
 results = sibling("../results")
+anti_cheat = sibling("../anti_cheat")
 
 DEFAULT_TRIALS = 5
+# A candidate call may take this many times the reference's measured call, and never less than the floor
+# (first-call costs: lazy module loading, a cuBLAS handle): a hung kernel costs seconds, not the job's 600 s.
+LIMIT_FACTOR = 20.0
+LIMIT_FLOOR_S = 10.0
 # atol = rtol per dtype name. Integers and booleans compare exactly.
 TOLERANCES = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2, "float64": 1e-7}
 # Messages of errors after which the CUDA context is unusable: the worker must be replaced.
@@ -197,6 +205,17 @@ def _clone(values: list[Any]) -> list[Any]:
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
 
 
+def clone_inputs(values: list[Any]) -> list[Any] | None:
+    """A copy of the inputs to compare with after the timing, or None when the device has no room for one
+    (the trials' own checks then stand alone)."""
+    import torch
+
+    try:
+        return _clone(values)
+    except torch.OutOfMemoryError:
+        return None
+
+
 def poison(outputs: list[Any], device: Any) -> None:
     """Leaves NaN in the blocks the caching allocator will hand to the candidate's outputs next."""
     import torch
@@ -235,14 +254,20 @@ def check(
     atol: float | None = None,
     rtol: float | None = None,
     on_trial: Any = None,
+    watch: Any = None,
+    limit_factor: float = LIMIT_FACTOR,
+    limit_floor_s: float = LIMIT_FLOOR_S,
 ) -> Any:
     """Runs the trials and returns a `TestResult` (never raises for the user's code going wrong).
-    `on_trial(k, n)` is called before trial k of n (0-based): the editor's progress shows "trial 3/5"."""
+    `on_trial(k, n)` is called before trial k of n (0-based): the editor's progress shows "trial 3/5".
+    `watch(stage, limit_s)` is called before each candidate call with the seconds it may take (a `CallLimit`
+    from the reference's measured call) and after it with None: the job makes them the worker's deadline."""
     import torch
 
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     dtype = getattr(torch, precision) if precision else None
     TestResult = results.TestResult
+    watch = watch or (lambda stage, limit_s: None)
     try:
         reference = place(make_reference(), dev, dtype)
     except Exception as exc:
@@ -259,19 +284,26 @@ def check(
     degenerate: list[str] = []
     first_outputs: list[Any] | None = None
     dtype_name, used_atol, used_rtol = "", 0.0, 0.0
+    limit = None
     with torch.no_grad():
         for trial, trial_seed in enumerate(trial_seeds(seed, trials)):
             if on_trial is not None:
                 on_trial(trial, trials)
             torch.manual_seed(trial_seed)
             inputs = make_inputs(get_inputs, dev, dtype)
+            reference_inputs = _clone(inputs)
             try:
-                expected = flatten(reference(*_clone(inputs)))
+                began = time.perf_counter()
+                expected = flatten(reference(*reference_inputs))
                 _sync(dev)
+                reference_s = time.perf_counter() - began
             except Exception as exc:
                 return TestResult("reference-error", tuple(done), device=str(dev),
                                   message=f"the reference raised on trial {trial}: {_one_line(exc)}",
-                                  traceback=traceback.format_exc())
+                                  traceback=traceback.format_exc(), limits=limit)
+            limit = results.CallLimit(max(reference_s, limit.reference_s if limit else 0.0), limit_factor, limit_floor_s)
+            reference_side = ReferenceSide.after(inputs, reference_inputs, expected)
+            del reference_inputs  # only the inputs the reference changed are kept (reference_side.changed)
             first = next((o for o in expected if isinstance(o, torch.Tensor)), None)
             if first is not None and not dtype_name:
                 dtype_name = _dtype_name(first)
@@ -285,6 +317,7 @@ def check(
                 degenerate.append("the reference gives the same outputs on every trial: get_inputs() may not be random")
             candidate_inputs = _clone(inputs)  # before poisoning: the clones must not take the poisoned blocks
             poison(expected, dev)
+            watch(f"trial {trial + 1}/{trials}: the candidate's call, limit {limit.describe()}", limit.limit_s)
             try:
                 actual = flatten(candidate(*candidate_inputs))
                 _sync(dev)
@@ -296,22 +329,114 @@ def check(
                     "crashed" if crashed else "error", tuple(done), dtype_name, used_atol, used_rtol, str(dev),
                     tuple(degenerate),
                     f"the candidate {'crashed' if crashed else 'raised'} on trial {trial} (seed {trial_seed}): {message}",
-                    traceback.format_exc(),
+                    traceback.format_exc(), limits=limit,
                 )
-            checks = _compare_all(expected, actual, atol, rtol, candidate_inputs)
-            done.append(results.TrialResult(trial, trial_seed, all(c.passed for c in checks), tuple(checks)))
+            finally:
+                watch(f"trial {trial + 1}/{trials}: comparing", None)
+            checks = _compare_all(expected, actual, atol, rtol)
+            cheats = reference_side.cheats(inputs, candidate_inputs, actual, atol, rtol)
+            passed = all(c.passed for c in checks) and not cheats
+            done.append(results.TrialResult(trial, trial_seed, passed, tuple(checks), cheats=tuple(cheats)))
 
     failed = next((t for t in done if not t.passed), None)
     if any("NaN/Inf" in r for r in degenerate):
         status, message = "reference-error", "the reference produced NaN/Inf: " + "; ".join(degenerate)
     elif failed is not None:
-        bad = failed.first_failure
         status = "failed"
         passed_n = sum(t.passed for t in done)
-        message = f"{passed_n}/{len(done)} trials passed; trial {failed.trial} (seed {failed.seed}): {bad.message if bad else ''}"
+        message = f"{passed_n}/{len(done)} trials passed; trial {failed.trial} (seed {failed.seed}): {failed.failure_message}"
     else:
         status, message = "passed", ""
-    return TestResult(status, tuple(done), dtype_name, used_atol, used_rtol, str(dev), tuple(degenerate), message)
+    cheats = tuple({c.check: c for t in done for c in t.cheats}.values())  # each check once, from its first trial
+    return TestResult(status, tuple(done), dtype_name, used_atol, used_rtol, str(dev), tuple(degenerate), message,
+                      cheats=cheats, limits=limit)
+
+
+class ReferenceSide:
+    """What the reference did to its inputs on one trial, which the candidate may then do too: the inputs it
+    changed (kept, to compare the candidate's with) and the (output, input) pairs whose memory it shares."""
+
+    def __init__(self, changed: dict[int, Any], aliases: set[tuple[int, int]]) -> None:
+        self.changed = changed
+        self.aliases = aliases
+
+    @classmethod
+    def after(cls, inputs: list[Any], reference_inputs: list[Any], outputs: list[Any]) -> ReferenceSide:
+        changed = {j: reference_inputs[j] for j in changed_inputs(inputs, reference_inputs)}
+        return cls(changed, aliasing(outputs, reference_inputs))
+
+    def cheats(self, inputs: list[Any], candidate_inputs: list[Any], outputs: list[Any], atol: float | None,
+               rtol: float | None) -> list[Any]:
+        """Run-time anti-cheat findings: an input the candidate changed where the reference did not (or not
+        the same way), an output sharing memory with an input where the reference's does not."""
+        found = []
+        for j in changed_inputs(inputs, candidate_inputs):
+            if j not in self.changed:
+                n = differing(inputs[j], candidate_inputs[j])
+                found.append(anti_cheat.finding(
+                    "inputs-modified",
+                    f"the candidate changed input {j} ({n} of {inputs[j].numel()} elements), which the reference "
+                    "leaves unchanged: a kernel that writes its result into its input",
+                    0,
+                ))
+        for j, reference_after in self.changed.items():
+            same = compare(j, reference_after, candidate_inputs[j], atol, rtol)
+            if not same.passed:
+                found.append(anti_cheat.finding(
+                    "inputs-modified",
+                    f"input {j} after the candidate's call differs from the reference's, which changes it in "
+                    f"place: {same.message.removeprefix(f'output {j}').lstrip(': ')}",
+                    0,
+                ))
+        for k, j in sorted(aliasing(outputs, candidate_inputs) - self.aliases):
+            found.append(anti_cheat.finding(
+                "output-aliases-input",
+                f"output {k} shares memory with input {j} (the reference's does not): the result was written "
+                "into the input",
+                0,
+            ))
+        return found
+
+
+def changed_inputs(before: list[Any], after: list[Any]) -> list[int]:
+    """Positions of the tensor inputs that differ between two lists of the same inputs (bitwise, NaN = NaN)."""
+    import torch
+
+    return [j for j, (b, a) in enumerate(zip(before, after, strict=False))
+            if isinstance(b, torch.Tensor) and isinstance(a, torch.Tensor) and differing(b, a)]
+
+
+def differing(a: Any, b: Any) -> int:
+    """How many elements of two same-shaped tensors differ (on their device; NaN equals NaN)."""
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return max(a.numel(), 1)
+    if torch.equal(a, b):
+        return 0
+    same = a == b
+    if a.is_floating_point() or a.is_complex():
+        same |= torch.isnan(a) & torch.isnan(b)
+    return int((~same).sum())
+
+
+def aliasing(outputs: list[Any], inputs: list[Any]) -> set[tuple[int, int]]:
+    """(output, input) position pairs whose storages overlap: the output is the input or a view of it."""
+    import torch
+
+    return {
+        (k, j)
+        for k, o in enumerate(outputs) if isinstance(o, torch.Tensor)
+        for j, x in enumerate(inputs) if isinstance(x, torch.Tensor) and _overlap(o, x)
+    }
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    if a.device != b.device:
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    pa, pb, na, nb = sa.data_ptr(), sb.data_ptr(), sa.nbytes(), sb.nbytes()
+    return bool(na and nb) and pa < pb + nb and pb < pa + na
 
 
 def place(model: Any, device: Any, dtype: Any) -> Any:
@@ -333,27 +458,11 @@ def _same(a: list[Any], b: list[Any]) -> bool:
     )
 
 
-def _compare_all(expected: list[Any], actual: list[Any], atol: float | None, rtol: float | None, inputs: list[Any]) -> list[Any]:
-    import torch
-
+def _compare_all(expected: list[Any], actual: list[Any], atol: float | None, rtol: float | None) -> list[Any]:
     checks = [compare(i, e, a, atol, rtol) for i, (e, a) in enumerate(zip(expected, actual, strict=False))]
-    # A candidate returning one of its inputs passes only when the reference does too; say so either way.
-    for i, check_ in enumerate(checks):
-        a = actual[i]
-        if isinstance(a, torch.Tensor) and a.numel() and any(
-            isinstance(x, torch.Tensor) and x.numel() and x.data_ptr() == a.data_ptr() for x in inputs
-        ):
-            checks[i] = _note_alias(check_)
     if len(actual) != len(expected):
         checks.append(results.OutputCheck(
             min(len(actual), len(expected)), False, "missing",
             f"the candidate returned {len(actual)} outputs, the reference {len(expected)}",
         ))
     return checks
-
-
-def _note_alias(check_: Any) -> Any:
-    from dataclasses import replace
-
-    note = "the output is the input tensor itself (returned in place)"
-    return replace(check_, message=(check_.message + "; " if check_.message else "") + note)

@@ -20,7 +20,7 @@ import re
 import runpy
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,9 @@ class Problem:
     get_inputs: Callable[[], list]
     kernel_names: list[str] = field(default_factory=list)
     module_names: list[str] = field(default_factory=list)  # load_inline extension names built for it
+    reference_module: Any = None  # the module defining Model (small_inputs.py reads its hooks)
+    candidate_module: Any = None  # the module defining ModelNew (None for a .cu file)
+    inputs_how: str = "full size"  # what get_inputs makes: "full size", or how small_inputs.py reduced it
 
 
 def kernel_names(text: str) -> list[str]:
@@ -129,8 +132,12 @@ def built_fast_or_else(original: Callable[..., Any], fast_name: str, name: str, 
     return original(name, *args, **kwargs)
 
 
-def load_module(path: Path) -> Any:
-    """Executes a user's Python file as a fresh module (its load_inline builds run now, content-addressed)."""
+Rewrite = Callable[[Path, str], str]
+
+
+def load_module(path: Path, rewrite: Rewrite | None = None) -> Any:
+    """Executes a user's Python file as a fresh module (its load_inline builds run now, content-addressed).
+    `rewrite(path, source)`: the source to run instead (small_inputs.py runs a reference with smaller sizes)."""
     key = "_cudalens_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(key, path)
     if spec is None or spec.loader is None:
@@ -138,7 +145,11 @@ def load_module(path: Path) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[key] = module
     with content_addressed_builds():
-        spec.loader.exec_module(module)
+        if rewrite is None:
+            spec.loader.exec_module(module)
+        else:
+            source = rewrite(path, path.read_text(encoding="utf-8", errors="replace"))
+            exec(compile(source, str(path), "exec"), module.__dict__)
     return module
 
 
@@ -155,18 +166,31 @@ def _seeded(seed: int, factory: Callable[[], Any]) -> Any:
     return factory()
 
 
-def load_problem(payload: dict) -> Problem:
+def load_problem(payload: dict, rewrite: Rewrite | None = None) -> Problem:
+    """The problem of `payload["path"]`; `rewrite` applies to the reference's source (see `load_module`)."""
     path = Path(payload["path"]).expanduser().resolve()
     if not path.exists():
         raise ProblemError(f"{path}: no such file")
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix in (".cu", ".cuh"):
-        return _cuda_problem(path, text, payload)
-    return _kernelbench_problem(path, text, payload)
+        return _cuda_problem(path, text, payload, rewrite)
+    return _kernelbench_problem(path, text, payload, rewrite)
 
 
-def _kernelbench_problem(path: Path, text: str, payload: dict) -> Problem:
-    module = load_module(path)
+def with_init_inputs(problem: Problem, payload: dict, init: Callable[[], list]) -> Problem:
+    """The problem with both models built from `init()` instead of `get_init_inputs()`."""
+    seed = int(payload.get("seed", 42))
+    reference, candidate = problem.reference_module, problem.candidate_module
+    out = replace(problem, make_reference=lambda: _seeded(seed, lambda: reference.Model(*init())))
+    if candidate is not None:
+        out = replace(out, make_candidate=lambda: _seeded(seed, lambda: candidate.ModelNew(*init())))
+    return out
+
+
+def _kernelbench_problem(path: Path, text: str, payload: dict, rewrite: Rewrite | None) -> Problem:
+    # a file with its own Model is its own reference, so the rewrite applies to it too (it changes only what
+    # the file's get_inputs/get_init_inputs read)
+    module = load_module(path, rewrite)
     if not hasattr(module, "ModelNew"):
         raise ProblemError(f"{path.name} defines no ModelNew: nothing to test against the reference")
     ref_path = path
@@ -178,7 +202,7 @@ def _kernelbench_problem(path: Path, text: str, payload: dict) -> Problem:
                 f"{path.name} has ModelNew but no Model/get_inputs: name the problem file with "
                 "`# cudalens: reference=problem.py` or --reference"
             )
-        reference = load_module(found)
+        reference = load_module(found, rewrite)
         ref_path = found
     _need(reference, ("Model", "get_inputs", "get_init_inputs"), ref_path)
     seed = int(payload.get("seed", 42))
@@ -190,17 +214,19 @@ def _kernelbench_problem(path: Path, text: str, payload: dict) -> Problem:
         make_candidate=lambda: _seeded(seed, lambda: module.ModelNew(*init())),
         get_inputs=reference.get_inputs,
         kernel_names=kernel_names(text),
+        reference_module=reference,
+        candidate_module=module,
     )
 
 
-def _cuda_problem(path: Path, text: str, payload: dict) -> Problem:
+def _cuda_problem(path: Path, text: str, payload: dict, rewrite: Rewrite | None) -> Problem:
     ref_path = reference_for(path, text, payload.get("reference"))
     if ref_path is None or not ref_path.exists():
         raise ProblemError(
             f"{path.name} has no PyTorch reference: add {path.stem}_ref.py next to it (Model, get_inputs, "
             "get_init_inputs) or a `// cudalens: reference=file.py` line"
         )
-    reference = load_module(ref_path)
+    reference = load_module(ref_path, rewrite)
     _need(reference, ("Model", "get_inputs", "get_init_inputs"), ref_path)
     functions = host_functions(text)
     wanted = getattr(reference, "FUNCTION", None)
@@ -231,6 +257,7 @@ def _cuda_problem(path: Path, text: str, payload: dict) -> Problem:
         get_inputs=reference.get_inputs,
         kernel_names=kernel_names(text),
         module_names=[ext_name],
+        reference_module=reference,
     )
 
 

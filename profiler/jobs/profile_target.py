@@ -1,8 +1,10 @@
 """The program ncu and compute-sanitizer watch: builds a file's candidate and calls it on seeded inputs.
 
-`python profile_target.py PAYLOAD.json` (payload as for the `test` job, plus "reps"). Builds happen before
-the first launch, so with `--target-processes application-only` nvcc is never profiled. Exit status 0 when
-the calls returned, 1 (one line on stderr) when they raised. Standard library at top level.
+`python profile_target.py PAYLOAD.json` (payload as for the `test` job, plus "reps", and "inputs": "small" for
+the smallest inputs the reference accepts: jobs/small_inputs.py; the sanitizers ask for them). Builds happen
+before the first launch, so with `--target-processes application-only` nvcc is never profiled. What it ran is
+announced on stderr (`cudalens-inputs: {json}`). Exit status 0 when the calls returned, 1 (one line on stderr)
+when they raised. Standard library at top level.
 """
 
 from __future__ import annotations
@@ -54,6 +56,22 @@ def _quietly(call: Any) -> None:
         pass
 
 
+def _problem(payload: dict, device: Any) -> Any:
+    """The problem at full size, or (payload "inputs": "small") at the smallest sizes its reference accepts;
+    `problem.inputs_how` says which."""
+    loader = sibling("problem_loader")
+    if payload.get("inputs") != "small":
+        return loader.load_problem(payload)
+    small = sibling("small_inputs")
+    problem, how, reduced = small.load_small(payload)
+    refused = small.accepted(problem, device) if reduced else None
+    if refused is not None:
+        problem = loader.load_problem(payload)
+        how = f"full size: the reference does not accept the reduced sizes ({how}): {refused}"
+    problem.inputs_how = how
+    return problem
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--standby"]:  # a warm target (profiler/ncu/standby.py): the slow start first, then wait
         import torch
@@ -66,19 +84,20 @@ def main(argv: list[str]) -> int:
             return 0  # the parent went away: nothing to run
         argv = [line]
     payload = json.loads(Path(argv[0]).read_text())
-    loader = sibling("problem_loader")
     correctness = sibling("harness_correctness")
     try:
         import torch
 
-        problem = loader.load_problem(payload)
         device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+        problem = _problem(payload, device)
         candidate = correctness.place(problem.make_candidate(), device, None)
         announce_build_dirs(problem.module_names)  # after make_candidate: a .cu file is built there
         for folder in sibling("fast_inline").BUILD_DIRS:
             print(f"cudalens-build-dir: {folder}", file=sys.stderr)
         torch.manual_seed(int(payload.get("seed", 42)))
         inputs = correctness.make_inputs(problem.get_inputs, device)
+        shapes = [list(x.shape) for x in inputs if isinstance(x, torch.Tensor)]
+        print("cudalens-inputs: " + json.dumps({"how": problem.inputs_how, "shapes": shapes}), file=sys.stderr)
         with torch.no_grad(), _profiled(torch, device):
             for _ in range(int(payload.get("reps", 1))):
                 candidate(*inputs)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from cudalens.agents.anti_cheat import CheatFinding
 from cudalens.agents.evaluation import (
     CompileOutcome,
     CorrectnessOutcome,
@@ -17,6 +16,7 @@ from cudalens.agents.judge import JudgeInput, judge
 from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.render import render_markdown, verdict_findings
 from cudalens.analysis.findings import Finding, Severity, Span
+from cudalens.profiler.results import CheatFinding
 
 S = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 

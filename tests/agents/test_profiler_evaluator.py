@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.agents.anti_cheat import AntiCheatPolicy
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
+from cudalens.profiler.anti_cheat import AntiCheatPolicy
 from tests.agents.fake_openai import FakeOpenAI, reply
 from tests.agents.kernelbench_cpu import FAST, REFERENCE, START, WRONG, fenced
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cudalens.analysis.api import DocumentAnalyzer, analyze_text, read_include_from_disk
+from cudalens.analysis.config import AnalysisConfig
 
 KERNEL = """#include "layout.cuh"
 __global__ void k(const float* in, float* out, int n) {
@@ -51,3 +52,19 @@ def test_finding_in_a_header_helper_lands_on_the_call(tmp_path: Path) -> None:
     [finding] = report.findings
     assert finding.code == "CL101" and finding.line == 4
     assert text.splitlines()[3][finding.column - 1:].startswith("load_col(")
+
+
+def test_a_branch_in_a_header_helper_is_reported_at_the_call(tmp_path: Path) -> None:
+    # the shape of cuda-samples' sortingNetworks Comparator() (a header's helper branching on the keys); the
+    # finding belonged at the call in the .cu, not at the header's line number read in the .cu
+    (tmp_path / "common.cuh").write_text(
+        "\n" * 40 + "__device__ inline void Comparator(unsigned& a, unsigned& b, unsigned dir) {\n"
+        "    if ((a > b) == dir) {\n        for (int r = 0; r < 8; ++r) { unsigned t = a; a = b * 3u; b = t + 1u; }\n"
+        "        a += 1; b += 1;\n    }\n}\n")
+    source = ('#include "common.cuh"\n__global__ void k(unsigned* keys) {\n'
+              '    unsigned a = keys[threadIdx.x], b = keys[threadIdx.x + 256];\n'
+              '    Comparator(a, b, 1);\n    keys[threadIdx.x] = a;\n}\n')
+    path = tmp_path / "k.cu"
+    path.write_text(source)
+    report = analyze_text(str(path), source, AnalysisConfig(min_severity="hint"), read_include=read_include_from_disk)
+    assert {f.line for f in report.findings if f.code == "CL203"} == {4}

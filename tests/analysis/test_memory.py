@@ -47,3 +47,12 @@ def test_inactive_lanes_do_not_count() -> None:
     mask = LANES < 16
     assert shared_request(LANES * 128, mask, 4).degree == 16
     assert global_request(LANES * 4, mask, 4).sectors == 2
+
+
+def test_regular_groups_of_lanes_are_described() -> None:
+    # a 16×16 block: a warp covers two rows of 16 lanes, 16 bytes apart within a row, a pitch between rows
+    addr = np.concatenate([np.arange(16) * 16, 4096 + np.arange(16) * 16])
+    assert global_request(addr, ALL, 4).groups == (16, 16)
+    # pseudo-random offsets are not groups
+    rng = np.random.default_rng(1)
+    assert global_request(rng.integers(0, 1 << 20, 32) * 4, ALL, 4).groups is None

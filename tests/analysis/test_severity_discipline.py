@@ -31,13 +31,13 @@ CASES: dict[str, tuple[str, str]] = {
     "CL104": ("__global__ void k(const float* in, const int* idx, float* out) { out[threadIdx.x] = in[idx[threadIdx.x]]; }",
               "k<<<1, 256>>>(a, (const int*)b, b);"),
     "CL201": ("__global__ void k(float* out) {\n  float v = out[threadIdx.x];\n"
-              "  if (threadIdx.x % 2) { v = v * 2.0f; v = v + 1.0f; v = v * v; v = v - 3.0f; }\n"
+              "  if (threadIdx.x % 2) { v = v * 2.0f; v = v + 1.0f; v = v * v; out[threadIdx.x + 256] = v; }\n"
               "  out[threadIdx.x] = v; }", "k<<<1, 256>>>(b);"),
     "CL202": ("__global__ void k(const float* in, float* out) { float acc = 0.0f;\n"
               "  for (int j = 0; j <= threadIdx.x; ++j) acc += in[j];\n  out[threadIdx.x] = acc; }",
               "k<<<1, 256>>>(a, b);"),
     "CL203": ("__global__ void k(const float* in, float* out) { float v = in[threadIdx.x];\n"
-              "  if (v > 0.0f) { v = v * 2.0f; v = v + 1.0f; v = v * v; v = v - 3.0f; v = v / 7.0f; v = v + 9.0f; }\n"
+              "  if (v > 0.0f) { v = v * 2.0f; v = v + 1.0f; v = v * v; v = v - 3.0f; v = v / 7.0f; out[256] = v; }\n"
               "  out[threadIdx.x] = v; }", "k<<<1, 256>>>(a, b);"),
     "CL301": ("__global__ void k(const float* in, float* out) { __shared__ float t[32][32];\n"
               "  for (int r = 0; r < 32; ++r) t[r][threadIdx.x] = in[r * 32 + threadIdx.x];\n  __syncthreads();\n"
@@ -154,7 +154,8 @@ def test_a_threshold_on_the_block_is_info_without_a_launch_and_proven_with_one()
 
 def test_sizes_no_launch_fixes_are_named_where_the_conclusion_depends_on_them() -> None:
     source = ("__global__ void k(float* out, int n) { if (threadIdx.x < n) { float v = out[threadIdx.x];\n"
-              "  v = v * 2.0f; v = v + 1.0f; v = v * v; out[threadIdx.x] = v; } }\n")
+              "  v = v * 2.0f; v = v + 1.0f; v = v * v; out[threadIdx.x] = v; }\n"
+              "  else { float w = out[threadIdx.x + 1]; w = w * 3.0f; w = w - 1.0f; out[threadIdx.x] = w; } }\n")
     [f] = _findings(source + HOST.format("k<<<1, 256>>>(b, m);").replace("float* b)", "float* b, int m)"),
                     "CL201") or [None]
     assert f is None or ("assuming n = 4096" in f.message and f.severity == Severity.INFO)

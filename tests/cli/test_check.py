@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.config import AnalysisConfig, config_from_mapping, load_config
 from cudalens.cli.check_config import ConfigResolver, Overrides
 from cudalens.cli.check_run import run_checks
 from cudalens.cli.profiler_hooks import load_hooks
@@ -107,7 +107,7 @@ def test_a_file_that_vanishes_during_the_run_is_one_error_line_and_the_rest_are_
     tmp_path, kernel, capsys
 ):
     good = kernel("clean_saxpy.cu").copy_to(tmp_path)
-    resolver = ConfigResolver(Overrides(), None, print, tmp_path)
+    resolver = ConfigResolver(Overrides(), None, tmp_path)
     outcome = run_checks([tmp_path / "vanished.cu", good], resolver, load_hooks(False, False), tmp_path)
     assert (outcome.checked, outcome.errors) == (1, 1)
     err = capsys.readouterr().err
@@ -223,7 +223,7 @@ def write_pyproject(folder: Path, body: str) -> None:
 def test_settings_come_from_the_nearest_pyproject(tmp_path):
     write_pyproject(tmp_path, 'select = ["CL1"]\nexclude = ["generated"]')
     write_pyproject(tmp_path / "sub", 'ignore = ["CL2"]\nfail-level = "error"')
-    resolver = ConfigResolver(Overrides(), None, print, tmp_path)
+    resolver = ConfigResolver(Overrides(), None, tmp_path)
     top = resolver.config_for(tmp_path / "a.cu")
     sub = resolver.config_for(tmp_path / "sub" / "deep" / "b.cu")
     assert (top.select, top.fail_level) == (("CL1",), "warning")
@@ -234,19 +234,20 @@ def test_settings_come_from_the_nearest_pyproject(tmp_path):
 
 def test_command_line_overrides_the_pyproject(tmp_path):
     write_pyproject(tmp_path, 'select = ["CL1"]\nfail-level = "error"')
-    resolver = ConfigResolver(Overrides(select=("CL3",), fail_level="info"), None, print, tmp_path)
+    resolver = ConfigResolver(Overrides(select=("CL3",), fail_level="info"), None, tmp_path)
     config = resolver.config_for(tmp_path / "a.cu")
     assert (config.select, config.fail_level) == (("CL3",), "info")
 
 
-def test_bad_settings_warn_once_in_one_line_each_and_use_the_defaults(tmp_path, cli, kernel):
+def test_bad_settings_stop_the_check_with_a_line_each(tmp_path, cli, kernel):
     write_pyproject(tmp_path, 'fail-level = 3\nselect = ["E501"]\ncolour = "always"')
     for i in range(3):
         kernel("clean_saxpy.cu").copy_to(tmp_path, f"k{i}.cu")
     result = cli("check", cwd=tmp_path)
-    assert result.code == 0 and result.out == "All checks passed!\n"
+    assert result.code == 2 and result.out == ""
     lines = result.err.strip().splitlines()
-    assert len(lines) == 3, result.err
+    assert len(lines) == 3, result.err  # once each, not once per file
+    assert all(line.startswith(f"cudalens: error: {tmp_path / 'pyproject.toml'}: ") for line in lines)
     assert any("'fail-level' must be a str" in line for line in lines)
     assert any("'E501'" in line for line in lines)
     assert any("unknown setting 'colour'" in line for line in lines)
@@ -255,7 +256,7 @@ def test_bad_settings_warn_once_in_one_line_each_and_use_the_defaults(tmp_path, 
 def test_a_config_file_given_on_the_command_line(tmp_path, kernel):
     (tmp_path / "cudalens.toml").write_text('ignore = ["CL3"]\n')
     write_pyproject(tmp_path, 'ignore = ["CL1"]')
-    resolver = ConfigResolver(Overrides(), tmp_path / "cudalens.toml", print, tmp_path)
+    resolver = ConfigResolver(Overrides(), tmp_path / "cudalens.toml", tmp_path)
     assert resolver.config_for(tmp_path / "a.cu").ignore == ("CL3",)
 
 
@@ -368,3 +369,27 @@ def test_include_dirs_are_relative_to_the_pyproject(tmp_path, cli, kernel, requi
     from_src = cli("check", cwd=tmp_path / "src")
     assert from_src.code == 1 and from_src.out.startswith("k.cu:6:") and " CL101 " in from_src.out
     assert cli("check", cwd=tmp_path).out.startswith("src/k.cu:6:")
+
+
+@pytest.mark.parametrize("key", ["fail-level", "fail_level", "min-severity", "min_severity"])
+def test_both_spellings_of_a_key_are_validated_alike(key):
+    result = config_from_mapping({key: "fatal"})
+    assert result.config == AnalysisConfig()
+    assert result.errors == [f"setting '{key}' must be one of error, warning, info, hint, not 'fatal'"]
+
+
+def test_include_dirs_are_made_absolute_against_the_pyproject_for_every_caller(tmp_path):
+    # the server compiles on save with this config, in a temporary folder: a relative folder would be lost
+    write_pyproject(tmp_path, 'include-dirs = ["include", "/opt/cutlass/include"]')
+    (tmp_path / "src").mkdir()
+    config = load_config(tmp_path / "src").config
+    assert config.include_dirs == (str(tmp_path / "include"), "/opt/cutlass/include")
+
+
+def test_a_broken_pyproject_on_the_way_up_is_an_error_not_skipped(tmp_path):
+    write_pyproject(tmp_path, 'ignore = ["CL1"]')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text("[tool.cudalens\n")
+    result = load_config(tmp_path / "sub")
+    assert result.source == tmp_path / "sub" / "pyproject.toml"
+    assert len(result.errors) == 1 and "is not valid TOML" in result.errors[0]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
-from cudalens.analysis.files import discover_files, matches_exclude, read_source
+import pytest
+
+from cudalens.analysis.files import decode_source, discover_files, matches_exclude, read_source
 
 
 def make(root: Path, *names: str, content: bytes = b"// x\n") -> None:
@@ -84,3 +87,25 @@ def test_a_byte_order_mark_is_dropped_so_columns_match_the_editor(tmp_path):
     path = tmp_path / "bom.cu"
     path.write_bytes(b"\xef\xbb\xbf__global__ void k() {}\n")
     assert read_source(path).startswith("__global__")
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        (codecs.BOM_UTF8 + "// é\n".encode(), "utf-8"),
+        ("// é\n".encode("utf-16"), "utf-16-le"),
+        (codecs.BOM_UTF16_BE + "// é\n".encode("utf-16-be"), "utf-16-be"),
+        ("// é\n".encode("utf-32"), "utf-32-le"),
+        (codecs.BOM_UTF32_BE + "// é\n".encode("utf-32-be"), "utf-32-be"),
+    ],
+)
+def test_text_is_decoded_by_its_byte_order_mark(data, encoding):
+    source = decode_source(data)
+    assert (source.text, source.encoding, source.bom, source.lossless) == ("// é\n", encoding, True, True)
+
+
+def test_mostly_nul_bytes_are_not_text_but_one_nul_is():
+    assert decode_source("__global__ void k() {}\n".encode("utf-16-le")).undecodable is not None
+    assert decode_source(b"\x7fELF\x02\x01\x01" + bytes(64)).undecodable is not None
+    one = decode_source(b"// a NUL: \x00 in a comment\n__global__ void k() {}\n")
+    assert one.undecodable is None and "\x00" in one.text  # the analyzer reads it as a space

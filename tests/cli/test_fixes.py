@@ -3,6 +3,10 @@ fix the analyzer offers (CL301: pad the shared tile's rows)."""
 
 from __future__ import annotations
 
+import codecs
+
+import pytest
+
 from cudalens.analysis.findings import Finding, Fix, Severity, Span, TextEdit
 from cudalens.cli.fixes import apply_fixes
 
@@ -89,3 +93,14 @@ def test_a_byte_order_mark_survives_a_fix(tmp_path, cli, kernel, require_rule):
     assert (
         source.read_bytes().startswith(b"\xef\xbb\xbf// Each lane") and b"tile[32][33]" in source.read_bytes()
     )
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32"])
+def test_a_utf16_or_utf32_file_is_fixed_in_its_own_encoding(tmp_path, cli, kernel, require_rule, encoding):
+    require_rule("CL301")
+    source = kernel("row_sums_bank_conflict.cu").copy_to(tmp_path)
+    source.write_bytes(source.read_text().encode(encoding))  # with its byte order mark
+    fixed = cli("check", "--fix", cwd=tmp_path)
+    assert fixed.code == 0 and "1 fixed" in fixed.out
+    assert source.read_bytes().startswith(codecs.BOM_UTF32_LE if encoding == "utf-32" else codecs.BOM_UTF16_LE)
+    assert "tile[32][33]" in source.read_bytes().decode(encoding)

@@ -137,3 +137,20 @@ def test_sarif_absolute_paths_become_file_uris(tmp_path):
     validate_sarif(log)
     uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri == (tmp_path / "k.cu").as_uri()
+
+
+def test_text_escapes_control_characters_of_paths_and_messages_so_a_finding_stays_one_line():
+    hostile = Finding(
+        "a\n::error::x\r.cu", "CL101", "uncoalesced-global-access", Severity.WARNING,
+        "load from `in\x1b[2K`\u2028 via \u202eevil", Span(4, 29, 4, 38),
+    )
+    out = text.render([hostile, COMPILE])
+    assert out.splitlines()[:2] == [
+        "a\\n::error::x\\r.cu:4:29: CL101 load from `in\\x1b[2K`\\u2028 via \\u202eevil",
+        "k.cu:4:1: CL801 expected ';'\\nbefore '}'",
+    ]
+
+
+def test_github_escapes_other_control_characters_of_a_message_too():
+    hostile = Finding("k.cu", "CL101", "r", Severity.WARNING, "bell\x07 and\x1b[1A", Span(1, 1, 1, 2))
+    assert github.render([hostile]).endswith("::bell\\x07 and\\x1b[1A\n")

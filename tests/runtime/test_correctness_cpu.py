@@ -142,11 +142,13 @@ def test_constant_reference_is_flagged(correctness):
 def test_candidate_returning_its_input(correctness):
     # Signed inputs: returning x is simply wrong.
     assert run(correctness, lambda x: x).status == "failed"
-    # KernelBench's ReLU uses torch.rand (non-negative): returning x passes, and the test says it is weak.
+    # KernelBench's ReLU uses torch.rand (non-negative): the values are right, and the test says it is weak;
+    # the output is the input's memory, which the reference's is not (CL908)
     weak = run(correctness, lambda x: x, inputs=positive_inputs)
-    assert weak.passed
+    assert weak.status == "failed"
+    assert all(o.passed for t in weak.trials for o in t.outputs)
     assert any("equals input 0" in r for r in weak.degenerate)
-    assert "returned in place" in weak.trials[0].outputs[0].message
+    assert [(c.check, c.code) for c in weak.cheats] == [("output-aliases-input", "CL908")]
 
 
 def test_non_random_inputs_are_flagged(correctness):
@@ -192,12 +194,61 @@ def test_fp16_tolerance(correctness):
     assert result.passed
 
 
-def test_missing_output_with_aliasing_keeps_both_notes(correctness):
+def test_missing_output_with_aliasing_reports_both(correctness):
     class Two(torch.nn.Module):
         def forward(self, x):
             return x.clone(), x * 2
 
     result = run(correctness, lambda x: x, reference=Two)
-    outputs = result.trials[0].outputs
-    assert outputs[0].passed and "returned in place" in outputs[0].message
-    assert outputs[-1].reason == "missing"
+    trial = result.trials[0]
+    assert trial.outputs[0].passed and trial.outputs[-1].reason == "missing"
+    assert [c.check for c in trial.cheats] == ["output-aliases-input"]
+
+
+class Swish(torch.nn.Module):
+    def forward(self, x):
+        return x * torch.sigmoid(x)
+
+
+def test_candidate_writing_into_its_input_and_returning_it_fails(correctness):
+    # issue 13, hole 1: the values are right, so only the input check and the aliasing check can see it
+    def in_place(x):
+        return x.mul_(torch.sigmoid(x))
+
+    result = run(correctness, in_place, reference=Swish)
+    assert result.status == "failed"
+    assert all(o.passed for t in result.trials for o in t.outputs)
+    assert {(c.check, c.code) for c in result.cheats} == {("inputs-modified", "CL908"), ("output-aliases-input", "CL908")}
+    assert "changed input 0 (2112 of 2112 elements)" in result.message
+
+
+def test_candidate_changing_its_input_but_returning_a_new_tensor_fails(correctness):
+    def scribbles(x):
+        y = x * torch.sigmoid(x)
+        x.zero_()
+        return y
+
+    result = run(correctness, scribbles, reference=Swish)
+    assert [c.check for c in result.cheats] == ["inputs-modified"]
+
+
+def test_in_place_reference_allows_the_same_in_place_candidate(correctness):
+    class ReluInPlace(torch.nn.Module):
+        def forward(self, x):
+            return x.relu_()
+
+    assert run(correctness, lambda x: x.clamp_min_(0), reference=ReluInPlace).passed
+    # one that leaves the input as it was changes it differently from the reference
+    other = run(correctness, lambda x: x.clamp_min(0), reference=ReluInPlace)
+    assert [c.check for c in other.cheats] == ["inputs-modified"]
+    assert "changes it in place" in other.cheats[0].message
+
+
+def test_views_pass_only_where_the_reference_returns_a_view(correctness):
+    class Flatten(torch.nn.Module):
+        def forward(self, x):
+            return x.view(-1)
+
+    assert run(correctness, lambda x: x.reshape(-1), reference=Flatten).passed
+    aliased = run(correctness, lambda x: x.reshape(-1), reference=lambda: Fn(lambda x: x.flatten().clone()))
+    assert [c.check for c in aliased.cheats] == ["output-aliases-input"]

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import os
+import queue
+import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -140,21 +146,142 @@ def codes(diagnostics) -> list[str]:
     return sorted(str(d.code) for d in diagnostics)
 
 
+def line_starts(text: str) -> list[int]:
+    """Where each line starts by LSP's rule (a line ends at \\n, \\r\\n or \\r), written out char by char like
+    vscode-languageserver-textdocument, apart from the server's own line model."""
+    starts, i = [0], 0
+    while i < len(text):
+        if text[i] == "\r" and text[i + 1 : i + 2] == "\n":
+            i += 1
+        if text[i] in "\r\n":
+            starts.append(i + 1)
+        i += 1
+    return starts
+
+
+def lsp_offset(text: str, pos: types.Position) -> int:
+    """An LSP position (UTF-16 units) as an index in `text`, as an editor reads it."""
+    starts = line_starts(text)
+    if pos.line >= len(starts):
+        return len(text)
+    index, end = starts[pos.line], starts[pos.line + 1] if pos.line + 1 < len(starts) else len(text)
+    while end > index and text[end - 1] in "\r\n":
+        end -= 1
+    units = 0
+    while index < end and units < pos.character:
+        units += 2 if ord(text[index]) > 0xFFFF else 1
+        index += 1
+    return index
+
+
 def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
-    """Applies LSP edits (UTF-16 positions) the way an editor does: from the last to the first."""
-    lines = text.splitlines(keepends=True)
-
-    def offset(pos: types.Position) -> int:
-        if pos.line >= len(lines):
-            return len(text)
-        before = sum(len(line) for line in lines[: pos.line])
-        line, units, index = lines[pos.line], 0, 0
-        while index < len(line) and units < pos.character:
-            units += 2 if ord(line[index]) > 0xFFFF else 1
-            index += 1
-        return before + index
-
-    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
-        lines = text.splitlines(keepends=True)
+    """Applies LSP edits the way an editor does: every range read against the original text, the last first."""
+    spans = sorted(((lsp_offset(text, e.range.start), lsp_offset(text, e.range.end), e.new_text) for e in edits),
+                   reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
     return text
+
+
+class RawConnection:
+    """Bytes straight to a real server process's stdin, for messages no well-behaved client would send; its
+    stderr is kept (`stderr_text()`) to look for tracebacks."""
+
+    def __init__(self, log_file: str = "/dev/null") -> None:
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(server_command(log_file), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr)
+        self.received: list[dict] = []
+        self._ids = itertools.count(1000)
+        self._queue: queue.Queue[dict | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def send_bytes(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: dict) -> None:
+        body = json.dumps(message).encode()
+        self.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def _read(self) -> None:
+        """In a thread: every message the server writes, into the queue; None once its output ends."""
+        while True:
+            length = 0
+            while (line := self.proc.stdout.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            if not length:
+                self._queue.put(None)
+                return
+            self._queue.put(json.loads(self.proc.stdout.read(length)))
+
+    def receive(self, timeout: float = WAIT_S) -> dict:
+        try:
+            message = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"the server said nothing for {timeout} s") from None
+        assert message is not None, "the server closed its output"
+        self.received.append(message)
+        return message
+
+    def response_to(self, msg_id, timeout: float = WAIT_S) -> dict:
+        while (message := self.receive(timeout)).get("id") != msg_id or "method" in message:
+            pass
+        return message
+
+    def request(self, method: str, params=None) -> dict:
+        msg_id = next(self._ids)
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return self.response_to(msg_id)
+
+    def notify(self, method: str, params) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def initialize(self, root: Path, process_id: int | None = None) -> dict:
+        answer = self.request("initialize", {"processId": process_id, "rootUri": root.as_uri(), "capabilities": {
+            "workspace": {"workspaceEdit": {"documentChanges": True}},
+            "textDocument": {"publishDiagnostics": {"versionSupport": True}}}})
+        self.notify("initialized", {})
+        return answer
+
+    def open(self, path: Path, text: str, language: str = "cuda-cpp") -> str:
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
+        self.notify("textDocument/didOpen", {"textDocument": {
+            "uri": path.as_uri(), "languageId": language, "version": 1, "text": text}})
+        return path.as_uri()
+
+    def diagnostics(self, uri: str, version: int) -> list[dict]:
+        """The diagnostics published for `uri` at `version` (waits for them)."""
+        while True:
+            for m in self.received:
+                p = m.get("params") or {}
+                if m.get("method") == "textDocument/publishDiagnostics" and p.get("uri") == uri \
+                        and p.get("version") == version:
+                    return p["diagnostics"]
+            self.receive()
+
+    def stderr_text(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read().decode("utf-8", "replace")
+
+    def close(self) -> int:
+        self.send({"jsonrpc": "2.0", "id": 999, "method": "shutdown"})
+        self.response_to(999)
+        self.send({"jsonrpc": "2.0", "method": "exit"})
+        return self.proc.wait(timeout=60)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture(name="raw")
+def raw_fixture(tmp_path):
+    """`raw`: a RawConnection to an initialized server whose workspace is `tmp_path` (a test module imports
+    `raw_fixture` to have it)."""
+    conn = RawConnection()
+    assert "capabilities" in conn.initialize(tmp_path)["result"]
+    yield conn
+    conn.kill()

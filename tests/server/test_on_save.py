@@ -130,6 +130,26 @@ async def test_a_spilling_kernel_is_cl803_on_its_name_merged_with_static_finding
 
 
 @needs_nvcc
+async def test_relative_include_dirs_of_the_pyproject_reach_nvcc_on_save(bare_client: LanguageClient):
+    # nvcc runs in a temporary folder: `include-dirs = ["include"]` must arrive there as the project's folder
+    root = bare_client.root
+    (root / "pyproject.toml").write_text('[tool.cudalens]\ninclude-dirs = ["include"]\n')
+    (root / "include").mkdir()
+    (root / "include" / "params.cuh").write_text("// the project's shared parameters\n")
+    (root / "src").mkdir()
+    await start(bare_client, root, settings(compile=True))
+    uri = open_doc(bare_client, root / "src" / "heavy.cu", '#include "params.cuh"\n' + SPILLS)
+    save(bare_client, uri)
+    compiled = await wait_until(
+        lambda: next((p for p in reversed(bare_client.published) if p.uri == uri
+                      and any(c.startswith("CL80") for c in codes(p.diagnostics))), None),
+        "the compiler's findings",
+    )
+    assert "CL801" not in codes(compiled.diagnostics), [d.message for d in compiled.diagnostics]
+    assert "CL803" in codes(compiled.diagnostics)
+
+
+@needs_nvcc
 async def test_an_edit_after_save_drops_the_compile_results(bare_client: LanguageClient):
     uri, _ = await save_compiled(bare_client, "scale.cu", SYNTAX_ERROR, "CL801")
     fixed = SYNTAX_ERROR.replace("* a\n", "* a;\n")

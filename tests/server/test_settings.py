@@ -69,3 +69,48 @@ async def test_a_bad_setting_is_shown_once_and_defaults_are_used(bare_client: La
     marker = open_doc(bare_client, bare_client.root / "m.cu", kernel("copy.cu"))
     await diagnostics_for(bare_client, marker, 1)
     assert len([m for m in bare_client.messages if "'select'" in m.message]) == 1
+
+
+async def test_an_absurd_number_is_shown_once_and_diagnostics_still_arrive(bare_client: LanguageClient):
+    """`debounceMs: 10**12` was accepted: the analysis after an edit waited for ~30 years."""
+    await start(bare_client, bare_client.root, {"settings": {"debounceMs": 10**12, "worker": {"timeoutSeconds": -5}}})
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("copy.cu"))
+    await diagnostics_for(bare_client, uri, 1)
+    bare_client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+        [types.TextDocumentContentChangeWholeDocument(text=kernel("strided.cu"))],
+    ))
+    assert "CL101" in codes(await diagnostics_for(bare_client, uri, 2))
+    shown = [m.message for m in bare_client.messages if "must be" in m.message]
+    assert shown == [
+        "cudalens: setting 'debounceMs' must be a whole number from 0 to 10000, not 1000000000000; using the default",
+        "cudalens: setting 'worker.timeoutSeconds' must be a number from 1 to 7200, not -5; using the default",
+    ]
+
+
+async def test_a_pyproject_that_is_not_toml_is_shown_not_ignored(bare_client: LanguageClient):
+    # a pull request's broken config must not quietly turn into "the defaults" in the editor either
+    (bare_client.root / "pyproject.toml").write_text('[tool.cudalens\nignore = ["CL101"]\n')
+    await start(bare_client, bare_client.root)
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" in codes(await diagnostics_for(bare_client, uri, 1))  # the defaults
+    shown = [m for m in bare_client.messages if "is not valid TOML" in m.message]
+    assert len(shown) == 1 and "pyproject.toml" in shown[0].message, bare_client.messages
+    assert shown[0].type == types.MessageType.Warning
+
+
+async def test_a_pyproject_code_that_is_no_rule_is_shown(bare_client: LanguageClient):
+    (bare_client.root / "pyproject.toml").write_text('[tool.cudalens]\nselect = ["bogus"]\nfail-level = "fatal"\n')
+    await start(bare_client, bare_client.root)
+    uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
+    assert "CL101" in codes(await diagnostics_for(bare_client, uri, 1))
+    assert any("'bogus'" in m.message for m in bare_client.messages), bare_client.messages
+    assert any("'fail-level'" in m.message for m in bare_client.messages), bare_client.messages
+
+
+async def test_a_document_above_the_size_limit_gets_the_cli_s_cl001_finding(client: LanguageClient):
+    big = kernel("strided.cu") + "// generated\n" * 80_000  # 1.04 million characters: the CLI's limit too
+    uri = open_doc(client, client.root / "big.cu", big)
+    found = await diagnostics_for(client, uri, 1)
+    assert codes(found) == ["CL001"] and "1.0 million characters" in found[0].message
+    assert found[0].severity == types.DiagnosticSeverity.Information

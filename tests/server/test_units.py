@@ -43,16 +43,21 @@ def test_positions_clamp_out_of_range_input():
 
 def test_suppression_extends_an_existing_comment():
     pos = Positions(["x = 1;  // cudalens: ignore[CL301]\n"], PositionCodec())
-    edit = suppression_edit(pos.lines[0], 1, "CL101", "//", pos)
+    edit, where = suppression_edit(pos.lines[0], 1, "CL101", "//", pos)
     assert edit.new_text == ", CL101"
     assert edit.range.start.character == pos.lines[0].index("]")
-    fresh = suppression_edit("y = 2;\n", 1, "CL101", "#", Positions(["y = 2;\n"], PositionCodec()))
+    assert where == Span(1, pos.lines[0].index("]") + 1, 1, pos.lines[0].index("]") + 1)
+    fresh, where = suppression_edit("y = 2;\n", 1, "CL101", "#", Positions(["y = 2;\n"], PositionCodec()))
     assert fresh.new_text == "  # cudalens: ignore[CL101]" and fresh.range.start.character == 6
+    assert where == Span(1, 7, 1, 7)
 
 
 def test_python_lines_inside_cuda_strings_get_cuda_comments():
-    marker = comment_marker("python", [("__global__ void k() {\n}\n", 5)])
-    assert [marker(n) for n in (4, 5, 6, 7, 8)] == ["#", "//", "//", "//", "#"]
+    # src = """__global__ void k() {   (line 5)
+    # }                                (line 6)
+    # """                              (line 7: the line's end is Python, after the string)
+    marker = comment_marker("python", [("__global__ void k() {\n}\n", 5, 7)])
+    assert [marker(n) for n in (4, 5, 6, 7, 8)] == ["#", "//", "//", "#", "#"]
     assert comment_marker("cuda", [])(1) == "//"
 
 

@@ -27,11 +27,13 @@ def test_plan_needs_something_to_test_and_cuda_to_compile(tmp_path):
     assert not plan_for(OnSave(compile=False), cu, "").anything
 
 
-def test_compile_on_save_defaults_to_whether_nvcc_is_there(monkeypatch):
-    monkeypatch.setattr("shutil.which", lambda name: None)
-    assert OnSave().compiles is False and OnSave(compile=True).compiles is True
-    monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/nvcc")
-    assert OnSave().compiles is True and OnSave(compile=False).compiles is False
+def test_nothing_runs_on_save_by_default_whether_or_not_nvcc_is_there(monkeypatch, tmp_path):
+    cu = str(tmp_path / "k.cu")
+    (tmp_path / "k_ref.py").write_text("")
+    for nvcc in (None, "/usr/bin/nvcc"):
+        monkeypatch.setattr("shutil.which", lambda name, nvcc=nvcc: nvcc)
+        assert OnSave() == OnSave(compile=False, test=False, time=False, profile=False)
+        assert not plan_for(OnSave(), cu, "__global__ void k() {}\n").anything
 
 
 def test_badge_shows_the_verdict_and_the_speedup():

@@ -77,7 +77,12 @@ def free_port() -> int:
 class CodeServer:
     """One code-server process (and its whole session: extension host, language server) for one test."""
 
-    def __init__(self, installation: Installation, home: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, installation: Installation, home: Path, env: dict[str, str] | None = None, *,
+                 user_settings: dict | None = None, machine_settings: dict | None = None, trust: bool = False) -> None:
+        """`user_settings` go on top of the quiet ones. `machine_settings`: the Remote tab's (code-server is a
+        remote window: settings of `machine`/`machine-overridable` scope from the local User settings do not
+        apply there, as with Remote-SSH). `trust`: workspace trust on, without its startup prompt, so a folder
+        opens in Restricted Mode."""
         self.installation = installation
         self.user_data = home / "user-data"
         self.extensions = home / "extensions"
@@ -87,7 +92,15 @@ class CodeServer:
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         (self.user_data / "User").mkdir(parents=True, exist_ok=True)
-        (self.user_data / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2))
+        self.trust = trust
+        settings = {**USER_SETTINGS, **(user_settings or {})}
+        if trust:
+            settings.update({"security.workspace.trust.enabled": True,
+                             "security.workspace.trust.startupPrompt": "never"})
+        (self.user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
+        if machine_settings:
+            (self.user_data / "Machine").mkdir(exist_ok=True)
+            (self.user_data / "Machine" / "settings.json").write_text(json.dumps(machine_settings, indent=2))
         self.config.write_text("auth: none\ncert: false\n")
 
     def _args(self) -> list[str]:
@@ -104,7 +117,7 @@ class CodeServer:
             # Its own session, so that stop() reaches every process it starts and nothing else.
             self.process = subprocess.Popen(
                 [*self._args(), "--auth", "none", "--bind-addr", f"127.0.0.1:{self.port}", "--disable-telemetry",
-                 "--disable-update-check", "--disable-workspace-trust", str(folder)],
+                 "--disable-update-check", *([] if self.trust else ["--disable-workspace-trust"]), str(folder)],
                 env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )

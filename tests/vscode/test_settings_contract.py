@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,45 @@ def test_server_reads_what_the_extension_sends(which: str, extension_dir: Path, 
         assert (s.coder.temperature, s.coder.reasoning_effort, s.coder.timeout_seconds, s.coder.retries) == (
             0.3, "high", 30, 1)
         assert (s.optimize.rounds, s.optimize.budget_usd, s.log_level) == (4, 0.25, "debug")
+
+
+# Where the extension's defaults may differ from the server's: the extension fills `worker.python` with the
+# interpreter it found the server in, and always sends a log level (the server's None: as `--log-level` says).
+EXTENSION_FILLS = {"worker.python", "logLevel"}
+
+
+def test_package_defaults_are_the_servers(extension_dir: Path, compiled_tests: Path) -> None:
+    """Safe defaults, the same for every client: VS Code's defaults mean exactly the server's own."""
+    defaults = {k: v for k, v in _defaults(extension_dir).items() if k not in EXTENSION_FILLS}
+    parsed = settings_module.settings_from_initialization_options({"settings": _mapped(compiled_tests, defaults)})
+    assert replace(parsed.settings, log_level=None) == settings_module.ServerSettings()
+    assert parsed.settings.on_save == settings_module.OnSave(compile=False, test=False, time=False, profile=False)
+
+
+def _server_field(key: str):
+    """The dataclass field a `cudalens.*` key of package.json maps to (None: an extension-only setting)."""
+    from dataclasses import fields, is_dataclass
+
+    node: object = settings_module.ServerSettings()
+    found = None
+    for part in key.removeprefix("cudalens.").split("."):
+        if not is_dataclass(node):
+            return None
+        by_name = {f.name: f for f in fields(node)}
+        found = by_name.get(settings_module._snake(part))
+        if found is None:
+            return None
+        node = getattr(node, found.name)
+    return found
+
+
+def test_package_ranges_are_the_servers(extension_dir: Path) -> None:
+    """Every numeric setting's range is the schema's (server/settings.py `bounded`), so the Settings editor
+    refuses what the server would refuse."""
+    props = json.loads((extension_dir / "package.json").read_text())["contributes"]["configuration"]["properties"]
+    numeric = {k: p for k, p in props.items() if {"number", "integer"} & set(p["type"] if isinstance(p["type"], list) else [p["type"]])}
+    assert numeric
+    for key, spec in numeric.items():
+        field = _server_field(key)
+        assert field is not None, key
+        assert (spec.get("minimum"), spec.get("maximum")) == settings_module.value_range(field), key

@@ -3,7 +3,7 @@ playwright-core drives it in Debian's chromium like a person: open a .cu file, r
 quick fix, store an API key, run "cudalens: Optimize kernel" against a local OpenAI-compatible stub.
 
 The first run installs code-server, Node 24 and chromium into ~/.cache/cudalens-e2e (several minutes); the test
-skips, saying why, when that install cannot be done. Screenshots and logs land in tests/vscode/artifacts/.
+skips, saying why, when that install cannot be done. Screenshots and logs land in tests/vscode/artifacts/{trusted,restricted}/.
 """
 
 from __future__ import annotations
@@ -50,21 +50,45 @@ def installation():
         pytest.skip(f"code-server could not be installed here: {exc}")
 
 
-def _workspace(root: Path, coder_url: str) -> Path:
+def _workspace(root: Path) -> Path:
     ws = root / "workspace"
     (ws / ".vscode").mkdir(parents=True)
     shutil.copy(FIXTURES / "transpose.cu", ws / "transpose.cu")
     shutil.copy(FIXTURES / "relu_model.py", ws / "relu_model.py")
     settings = {
         "cudalens.interpreter": [SERVER_PYTHON],
-        "cudalens.coder.baseUrl": coder_url,
         "cudalens.coder.model": "stub-coder",
-        "cudalens.coder.apiKeyEnv": "CUDALENS_E2E_KEY",
         "cudalens.optimize.rounds": 1,
         "cudalens.logLevel": "debug",
     }
     (ws / ".vscode" / "settings.json").write_text(json.dumps(settings, indent=2))
     return ws
+
+
+def _user_settings(coder_url: str) -> dict:
+    """The Coder's endpoint and key variable are the user's own (machine scope): the Remote tab's settings."""
+    return {"cudalens.coder.baseUrl": coder_url, "cudalens.coder.apiKeyEnv": "CUDALENS_E2E_KEY"}
+
+
+def _drive(installation, server: CodeServer, folder: Path, config: dict, tmp_path: Path) -> tuple[dict, str]:
+    """Starts code-server on `folder`, runs the driver with `config`, keeps the artifacts; (result, what it saw)."""
+    try:
+        config["url"] = server.start(folder)
+        config["session"] = server.process.pid
+        (tmp_path / "driver.json").write_text(json.dumps(config))
+        drive = subprocess.run(
+            [str(installation.node_bin / "node"), str(Path(config["compiledTests"]) / "e2e" / "driver.js"),
+             str(tmp_path / "driver.json")],
+            cwd=Path(config["compiledTests"]).parent, capture_output=True, text=True, timeout=1200,
+        )
+    finally:
+        server.stop()
+        _keep_artifacts(tmp_path, server, ARTIFACTS / config.get("mode", "trusted"))
+    result = json.loads((ARTIFACTS / config.get("mode", "trusted") / "result.json").read_text())
+    seen = f"steps: {result['steps']}\nnotifications: {result['notifications']}\n{drive.stdout[-3000:]}"
+    assert drive.returncode == 0, drive.stderr[-3000:]
+    assert result.get("error") is None, f"{result['error']}\n{seen}"
+    return result, seen
 
 
 def _keep_artifacts(home: Path, server: CodeServer, out: Path) -> None:
@@ -82,13 +106,13 @@ def _keep_artifacts(home: Path, server: CodeServer, out: Path) -> None:
 def test_extension_in_code_server(installation, extension_dir: Path, compiled_tests: Path, tmp_path: Path) -> None:
     # Each round asks once; a few rounds' worth of the same answer.
     with FakeOpenAI([reply(CODER_REPLY) for _ in range(5)], model="stub-coder") as coder:
-        ws = _workspace(tmp_path, coder.base_url)
+        ws = _workspace(tmp_path)
         # The key reaches the server only through "cudalens: Set API key": the variable is not in the environment.
         env = {k: v for k, v in os.environ.items() if k not in ("CUDALENS_E2E_KEY", "CUDALENS_API_KEY")}
-        server = CodeServer(installation, tmp_path / "code-server", env)
+        server = CodeServer(installation, tmp_path / "code-server", env, machine_settings=_user_settings(coder.base_url))
         server.install_extension(extension_dir / "dist" / "cudalens.vsix")
         config = {
-            "url": None,
+            "compiledTests": str(compiled_tests),
             "file": "transpose.cu",
             "artifacts": str(tmp_path / "driver"),
             # The naive transpose's store: CL101 (uncoalesced) or the more specific CL103 (transpose through global).
@@ -108,22 +132,8 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
             "chromium": str(CHROMIUM),
             "timeoutMs": 90_000,
         }
-        try:
-            config["url"] = server.start(ws)
-            config["session"] = server.process.pid
-            (tmp_path / "driver.json").write_text(json.dumps(config))
-            drive = subprocess.run(
-                [str(installation.node_bin / "node"), str(compiled_tests / "e2e" / "driver.js"),
-                 str(tmp_path / "driver.json")],
-                cwd=extension_dir, capture_output=True, text=True, timeout=1200,
-            )
-        finally:
-            server.stop()
-            _keep_artifacts(tmp_path, server, ARTIFACTS)
-        result = json.loads((ARTIFACTS / "result.json").read_text())
-        seen = f"steps: {result['steps']}\nnotifications: {result['notifications']}\n{drive.stdout[-3000:]}"
-        assert drive.returncode == 0, drive.stderr[-3000:]
-        assert result.get("error") is None, f"{result['error']}\n{seen}"
+        result, seen = _drive(installation, server, ws, config, tmp_path)
+        artifacts = ARTIFACTS / "trusted"
 
         # Diagnostics in the Problems panel, with their codes, from the real server: in the .cu file, and inside
         # the CUDA string of the Python file at the right line.
@@ -132,7 +142,7 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
         assert any(re.search(r"bank conflict.*CL301 \[Ln 20, Col 24\]", p) for p in problems), problems
         in_python = result["problemsWithPython"]
         assert any(re.search(r"`cols` elements apart.*CL101 \[Ln 10, Col 9\]", p) for p in in_python), in_python
-        assert (ARTIFACTS / "editor.png").stat().st_size > 10_000
+        assert (artifacts / "editor.png").stat().st_size > 10_000
 
         # The quick fix went through VS Code's own edit and save: the file on disk is padded.
         assert any("Pad the rows" in fix for fix in result["quickFixes"]), result["quickFixes"]
@@ -141,7 +151,7 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
 
         # A killed server was replaced by a new one (the errorHandler's restart with back-off).
         assert result["killedServer"] and result["restartedServer"], seen
-        output = "\n".join(p.read_text() for p in (ARTIFACTS / "vscode-logs").rglob("*cudalens*.log"))
+        output = "\n".join(p.read_text() for p in (artifacts / "vscode-logs").rglob("*cudalens*.log"))
         assert "the server exited; restarting it in 1 s" in output, output[-3000:]
 
         # Optimize reached the server and VS Code showed the server's answer.
@@ -158,3 +168,36 @@ def test_extension_in_code_server(installation, extension_dir: Path, compiled_te
         assert coder.requests[0].body["model"] == "stub-coder"
         assert "scale_rows" in coder.requests[0].prompt
         assert any(re.search(r"scale_rows.*(faster|no faster correct candidate)", n) for n in answers), answers
+
+
+def test_a_restricted_window_gets_static_hints_only(
+    installation, extension_dir: Path, compiled_tests: Path, tmp_path: Path
+) -> None:
+    """The attacker's repository of tests/security opened in Restricted Mode (workspace trust on, not granted):
+    the hints are there; its `.tools/python` never runs (no marker), its endpoint gets no request, and a kernel
+    command answers that the workspace is not trusted."""
+    from tests.security.test_workspace_trust import SECRET, SECRET_ENV, attacker_repository
+
+    with FakeOpenAI([reply("never asked")], model="stub-coder") as coder:
+        ws = tmp_path / "repo"
+        attacker_repository(ws, coder.base_url)
+        shutil.copy(FIXTURES / "transpose.cu", ws / "transpose.cu")
+        env = {**os.environ, SECRET_ENV: SECRET}
+        server = CodeServer(installation, tmp_path / "code-server", env, trust=True,
+                            machine_settings={"cudalens.interpreter": [SERVER_PYTHON], "cudalens.logLevel": "debug"})
+        server.install_extension(extension_dir / "dist" / "cudalens.vsix")
+        config = {
+            "compiledTests": str(compiled_tests), "mode": "restricted", "file": "transpose.cu",
+            "artifacts": str(tmp_path / "driver"), "expectCodes": ["CL10"], "quickFixLine": 20,
+            "runCommand": "cudalens: Run tests", "chromium": str(CHROMIUM), "timeoutMs": 90_000,
+        }
+        result, seen = _drive(installation, server, ws, config, tmp_path)
+        artifacts = ARTIFACTS / "restricted"
+        assert any("CL10" in p for p in result["problems"]), seen
+        assert any("not trusted" in n for n in result["notifications"]), seen
+        assert result["servers"] and all(".tools" not in argv for argv in result["servers"]), result["servers"]
+        assert not (ws / "MARKER").exists(), (ws / "MARKER").read_text()
+        assert coder.requests == []
+        output = "\n".join(p.read_text() for p in (artifacts / "vscode-logs").rglob("*cudalens*.log"))
+        assert "Restricted Mode: static hints only" in output, output[-3000:]
+        assert SECRET not in output

@@ -32,6 +32,10 @@ interface DriverConfig {
   timeoutMs: number;
   // code-server's pid, which leads the session its extension host and our language server run in.
   session: number;
+  // "restricted": an untrusted window — only open `file`, read the Problems panel, save, and run `runCommand`
+  // (a kernel command), recording the answer; the rest of the walk is the trusted one's.
+  mode?: "trusted" | "restricted";
+  runCommand?: string;
 }
 
 interface DriverResult {
@@ -43,6 +47,8 @@ interface DriverResult {
   quickFixes: string[];
   quickFixApplied: boolean;
   notifications: string[];
+  // The command line of every language server the session ran (Restricted Mode: never the workspace's).
+  servers?: string[];
   // The language server's pid before it was killed, and the pid of the one VS Code started in its place.
   killedServer?: number;
   restartedServer?: number;
@@ -100,7 +106,11 @@ async function openFile(page: Page, file: string): Promise<void> {
 
 // `python -m cudalens serve` processes of code-server's session, read from /proc.
 function serverPids(session: number): number[] {
-  const pids: number[] = [];
+  return serverProcesses(session).map(([pid]) => pid);
+}
+
+function serverProcesses(session: number): [number, string][] {
+  const pids: [number, string][] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) {
       continue;
@@ -110,7 +120,7 @@ function serverPids(session: number): number[] {
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
       if (fields[0] !== "Z" && Number(fields[3]) === session && argv.includes("cudalens") && argv.includes("serve")) {
-        pids.push(Number(entry));
+        pids.push([Number(entry), argv.join(" ").trim()]);
       }
     } catch {
       // the process ended while we looked
@@ -161,7 +171,6 @@ async function main(): Promise<void> {
     step(`open ${config.file}`);
     await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } });
     await openFile(page, config.file);
-
     step("wait for the diagnostics in the Problems panel");
     await runCommand(page, "View: Focus Problems (Errors, Warnings, Infos)");
     const markers = ".markers-panel .monaco-list-row";
@@ -171,6 +180,10 @@ async function main(): Promise<void> {
     result.problems = await texts(page, markers);
     result.statusBar = await texts(page, ".statusbar-item");
     save();
+    if (config.mode === "restricted") {
+      await restrictedWalk(page);
+      return;
+    }
 
     step("screenshot the editor with inline diagnostics and the hover of one");
     const squiggles = page.locator(".monaco-editor .squiggly-warning, .monaco-editor .squiggly-info");
@@ -250,6 +263,26 @@ async function main(): Promise<void> {
     save();
     await browser.close();
   }
+}
+
+// An untrusted window, after its static hints were seen: a save that runs nothing, and a kernel command that
+// answers that the workspace is not trusted.
+async function restrictedWalk(page: Page): Promise<void> {
+  step("save: nothing may run");
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("End");
+  await page.keyboard.type(" ");
+  await page.keyboard.press("Control+S");
+  await page.locator(".tab.dirty").waitFor({ state: "detached" });
+  step(`run ${config.runCommand}`);
+  await goToLine(page, config.quickFixLine);
+  await runCommand(page, config.runCommand ?? "cudalens: Run tests");
+  const toast = page.locator(".notification-toast .notification-list-item-message");
+  await toast.filter({ hasText: "not trusted" }).first().waitFor();
+  result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
+  result.servers = serverProcesses(config.session).map(([, argv]) => argv);
+  await page.screenshot({ path: path.join(config.artifacts, "restricted.png") });
+  step("done");
 }
 
 main().catch((error) => {

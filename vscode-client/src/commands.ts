@@ -6,6 +6,7 @@ import { ExecuteCommandRequest, LSPErrorCodes, ResponseError } from "vscode-lang
 import { describeCommandResult } from "./commandResult";
 import { chooseKernel, type KernelMark, kernelFromLensArguments, kernelMarksInText, withExtents } from "./kernels";
 import { API_KEY_SECRET, errorText, type ServerController } from "./serverController";
+import { CODER_COMMANDS } from "./trust";
 
 interface KernelCommand {
   id: string;
@@ -59,6 +60,9 @@ async function runKernelCommand(
   }
   const kernel = typeof kernelArgument === "string" ? kernelArgument : await pickKernel(editor);
   if (kernel === undefined) {
+    return;
+  }
+  if (CODER_COMMANDS.includes(command.serverCommand) && !(await controller.settleCoderEndpoint())) {
     return;
   }
   let result: unknown;
@@ -156,7 +160,7 @@ function flatten(symbols: readonly vscode.DocumentSymbol[]): vscode.DocumentSymb
 }
 
 async function setApiKey(controller: ServerController, secrets: vscode.SecretStorage): Promise<void> {
-  const envName = controller.currentSettings().settings.coder.apiKeyEnv;
+  const envName = controller.currentSettings().settings.trust.user.coder.apiKeyEnv;
   const key = await vscode.window.showInputBox({
     title: "cudalens: API key of the Coder endpoint",
     prompt: `Stored in VS Code's secret storage and given to the server as $${envName}. Leave empty to remove it.`,

@@ -6,7 +6,7 @@ import { ServerController } from "./serverController";
 let controller: ServerController | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  controller = new ServerController(context.secrets);
+  controller = new ServerController(context);
   context.subscriptions.push(controller, ...registerCommands(controller, context.secrets));
   await controller.start();
 }

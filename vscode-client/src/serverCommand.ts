@@ -1,9 +1,11 @@
 // Finding the `cudalens serve` command, the way ruff-vscode finds ruff: explicit settings first, then the
-// Python environment the user picked in VS Code, then PATH. Kept free of `vscode` so it is tested in plain Node.
+// Python environment the user picked in VS Code, then PATH. In Restricted Mode nothing inside the workspace runs
+// (not even the import probe). Kept free of `vscode` so it is tested in plain Node.
 import { execFile } from "node:child_process";
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, realpathSync, statSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { insideFolders } from "./trust";
 
 export type ServerSource = "cudalens.path" | "cudalens.interpreter" | "python-extension" | "PATH";
 
@@ -23,6 +25,9 @@ export interface ServerSearch {
   // The PATH to search for `cudalens` (the extension host's environment).
   envPath?: string;
   workspaceFolder?: string;
+  // Restricted Mode: the workspace folders, whose programs are never run (a repository's `.venv/bin/python` or
+  // `.tools/cudalens` would run its own code). Undefined in a trusted workspace.
+  untrustedFolders?: readonly string[];
 }
 
 // A probe answers whether an interpreter can import cudalens. It runs the interpreter, so it is injected:
@@ -42,11 +47,20 @@ const INSTALL_FIX =
   "or set `cudalens.path` to a `cudalens` executable, or `cudalens.interpreter` to a Python that has it.";
 
 export async function findServer(search: ServerSearch, probe: CudalensProbe): Promise<ServerCommand> {
+  const tried: string[] = [];
+  const runnable = (file: string): boolean => {
+    if (search.untrustedFolders !== undefined && insideFolders(file, search.untrustedFolders, resolved)) {
+      tried.push(`${file} is inside this workspace, which is not trusted (Restricted Mode)`);
+      return false;
+    }
+    return true;
+  };
   const executable = firstExecutable(
     "cudalens.path",
     search.pathSetting,
     search.workspaceFolder,
     "Point it at the `cudalens` executable, or clear it to use the Python environment.",
+    runnable,
   );
   if (executable !== undefined) {
     return { command: executable, args: ["serve"], source: "cudalens.path" };
@@ -57,6 +71,7 @@ export async function findServer(search: ServerSearch, probe: CudalensProbe): Pr
     search.interpreterSetting,
     search.workspaceFolder,
     "Point it at a Python interpreter, or clear it to use the Python environment selected in VS Code.",
+    runnable,
   );
   if (python !== undefined) {
     if (!(await probe(python))) {
@@ -68,16 +83,15 @@ export async function findServer(search: ServerSearch, probe: CudalensProbe): Pr
     return pythonServer(python, "cudalens.interpreter");
   }
 
-  const tried: string[] = [];
   const selected = search.pythonExtensionInterpreter;
-  if (selected !== undefined && selected !== "") {
+  if (selected !== undefined && selected !== "" && runnable(selected)) {
     if (isExecutableFile(selected) && (await probe(selected))) {
       return pythonServer(selected, "python-extension");
     }
     tried.push(`the selected Python environment (${selected}) cannot import cudalens`);
   }
 
-  const onPath = whichOnPath("cudalens", search.envPath);
+  const onPath = whichOnPath("cudalens", search.envPath, runnable);
   if (onPath !== undefined) {
     return { command: onPath, args: ["serve"], source: "PATH" };
   }
@@ -85,15 +99,20 @@ export async function findServer(search: ServerSearch, probe: CudalensProbe): Pr
   throw new ServerNotFound(`cudalens was not found: ${tried.join("; ")}. ${INSTALL_FIX}`);
 }
 
-// The first executable entry of a path setting; undefined when the setting is empty, and an error that says how
-// to fix it when it is set but names nothing runnable (no silent fallback past a setting the user made).
+// The first executable entry of a path setting; undefined when the setting is empty (or, in Restricted Mode, names
+// only programs of the workspace), and an error that says how to fix it when it is set but names nothing runnable
+// (no silent fallback past a setting the user made).
 function firstExecutable(
   setting: string,
   entries: readonly string[],
   workspaceFolder: string | undefined,
   fix: string,
+  runnable: (file: string) => boolean,
 ): string | undefined {
-  const paths = entries.filter((p) => p.trim() !== "").map((p) => expandVariables(p, workspaceFolder));
+  const paths = entries
+    .filter((p) => p.trim() !== "")
+    .map((p) => expandVariables(p, workspaceFolder))
+    .filter(runnable);
   if (paths.length === 0) {
     return undefined;
   }
@@ -137,23 +156,37 @@ export function isExecutableFile(file: string): boolean {
   }
 }
 
-export function whichOnPath(name: string, envPath: string | undefined): string | undefined {
+// A relative PATH entry ("", ".", "bin") is relative to the server's working folder, the workspace: skipped.
+export function whichOnPath(
+  name: string,
+  envPath: string | undefined,
+  runnable: (file: string) => boolean = () => true,
+): string | undefined {
   if (envPath === undefined) {
     return undefined;
   }
   const suffixes = process.platform === "win32" ? [".exe", ".cmd", ""] : [""];
   for (const dir of envPath.split(path.delimiter)) {
-    if (dir === "") {
+    if (!path.isAbsolute(dir)) {
       continue;
     }
     for (const suffix of suffixes) {
       const candidate = path.join(dir, name + suffix);
-      if (isExecutableFile(candidate)) {
+      if (isExecutableFile(candidate) && runnable(candidate)) {
         return candidate;
       }
     }
   }
   return undefined;
+}
+
+// The file's real path (symlinks followed), or the path itself when it cannot be resolved.
+function resolved(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
 }
 
 // The real probe: `python -c "import cudalens"`, bounded so a broken interpreter cannot hang activation.

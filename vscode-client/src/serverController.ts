@@ -16,8 +16,22 @@ import {
 import { onInterpreterChange, selectedInterpreter } from "./pythonExtension";
 import { RestartPolicy } from "./restartPolicy";
 import { findServer, importsCudalens, type ServerCommand, ServerNotFound } from "./serverCommand";
-import { type MappedSettings, mapSettings, serverEnvironment } from "./settings";
+import { serverEnvironment } from "./settings";
 import { type ClientPhase, describeStatus, parseStatus, type ServerStatus } from "./status";
+import {
+  CODER_COMMANDS,
+  type CoderChoice,
+  choiceKey,
+  coderQuestion,
+  type Inspector,
+  type TrustedSettings,
+  trustedGetter,
+  trustedSettings,
+  type TrustState,
+  USE_OWN_CODER,
+  USE_WORKSPACE_CODER,
+  workspaceCoder,
+} from "./trust";
 
 export const API_KEY_SECRET = "cudalens.coder.apiKey";
 export const STATUS_NOTIFICATION = "cudalens/status";
@@ -48,7 +62,7 @@ export class ServerController implements vscode.Disposable {
   // Serialises start/stop so that quick successive restarts do not race.
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly secrets: vscode.SecretStorage) {
+  constructor(private readonly context: vscode.ExtensionContext) {
     this.statusItem.name = "cudalens";
     this.statusItem.command = "cudalens.showOutput";
     this.render();
@@ -57,6 +71,11 @@ export class ServerController implements vscode.Disposable {
       this.output,
       this.statusItem,
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChange(e)),
+      // Trusted now: workspace values of the restricted settings count, and may choose another server.
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        this.output.appendLine("[client] the workspace is trusted now: restarting the server with its settings");
+        void this.restart();
+      }),
     );
     void onInterpreterChange(() => {
       if (vscode.workspace.getConfiguration("cudalens").get<string[]>("interpreter", []).length === 0) {
@@ -111,10 +130,12 @@ export class ServerController implements vscode.Disposable {
     void this.stop().finally(() => this.disposables.forEach((d) => d.dispose()));
   }
 
-  // The settings the server sees; `worker.python` falls back to the interpreter the server was found in.
-  currentSettings(): MappedSettings {
+  // The settings the server sees, with the `trust` object (trust.ts); `worker.python` falls back to the
+  // interpreter the server was found in.
+  currentSettings(): TrustedSettings {
     const config = vscode.workspace.getConfiguration("cudalens");
-    const mapped = mapSettings((key) => config.get(key), this.command?.python);
+    const inspect: Inspector = (key) => config.inspect(key);
+    const mapped = trustedSettings((key) => config.get(key), inspect, this.trustState(inspect), this.command?.python);
     for (const problem of mapped.problems) {
       if (!this.reportedProblems.has(problem)) {
         this.reportedProblems.add(problem);
@@ -123,6 +144,41 @@ export class ServerController implements vscode.Disposable {
       }
     }
     return mapped;
+  }
+
+  // Before a Coder command: when this workspace's settings choose another Coder endpoint than the user's and the
+  // user has not answered for this workspace and endpoint, ask (a modal) and remember the answer. False: the
+  // user dismissed the question, so the command is not sent.
+  async settleCoderEndpoint(): Promise<boolean> {
+    const endpoint = this.currentSettings().unansweredCoder;
+    if (endpoint === undefined) {
+      return true;
+    }
+    const choice = await vscode.window.showWarningMessage(
+      coderQuestion(endpoint),
+      { modal: true },
+      USE_WORKSPACE_CODER,
+      USE_OWN_CODER,
+    );
+    if (choice === undefined) {
+      return false;
+    }
+    const answer: CoderChoice = choice === USE_WORKSPACE_CODER ? "workspace" : "own";
+    await this.context.globalState.update(choiceKey(workspaceId(), endpoint), answer);
+    this.output.appendLine(
+      `[client] Coder endpoint for this workspace: ${answer === "workspace" ? endpoint.baseUrl : "your own settings"}`,
+    );
+    await this.pushSettings();
+    return true;
+  }
+
+  private trustState(inspect: Inspector): TrustState {
+    const endpoint = workspaceCoder(inspect);
+    const key = endpoint && choiceKey(workspaceId(), endpoint);
+    return {
+      trusted: vscode.workspace.isTrusted,
+      coderChoice: key === undefined ? undefined : this.context.globalState.get<CoderChoice>(key),
+    };
   }
 
   private enqueue(step: () => Promise<void>): Promise<void> {
@@ -136,15 +192,29 @@ export class ServerController implements vscode.Disposable {
     }
     this.setPhase("starting");
     const config = vscode.workspace.getConfiguration("cudalens");
+    const inspect: Inspector = (key) => config.inspect(key);
+    const setting = trustedGetter((key) => config.get(key), inspect, this.trustState(inspect));
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    if (!vscode.workspace.isTrusted) {
+      this.output.appendLine("[client] Restricted Mode: static hints only; nothing of the workspace runs");
+    }
+    const endpoint = workspaceCoder(inspect);
+    if (endpoint !== undefined) {
+      this.output.appendLine(
+        `[client] this workspace's settings name the Coder endpoint ${endpoint.baseUrl ?? "api.openai.com"} ` +
+          `($${endpoint.apiKeyEnv}): not used unless you choose it when you first ask the Coder here`,
+      );
+    }
     try {
       this.command = await findServer(
         {
-          pathSetting: asList(config.get("path")),
-          interpreterSetting: asList(config.get("interpreter")),
+          pathSetting: asList(setting("path")),
+          interpreterSetting: asList(setting("interpreter")),
           pythonExtensionInterpreter: await selectedInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri),
           envPath: process.env.PATH,
           workspaceFolder: folder,
+          untrustedFolders: vscode.workspace.isTrusted ? undefined : folders,
         },
         importsCudalens,
       );
@@ -161,11 +231,11 @@ export class ServerController implements vscode.Disposable {
       return;
     }
     const settings = this.currentSettings().settings;
-    const apiKey = await this.secrets.get(API_KEY_SECRET);
+    const apiKey = await this.context.secrets.get(API_KEY_SECRET);
     const serverOptions: ServerOptions = {
       command: this.command.command,
       args: this.command.args,
-      options: { cwd: folder, env: serverEnvironment(process.env, settings.coder.apiKeyEnv, apiKey) },
+      options: { cwd: folder, env: serverEnvironment(process.env, settings.trust.user.coder.apiKeyEnv, apiKey) },
     };
     this.output.appendLine(
       `[client] starting ${[this.command.command, ...this.command.args].join(" ")} (from ${this.command.source})`,
@@ -217,6 +287,13 @@ export class ServerController implements vscode.Disposable {
       initializationOptions: () => ({ settings: this.currentSettings().settings }),
       errorHandler: this.errorHandler(),
       middleware: {
+        // Code lenses and code actions run the server's commands through here.
+        executeCommand: async (command, args, next) => {
+          if (CODER_COMMANDS.includes(command) && !(await this.settleCoderEndpoint())) {
+            return undefined;
+          }
+          return next(command, args);
+        },
         workspace: {
           configuration: async (params, token, next) => {
             const answers = await next(params, token);
@@ -266,7 +343,11 @@ export class ServerController implements vscode.Disposable {
       return;
     }
     this.reportedProblems.clear();
-    void this.runningClient?.sendNotification(DidChangeConfigurationNotification.type, {
+    void this.pushSettings();
+  }
+
+  private async pushSettings(): Promise<void> {
+    await this.runningClient?.sendNotification(DidChangeConfigurationNotification.type, {
       settings: { cudalens: this.currentSettings().settings },
     });
   }
@@ -301,6 +382,11 @@ function asList(value: unknown): string[] {
     return [value];
   }
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+// The workspace, as the Coder endpoint answers remember it: its .code-workspace file, else its first folder.
+function workspaceId(): string {
+  return (vscode.workspace.workspaceFile ?? vscode.workspace.workspaceFolders?.[0]?.uri)?.toString() ?? "";
 }
 
 export function errorText(error: unknown): string {

@@ -1,5 +1,7 @@
 // VS Code's `cudalens.*` settings → the server's settings object (initializationOptions `{settings}` and the
-// answer to workspace/configuration). Kept free of `vscode`: it reads through a getter.
+// answer to workspace/configuration). Kept free of `vscode`: it reads through a getter. Which level of VS Code's
+// settings each value may come from (workspace trust, the Coder's endpoint) is trust.ts's part.
+import * as path from "node:path";
 
 export interface OnSaveSettings {
   compile: boolean;
@@ -49,8 +51,8 @@ export const DEFAULT_SETTINGS: ServerSettings = {
     apiKeyEnv: "OPENAI_API_KEY",
     temperature: null,
     reasoningEffort: null,
-    timeoutSeconds: 120,
-    retries: 2,
+    timeoutSeconds: 300,
+    retries: 4,
   },
   optimize: { rounds: 10, budgetUsd: 1 },
   logLevel: "info",
@@ -158,9 +160,11 @@ function isNumberOrNull(v: unknown): v is number | null {
   return v === null || (typeof v === "number" && Number.isFinite(v));
 }
 
-// The server process's environment: the extension host's, plus the API key from VS Code's secret storage
-// under the configured variable name (and CUDALENS_API_KEY, which the server also reads). A key already in the
-// environment wins over none, but a stored key wins over the environment: the user set it on purpose.
+// The server process's environment: the extension host's, plus the API key from VS Code's secret storage under
+// the variable name of the user's own settings (never a workspace's: it could name PATH or LD_PRELOAD) and
+// CUDALENS_API_KEY. A key already in the environment wins over none, but a stored key wins over the environment:
+// the user set it on purpose. Relative PATH entries are dropped: the server runs in the workspace folder, so
+// "." or "bin" there would find the repository's own `nvcc` or `nvidia-smi`.
 export function serverEnvironment(
   base: Readonly<Record<string, string | undefined>>,
   apiKeyEnv: string,
@@ -169,7 +173,7 @@ export function serverEnvironment(
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(base)) {
     if (value !== undefined) {
-      env[name] = value;
+      env[name] = name === "PATH" ? absoluteEntries(value) : value;
     }
   }
   if (storedKey !== undefined && storedKey !== "") {
@@ -177,4 +181,11 @@ export function serverEnvironment(
     env.CUDALENS_API_KEY = storedKey;
   }
   return env;
+}
+
+function absoluteEntries(searchPath: string): string {
+  return searchPath
+    .split(path.delimiter)
+    .filter((dir) => path.isAbsolute(dir))
+    .join(path.delimiter);
 }

@@ -1,10 +1,18 @@
-"""Static checks that a candidate does the work itself and does not game the test or the timer.
+"""Checks that a candidate does the work itself and does not game the test or the timer: the one set that
+`cudalens test`, the save-time test and the optimize loop all apply.
 
 After KernelBench's `kernel_static_checker.py` (try/except fallbacks, inheritance bypass, torch compute ops,
 side streams, threads, lazy tensors, timing monkey-patches, precision downgrades), but on the Python AST of
 `ModelNew` rather than regular expressions over the whole file, so a comment or the reference `Model` does not
 trip it, plus checks KernelBench leaves to run time: returning an input or a constant, and keeping state across
-calls (cached outputs). The worker adds the run-time side (aliasing, unchanged output objects, patched clocks).
+calls (cached outputs). The test job adds the run-time side with the same findings and codes: inputs changed
+by the candidate or outputs sharing their memory (harness_correctness), clocks replaced (jobs/clock_guard.py).
+
+Each check belongs to one rule code (`CHECK_CODES`, codes from analysis/codes.py, documented there). Suppression
+comments do not apply: a candidate that wants to cheat would write them too.
+
+Standard library only, and nothing else of ours but results.py: the worker's test job loads this file by path
+(profiler/jobs/jobkit.py), the parent imports it as `cudalens.profiler.anti_cheat`.
 """
 
 from __future__ import annotations
@@ -12,7 +20,43 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Literal
+
+if __package__:  # cudalens.profiler.anti_cheat
+    from cudalens.profiler.results import CheatFinding
+else:  # loaded by path in the worker, which imports nothing of cudalens
+    import runpy
+    from pathlib import Path
+
+    _jobkit = Path(__file__).resolve().parent / "jobs" / "jobkit.py"
+    CheatFinding = runpy.run_path(str(_jobkit))["sibling"]("../results").CheatFinding
+
+# check → rule code. CL901: the test cannot run at all (no ModelNew, no forward).
+CHECK_CODES = {
+    "timing-patch": "CL906",
+    "clock-replaced": "CL906",
+    "side-stream": "CL906",
+    "threads": "CL906",
+    "torch-fallback": "CL907",
+    "try-except-fallback": "CL907",
+    "calls-reference": "CL907",
+    "inherits-reference": "CL907",
+    "no-custom-kernel": "CL907",
+    "inputs-modified": "CL908",
+    "output-aliases-input": "CL908",
+    "returns-input": "CL909",
+    "returns-constant": "CL909",
+    "cached-output": "CL909",
+    "lazy-tensor": "CL909",
+    "precision-downgrade": "CL911",
+    "missing-model-new": "CL901",
+    "missing-forward": "CL901",
+}
+
+
+def finding(check: str, message: str, line: int, severity: str = "reject") -> CheatFinding:
+    """A finding of `check`, with its rule code."""
+    return CheatFinding(check, message, line, severity, CHECK_CODES[check])  # type: ignore[arg-type]
+
 
 TORCH_COMPUTE = frozenset(
     """mm bmm matmul einsum addmm baddbmm conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d
@@ -75,13 +119,21 @@ class AntiCheatPolicy:
     allow_torch_compute: bool = False  # may ModelNew.forward call torch's compute ops for the main work?
     reference_dtype: str = "fp32"  # an fp32 problem computed in fp16 is flagged (a warning)
 
+    @classmethod
+    def for_test(cls, source: str, allow_torch_ops: bool = False, reference_dtype: str = "fp32") -> AntiCheatPolicy:
+        """The policy of `cudalens test` and the save-time test, which see the user's own file: a file with no
+        CUDA kernel is a PyTorch candidate and may use torch's ops; once it defines a kernel, ModelNew's results
+        must come from it (a kernel launched beside torch's result is the cheat)."""
+        return cls(False, allow_torch_ops or not defines_kernel(source), reference_dtype)
 
-@dataclass(frozen=True)
-class CheatFinding:
-    check: str  # kebab-case name of the check
-    message: str
-    line: int  # 1-based line in the candidate source (0: the whole file)
-    severity: Literal["reject", "warn"] = "reject"
+
+def defines_kernel(source: str) -> bool:
+    """A `__global__` function outside `//` comments."""
+    return "__global__" in _without_line_comments(source)
+
+
+def _without_line_comments(source: str) -> str:
+    return "\n".join(line.split("//")[0] for line in source.splitlines())
 
 
 def _dotted(node: ast.AST) -> str:
@@ -133,7 +185,7 @@ def check_candidate(source: str, policy: AntiCheatPolicy | None = None) -> list[
     found += _module_wide(tree, source, policy)
     model_new = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"), None)
     if model_new is None:
-        found.append(CheatFinding("missing-model-new", "the candidate defines no class ModelNew", 0))
+        found.append(finding("missing-model-new", "the candidate defines no class ModelNew", 0))
         return found
     found += _class_checks(model_new, tree, aliases, policy)
     return sorted(set(found), key=lambda f: (f.line, f.check))
@@ -150,7 +202,7 @@ def _module_wide(tree: ast.Module, source: str, policy: AntiCheatPolicy) -> list
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             if any(n.split(".")[0] in ("threading", "multiprocessing", "concurrent") for n in names):
                 found.append(
-                    CheatFinding(
+                    finding(
                         "threads",
                         "imports threading/multiprocessing: work can run outside the timed region",
                         node.lineno,
@@ -161,7 +213,7 @@ def _module_wide(tree: ast.Module, source: str, policy: AntiCheatPolicy) -> list
             for t in targets:
                 if _dotted(t) in TIMERS:
                     found.append(
-                        CheatFinding(
+                        finding(
                             "timing-patch", f"reassigns {_dotted(t)} (timing manipulation)", node.lineno
                         )
                     )
@@ -173,7 +225,7 @@ def _module_wide(tree: ast.Module, source: str, policy: AntiCheatPolicy) -> list
                 and _dotted(node.args[0]) in ("torch.cuda", "time", "torch.cuda.Event")
             ):
                 found.append(
-                    CheatFinding(
+                    finding(
                         "timing-patch", "setattr on torch.cuda/time (timing manipulation)", node.lineno
                     )
                 )
@@ -181,7 +233,7 @@ def _module_wide(tree: ast.Module, source: str, policy: AntiCheatPolicy) -> list
                 (".wait_stream", ".record_stream")
             ):
                 found.append(
-                    CheatFinding(
+                    finding(
                         "side-stream",
                         f"{name}(): work on a side stream escapes the timed default stream",
                         node.lineno,
@@ -189,7 +241,7 @@ def _module_wide(tree: ast.Module, source: str, policy: AntiCheatPolicy) -> list
                 )
             elif name.endswith("_make_subclass"):
                 found.append(
-                    CheatFinding(
+                    finding(
                         "lazy-tensor",
                         "Tensor._make_subclass: a lazy tensor can pass the test without computing",
                         node.lineno,
@@ -199,23 +251,23 @@ def _module_wide(tree: ast.Module, source: str, policy: AntiCheatPolicy) -> list
             _dotted(b) in ("torch.Tensor", "Tensor") for b in node.bases
         ):
             found.append(
-                CheatFinding("lazy-tensor", f"class {node.name} subclasses torch.Tensor", node.lineno)
+                finding("lazy-tensor", f"class {node.name} subclasses torch.Tensor", node.lineno)
             )
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for d in node.decorator_list:
                 if _dotted(d.func if isinstance(d, ast.Call) else d).split(".")[-1] in ("lru_cache", "cache"):
                     found.append(
-                        CheatFinding(
+                        finding(
                             "cached-output",
                             f"{node.name} is memoized: outputs can be reused across calls",
                             node.lineno,
                         )
                     )
     if policy.require_custom_kernel:
-        code = "\n".join(line.split("//")[0] for line in source.splitlines())
+        code = _without_line_comments(source)
         if "__global__" not in code or not re.search(r"load_inline|cpp_extension|RawKernel|RawModule", code):
             found.append(
-                CheatFinding(
+                finding(
                     "no-custom-kernel",
                     "no CUDA kernel is defined and built (__global__ with load_inline / cpp_extension)",
                     0,
@@ -226,7 +278,7 @@ def _module_wide(tree: ast.Module, source: str, policy: AntiCheatPolicy) -> list
         if m:
             line = source.count("\n", 0, m.start()) + 1
             found.append(
-                CheatFinding("precision-downgrade", "computes an fp32 problem in fp16", line, "warn")
+                finding("precision-downgrade", "computes an fp32 problem in fp16", line, "warn")
             )
     return found
 
@@ -237,13 +289,13 @@ def _class_checks(
     found = []
     if any(_dotted(b) == "Model" for b in cls.bases):
         found.append(
-            CheatFinding("inherits-reference", "ModelNew inherits from the reference Model", cls.lineno)
+            finding("inherits-reference", "ModelNew inherits from the reference Model", cls.lineno)
         )
     reference_attrs: set[str] = set()
     for node in ast.walk(cls):
         if isinstance(node, ast.Try):
             found.append(
-                CheatFinding(
+                finding(
                     "try-except-fallback",
                     "try/except in ModelNew: a failing kernel can fall back to PyTorch unseen",
                     node.lineno,
@@ -255,12 +307,12 @@ def _class_checks(
             and _dotted(node.value.func) == "Model"
         ):
             reference_attrs |= {_dotted(t) for t in node.targets}
-            found.append(CheatFinding("calls-reference", "ModelNew builds the reference Model", node.lineno))
+            found.append(finding("calls-reference", "ModelNew builds the reference Model", node.lineno))
         elif isinstance(node, ast.Call) and not policy.allow_torch_compute:
             name = _dotted(node.func)
             if _is_torch_compute(name, aliases):
                 found.append(
-                    CheatFinding(
+                    finding(
                         "torch-fallback", f"{name}() does the work in PyTorch, not in the kernel", node.lineno
                     )
                 )
@@ -270,11 +322,11 @@ def _class_checks(
             and not policy.allow_torch_compute
         ):
             found.append(
-                CheatFinding("torch-fallback", "the @ operator does the work in PyTorch", node.lineno)
+                finding("torch-fallback", "the @ operator does the work in PyTorch", node.lineno)
             )
     forward = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
     if forward is None:
-        found.append(CheatFinding("missing-forward", "ModelNew has no forward()", cls.lineno))
+        found.append(finding("missing-forward", "ModelNew has no forward()", cls.lineno))
         return found
     params = {a.arg for a in forward.args.args[1:]} | {a.arg for a in forward.args.kwonlyargs}
     if forward.args.vararg:
@@ -288,7 +340,7 @@ def _class_checks(
                 or name in reference_attrs
             ):
                 found.append(
-                    CheatFinding("calls-reference", f"forward calls the reference ({name})", node.lineno)
+                    finding("calls-reference", f"forward calls the reference ({name})", node.lineno)
                 )
         elif isinstance(node, ast.Return) and node.value is not None:
             found += _return_checks(node, params, aliases)
@@ -306,7 +358,7 @@ def _class_checks(
                     )
                 ):
                     found.append(
-                        CheatFinding(
+                        finding(
                             "cached-output",
                             "forward stores state that outlives the call "
                             f"({ast.unparse(t)}): outputs can be cached across calls",
@@ -326,16 +378,16 @@ def _return_checks(node: ast.Return, params: set[str], aliases: dict[str, str]) 
     value = node.value
     if isinstance(value, ast.Name) and value.id in params:
         return [
-            CheatFinding("returns-input", f"forward returns its input '{value.id}' unchanged", node.lineno)
+            finding("returns-input", f"forward returns its input '{value.id}' unchanged", node.lineno)
         ]
     if isinstance(value, ast.Constant):
-        return [CheatFinding("returns-constant", "forward returns a constant", node.lineno)]
+        return [finding("returns-constant", "forward returns a constant", node.lineno)]
     if isinstance(value, ast.Call):
         name = _dotted(value.func)
         head, _, last = name.rpartition(".")
         if aliases.get(head, head) == "torch" and last in CONSTANT_FACTORIES:
             return [
-                CheatFinding(
+                finding(
                     "returns-constant", f"forward returns {name}(): a constant, not a result", node.lineno
                 )
             ]

@@ -1,0 +1,183 @@
+"""Cooperative groups in the lane interpreter: the groups a kernel makes (`cg::this_thread_block()`,
+`cg::tiled_partition<32>(block)`, `tiled_partition(block, 16)`, `cg::this_grid()`, `cg::coalesced_threads()`),
+what their methods return for every simulated thread (`thread_rank()`, `meta_group_rank()`, `size()`...), which
+barrier their `sync()` is, and `cg::reduce` over a tile.
+
+A group is a value like a pointer or a `dim3`: it lives in the interpreter's scopes, so a helper that takes
+`cg::thread_block_tile<32>& warp` sees the caller's tile."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from cudalens.analysis.values import BID, DATA, THREAD_DEPS, TID_X, TID_Y, TID_Z, Dim3, Val, const
+
+WARP = 32
+
+
+class GroupKind(Enum):
+    BLOCK = "block"
+    TILE = "tile"  # a thread_block_tile or a tiled_partition: consecutive ranks of the block
+    COALESCED = "coalesced"  # the active lanes of a warp
+    GRID = "grid"
+    BARRIER = "barrier"  # a `cuda::barrier`: not a group of threads, but what its waits order is the block
+
+
+class Barrier(Enum):
+    """What a group's `sync()` orders: the whole block (a `__syncthreads()`) or the lanes of each warp."""
+
+    BLOCK = "block"
+    WARP = "warp"
+
+
+@dataclass(frozen=True)
+class Group:
+    kind: GroupKind
+    size: int | None = None  # threads in a tile; None where the program chooses it at run time
+    rank: np.ndarray | None = None  # a coalesced group's rank of each thread among its warp's active lanes
+
+    @property
+    def barrier(self) -> Barrier:
+        return Barrier.BLOCK if self.kind in (GroupKind.BLOCK, GroupKind.GRID, GroupKind.BARRIER) else Barrier.WARP
+
+
+def sync_of(obj: object, name: str) -> Barrier | None:
+    """The barrier that `obj.name()` is, or None: a group's `sync()`, a `cuda::barrier`'s `arrive_and_wait()` or
+    `wait(token)`; `sync()` and `arrive_and_wait()` on an object we did not follow are taken as the block's."""
+    if isinstance(obj, Group) and obj.kind == GroupKind.BARRIER:
+        return Barrier.BLOCK if name in ("arrive_and_wait", "wait") else None
+    if isinstance(obj, Group):
+        return obj.barrier if name == "sync" else None
+    return Barrier.BLOCK if name in ("sync", "arrive_and_wait") else None
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """The simulated block, as the group methods need it."""
+
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    n: int  # simulated threads
+
+    def rank(self) -> Val:
+        """The thread's linear rank in the block (x fastest), depending on the indices that vary."""
+        deps = {TID_X}
+        deps |= {TID_Y} if self.block[1] > 1 else set()
+        deps |= {TID_Z} if self.block[2] > 1 else set()
+        return Val(np.arange(self.n, dtype=np.int64), frozenset(deps))
+
+
+_GROUP_TYPES = re.compile(r"\b(thread_block_tile|thread_group|coalesced_group|thread_block|grid_group|barrier)\b")
+_TILE_SIZE = re.compile(r"thread_block_tile\s*<\s*(\d+)")
+_MAKERS = {"this_thread_block", "this_grid", "tiled_partition", "coalesced_threads"}
+_CG_NAMESPACES = {"cg", "cooperative_groups"}
+
+
+def from_type(type_text: str) -> Group | None:
+    """The group a declared type names (`cg::thread_block_tile<32>&` → a 32-thread tile), for a parameter or a
+    variable whose value the interpreter does not know."""
+    m = _GROUP_TYPES.search(type_text)
+    if m is None:
+        return None
+    word = m.group(1)
+    if word == "thread_block":
+        return Group(GroupKind.BLOCK)
+    if word == "grid_group":
+        return Group(GroupKind.GRID)
+    if word == "barrier":
+        return Group(GroupKind.BARRIER) if "<" in type_text else None  # `cuda::barrier<scope>`, not a name
+    size = _TILE_SIZE.search(type_text)
+    return Group(GroupKind.TILE, int(size.group(1)) if size else None)
+
+
+def is_group_function(name: str, scope: str | None) -> bool:
+    """A free function of cooperative groups: qualified with its namespace, or one of the group makers by its
+    unqualified name (after `using namespace cooperative_groups`)."""
+    return (scope in _CG_NAMESPACES and name in _MAKERS | {"reduce", "sync"}) or (scope is None and name in _MAKERS)
+
+
+def make(name: str, targs: list[Val], args: list[object], lanes: Lanes, mask: np.ndarray) -> Group | None:
+    if name == "this_thread_block":
+        return Group(GroupKind.BLOCK)
+    if name == "this_grid":
+        return Group(GroupKind.GRID)
+    if name == "tiled_partition":
+        size = targs[0] if targs else (args[1] if len(args) > 1 else None)
+        known = isinstance(size, Val) and size.v is not None and size.v.ndim == 0
+        return Group(GroupKind.TILE, int(size.v) if known else None)  # type: ignore[union-attr,arg-type]
+    if name == "coalesced_threads":
+        m = np.concatenate([mask, np.zeros(-len(mask) % WARP, bool)]).reshape(-1, WARP)
+        rank = (np.cumsum(m, axis=1) - 1).ravel()[:len(mask)]
+        return Group(GroupKind.COALESCED, None, rank.astype(np.int64))
+    return None
+
+
+def method(group: Group, name: str, lanes: Lanes, builtins: dict) -> Val | Dim3 | None:
+    """The value of `group.name()` for every thread; None for a method that is not a value of the lanes (a
+    barrier, a shuffle) or one not modelled."""
+    rank = lanes.rank()
+    if group.kind == GroupKind.BLOCK:
+        if name == "thread_rank":
+            return rank
+        if name in ("size", "num_threads"):
+            return const(lanes.n)
+        if name == "thread_index":
+            return _dim3(builtins["threadIdx"])
+        if name in ("group_index",):
+            return _dim3(builtins["blockIdx"])
+        if name in ("group_dim", "dim_threads"):
+            return _dim3(builtins["blockDim"])
+        return None
+    if group.kind == GroupKind.GRID:
+        gx, gy, _ = lanes.grid
+        block_rank = Val(np.array(1 + gx + gx * gy, dtype=np.int64), frozenset({BID}))
+        if name == "thread_rank":
+            return Val(block_rank.v * lanes.n + rank.v, rank.deps | {BID})  # type: ignore[operator]
+        if name == "block_rank":
+            return block_rank
+        if name in ("size", "num_threads"):
+            return const(lanes.n * int(np.prod(lanes.grid)))
+        if name == "num_blocks":
+            return const(int(np.prod(lanes.grid)))
+        return None
+    if group.kind == GroupKind.COALESCED:
+        if name == "thread_rank" and group.rank is not None:
+            return Val(group.rank, rank.deps | {DATA})  # who is active may depend on the data
+        return None
+    size = group.size
+    if size is None or size <= 0:
+        return Val(None, rank.deps | {DATA}) if name in ("thread_rank", "meta_group_rank") else None
+    if name == "thread_rank":
+        return Val(rank.v % size, rank.deps)  # type: ignore[operator]
+    if name == "meta_group_rank":
+        return Val(rank.v // size, rank.deps)  # type: ignore[operator]
+    if name == "meta_group_size":
+        return const(-(-lanes.n // size))
+    if name in ("size", "num_threads"):
+        return const(size)
+    return None
+
+
+def reduce(group: Group, value: object, op_text: str, lanes: Lanes) -> Val:
+    """`cg::reduce(tile, v, op)`: the same value on every lane of a tile — computed when `v` is known and the
+    operator is one of cooperative groups' (plus, less, greater, bit_and/or/xor), else unknown but no longer
+    varying within the tile."""
+    if not isinstance(value, Val):
+        return Val(None, frozenset({DATA}))
+    size = group.size if group.kind == GroupKind.TILE else None
+    ops = {"plus": np.sum, "less": np.min, "greater": np.max, "bit_and": np.bitwise_and.reduce,
+           "bit_or": np.bitwise_or.reduce, "bit_xor": np.bitwise_xor.reduce}
+    op = next((f for word, f in ops.items() if re.search(rf"\b{word}\b", op_text)), None)
+    if value.v is not None and size and lanes.n % size == 0 and op is not None:
+        tiles = np.broadcast_to(value.v, (lanes.n,)).reshape(-1, size)
+        per_tile = op(tiles, axis=1)
+        return Val(np.repeat(per_tile, size), value.deps, value.is_float)
+    return Val(None, (value.deps - THREAD_DEPS) | {DATA}, value.is_float)
+
+
+def _dim3(fields: dict[str, Val]) -> Dim3:
+    return Dim3([fields["x"], fields["y"], fields["z"]])

@@ -1,0 +1,90 @@
+"""What findings say, on the shapes of llm.c and cuda-samples where they said wrong things: a race names its
+writer as the writer, a stride that rests on sampled sizes is written in the program's names (never as the
+sampled number), a regular pattern of lanes is described, not called irregular."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudalens.analysis.api import analyze_text
+from cudalens.analysis.config import AnalysisConfig
+
+
+def _messages(source: str, code: str) -> list[str]:
+    report = analyze_text("k.cu", source, AnalysisConfig(min_severity="hint"))
+    return [f.message for f in report.findings if f.code == code]
+
+
+def test_a_race_names_the_writer_and_a_reader_of_another_warp() -> None:
+    # llm.c softmax_forward_kernel4: every thread reads storage[0], then lane 0 of warp 0 writes it, no barrier
+    source = """
+__global__ void k(float* out) {
+    __shared__ float storage[32];
+    int tid = threadIdx.x;
+    if (tid % 32 == 0) storage[tid / 32] = 1.0f;
+    __syncthreads();
+    float offset = storage[0];
+    if (tid % 32 == 0) storage[tid / 32] = offset;
+    out[tid] = offset;
+}
+void h(float* a) { k<<<1, 256>>>(a); }
+"""
+    [message] = _messages(source, "CL303")
+    assert "thread 0 writes the element that thread 32 read" in message
+
+
+@pytest.mark.parametrize(("index", "params", "stride"), [
+    ("row * C", "int C", "`C` elements apart"),
+    ("row * (T + 1)", "int T", "`T + 1` elements apart"),
+    ("row * NH * T", "int NH, int T", "`NH × T` elements apart"),
+    ("row * d1 * d2 * d3 + d1", "int d1, int d2, int d3", "`d1 × d2 × d3` elements apart"),
+    ("row * d1 * d2 + row * d3", "int d1, int d2, int d3", "a run-time stride apart (it depends on `d1`, `d2`, `d3`)"),
+])
+def test_a_sampled_stride_is_written_in_the_program_s_names(index: str, params: str, stride: str) -> None:
+    source = f"""
+__global__ void k(const float* in, float* out, {params}) {{
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    out[row] = in[{index}];
+}}
+void h(float* a) {{ k<<<64, 256>>>(a, a, {", ".join("4" for _ in params.split(","))}); }}
+"""
+    [message] = _messages(source, "CL101")
+    assert f"consecutive lanes are {stride}," in message
+    assert "4096" not in message and "4352" not in message
+
+
+def test_rows_of_a_2d_block_are_groups_not_irregular_offsets() -> None:
+    # cuda-samples' simpleD3D11Texture: a float4 pixel per thread, rows a pitch apart
+    source = """
+__global__ void k(unsigned char* surface, size_t pitch) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    float* pixel = (float*)(surface + y * pitch) + 4 * x;
+    pixel[0] = 1.0f;
+}
+void h(unsigned char* s) { k<<<dim3(8, 8), dim3(16, 16)>>>(s, 4096); }
+"""
+    [message] = _messages(source, "CL101")
+    assert "4 elements apart within each group of 16 lanes" in message
+
+
+def test_a_conflict_on_a_line_that_later_indexes_by_data_is_not_proven() -> None:
+    # mergeSort's probes: each thread searches its own segment; the first probe is known, the later ones
+    # follow the keys
+    source = """
+__global__ void k(const unsigned* in, unsigned* out) {
+    __shared__ unsigned s_key[4096];
+    s_key[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    const unsigned* data = s_key + threadIdx.x * 16;
+    unsigned pos = 0;
+    for (unsigned stride = 8; stride > 0; stride >>= 1) {
+        if (data[pos + stride - 1] < 7u) pos += stride;
+    }
+    out[threadIdx.x] = pos;
+}
+void h(unsigned* a) { k<<<1, 256>>>(a, a); }
+"""
+    report = analyze_text("k.cu", source, AnalysisConfig(min_severity="hint"))
+    [finding] = [f for f in report.findings if f.code == "CL301"]
+    assert finding.severity.value == "info" and "the index follows loaded data" in finding.message
