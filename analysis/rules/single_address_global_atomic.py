@@ -11,7 +11,7 @@ from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
-from cudalens.analysis.values import BID, DATA, THREAD_DEPS
+from cudalens.analysis.values import BID, DATA, STAND_IN, THREAD_DEPS
 
 _LANE_VARYING = THREAD_DEPS | {BID, DATA}
 
@@ -100,7 +100,9 @@ class SingleAddressGlobalAtomic(Rule):
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(a) -> bool:
-            return a.atomic and a.space == "global" and a.addr is not None and not (a.deps & _LANE_VARYING)
+            # (an address from a stand-in for loaded data says nothing about which word: values.STAND_IN)
+            return a.atomic and a.space == "global" and a.addr is not None and not (a.deps & _LANE_VARYING) \
+                and STAND_IN not in a.deps
 
         for per_run in sites(kernel, "accesses", keep).values():
             lanes = [contended_lanes(run) for run in per_run]
