@@ -421,15 +421,17 @@ class Simulator:
 
     def while_statement(self, node: Node, mask: np.ndarray, do: bool) -> None:
         cond = node.child_by_field_name("condition")
-        self.loop(node, mask, cond, None, set(), do=do)
+        # `while (i < n) { ...; i += blockSize; }` steps `i` as a for loop's update would
+        self.loop(node, mask, cond, None, set(), do=do, stepped=_stepped_in_body(cond, node.child_by_field_name("body")))
 
     def loop(self, node: Node, mask: np.ndarray, cond: Node | None, update: Node | None, loop_vars: set[str],
-             do: bool = False) -> None:
+             do: bool = False, stepped: set[str] | None = None) -> None:
         body = node.child_by_field_name("body")
         state = _Loop(self.n)
         running = mask.copy()
         deps: frozenset[str] = frozenset()
-        stepped = loop_vars | _updated(update)  # `for (; t2 <= t; t2 += 32)` steps a variable declared before
+        # `for (; t2 <= t; t2 += 32)` steps a variable declared before
+        stepped = loop_vars | _updated(update) | (stepped or set())
         entry = {name: self.lookup(name) for name in stepped}
         recorded: list[Branch] = []
         strided = False
@@ -968,6 +970,29 @@ def _updated(update: Node | None) -> set[str]:
     target = update.child_by_field_name("left") if update.type == "assignment_expression" \
         else update.child_by_field_name("argument") if update.type == "update_expression" else None
     return {ts.text(target)} if target is not None and target.type == "identifier" else set()
+
+
+def _stepped_in_body(cond: Node | None, body: Node | None) -> set[str]:
+    """The variables of a while loop's condition that its body's own statements update (`i += blockSize;`)."""
+    if cond is None or body is None:
+        return set()
+    names = {ts.text(n) for n in _identifiers(cond)}
+    statements = body.named_children if body.type == "compound_statement" else [body]
+    out: set[str] = set()
+    for statement in statements:
+        if statement.type == "expression_statement" and statement.named_children:
+            out |= _updated(statement.named_children[0]) & names
+    return out
+
+
+def _identifiers(node: Node) -> list[Node]:
+    stack, out = [node], []
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            out.append(n)
+        stack.extend(n.named_children)
+    return out
 
 
 def _same(values: np.ndarray) -> bool:
