@@ -36,6 +36,7 @@ class LaunchValues:
     template_args: tuple[TemplateArg, ...] = ()
     args: tuple[int | None, ...] = ()  # the kernel's arguments, where they are integer constants
     via: str = ""  # the call of the host function these values hold for: "`launch(x, 128)` (line 30)"
+    dispatched: bool = False  # inside a `case` of a switch on a variable (a dispatch over sizes: case_values)
 
 
 _CACHE_LIMIT = 4096
@@ -46,7 +47,7 @@ def launch_values(launch: Launch, unit: Unit, host_text: str) -> LaunchValues:
     """The launch's constant values in its own host function. They depend only on that function's text
     (`host_text`, read once per host function by the caller) and the unit's macros and constants, so they are
     remembered across edits: evaluating every launch of a 3,000-line file on every keystroke cost ~70 ms."""
-    key = (host_text, ts.text(launch.node), unit.definitions_key)
+    key = (host_text, ts.text(launch.node), launch.node.start_byte, unit.definitions_key)
     values = _cache.get(key)
     if values is None:
         if len(_cache) >= _CACHE_LIMIT:
@@ -57,6 +58,8 @@ def launch_values(launch: Launch, unit: Unit, host_text: str) -> LaunchValues:
 
 def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "") -> LaunchValues:
     cfg, scope = launch.config, launch.host_function
+    cases = case_values(launch.node, unit, scope, binding)
+    binding = {**binding, **cases}
 
     def constant(node: Node) -> bool:
         return scope is None or not any(_reassigned(name, scope, unit) for name in _IDENT.findall(ts.text(node)))
@@ -80,7 +83,29 @@ def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "")
         template_args=tuple(template_argument(a, unit, scope, binding) for a in launch.template_args),
         args=args,
         via=via,
+        dispatched=bool(cases),
     )
+
+
+def case_values(node: Node, unit: Unit, scope: Node | None, binding: Binding) -> dict[str, tuple[int, ...]]:
+    """What the `case` labels around a launch say of the variables switched on: in cuda-samples' reductions,
+    `switch (threads) { case 16: reduce<16><<<grid, dim3(threads)>>>(…); … }` launches 16-thread blocks."""
+    out: dict[str, tuple[int, ...]] = {}
+    at = node.parent
+    while at is not None and at is not scope:
+        if at.type == "case_statement":
+            switch = at.parent.parent if at.parent is not None else None
+            cond = switch.child_by_field_name("condition") if switch is not None else None
+            inner = cond.named_children[-1] if cond is not None and cond.named_children else None
+            label = at.child_by_field_name("value")
+            if switch is not None and switch.type == "switch_statement" and inner is not None and \
+                    inner.type == "identifier" and label is not None and ts.text(inner) not in out and \
+                    not (scope is not None and _reassigned(ts.text(inner), scope, unit)):
+                value = eval_host(label, unit, scope, binding=binding)
+                if value is not None and len(value) == 1:
+                    out[ts.text(inner)] = value
+        at = at.parent
+    return out
 
 
 def _whole(parts: PartialDim3 | None) -> Dim3 | None:

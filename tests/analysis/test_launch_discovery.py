@@ -52,6 +52,14 @@ FOUND = {
                         [(None, 1, 1)]),
     "reassigned": ("void run(float* o, int n) { int threads = 256; if (n < 256) threads = 64;\n"
                    "  k<<<1, threads>>>(o, 4); }", [None]),
+    "case_of_a_switch_on_the_block_size (cuda-samples reduction, threadFenceReduction)": (
+        "void reduce(float* o, int threads) { dim3 block(threads, 1, 1);\n"
+        "  switch (threads) { case 256: k<<<1, block>>>(o, 4); break;\n"
+        "  case 16: k<<<1, block>>>(o, 4); break; default: k<<<1, block>>>(o, 4); } }",
+        [(256, 1, 1), (16, 1, 1), (None, 1, 1)]),
+    "switched_variable_reassigned": (
+        "void reduce(float* o, int threads) { threads = threads / 2; dim3 block(threads, 1, 1);\n"
+        "  switch (threads) { case 256: k<<<1, block>>>(o, 4); break; } }", [(None, 1, 1)]),
     "dim3_parameter_of_an_uncalled_wrapper": ("void run(float* o, dim3 block) { k<<<1, block>>>(o, 4); }", [None]),
 }
 
@@ -62,6 +70,15 @@ def test_launch_blocks(case: str) -> None:
     source = KERNEL_2D + host + "\n"
     entry = launch_entry("k.cu", source)
     assert [r.values.block_dims for r in entry.records if r.kernel == "k"] == blocks
+
+
+def test_a_dispatch_over_block_sizes_is_no_cl401() -> None:
+    """`case 16:` of a switch over the thread count launches 16-thread blocks for small inputs, by choice."""
+    source = KERNEL_2D + ("void reduce(float* o, int threads) { dim3 block(threads, 1, 1);\n"
+                          "  switch (threads) { case 16: k<<<1, block>>>(o, 4); break; } }\n"
+                          "void fixed(float* o) { k<<<1, 16>>>(o, 4); }\n")
+    report = analyze_text("k.cu", source)
+    assert [f.line for f in report.findings if f.code == "CL401"] == [7]  # the fixed launch only
 
 
 def _k_finding(source: str):
