@@ -3,8 +3,9 @@ timing with CUDA events and L2 flushes) in a long-lived `WorkerPool` (torch impo
 retires the worker), and its Nsight Compute profile (`profile_file`: per-kernel metrics and per-line source
 counters) for correct candidates on a GPU.
 
-The Coder's API key never reaches candidate code: the worker is started with every secret variable blanked, and
-the profiled target (under ncu, from a warm standby when it can) gets an environment without them.
+The Coder's API key never reaches candidate code: the worker and the profiled target (under ncu, from a warm
+standby when it can) start from the clean environment (profiler/child_env.py), and `secret_env` names more
+variables to keep out of it and out of this process's environment block.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from cudalens.agents.evaluation import (
     source_hash,
 )
 from cudalens.agents.judge import metrics as M
-from cudalens.agents.secret_env import secret_names
+from cudalens.profiler import child_env
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
 from cudalens.profiler.protocol import JobRequest
@@ -50,7 +51,7 @@ class ProfilerEvaluatorSettings:
     # profile from a warm ncu target (profiler/ncu/standby.py): on the H200 the loop's median round outside the
     # LLM went from 8.4 s to 4.9 s with it (benchmarks/gpu_optimize_loop.py)
     ncu_standby: bool = True
-    secret_env: tuple[str, ...] = ("OPENAI_API_KEY",)
+    secret_env: tuple[str, ...] = ("OPENAI_API_KEY",)  # secrets whatever their names (the Coder's key variable)
     # a new worker (and scratch folder) per candidate: nothing one candidate leaves in the process reaches the
     # next, at the price of importing torch each time (≈ 3–4 s); `cudalens optimize --evaluator isolated`
     fresh_worker: bool = False
@@ -68,11 +69,10 @@ class ProfilerEvaluator:
 
     def _worker_pool(self) -> WorkerPool:
         if self._pool is None:
-            blank = {name: "" for name in secret_names(self.settings.secret_env)}
+            child_env.hide(*self.settings.secret_env)
             # candidates are the LLM's code: their relative writes land in a scratch folder, not the project
             self._scratch = tempfile.mkdtemp(prefix="cudalens-candidates-")
-            self._pool = WorkerPool(python=self.settings.python, env=blank, warmup={"modules": ["torch"]},
-                                    cwd=self._scratch)
+            self._pool = WorkerPool(python=self.settings.python, warmup={"modules": ["torch"]}, cwd=self._scratch)
         return self._pool
 
     def close(self) -> None:
@@ -136,8 +136,8 @@ class ProfilerEvaluator:
         return _with_seconds(evaluation, time.perf_counter() - started)
 
     def add_profile(self, evaluation: Evaluation, candidate: Path, reference: Path) -> Evaluation:
-        """`profile_file` for the candidate, its target's environment without the secrets; from a warm ncu
-        target when `ncu_standby` (the next round's starts as this one ends: ≈ 4 s less a round on the H200)."""
+        """`profile_file` for the candidate; from a warm ncu target when `ncu_standby` (the next round's starts
+        as this one ends: ≈ 4 s less a round on the H200)."""
         request = self._profile_request(candidate, reference)
         try:
             profile = profile_file(request)
@@ -150,7 +150,7 @@ class ProfilerEvaluator:
     def _profile_request(self, candidate: Path, reference: Path) -> ProfileRequest:
         return ProfileRequest(
             str(candidate), str(reference), python=self.settings.python, timeout=self.settings.timeout_s,
-            standby=self.settings.ncu_standby, hidden_env=tuple(secret_names(self.settings.secret_env)),
+            standby=self.settings.ncu_standby,
             standby_owner=self._standby_owner,
         )
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 from cudalens.agents.evaluation import CandidateEvaluator, Evaluation, EvaluationKind, KernelResources
 from cudalens.analysis.api import analyze_text
-from cudalens.profiler.cli_hooks import launch_shapes, occupancy_for
 from cudalens.profiler.compile import CompileOptions, compile_python
+from cudalens.profiler.compile_findings import launch_shapes, occupancy_for
 
 _LIMITER_NAMES = {
     "registers": "registers",

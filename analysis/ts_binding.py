@@ -51,18 +51,6 @@ def matches(language: str, name: str, node: Node) -> list[tuple[int, dict[str, l
     return tree_sitter.QueryCursor(query(language, name)).matches(node)
 
 
-def edit_tree(tree: Tree, start_byte: int, old_end_byte: int, new_end_byte: int, start: Point,
-              old_end: Point, new_end: Point) -> None:
-    tree.edit(
-        start_byte=start_byte,
-        old_end_byte=old_end_byte,
-        new_end_byte=new_end_byte,
-        start_point=start,
-        old_end_point=old_end,
-        new_end_point=new_end,
-    )
-
-
 def text(node: Node) -> str:
     raw = node.text  # each access copies the bytes out of the tree: once
     return raw.decode("utf-8", errors="replace") if raw is not None else ""

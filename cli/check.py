@@ -154,8 +154,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--fix cannot rewrite standard input; use --diff")
     files = [] if stdin else _files(args, resolver)
     hooks = load_hooks(args.compile, args.test)
-    for note in hooks.notes:
-        warn(note)
     if stdin:
         outcome = check_stdin(args.stdin_filename, resolver, hooks, fix)
     else:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -17,6 +20,7 @@ from cudalens.cli.check_config import ConfigResolver
 from cudalens.cli.file_check import FileJob, FileResult, FixMode, check_file, describe_error, warn
 from cudalens.cli.profiler_hooks import ProfilerHooks
 from cudalens.cli.progress import Progress
+from cudalens.profiler import processes
 
 
 @dataclass
@@ -80,7 +84,7 @@ def launch_index(jobs: list[FileJob], workers: int) -> LaunchIndex:
     if workers <= 1:
         entries = map(_entry, jobs)
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with _process_pool(workers) as pool:
             entries = list(pool.map(_entry, jobs, chunksize=16))
     for shown, entry in entries:
         if entry is not None and entry.records:
@@ -90,32 +94,62 @@ def launch_index(jobs: list[FileJob], workers: int) -> LaunchIndex:
 
 # Below this many files a process pool costs more to start than it saves.
 PARALLEL_MIN_FILES = 16
+STOP_GRACE_S = 1.0  # what an interrupted pool's processes get to kill their own children
+
+
+def cores() -> int:
+    """The CPU cores this process may run on (a container's or taskset's share, not the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _workers(jobs: int, files: int) -> int:
+    """`--jobs`, at most one per core (more only cost memory: 100000 once started ~6,000 processes)."""
+    limit = cores()
+    if jobs > limit:
+        warn(f"cudalens: --jobs {jobs} is more than the {limit} CPU cores here; using {limit}")
     if jobs > 0:
-        return min(jobs, files)
-    return min(os.cpu_count() or 1, 8, files) if files >= PARALLEL_MIN_FILES else 1
+        return min(jobs, limit, files)
+    return min(limit, 8, files) if files >= PARALLEL_MIN_FILES else 1
 
 
-def _results(jobs: list[FileJob], hooks: ProfilerHooks, fix: FixMode | None, workers: int) -> Iterator[_Done]:
-    index = launch_index(jobs, workers) if len(jobs) > 1 else None
-    if workers <= 1:
-        _use_launches(index)
+@contextlib.contextmanager
+def _process_pool(workers: int, launches: LaunchIndex | None = None) -> Iterator[ProcessPoolExecutor]:
+    """A pool whose processes never outlive this one: they die with it even when it is SIGKILLed
+    (`processes.die_with_parent`), and any way out but the normal end (Ctrl-C, SIGTERM, a closed pipe)
+    ends them at once instead of waiting for the files queued: SIGTERM (they kill their nvcc and leave), then
+    SIGKILL for one still there after a second (busy in C code). `launches`: the workers' launch index."""
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(), launches))
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        children = multiprocessing.active_children()
+        for child in children:
+            child.terminate()
+        deadline = time.monotonic() + STOP_GRACE_S
+        for child in children:
+            child.join(max(0.0, deadline - time.monotonic()))
+            child.kill()
+        raise
+    pool.shutdown()
+
+
+def _start_worker(parent: int, launches: LaunchIndex | None) -> None:
+    processes.die_with_parent(parent)
+    _use_launches(launches)
+
+
+def _in_pool(jobs: list[FileJob], hooks: ProfilerHooks, fix: FixMode | None, pool: ProcessPoolExecutor) -> Iterator[_Done]:
+    futures = [pool.submit(_check_job, job, hooks, fix) for job in jobs]
+    for future in as_completed(futures):
         try:
-            for job in jobs:
-                yield _check_job(job, hooks, fix)
-        finally:
-            _use_launches(None)
-        return
-    with ProcessPoolExecutor(max_workers=workers, initializer=_use_launches, initargs=(index,)) as pool:
-        futures = [pool.submit(_check_job, job, hooks, fix) for job in jobs]
-        for future in as_completed(futures):
-            try:
-                yield future.result()
-            except Exception as exc:  # a worker process that died (killed, out of memory)
-                job = jobs[futures.index(future)]
-                yield _Done(job, None, f"worker failed: {type(exc).__name__}: {exc}")
+            yield future.result()
+        except Exception as exc:  # a worker process that died (killed, out of memory)
+            job = jobs[futures.index(future)]
+            yield _Done(job, None, f"worker failed: {type(exc).__name__}: {exc}")
 
 
 def _collect(results: Iterable[_Done], progress: Progress) -> CheckOutcome:
@@ -148,7 +182,16 @@ def run_checks(
     jobs: int = 1,
 ) -> CheckOutcome:
     work = [FileJob(path, display_path(path, cwd), resolver.config_for(path)) for path in files]
-    return _collect(_results(work, hooks, fix, _workers(jobs, len(work))), Progress(len(work)))
+    workers = _workers(jobs, len(work))
+    index = launch_index(work, workers) if len(work) > 1 else None
+    if workers <= 1:
+        _use_launches(index)
+        try:
+            return _collect((_check_job(job, hooks, fix) for job in work), Progress(len(work)))
+        finally:
+            _use_launches(None)
+    with _process_pool(workers, index) as pool:
+        return _collect(_in_pool(work, hooks, fix, pool), Progress(len(work)))
 
 
 def check_stdin(

@@ -10,15 +10,20 @@ is one line in COMMANDS and one module.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 from cudalens import __version__
 from cudalens.cli.escape import printable
+from cudalens.profiler import child_env, processes
 
 EXIT_USAGE = 2
 
@@ -59,25 +64,14 @@ class _Loaded:
     add_arguments: Any
 
 
-def _load(command: Command) -> _Loaded | None:
-    """The command's implementation, or None when its module is not part of this build."""
+def _load(command: Command) -> _Loaded:
+    """The command's implementation, imported only when it is the one chosen (`check` never loads torch)."""
     module_name, _, attr = command.target.partition(":")
-    try:
-        module: ModuleType = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        # only the command's own module (or its package) being absent means "not in this build"; a missing
-        # dependency inside it is a real error and propagates
-        if exc.name and module_name.startswith(exc.name):
-            return None
-        raise
-    target: Any = getattr(module, attr, None) if attr else module
-    if target is None:
-        return None
+    module: ModuleType = importlib.import_module(module_name)
+    target: Any = getattr(module, attr) if attr else module
     if hasattr(target, "run"):
         return _Loaded(target.run, getattr(target, "add_arguments", None))
-    if callable(target):
-        return _Loaded(target, getattr(module, "add_arguments", None))
-    return None
+    return _Loaded(target, getattr(module, "add_arguments", None))
 
 
 def _chosen_command(argv: list[str]) -> Command | None:
@@ -102,9 +96,6 @@ def build_parser(chosen: Command | None = None, loaded: _Loaded | None = None) -
 
 def _dispatch(argv: list[str], chosen: Command | None) -> int:
     loaded = _load(chosen) if chosen else None
-    if chosen is not None and loaded is None:
-        print(f"cudalens: '{chosen.name}' is not available in this build", file=sys.stderr)
-        return EXIT_USAGE
     parser = build_parser(chosen, loaded)
     try:
         args = parser.parse_args(argv)
@@ -116,11 +107,57 @@ def _dispatch(argv: list[str], chosen: Command | None) -> int:
     return int(loaded.run(args) or 0)
 
 
+# How long an interrupted command may take to unwind before it leaves anyway.
+LEAVE_AFTER_S = 5.0
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised in the main thread: it unwinds like Ctrl-C, so `finally` blocks and `atexit`
+    (profiler/processes.py) end every child, where Python's default would leave them running."""
+
+
+def _interrupted(number: int, _frame: object) -> None:
+    """SIGINT, SIGTERM, SIGHUP: unwind. An interrupt can land inside a lock's bookkeeping and leave a thread
+    waiting forever (`cudalens check`'s pool manager, once in some 60 runs under load), and interpreter shutdown
+    joins such threads; so if unwinding has not ended the process after `LEAVE_AFTER_S`, it leaves anyway, its
+    children killed first."""
+    watchdog = threading.Timer(LEAVE_AFTER_S, _leave, (128 + number,))
+    watchdog.daemon = True  # a normal unwind is not held back by it
+    watchdog.start()
+    if number == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise _Terminated(number)
+
+
+def _leave(code: int) -> None:
+    processes.close()
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(code)
+
+
+@contextlib.contextmanager
+def _unwind_on_interrupt() -> Iterator[None]:
+    try:
+        previous = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    except ValueError:  # not the main thread (main() called from a test's thread): leave signals alone
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
+    child_env.scrub()  # before any command can start a child that reads our environment block
     argv = sys.argv[1:] if argv is None else list(argv)
     chosen = _chosen_command(argv)
     try:
-        return _dispatch(argv, chosen)
+        with _unwind_on_interrupt():
+            return _dispatch(argv, chosen)
+    except _Terminated as exc:
+        return 128 + exc.args[0]
     except UsageError as exc:
         for line in str(exc).split("\n"):
             print(f"cudalens: error: {printable(line)}", file=sys.stderr)

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if findings or failed else 0
 
 
-def kernel_summary(k: KernelMetrics) -> str:
+def metrics_summary(k: KernelMetrics) -> str:
     parts = []
     for label, metric, fmt, scale in SUMMARY:
         value = k.get(metric)
@@ -89,7 +89,7 @@ def render(path: str, profile, sanitized, findings) -> str:
         if profile.error:
             lines.append(f"{path}: ncu: {profile.error}")
         for k in profile.kernels:
-            lines.append("  " + kernel_summary(k))
+            lines.append("  " + metrics_summary(k))
         for w in profile.warnings:
             lines.append(f"  warning: {w}")
     for s in sanitized:  # what was run (inputs, reduced or not; time) with what it found

@@ -50,10 +50,8 @@ class ListRules:
         rules = all_rules()
         if args.format == "json":
             print(json.dumps([rule_json(r) for r in rules], indent=2))
-        elif rules:
-            print(rules_table(rules), end="")
         else:
-            print("No rules are registered in this build.")
+            print(rules_table(rules), end="")
         return 0
 
 

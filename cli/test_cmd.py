@@ -10,8 +10,8 @@ import sys
 from cudalens.analysis.api import analyze_text
 from cudalens.cli.gpu_options import add_common_arguments, existing_file
 from cudalens.cli.progress import StageProgress
-from cudalens.profiler.cli_hooks_runtime import outcome_findings, timing_findings
 from cudalens.profiler.results import TestResult, TimingResult
+from cudalens.profiler.run_findings import outcome_findings, timing_findings
 from cudalens.profiler.run_job import run_job
 
 

@@ -16,18 +16,18 @@ import functools
 import importlib.util
 import re
 import shutil
-import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from cudalens.profiler import gpu_specs
+from cudalens.profiler import gpu_specs, processes
 from cudalens.profiler.build_cache import BuildCache, cache_key
 from cudalens.profiler.device_only import device_only
 from cudalens.profiler.nvcc_diagnostics import CompilerMessage, parse_nvcc_output
-from cudalens.profiler.nvcc_process import CancelToken, run_nvcc
+from cudalens.profiler.processes import CancelToken
 from cudalens.profiler.ptxas import KernelResources, demangled, kernel_base_name, parse_resource_usage
 
 DEFAULT_ARCH = "sm_90"
@@ -108,13 +108,21 @@ def find_nvcc(explicit: str | None = None) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=8)
-def nvcc_version(nvcc: str) -> str:
-    try:
-        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    return out.stdout.strip().splitlines()[-1] if out.stdout.strip() else "unknown"
+_VERSIONS: dict[str, str] = {}
+_VERSIONS_LOCK = threading.Lock()
+
+
+def nvcc_version(nvcc: str, cancel: CancelToken | None = None) -> str:
+    """nvcc's version line, asked once per compiler ("unknown" when it fails or hangs past a minute)."""
+    with _VERSIONS_LOCK:
+        known = _VERSIONS.get(nvcc)
+    if known is None:
+        run = processes.run([nvcc, "--version"], timeout=60, cancel=cancel)
+        lines = run.stdout.strip().splitlines()
+        known = lines[-1] if lines and not run.timed_out else "unknown"
+        with _VERSIONS_LOCK:
+            _VERSIONS[nvcc] = known
+    return known
 
 
 def resolve_arch(arch: str | None) -> str:
@@ -304,7 +312,7 @@ def _build(
 
     cache = None if options.cache_dir == "" else BuildCache(options.cache_dir)
     headers = _local_headers(text, folders)
-    key = cache_key(nvcc_version(nvcc), file_name, plan.source, *plan.flags, *(p + "\0" + t for p, t in headers))
+    key = cache_key(nvcc_version(nvcc, cancel), file_name, plan.source, *plan.flags, *(p + "\0" + t for p, t in headers))
     hit = cache.get(key) if cache is not None else None
     if cache is not None and hit is not None:
         cubin = cache.entry_dir(key) / "kernel.cubin"
@@ -315,7 +323,8 @@ def _build(
         work = Path(tmp)
         (work / file_name).write_text(plan.source, encoding="utf-8")
         command = (nvcc, *plan.flags, "-x", "cu", "-o", "kernel.cubin", file_name)
-        returncode, output = run_nvcc(list(command), work, options.timeout_s, cancel)
+        run = processes.run(command, cwd=work, timeout=options.timeout_s, cancel=cancel)
+        returncode, output = run.returncode, run.stderr + run.stdout
         if returncode is None:
             message = f"nvcc took longer than {options.timeout_s:g} s and was stopped"
             timeout = CompilerMessage(_MAIN, 1, 1, 1, "error", message, tool="nvcc")

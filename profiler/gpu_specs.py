@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 import re
 import shutil
-import subprocess
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
+from cudalens.profiler import processes
 from cudalens.profiler.occupancy import ArchLimits, arch_limits
 from cudalens.profiler.protocol import JobRequest
 
@@ -161,13 +161,9 @@ def _query_nvidia_smi() -> list[dict] | str:
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return "no NVIDIA driver here (nvidia-smi is not on PATH)"
-    try:
-        out = subprocess.run(
-            [smi, f"--query-gpu={','.join(_SMI_FIELDS)}", "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=30, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"nvidia-smi failed: {exc}"
+    out = processes.run([smi, f"--query-gpu={','.join(_SMI_FIELDS)}", "--format=csv,noheader,nounits"], timeout=30)
+    if out.timed_out:
+        return "nvidia-smi failed: it did not answer in 30 s"
     if out.returncode != 0:
         return f"nvidia-smi failed: {(out.stderr or out.stdout).strip()[:200]}"
     gpus = []

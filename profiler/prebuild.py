@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudalens.profiler import processes
 from cudalens.profiler.job_modules import job_script
-from cudalens.profiler.tool_run import run_tool
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def prebuild(paths: list[str], *, python: str = sys.executable, timeout: float =
             payload = Path(tmp) / "payload.json"
             payload.write_text(json.dumps({"path": str(Path(path).resolve()), "reps": 0}))
             start = time.monotonic()
-            run = run_tool([python, job_script("profile_target"), str(payload)], timeout=timeout)
+            run = processes.run([python, job_script("profile_target"), str(payload)], timeout=timeout)
             tail = run.output.strip().splitlines()[-1] if run.output.strip() else ""
             return Build(path, run.returncode == 0, time.monotonic() - start, "timed out" if run.timed_out else tail)
 

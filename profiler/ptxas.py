@@ -16,9 +16,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from cudalens.profiler import processes
 
 _ENTRY = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>[^']+)'")
 _PROPERTIES = re.compile(r"Function properties for (?P<name>\S+)")
@@ -144,12 +145,7 @@ def demangle_all(names: list[str], demangler: str | None) -> dict[str, str]:
     result = {n: n for n in names}
     if not demangler or not names:
         return result
-    try:
-        out = subprocess.run(
-            [demangler], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=30, check=False
-        ).stdout.splitlines()
-    except (OSError, subprocess.SubprocessError):
-        return result
+    out = processes.run([demangler], input="\n".join(names) + "\n", timeout=30).stdout.splitlines()
     if len(out) == len(names):
         result.update({n: d.strip() or n for n, d in zip(names, out, strict=True)})
     return result

@@ -13,12 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from cudalens.analysis.findings import Finding, Related, Severity
+from cudalens.profiler import processes
 from cudalens.profiler.job_modules import job_script
 from cudalens.profiler.ncu import locate
 from cudalens.profiler.ncu.line_map import LineMapper, line_span
 from cudalens.profiler.ncu.profile import target_env
 from cudalens.profiler.results import SanitizerIssue, SanitizerResult
-from cudalens.profiler.tool_run import run_tool
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 CODE = "CL905"
@@ -123,7 +123,7 @@ def run_sanitizer(
         payload = Path(tmp) / "payload.json"
         payload.write_text(json.dumps({"path": str(Path(path).resolve()), "reference": reference, "reps": 1,
                                        "inputs": "small" if small else "full"}))
-        run = run_tool(
+        run = processes.run(
             sanitizer_command(tool, sanitizer, [python, job_script("profile_target"), str(payload)]),
             timeout=timeout, env=target_env(path, text),
         )

@@ -1,18 +1,17 @@
 """The parent side of the worker: start it, send it jobs, and turn every way it can fail into a `JobResult`.
 
-A `Worker` is one child process (`worker_main.py`, started by file path in its own process group). A
+A `Worker` is one child process (`worker_main.py`, started by file path through `processes`: its own
+process group, the clean environment, killed with everything else when this process leaves). A
 `WorkerPool` runs jobs one at a time on a worker and replaces the worker after anything that may have left it
 unusable: a timeout, a cancel, a crash, a protocol error or a broken CUDA context. Both have a blocking API;
 `WorkerPool.run_async` wraps it for asyncio, and cancelling its task kills the job's whole process group.
 
-Every worker this process starts is killed when it exits (`atexit`, or `shutdown_all()` from a server's
-shutdown); the worker also exits by itself when its stdin closes or its parent goes away.
+The worker also exits by itself when its stdin closes or its parent goes away (this process was SIGKILLed).
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import itertools
 import os
 import queue
@@ -27,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudalens.profiler import processes
 from cudalens.profiler.protocol import (
     Failure,
     Hello,
@@ -44,8 +44,6 @@ STDERR_TAIL_BYTES = 4000
 ProgressCallback = Callable[[Progress], None]
 
 _EOF = object()
-_LIVE: set[Worker] = set()
-_LIVE_LOCK = threading.Lock()
 
 
 class WorkerStartError(RuntimeError):
@@ -70,7 +68,7 @@ class WorkerSpec:
 
     python: str | None = None  # the interpreter (the `worker.python` setting); None: this one
     jobs_dir: str | Path | None = None  # None: profiler/jobs
-    env: dict[str, str] | None = None  # added to this process's environment
+    env: dict[str, str] | None = None  # added to the clean environment (`child_env`)
     startup_timeout_s: float = 60.0
     cwd: str | Path | None = None  # where jobs run; a scratch folder keeps untrusted code's relative writes out
 
@@ -82,10 +80,11 @@ class Worker:
         spec = spec or WorkerSpec()
         self.python = spec.python or sys.executable
         self.jobs_dir = Path(spec.jobs_dir or JOBS_DIR)
-        self._env = {**os.environ, **(spec.env or {}), "PYTHONUNBUFFERED": "1"}
+        self._env = {**(spec.env or {}), "PYTHONUNBUFFERED": "1"}
         self.startup_timeout_s = spec.startup_timeout_s
         self.cwd = spec.cwd
         self.hello: Hello | None = None
+        self._child: processes.Child | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._inbox: queue.Queue[object] = queue.Queue()
         self._stderr = tempfile.TemporaryFile(mode="a+b")  # O_APPEND: truncating between jobs is safe
@@ -105,20 +104,14 @@ class Worker:
     def start(self) -> Hello:
         """Start the process and wait for its handshake."""
         try:
-            self._proc = subprocess.Popen(
+            self._child = processes.start(
                 [self.python, str(WORKER_MAIN), "--jobs-dir", str(self.jobs_dir)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._stderr,
-                env=self._env,
-                cwd=self.cwd,
-                start_new_session=True,  # its own process group: one killpg takes a job and its children
-                close_fds=True,
+                env=self._env, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                reap=True,
             )
         except OSError as exc:
             raise WorkerStartError(f"cannot start the worker with {self.python}: {exc}") from None
-        with _LIVE_LOCK:
-            _LIVE.add(self)
+        self._proc = self._child.popen
         threading.Thread(target=self._read, args=(self._proc,), daemon=True, name="cudalens-worker-reader").start()
         message = self._next(time.monotonic() + self.startup_timeout_s)
         if not isinstance(message, Hello):
@@ -131,24 +124,15 @@ class Worker:
     def kill(self) -> None:
         """SIGKILL the worker's whole process group and reap the worker."""
         proc = self._proc
-        if proc is None:
+        if proc is None or self._child is None:
             return
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not wait on anything
-            pass
+        self._child.kill()
         for pipe in (proc.stdin, proc.stdout):
             try:
                 if pipe:
                     pipe.close()
             except OSError:
                 pass
-        with _LIVE_LOCK:
-            _LIVE.discard(self)
 
     def close(self) -> None:
         self.kill()
@@ -411,13 +395,3 @@ class WorkerPool:
             self._retire()
         self._executor.shutdown(wait=False)
 
-
-def shutdown_all() -> None:
-    """Kill every worker this process started (the server calls this on shutdown; also run at exit)."""
-    with _LIVE_LOCK:
-        workers = list(_LIVE)
-    for worker in workers:
-        worker.kill()
-
-
-atexit.register(shutdown_all)

@@ -70,11 +70,10 @@ class _Channel:
 class JobContext:
     """What a job's `run(payload, ctx)` may use."""
 
-    def __init__(self, job_id, deadline, channel, jobs):
+    def __init__(self, job_id, deadline, channel):
         self.job_id = job_id
         self.deadline = deadline
         self._channel = channel
-        self._jobs = jobs
 
     def progress(self, message, fraction=None, limit_s=None):
         """`limit_s`: the parent kills the job unless its next progress or its result comes within that many
@@ -83,9 +82,6 @@ class JobContext:
             self.job_id, str(message), None if fraction is None else float(fraction),
             None if limit_s is None else float(limit_s),
         ))
-
-    def load_sibling(self, name):
-        return self._jobs.sibling(name)
 
 
 class _JobModules:
@@ -115,11 +111,6 @@ class _JobModules:
             raise LookupError(f"{path} has no run(payload) function")
         return module
 
-    def sibling(self, name):
-        if not _KIND_NAME.match(name):
-            raise LookupError(f"bad module name {name!r}")
-        return self._load(name, os.path.join(self.folder, f"{name}.py"))
-
 
 def _cuda_context_broken():
     """After a job that used CUDA through torch: does the context still work?"""
@@ -147,7 +138,7 @@ def run_job(request, channel, jobs):
             takes_ctx = False
         payload = dict(request.payload)
         if takes_ctx:
-            ctx = JobContext(request.id, start + request.timeout_s, channel, jobs)
+            ctx = JobContext(request.id, start + request.timeout_s, channel)
             out = run(payload, ctx)
         else:
             out = run(payload)

@@ -20,7 +20,8 @@ from pygls.uris import to_fs_path
 from cudalens import __version__
 from cudalens.analysis.positions import split_lines
 from cudalens.analysis.syntax_check import SyntaxBaseline
-from cudalens.profiler.worker_client import shutdown_all
+from cudalens.profiler import processes
+from cudalens.profiler.ncu import standby
 from cudalens.server import last_run, lifecycle, verdicts
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
 from cudalens.server.coder_actions import REWRITE, coder_actions
@@ -154,12 +155,13 @@ class CudalensServer(LanguageServer):
         return bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
 
     def stop_everything(self) -> None:
+        processes.kill_all()  # first: a thread waiting on a child (a compile, a warming worker) returns now
         for task in list(self.background):
             task.cancel()
         self.service.close_all()
         if self.watcher is not None:
             self.watcher.stop()
-        lifecycle.CHILDREN.kill_all()
+        processes.kill_all()
 
 
 def _path(uri: str) -> str:
@@ -215,9 +217,10 @@ async def pull_diagnostics(ls: CudalensServer, params: types.DocumentDiagnosticP
 
 def create_server() -> CudalensServer:
     server = CudalensServer()
-    # the workers (on-save and the optimize loop's) die with the server, however it exits
+    # every child dies with the server however it exits (lifecycle.hard_exit); these stop the pools for good and
+    # remove the warm ncu targets' folders
     lifecycle.at_exit(server.service.runtime.close)
-    lifecycle.at_exit(shutdown_all)
+    lifecycle.at_exit(standby.close_all)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: CudalensServer, params: types.InitializeParams) -> None:
@@ -352,6 +355,11 @@ def create_server() -> CudalensServer:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CudalensServer, params: None) -> None:
         ls.stop_everything()
+
+    @server.feature(types.EXIT)
+    def exit_(ls: CudalensServer, params: None) -> None:
+        """Leave now, without pygls's way out (asyncio's shutdown waits for every executor thread)."""
+        lifecycle.hard_exit(0 if ls.protocol._shutdown else 1)
 
     for name, handler in COMMANDS.items():
         server.command(name)(_command(handler))

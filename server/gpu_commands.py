@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from cudalens.profiler.cli_hooks_runtime import has_test
 from cudalens.profiler.gpu_specs import NoGpu
+from cudalens.profiler.run_findings import has_test
 from cudalens.profiler.validate import summarize, validate_file
 from cudalens.server.documents import DocState
 from cudalens.server.pipeline_on_save import LastRun, Plan, needs_cuda

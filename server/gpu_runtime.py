@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from cudalens.agents.secret_env import secret_names
-from cudalens.profiler import tool_run
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu, detect_gpu
 from cudalens.profiler.protocol import JobRequest, JobResult
 from cudalens.profiler.run_job import JobOutcome
@@ -39,18 +37,16 @@ class GpuRuntime:
         self._python: str | None = None
         self._gpu: GpuFacts | NoGpu | None = None
         self._closed = False
-        self.secret_env: tuple[str, ...] = ("OPENAI_API_KEY",)  # the service sets `coder.apiKeyEnv` here
 
     def pool(self, settings: WorkerSettings) -> WorkerPool:
-        """The pool for `settings.python`. The user's code runs there without the Coder's API key (nor anything
-        named like a credential) in its environment."""
+        """The pool for `settings.python`. The user's code runs there in the clean environment
+        (profiler/child_env.py): no Coder API key, nothing named like a credential."""
         if self._pool is not None and self._python != settings.python:
             logger.info("worker.python is now %s: replacing the worker", settings.python)
             self._pool.close()
             self._pool = None
         if self._pool is None:
-            blank = {name: "" for name in secret_names(self.secret_env)}
-            self._pool = WorkerPool(python=settings.python, env=blank, warmup=WARMUP, keep_warm=True)
+            self._pool = WorkerPool(python=settings.python, warmup=WARMUP, keep_warm=True)
             self._python = settings.python
         return self._pool
 
@@ -77,12 +73,15 @@ class GpuRuntime:
             self._gpu = await asyncio.get_running_loop().run_in_executor(None, detect_gpu)
         return self._gpu
 
-    def close(self) -> None:
-        """Kill the worker and any ncu/compute-sanitizer still running."""
-        self._closed = True
+    def restart(self) -> None:
+        """Replace the worker (its environment held a variable that is a secret now)."""
         if self._pool is not None:
             self._pool.close()
             self._pool = None
-        tool_run.kill_running()
+
+    def close(self) -> None:
+        """Kill the worker (for good)."""
+        self._closed = True
+        self.restart()
 
 

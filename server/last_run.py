@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.config import AnalysisConfig
-from cudalens.profiler.cli_hooks import kernel_summary, launch_shapes
+from cudalens.profiler.compile_findings import launch_shapes, resources_summary
 from cudalens.server.pipeline_on_save import LastRun
 
 TOP_HINTS = 3
@@ -35,7 +35,7 @@ def markdown(run: LastRun | None, kernel: KernelInfo, path: str) -> str | None:
         shape = launch_shapes(path, "", AnalysisConfig(), [kernel]).get(kernel.name)
         for result in run.compile.results:
             for k in result.kernel(kernel.name):
-                lines.append(f"- compiled: {kernel_summary(k, shape)}")
+                lines.append(f"- compiled: {resources_summary(k, shape)}")
     if run.test is not None:
         verdict = run.test.summary() if run.test.passed else f"{run.test.status}: {run.test.message}"
         lines.append(f"- test: {verdict}" + (f" on {run.test.device}" if run.test.device else ""))

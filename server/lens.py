@@ -15,7 +15,7 @@ from cudalens.server.convert import Positions
 _ACTIONS = (("▶ Run tests", RUN_TESTS), ("Profile", PROFILE), ("Optimize", OPTIMIZE))
 
 
-def kernel_summary(kernel: KernelInfo, findings: Sequence[Finding], badge: str | None = None) -> str:
+def lens_title(kernel: KernelInfo, findings: Sequence[Finding], badge: str | None = None) -> str:
     counts = Counter(f.code for f in findings if f.kernel == kernel.name)
     parts = []
     if kernel.block:
@@ -42,7 +42,7 @@ def kernel_lenses(
         at = pos.to_lsp(kernel.name_span.line, 1)
         rng = types.Range(at, at)
         # An empty command id makes an inert lens: the summary is text, not a button.
-        lenses.append(types.CodeLens(rng, types.Command(title=kernel_summary(kernel, findings, badge), command="")))
+        lenses.append(types.CodeLens(rng, types.Command(title=lens_title(kernel, findings, badge), command="")))
         lenses += [
             types.CodeLens(rng, types.Command(title=title, command=command, arguments=[uri, kernel.name]))
             for title, command in (_ACTIONS if runs else ())

@@ -1,8 +1,13 @@
 """Being a good citizen: the server watches its editor and exits with it, never writes to stdout except
 protocol messages, logs to the editor (window/logMessage) and a file, and takes its children with it.
 
-pygls does not watch the parent process, and its default error reporting shows a pop-up per failure; both
-are handled here.
+Every way out ends in `hard_exit`, which kills every child (profiler/processes.py holds them all) before
+anything else and then leaves without waiting for threads: the `exit` notification, end of file on stdin (the
+editor closed the pipe), the editor's death (`watch_parent` polls the `processId` of initialize: pygls does not
+watch it), SIGTERM, SIGHUP and SIGINT (`exit_on_signals`). A thread stuck on a child (a compile, an `nvcc
+--version` that hangs) therefore never keeps the server alive: its child dies first.
+
+pygls's default error reporting shows a pop-up per failure; that is handled here too.
 """
 
 from __future__ import annotations
@@ -13,15 +18,15 @@ import logging
 import logging.handlers
 import os
 import signal
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from lsprotocol import types
+
+from cudalens.profiler import processes
 
 logger = logging.getLogger("cudalens.server")
 
@@ -53,58 +58,14 @@ async def watch_parent(pid: int, on_gone: Callable[[], None], interval: float = 
             return
 
 
-class Children:
-    """Process groups started by the server (nvcc, the worker...): all are killed when the server exits."""
-
-    def __init__(self) -> None:
-        self._groups: set[int] = set()
-        self._lock = threading.Lock()
-
-    def spawn(self, args: list[str], **kwargs: Any) -> subprocess.Popen:
-        kwargs.setdefault("stdin", subprocess.DEVNULL)
-        kwargs.setdefault("stdout", subprocess.PIPE)  # never our stdout: that is the protocol stream
-        proc = subprocess.Popen(args, start_new_session=True, **kwargs)
-        self.adopt(proc.pid)
-        return proc
-
-    def adopt(self, pgid: int) -> None:
-        """Register a process group started elsewhere (with `start_new_session=True`)."""
-        with self._lock:
-            self._groups.add(pgid)
-
-    def release(self, pgid: int) -> None:
-        with self._lock:
-            self._groups.discard(pgid)
-
-    def kill_all(self, grace_s: float = 0.5) -> None:
-        with self._lock:
-            groups, self._groups = set(self._groups), set()
-        for pgid in groups:
-            with contextlib.suppress(OSError):
-                os.killpg(pgid, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while groups and time.monotonic() < deadline:
-            groups = {g for g in groups if _group_alive(g)}
-            time.sleep(0.02)
-        for pgid in groups:
-            with contextlib.suppress(OSError):
-                os.killpg(pgid, signal.SIGKILL)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except OSError:
-        return False
-    return True
-
-
-CHILDREN = Children()
 _AT_EXIT: list[Callable[[], None]] = []
+CLEANUP_GRACE_S = 2.0  # what the cleanups get after the children are dead; then the process leaves anyway
+EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
 def at_exit(cleanup: Callable[[], None]) -> None:
-    """Run `cleanup` when the server leaves (shutdown, exit, or its editor's death): stop worker pools."""
+    """Run `cleanup` when the server leaves (shutdown, exit, or its editor's death): stop worker pools, remove
+    scratch folders. Its children are dead by then."""
     _AT_EXIT.append(cleanup)
 
 
@@ -117,12 +78,50 @@ def run_cleanups() -> None:
 
 
 def hard_exit(code: int) -> None:
-    """Leave now: kill our children, flush the logs, and skip waiting for threads (a thread blocked reading
-    stdin, or an analysis of a huge file, must not keep the process alive)."""
-    run_cleanups()
-    CHILDREN.kill_all()
-    logging.shutdown()
+    """Leave now: kill every child (and start no more), run the cleanups for at most `CLEANUP_GRACE_S`, flush
+    the logs, and skip waiting for threads (a thread blocked reading stdin, an analysis of a huge file, a
+    cleanup waiting on a lock must not keep the process alive). Safe from any thread and a signal handler."""
+    processes.close()
+    cleanups = threading.Thread(target=run_cleanups, daemon=True, name="cudalens-exit")
+    cleanups.start()
+    cleanups.join(CLEANUP_GRACE_S)
+    processes.close()  # anything a cleanup started
+    with contextlib.suppress(Exception):
+        logging.shutdown()
     os._exit(code)
+
+
+def exit_on_signals() -> None:
+    """SIGTERM, SIGHUP (the terminal or the editor went away) and SIGINT end the server through `hard_exit`,
+    with 128 + the signal's number; Python's defaults would leave its children running (SIGTERM, SIGHUP) or
+    wait for every thread, a compile's included (SIGINT). Call from the main thread."""
+    for sig in EXIT_SIGNALS:
+        signal.signal(sig, lambda number, _frame: hard_exit(128 + number))
+
+
+class ExitAtEof:
+    """The server's stdin, for pygls: end of file means the editor closed the pipe (or died), and the server
+    leaves at once through `hard_exit` (exit code 0 after a `shutdown` request, else 1) rather than through
+    asyncio's shutdown, which waits for every thread of its executor, a hanging compile's included."""
+
+    def __init__(self, stream: BinaryIO, shut_down: Callable[[], bool]) -> None:
+        self._stream = stream
+        self._shut_down = shut_down
+
+    def _checked(self, data: bytes) -> bytes:
+        if not data:
+            logger.info("end of file on stdin: the editor is gone; exiting")
+            hard_exit(0 if self._shut_down() else 1)
+        return data
+
+    def read1(self, size: int = -1) -> bytes:
+        """What is there, up to `size` bytes (transport.py reads chunks: `read` would wait for all of them)."""
+        data = self._stream.read1(size)
+        return self._checked(data) if size != 0 else data
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        return self._checked(data) if size != 0 else data
 
 
 def protect_stdout() -> BinaryIO:

@@ -47,6 +47,7 @@ def serve_command(args: argparse.Namespace) -> int:
         return 2
     protocol_out = None if address else lifecycle.protect_stdout()
     lifecycle.setup_logging(args.log_file, args.log_level)
+    lifecycle.exit_on_signals()
 
     from cudalens.server.app import create_server
 
@@ -56,7 +57,7 @@ def serve_command(args: argparse.Namespace) -> int:
         if address:
             server.start_tcp(*address)
         else:
-            server.start_io(sys.stdin.buffer, protocol_out)
+            server.start_io(lifecycle.ExitAtEof(sys.stdin.buffer, lambda: server.protocol._shutdown), protocol_out)
     except Exception:
         logger.exception("the server stopped on an error")
         lifecycle.hard_exit(1)
@@ -66,6 +67,10 @@ def serve_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m cudalens.server`."""
+    from cudalens.profiler import child_env
+
+    child_env.scrub()  # before anything can start a child that reads our environment block
     parser = argparse.ArgumentParser(prog="cudalens serve", description=__doc__)
     add_arguments(parser)
     return serve_command(parser.parse_args(argv))

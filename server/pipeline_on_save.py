@@ -8,6 +8,7 @@ ncu (profile). A step that needs a GPU on a machine without one is skipped, and 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -18,13 +19,13 @@ from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.positions import split_lines
-from cudalens.profiler import tool_run
-from cudalens.profiler.cli_hooks import CompileReport, compile_report_async
-from cudalens.profiler.cli_hooks_runtime import has_test, outcome_findings, timing_findings
+from cudalens.profiler import processes
+from cudalens.profiler.compile_findings import CompileReport, compile_report_async
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
+from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
 from cudalens.profiler.run_job import JobOutcome
 from cudalens.server.gpu_runtime import GpuRuntime, start_failure
 from cudalens.server.settings import OnSave, WorkerSettings
@@ -105,7 +106,7 @@ def _no_gpu_message(reason: str) -> str:
             "(compiling still runs)")
 
 
-async def run_pipeline(
+async def run_on_save(
     job: SaveJob, plan: Plan, runtime: GpuRuntime, worker: WorkerSettings, report: Report, say_once: SayOnce,
 ) -> LastRun:
     """Compile and test run side by side (nvcc here, the build of the test in the worker), so a save waits for
@@ -195,14 +196,8 @@ def profile_request(path: str, worker: WorkerSettings, kernels: tuple[str, ...] 
 
 
 async def profile_async(request: ProfileRequest) -> NcuProfile:
-    """`profile_file` in a thread; cancelling kills the running ncu (the server runs one profile at a time)."""
-    future = asyncio.get_running_loop().run_in_executor(None, profile_file, request)
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        tool_run.kill_running()
-        future.add_done_callback(lambda f: f.cancelled() or f.exception())
-        raise
+    """`profile_file` in a thread; cancelling kills the running ncu."""
+    return await processes.in_thread(functools.partial(profile_file, request))
 
 
 class Pipelines:

@@ -21,6 +21,7 @@ from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
 from cudalens.analysis.launch_index import identity
 from cudalens.analysis.positions import split_lines
+from cudalens.profiler import child_env
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import prepare_standby
@@ -42,7 +43,7 @@ from cudalens.server.pipeline_on_save import (
     SaveJob,
     plan_for,
     profile_request,
-    run_pipeline,
+    run_on_save,
 )
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ClientTrust, ParsedSettings, ServerSettings
@@ -215,7 +216,10 @@ class Service:
         settings = effective(parsed.settings, self.trust)
         changed = settings != self.settings
         self.settings = settings
-        self.runtime.secret_env = (self.settings.coder.api_key_env,)
+        if child_env.hide(self.settings.coder.api_key_env):  # a warm worker or ncu target holds it: replace them
+            logger.info("%s names the Coder's key now: restarting the worker without it", self.settings.coder.api_key_env)
+            self.runtime.restart()
+            standby.close_all()
         if self.settings.log_level is not None:
             set_level(self.settings.log_level)
         if changed:
@@ -273,7 +277,7 @@ class Service:
         progress = self.out.work_done(f"cudalens: {Path(state.path).name}", lambda: self.pipelines.cancel(state.uri))
         await progress.begin("starting")
         try:
-            run = await run_pipeline(
+            run = await run_on_save(
                 job, plan, self.runtime, self.settings.worker, progress.report,
                 lambda m: self.show_once(m, types.MessageType.Info),
             )
@@ -289,8 +293,8 @@ class Service:
             self.show_once(f"cudalens: running {Path(state.path).name} failed; details are in the server log.")
             progress.end("failed")
             return None
+        self.take_run(state, run)  # first: a client that acts on the progress's end finds the results published
         progress.end(run_summary(run))
-        self.take_run(state, run)
         return run
 
     def take_run(self, state: DocState, run: LastRun) -> None:

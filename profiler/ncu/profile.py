@@ -14,11 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from cudalens.profiler import processes
 from cudalens.profiler.job_modules import job_module, job_script
 from cudalens.profiler.ncu import csv_pages, line_map, locate, standby
 from cudalens.profiler.ncu.metrics import METRICS, SOURCE_METRICS, kernel_filter
+from cudalens.profiler.processes import CancelToken, Finished
 from cudalens.profiler.results import KernelMetrics, LineCounters, NcuProfile
-from cudalens.profiler.tool_run import ToolRun, run_tool
 
 _UNKNOWN_METRIC = re.compile(r"(?:Failed to find metric|[Mm]etric)\s+['\"]?([A-Za-z0-9_.]+__[A-Za-z0-9_.]+)")
 _PERMISSION = "ERR_NVGPUCTRPERM"
@@ -35,7 +36,6 @@ class ProfileRequest:
     use_cache: bool = True  # read a cached profile of the same sources
     cache_dir: str | None = None
     standby: bool = False  # run in (and leave behind) a warm ncu target: for long-lived callers, the server
-    hidden_env: tuple[str, ...] = ()  # variables the profiled target must not see (the Coder's API key)
     standby_owner: str = ""  # whose warm targets these are (standby.drop_owner ends them); "" the server's
 
 
@@ -56,27 +56,21 @@ def cache_key(text: str, reference_text: str, kernels: tuple[str, ...], ncu: str
 
 
 def target_env(path: str, text: str) -> dict[str, str] | None:
-    """The environment of a profiled or sanitized target. A Python file whose own `load_inline` flags lack
-    `-lineinfo` gets it through nvcc's `NVCC_APPEND_FLAGS`, built into a separate extensions folder so that
-    the user's normal builds stay as they are (one extra cold build, then cached)."""
+    """What a profiled or sanitized target gets on top of the clean environment (`child_env`). A Python file
+    whose own `load_inline` flags lack `-lineinfo` gets it through nvcc's `NVCC_APPEND_FLAGS`, built into a
+    separate extensions folder so that the user's normal builds stay as they are (one extra cold build, then
+    cached)."""
     if not path.endswith(".py") or "-lineinfo" in text:
         return None
-    env = dict(os.environ)
-    env["NVCC_APPEND_FLAGS"] = " ".join(filter(None, [env.get("NVCC_APPEND_FLAGS"), "-lineinfo"]))
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    env["TORCH_EXTENSIONS_DIR"] = str(Path(base) / "cudalens" / "torch_extensions_lineinfo")
-    return env
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return {
+        "NVCC_APPEND_FLAGS": " ".join(filter(None, [os.environ.get("NVCC_APPEND_FLAGS"), "-lineinfo"])),
+        "TORCH_EXTENSIONS_DIR": str(Path(base) / "cudalens" / "torch_extensions_lineinfo"),
+    }
 
 
-def request_env(request: ProfileRequest, path: str, text: str) -> dict[str, str] | None:
-    """The target's environment for `request`: `target_env`, without `hidden_env`."""
-    env = target_env(path, text)
-    if not request.hidden_env:
-        return env
-    return {k: v for k, v in (env if env is not None else os.environ).items() if k not in request.hidden_env}
-
-
-def profile_file(request: ProfileRequest) -> NcuProfile:
+def profile_file(request: ProfileRequest, cancel: CancelToken | None = None) -> NcuProfile:
+    """`cancel` kills the running ncu (`processes.Cancelled` is raised)."""
     path = Path(request.path).resolve()
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -97,7 +91,7 @@ def profile_file(request: ProfileRequest) -> NcuProfile:
         except (ValueError, KeyError):
             pass
     with tempfile.TemporaryDirectory(prefix="cudalens-ncu-") as tmp:
-        profile = _run(request, path, text, kernels, ncu, Path(tmp))
+        profile = _run(request, path, text, kernels, ncu, Path(tmp), cancel)
     if profile.error is None:  # written even when not read: the next unchanged run is free
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_text(json.dumps(profile.to_json()))
@@ -145,7 +139,7 @@ def _standby_for(
     ncu = locate.find_ncu()
     if ncu is None:
         return None
-    env = request_env(request, path, text)
+    env = target_env(path, text)
     return (*_standby_key(request, ncu, env), env)
 
 
@@ -156,16 +150,19 @@ def _standby_key(request: ProfileRequest, ncu: str, env: dict[str, str] | None) 
     return standby.key_for(command_for(Path("REPORT")), env, request.standby_owner), command_for
 
 
-def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...], ncu: str, tmp: Path) -> NcuProfile:
+def _run(
+    request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...], ncu: str, tmp: Path,
+    cancel: CancelToken | None,
+) -> NcuProfile:
     payload = tmp / "payload.json"
     payload.write_text(json.dumps({"path": str(path), "reference": request.reference, "reps": 1}))
-    env = request_env(request, str(path), text)
+    env = target_env(str(path), text)
     if request.standby:
         key, command_for = _standby_key(request, ncu, env)
         warm = standby.take(key)
         try:
             if warm is not None:
-                run = standby.run(warm, payload, request.timeout)
+                run = standby.run(warm, payload, request.timeout, cancel)
                 if warm.report.exists() and run.returncode == 0:
                     profile = _only(_read(request, path, text, ncu, warm.report, list(METRICS), [], run), kernels)
                     if profile.kernels or profile.error is None:
@@ -182,8 +179,9 @@ def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...
     metrics = list(METRICS)
     warnings: list[str] = []
     for _ in range(3):  # a metric this ncu or GPU lacks fails the run: drop it and go again
-        run = run_tool(
+        run = processes.run(
             ncu_command(ncu, kernels, metrics, report, target, request.launch_count), timeout=request.timeout, env=env,
+            cancel=cancel,
         )
         if run.timed_out:
             return NcuProfile(error=f"ncu exceeded {request.timeout:.0f} s")
@@ -199,7 +197,8 @@ def _run(request: ProfileRequest, path: Path, text: str, kernels: tuple[str, ...
 
 
 def _read(
-    request: ProfileRequest, path: Path, text: str, ncu: str, report: Path, metrics: list[str], warnings: list[str], run: ToolRun
+    request: ProfileRequest, path: Path, text: str, ncu: str, report: Path, metrics: list[str], warnings: list[str],
+    run: Finished,
 ) -> NcuProfile:
     if _PERMISSION in run.output:
         return NcuProfile(error="GPU performance counters are restricted to admin users (ERR_NVGPUCTRPERM): "
@@ -240,9 +239,9 @@ def _read_with_ncu_report(ncu: str, report: Path, metrics: list[str], request: P
     extras = locate.ncu_python_dir(ncu)
     if extras is None:
         return None
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [extras, os.environ.get("PYTHONPATH")])))
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [extras, os.environ.get("PYTHONPATH")]))}
     source_metrics = ",".join(f"{k}={v}" for k, v in SOURCE_METRICS.items())
-    run = run_tool(
+    run = processes.run(
         [sys.executable, job_script("ncu_report_dump"), str(report), ",".join(metrics), source_metrics],
         timeout=request.timeout, env=env,
     )
@@ -255,10 +254,10 @@ def _read_with_ncu_report(ncu: str, report: Path, metrics: list[str], request: P
 
 
 def _read_with_csv(ncu: str, report: Path, request: ProfileRequest) -> tuple[list[KernelMetrics], list[LineCounters]]:
-    raw = run_tool([ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"], timeout=request.timeout)
+    raw = processes.run([ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"], timeout=request.timeout)
     lines: list[LineCounters] = []
     for view in ("cuda", "cuda,sass"):  # views differ across versions; the line rows parse the same way
-        source = run_tool(
+        source = processes.run(
             [ncu, "--import", str(report), "--csv", "--page", "source", "--print-source", view], timeout=request.timeout
         )
         lines = csv_pages.parse_source(source.stdout)
@@ -269,10 +268,10 @@ def _read_with_csv(ncu: str, report: Path, request: ProfileRequest) -> tuple[lis
 
 @functools.lru_cache(maxsize=8)
 def _ncu_version(ncu: str) -> str:
-    run = run_tool([ncu, "--version"], timeout=30)
+    run = processes.run([ncu, "--version"], timeout=30)
     m = re.search(r"Version\s+(\S+)", run.output)
     return m.group(1) if m else ""
 
 
-def _tail(run: ToolRun, n: int = 600) -> str:
+def _tail(run: Finished, n: int = 600) -> str:
     return " ".join(run.output.strip().split())[-n:]

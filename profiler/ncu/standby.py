@@ -9,8 +9,9 @@ file's kernels (no `--kernel-name` filter: the standby does not know the next fi
 Standbys are kept per (ncu, python, metrics, environment, owner). A caller that is about to profile asks for two:
 the one it takes now and a spare that warms while this save is built and tested, so a save that follows right
 after finds one ready (one standby alone was still starting: 6.8 s save → hints back to back on the H200 against
-4.5 s with 5 s between saves). After each use at least one is kept warm. They run in their own process groups and
-die with their stdin: when this process exits, or is killed, the target reads end-of-file and leaves without
+4.5 s with 5 s between saves). After each use at least one is kept warm. They are children like any other
+(`processes`: their own process group, the clean environment, killed when this process leaves, reaped when they
+exit) and die with their stdin too: when this process is killed, the target reads end-of-file and leaves without
 running anything.
 """
 
@@ -26,7 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.profiler.tool_run import ToolRun, kill_group, tracked
+from cudalens.profiler import processes
+from cudalens.profiler.processes import CancelToken, Child, Finished
 
 _STANDBYS: dict[str, list[Standby]] = {}  # oldest first: the one most likely ready
 _LOCK = threading.Lock()
@@ -34,16 +36,20 @@ _LOCK = threading.Lock()
 
 @dataclass
 class Standby:
-    proc: subprocess.Popen
+    child: Child
     folder: Path  # holds the report and the captured output
     report: Path
     owner: str = ""  # who ends it (ProfileRequest.standby_owner): an optimize run drops its own when it is over
 
+    @property
+    def proc(self) -> subprocess.Popen:
+        return self.child.popen
+
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.child.alive()
 
     def discard(self) -> None:
-        _kill_and_wait(self.proc)
+        self.child.kill()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -74,14 +80,12 @@ def _spawn(command_for: Callable[[Path], list[str]], env: dict[str, str] | None,
     report = folder / "profile.ncu-rep"
     try:
         with open(folder / "out.txt", "w") as out:  # the child keeps its own copy of the handle
-            proc = subprocess.Popen(
-                command_for(report), stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
-                text=True, env=env, start_new_session=True,
-            )
+            child = processes.start(command_for(report), env=env, stdin=subprocess.PIPE, stdout=out,
+                                    stderr=subprocess.STDOUT, text=True, reap=True)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
         return None
-    return Standby(proc, folder, report, owner)
+    return Standby(child, folder, report, owner)
 
 
 def take(key: str) -> Standby | None:
@@ -101,22 +105,24 @@ def take(key: str) -> Standby | None:
     return found
 
 
-def run(standby: Standby, payload: Path, timeout: float) -> ToolRun:
-    """Hands the payload to the waiting target and waits for ncu to write its report and exit."""
-    command = tuple(str(a) for a in standby.proc.args)  # type: ignore[union-attr]
-    with tracked(standby.proc):
+def run(standby: Standby, payload: Path, timeout: float, cancel: CancelToken | None = None) -> Finished:
+    """Hands the payload to the waiting target and waits for ncu to write its report and exit; `cancel` kills
+    it (`processes.Cancelled` is raised)."""
+    proc = standby.child.popen
+    command = tuple(str(a) for a in proc.args)  # type: ignore[union-attr]
+    with processes.watched(cancel, standby.child):
         try:
-            assert standby.proc.stdin is not None
-            standby.proc.stdin.write(f"{payload}\n")
-            standby.proc.stdin.close()
+            assert proc.stdin is not None
+            proc.stdin.write(f"{payload}\n")
+            proc.stdin.close()
         except OSError:  # the target died while it waited: its exit status says how
             pass
         try:
-            standby.proc.wait(timeout=timeout)
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _kill_and_wait(standby.proc)
-            return ToolRun(command, None, _output(standby), "", timed_out=True)
-    return ToolRun(command, standby.proc.returncode, _output(standby), "")
+            standby.child.kill()
+            return Finished(command, None, _output(standby), "", timed_out=True)
+        return Finished(command, proc.returncode, _output(standby), "")
 
 
 def drop_owner(owner: str) -> None:
@@ -134,14 +140,6 @@ def close_all() -> None:
         _STANDBYS.clear()
     for standby in standbys:
         standby.discard()
-
-
-def _kill_and_wait(proc: subprocess.Popen) -> None:
-    kill_group(proc)
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def _output(standby: Standby) -> str:

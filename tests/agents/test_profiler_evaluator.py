@@ -136,17 +136,17 @@ def test_worker_that_cannot_start_is_a_crash(tmp_path: Path) -> None:
     assert result.correctness.status == "crashed" and "cannot start the worker" in result.correctness.message
 
 
-def test_the_profiled_target_gets_no_secret(evaluator: ProfilerEvaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What ncu's target (the candidate's code) would inherit: the Coder's key and anything named like a
+def test_the_profiled_target_gets_no_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ncu's target (the candidate's code) starts with: the Coder's key and anything named like a
     credential are gone, whichever environment the file needs (with or without -lineinfo)."""
-    from cudalens.profiler.ncu.profile import request_env
+    from cudalens.profiler.child_env import clean_env
+    from cudalens.profiler.ncu.profile import target_env
 
     monkeypatch.setenv("POOL_TEST_KEY", KEY)
     monkeypatch.setenv("SOME_SERVICE_TOKEN", "t0k3n")
-    request = evaluator._profile_request(tmp_path / "c.py", tmp_path / "r.py")
     for text in ("load_inline(..., extra_cuda_cflags=['-lineinfo'])", "load_inline(...)"):
-        env = request_env(request, str(tmp_path / "c.py"), text)
-        assert env is not None and "POOL_TEST_KEY" not in env and "SOME_SERVICE_TOKEN" not in env
+        env = clean_env(target_env(str(tmp_path / "c.py"), text))
+        assert "POOL_TEST_KEY" not in env and "SOME_SERVICE_TOKEN" not in env
         assert KEY not in "".join(env.values()) and env.get("PATH") == os.environ["PATH"]
 
 

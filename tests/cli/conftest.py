@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.analysis.codes import REGISTRY
 from cudalens.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,19 +57,6 @@ def _run_console(*args: str, cwd: Path, stdin: str = "") -> Result:
 def console():
     """The real entry point in a child process, as a shell or pre-commit would start it."""
     return _run_console
-
-
-@pytest.fixture
-def require_rule():
-    """xfail while the rule is not registered yet (the analyzer's rules land on main one by one); once it is,
-    the test must pass."""
-
-    def check(*codes: str) -> None:
-        missing = [c for c in codes if c not in REGISTRY]
-        if missing:
-            pytest.xfail(f"rule not landed: {', '.join(missing)}")
-
-    return check
 
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -60,9 +60,8 @@ def test_a_config_file_that_is_not_toml_is_a_usage_error(tmp_path, cli):
     assert result.code == 2 and "is not valid TOML" in result.err and one_line(result.err)
 
 
-def test_findings_exit_1_and_exit_zero_exits_0(tmp_path, cli, kernel, require_rule):
+def test_findings_exit_1_and_exit_zero_exits_0(tmp_path, cli, kernel):
     source = kernel("transpose_naive.cu")
-    require_rule(*source.codes)
     source.copy_to(tmp_path)
     assert cli("check", cwd=tmp_path).code == 1
     assert cli("check", "--exit-zero", cwd=tmp_path).code == 0
@@ -136,10 +135,9 @@ def test_json_output_has_the_versioned_shape(tmp_path, cli, kernel):
     assert data == {"version": 1, "findings": []}
 
 
-def test_text_output_lists_findings_at_their_lines(tmp_path, cli, kernel, require_rule):
+def test_text_output_lists_findings_at_their_lines(tmp_path, cli, kernel):
     names = ("transpose_naive.cu", "row_sums_bank_conflict.cu", "strided_scale.cu")
     for name in names:
-        require_rule(*kernel(name).codes)
         kernel(name).copy_to(tmp_path)
     result = cli("check", cwd=tmp_path)
     for name in names:
@@ -151,9 +149,8 @@ def test_text_output_lists_findings_at_their_lines(tmp_path, cli, kernel, requir
     assert f"\nFound {len(rows)} finding{'s' if len(rows) != 1 else ''}.\n" in result.out
 
 
-def test_json_findings_from_a_python_file_point_into_the_python_file(tmp_path, cli, kernel, require_rule):
+def test_json_findings_from_a_python_file_point_into_the_python_file(tmp_path, cli, kernel):
     source = kernel("inline_transpose.py")
-    require_rule(*source.codes)
     source.copy_to(tmp_path)
     data = json.loads(cli("check", "--format", "json", cwd=tmp_path).out)
     assert {(f["path"], f["line"], f["code"]) for f in data["findings"]} >= {
@@ -167,8 +164,7 @@ def test_python_files_without_cuda_are_skipped(tmp_path, cli, kernel):
     assert result.code == 0 and json.loads(result.out)["findings"] == []
 
 
-def test_statistics_count_per_rule(tmp_path, cli, kernel, require_rule):
-    require_rule("CL101")
+def test_statistics_count_per_rule(tmp_path, cli, kernel):
     kernel("strided_scale.cu").copy_to(tmp_path)
     kernel("strided_scale.cu").copy_to(tmp_path, "again.cu")
     rows = json.loads(cli("check", "--statistics", "--format", "json", cwd=tmp_path).out)
@@ -260,8 +256,7 @@ def test_a_config_file_given_on_the_command_line(tmp_path, kernel):
     assert resolver.config_for(tmp_path / "a.cu").ignore == ("CL3",)
 
 
-def test_ignoring_a_rule_from_the_command_line_drops_its_findings(tmp_path, cli, kernel, require_rule):
-    require_rule("CL101")
+def test_ignoring_a_rule_from_the_command_line_drops_its_findings(tmp_path, cli, kernel):
     kernel("strided_scale.cu").copy_to(tmp_path)
     write_pyproject(tmp_path, 'select = ["CL3"]')
     assert "CL101" not in cli("check", cwd=tmp_path).out
@@ -269,8 +264,7 @@ def test_ignoring_a_rule_from_the_command_line_drops_its_findings(tmp_path, cli,
     assert "CL101" not in cli("check", "--select", "CL1", "--ignore", "CL101", cwd=tmp_path).out
 
 
-def test_excluded_files_are_not_checked_even_when_named(tmp_path, cli, kernel, require_rule):
-    require_rule("CL101")
+def test_excluded_files_are_not_checked_even_when_named(tmp_path, cli, kernel):
     kernel("strided_scale.cu").copy_to(tmp_path)
     assert cli("check", "strided_scale.cu", cwd=tmp_path).code == 1
     write_pyproject(tmp_path, 'exclude = ["strided_*"]')
@@ -282,9 +276,6 @@ def test_excluded_files_are_not_checked_even_when_named(tmp_path, cli, kernel, r
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_compile_reports_nvcc_errors_as_findings(tmp_path, cli):
-    pytest.importorskip(
-        "cudalens.profiler.cli_hooks", reason="the profiler's hooks are not in this build yet"
-    )
     (tmp_path / "broken.cu").write_text("__global__ void k(float* a) {\n    a[threadIdx.x] = 1.0f\n}\n")
     assert cli("check", cwd=tmp_path).code == 0
     result = cli("check", "--compile", cwd=tmp_path)
@@ -292,19 +283,6 @@ def test_compile_reports_nvcc_errors_as_findings(tmp_path, cli):
     assert any(line.startswith("broken.cu:") and ": CL801 " in line for line in result.out.splitlines()), (
         result.out
     )
-
-
-def test_compile_and_test_flags_say_when_the_profiler_hooks_are_missing(tmp_path, cli, kernel):
-    try:
-        import cudalens.profiler.cli_hooks  # noqa: F401
-    except ModuleNotFoundError:
-        pass
-    else:
-        pytest.skip("the profiler's hooks are in this build")
-    kernel("clean_saxpy.cu").copy_to(tmp_path)
-    result = cli("check", "--compile", "--test", cwd=tmp_path)
-    assert result.code == 0
-    assert result.err.count("not available yet") == 2
 
 
 def test_a_suppression_naming_no_code_is_warned_about(tmp_path, cli, kernel):
@@ -329,13 +307,14 @@ def test_parallel_checking_reports_the_same_as_serial(tmp_path, cli, kernel):
         kernel(name).copy_to(tmp_path)
     (tmp_path / "garbage.cu").write_bytes(bytes(range(256)))
     serial = cli("check", "--jobs", "1", "--format", "json", cwd=tmp_path)
-    parallel = cli("check", "--jobs", "3", "--format", "json", cwd=tmp_path)
-    assert (parallel.code, parallel.out, parallel.err) == (serial.code, serial.out, serial.err)
+    parallel = cli("check", "--jobs", "2", "--format", "json", cwd=tmp_path)
+    # on a 1-core machine --jobs 2 is capped, and says so: that note is the only difference allowed
+    err = "".join(line for line in parallel.err.splitlines(True) if "CPU cores here" not in line)
+    assert (parallel.code, parallel.out, err) == (serial.code, serial.out, serial.err)
 
 
-def test_standard_input_is_checked_under_the_name_given(tmp_path, console, kernel, require_rule):
+def test_standard_input_is_checked_under_the_name_given(tmp_path, console, kernel):
     source = kernel("strided_scale.cu")
-    require_rule(*source.codes)
     plain = console("check", "-", cwd=tmp_path, stdin=source.text)
     named = console("check", "--stdin-filename", "kernels/t.cu", "-", cwd=tmp_path, stdin=source.text)
     ((line, code),) = source.expected
@@ -357,8 +336,7 @@ def test_standard_input_can_be_diffed_but_not_rewritten(tmp_path, console, kerne
     )
 
 
-def test_include_dirs_are_relative_to_the_pyproject(tmp_path, cli, kernel, require_rule):
-    require_rule("CL101")
+def test_include_dirs_are_relative_to_the_pyproject(tmp_path, cli, kernel):
     (tmp_path / "include").mkdir()
     (tmp_path / "include" / "params.cuh").write_text("#define STRIDE 4\n")
     (tmp_path / "src").mkdir()

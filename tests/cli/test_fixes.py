@@ -55,8 +55,7 @@ def test_edits_may_span_lines_and_keep_crlf_line_ends():
     assert apply_fixes(text, [joined]).text == "abc\r\nd\r\n"
 
 
-def test_fix_writes_the_file_and_reports_what_remains(tmp_path, cli, kernel, require_rule):
-    require_rule("CL301")
+def test_fix_writes_the_file_and_reports_what_remains(tmp_path, cli, kernel):
     source = kernel("row_sums_bank_conflict.cu").copy_to(tmp_path)
     before = source.read_text()
     listed = cli("check", cwd=tmp_path)
@@ -75,8 +74,7 @@ def test_fix_writes_the_file_and_reports_what_remains(tmp_path, cli, kernel, req
     assert cli("check", "--diff", cwd=tmp_path).out == ""
 
 
-def test_a_file_that_is_not_utf8_is_never_rewritten(tmp_path, cli, kernel, require_rule):
-    require_rule("CL301")
+def test_a_file_that_is_not_utf8_is_never_rewritten(tmp_path, cli, kernel):
     source = kernel("row_sums_bank_conflict.cu").copy_to(tmp_path)
     data = source.read_bytes().replace(b"// Each lane", b"// \xff Each lane")
     source.write_bytes(data)
@@ -85,8 +83,7 @@ def test_a_file_that_is_not_utf8_is_never_rewritten(tmp_path, cli, kernel, requi
     assert result.code == 1 and "not fixed, the file is not valid UTF-8" in result.err
 
 
-def test_a_byte_order_mark_survives_a_fix(tmp_path, cli, kernel, require_rule):
-    require_rule("CL301")
+def test_a_byte_order_mark_survives_a_fix(tmp_path, cli, kernel):
     source = kernel("row_sums_bank_conflict.cu").copy_to(tmp_path)
     source.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
     cli("check", "--fix", cwd=tmp_path)
@@ -96,8 +93,7 @@ def test_a_byte_order_mark_survives_a_fix(tmp_path, cli, kernel, require_rule):
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-32"])
-def test_a_utf16_or_utf32_file_is_fixed_in_its_own_encoding(tmp_path, cli, kernel, require_rule, encoding):
-    require_rule("CL301")
+def test_a_utf16_or_utf32_file_is_fixed_in_its_own_encoding(tmp_path, cli, kernel, encoding):
     source = kernel("row_sums_bank_conflict.cu").copy_to(tmp_path)
     source.write_bytes(source.read_text().encode(encoding))  # with its byte order mark
     fixed = cli("check", "--fix", cwd=tmp_path)

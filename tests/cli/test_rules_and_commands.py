@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 
@@ -39,9 +38,6 @@ def test_codes_and_names_are_unique():
 def test_rules_lists_every_registered_rule(cli, tmp_path):
     result = cli("rules", cwd=tmp_path)
     assert result.code == 0
-    if not RULES:
-        assert result.out == "No rules are registered in this build.\n"
-        return
     lines = result.out.splitlines()
     assert lines[0].split() == ["CODE", "NAME", "SEVERITY", "FIX", "SUMMARY"]
     assert [line.split()[0] for line in lines[1:]] == [r.code for r in RULES]
@@ -70,32 +66,9 @@ def test_unknown_rule_is_a_usage_error(cli, tmp_path):
     )
 
 
-def test_every_command_in_the_table_loads_or_says_it_is_not_in_this_build(cli, tmp_path):
+def test_every_command_in_the_table_loads():
     for command in COMMANDS:
-        module = command.target.partition(":")[0]
-        loaded = _load(command)
-        if not _module_exists(module):
-            assert loaded is None
-            result = cli(command.name, cwd=tmp_path)
-            assert (result.code, result.err) == (
-                2,
-                f"cudalens: '{command.name}' is not available in this build\n",
-            )
-        else:
-            assert loaded is not None and callable(loaded.run), command.name
-
-
-def _module_exists(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-def test_a_plugin_that_is_absent_is_not_loaded():
-    assert _load(Command("x", "cudalens.cli.no_such_command", "")) is None
-    assert _load(Command("x", "cudalens.nowhere.main:serve", "")) is None
-    assert _load(Command("x", "cudalens.cli.check:no_such_attribute", "")) is None
+        assert callable(_load(command).run), command.name
 
 
 def test_a_plugin_can_be_a_module_an_object_or_a_function():

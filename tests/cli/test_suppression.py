@@ -95,9 +95,8 @@ def test_any_text_is_handled(text, lines):
     apply_suppressions("# cudalens: ignore\n" + text, findings, "k.py")
 
 
-def test_suppression_in_a_real_kernel(tmp_path, cli, kernel, require_rule):
+def test_suppression_in_a_real_kernel(tmp_path, cli, kernel):
     source = kernel("strided_scale.cu")
-    require_rule(*source.codes)
     path = source.copy_to(tmp_path)
     assert source.codes[0] in cli("check", path.name, cwd=tmp_path).out
     path.write_text(source.suppressed_text)
@@ -105,9 +104,8 @@ def test_suppression_in_a_real_kernel(tmp_path, cli, kernel, require_rule):
     assert (result.code, result.out) == (0, "All checks passed!\n")
 
 
-def test_suppression_in_a_real_python_file(tmp_path, cli, kernel, require_rule):
+def test_suppression_in_a_real_python_file(tmp_path, cli, kernel):
     source = kernel("inline_transpose.py")
-    require_rule(*source.codes)
     path = source.copy_to(tmp_path)
     assert source.codes[0] in cli("check", path.name, cwd=tmp_path).out
     path.write_text("# cudalens: ignore-file[CL1]\n" + source.text)

@@ -9,8 +9,13 @@ from pathlib import Path
 import pytest
 
 from cudalens.analysis.config import AnalysisConfig
-from cudalens.profiler.cli_hooks import LaunchShape, compile_findings, compile_report, findings_from_results
 from cudalens.profiler.compile import CompileOptions, compile_cuda, compile_python
+from cudalens.profiler.compile_findings import (
+    LaunchShape,
+    compile_findings,
+    compile_report,
+    findings_from_results,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (the CUDA toolkit) is not installed")
 
@@ -272,7 +277,7 @@ async def test_cancelling_an_async_compile_kills_nvcc_and_its_children(tmp_path,
     import asyncio
     import stat
 
-    from cudalens.profiler.cli_hooks import compile_report_async
+    from cudalens.profiler.compile_findings import compile_report_async
 
     # A stand-in compiler driver that hangs like a slow cicc would; the test is about process handling.
     pid_file = tmp_path / "child.pid"

@@ -3,7 +3,6 @@ contract: one payload path, or end-of-file to leave without running)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -38,7 +37,7 @@ def test_a_standby_runs_one_payload_and_is_then_gone(tmp_path):
 
 
 def test_a_standby_whose_parent_leaves_exits_without_running(tmp_path):
-    env = dict(os.environ, CUDALENS_TEST="1")
+    env = {"CUDALENS_TEST": "1"}
     key = standby.key_for(command_for(Path("REPORT")), env)
     standby.start(key, command_for, env)
     warm = standby.take(key)

@@ -120,12 +120,12 @@ def test_display_name_keeps_template_arguments():
 
 
 def test_kernel_summary_line():
-    from cudalens.profiler.cli_hooks import LaunchShape, kernel_summary
+    from cudalens.profiler.compile_findings import LaunchShape, resources_summary
     from cudalens.profiler.ptxas import KernelResources
 
     k = KernelResources("k(float*)", "_Z1kPf", "sm_90", 72, shared_static_bytes=1024, spill_stores_bytes=8,
                         spill_loads_bytes=8)
-    assert kernel_summary(k) == "72 regs · 1 KB smem · spills 8/8 B on sm_90"
-    assert kernel_summary(k, LaunchShape(256, 0)) == (
+    assert resources_summary(k) == "72 regs · 1 KB smem · spills 8/8 B on sm_90"
+    assert resources_summary(k, LaunchShape(256, 0)) == (
         "72 regs · 1 KB smem · spills 8/8 B · 38% occupancy at 256 threads (registers) on sm_90"
     )

@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from cudalens.cli import profile_cmd, test_cmd, validate_cmd
-from cudalens.profiler.cli_hooks_runtime import has_test, outcome_findings, timing_findings
 from cudalens.profiler.results import Measurement, TimingResult
+from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
 from cudalens.profiler.run_job import JobOutcome, run_job
 
 
@@ -91,7 +91,7 @@ def test_profile_kernel_summary_from_a_raw_page(data_dir):
     from cudalens.profiler.ncu import csv_pages
 
     [first, _] = csv_pages.parse_raw((data_dir / "ncu_raw_page.csv").read_text())
-    line = profile_cmd.kernel_summary(first)
+    line = profile_cmd.metrics_summary(first)
     assert line.startswith("transpose_naive: time 41.3 us, SM 10%, memory 89%, DRAM 61%, occupancy 85%")
     assert "registers 16" in line and "threads/inst 32.0" in line
 

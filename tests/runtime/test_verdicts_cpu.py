@@ -14,8 +14,8 @@ import pytest
 pytest.importorskip("torch")
 
 from cudalens.cli import test_cmd
-from cudalens.profiler.cli_hooks_runtime import outcome_findings
 from cudalens.profiler.results import TestResult
+from cudalens.profiler.run_findings import outcome_findings
 from cudalens.profiler.run_job import run_job
 
 PROBLEM = '''import time

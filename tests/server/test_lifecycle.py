@@ -12,7 +12,7 @@ from pathlib import Path
 from lsptools import WAIT_S, kernel, open_doc, server_command, start
 from pytest_lsp import LanguageClient
 
-from cudalens.server.lifecycle import Children
+from cudalens.profiler import processes
 
 # The "editor": starts the server with a stdin it does not own, says its pid, and exits when told to.
 EDITOR = """
@@ -81,13 +81,12 @@ async def test_shutdown_returns_with_work_in_flight(bare_client: LanguageClient)
 
 
 def test_children_process_groups_are_killed():
-    children = Children()
     # a child that starts a grandchild in its own group: both must die
-    proc = children.spawn(["sh", "-c", "sleep 60 & sleep 60"], stdout=subprocess.DEVNULL)
+    child = processes.start(["sh", "-c", "sleep 60 & sleep 60"], stdout=subprocess.DEVNULL)
     time.sleep(0.2)
-    group = proc.pid
-    children.kill_all()
-    proc.wait(timeout=WAIT_S)
+    group = child.pid
+    processes.kill_all()
+    child.popen.wait(timeout=WAIT_S)
     wait_for(lambda: not _group_has_members(group), "the grandchild to die")
 
 
