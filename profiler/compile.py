@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import re
-import shutil
 import tempfile
 import threading
 import time
@@ -98,8 +97,8 @@ class CompileResult:
 
 def find_nvcc(explicit: str | None = None) -> str | None:
     if explicit:
-        return explicit if Path(explicit).is_file() or shutil.which(explicit) else None
-    found = shutil.which("nvcc")
+        return explicit if Path(explicit).is_file() or processes.which(explicit) else None
+    found = processes.which("nvcc")
     if found:
         return found
     for folder in sorted(Path("/usr/local").glob("cuda*/bin"), reverse=True):

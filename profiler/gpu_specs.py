@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import re
-import shutil
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -158,7 +157,7 @@ _SMI_FIELDS = ("name", "compute_cap", "memory.total", "clocks.max.sm", "driver_v
 
 def _query_nvidia_smi() -> list[dict] | str:
     """One dict per GPU, or the reason there is none."""
-    smi = shutil.which("nvidia-smi")
+    smi = processes.which("nvidia-smi")
     if smi is None:
         return "no NVIDIA driver here (nvidia-smi is not on PATH)"
     out = processes.run([smi, f"--query-gpu={','.join(_SMI_FIELDS)}", "--format=csv,noheader,nounits"], timeout=30)

@@ -15,6 +15,7 @@ import asyncio
 import atexit
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -125,6 +126,13 @@ class CancelToken:
 
 
 T = TypeVar("T")
+
+
+def which(name: str) -> str | None:
+    """`shutil.which` over the absolute entries of PATH only: a relative entry (`.`, `bin`, an empty one) is
+    looked up from the current folder, which may be the repository just opened, and would run its `nvcc`."""
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return shutil.which(name, path=os.pathsep.join(e for e in entries if os.path.isabs(e)))
 
 
 async def in_thread(call: Callable[[CancelToken], T]) -> T:

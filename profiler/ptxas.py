@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -137,7 +136,7 @@ def find_demangler(nvcc: str | None = None) -> str | None:
     for folder in folders:
         if (folder / "cu++filt").is_file():
             return str(folder / "cu++filt")
-    return shutil.which("cu++filt") or shutil.which("c++filt")
+    return processes.which("cu++filt") or processes.which("c++filt")
 
 
 def demangle_all(names: list[str], demangler: str | None) -> dict[str, str]:

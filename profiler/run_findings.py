@@ -6,7 +6,6 @@ check --test` and the save-time test all turn a `test` job's outcome into findin
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,10 +13,12 @@ from cudalens.analysis.api import KernelInfo, analyze_text
 from cudalens.analysis.codes import rule_class
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding, Severity, Span
+from cudalens.profiler import processes
 from cudalens.profiler.job_modules import job_module
 from cudalens.profiler.ncu.line_map import line_span
+from cudalens.profiler.protocol import JobResult
 from cudalens.profiler.results import CheatFinding, TestResult, TimingResult
-from cudalens.profiler.run_job import JobOutcome, run_job
+from cudalens.profiler.run_job import run_job
 
 _MODEL_NEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
 _GLOBAL = re.compile(r"__global__\s+(?:\w+\s+)*?(\w+)\s*\(")
@@ -45,7 +46,7 @@ def _span_at(text: str, start: int, end: int) -> Span:
 def test_findings(path: str, text: str, config: AnalysisConfig | None = None) -> list[Finding]:
     """The `cudalens check --test` hook: runs the file's correctness test in the worker when the file has
     something to test and a GPU is present; nothing otherwise (pre-commit on a machine without a GPU)."""
-    if not has_test(path, text) or shutil.which("nvidia-smi") is None:
+    if not has_test(path, text) or processes.which("nvidia-smi") is None:
         return []
     outcome = run_job("test", {"path": path}, timeout_s=600.0)
     return outcome_findings(path, text, outcome, analyze_text(path, text, config).kernels)
@@ -61,7 +62,7 @@ def has_test(path: str, text: str) -> bool:
 
 
 def outcome_findings(
-    path: str, text: str, outcome: JobOutcome, kernels: Sequence[KernelInfo] | None = None
+    path: str, text: str, outcome: JobResult, kernels: Sequence[KernelInfo] | None = None
 ) -> list[Finding]:
     """Findings for a `test` job's outcome (the CLI's `--test`, `cudalens test`, the server on save)."""
     span, kernel = anchor(path, text, kernels)

@@ -5,32 +5,23 @@ long-lived `WorkerPool` instead."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from cudalens.profiler.protocol import JobRequest
+from cudalens.profiler.protocol import JobRequest, JobResult
 from cudalens.profiler.worker_client import WorkerPool
-
-
-@dataclass(frozen=True)
-class JobOutcome:
-    status: Literal["ok", "error", "timeout", "crash", "cancelled"]
-    payload: dict[str, Any]
-    error: str | None = None
-    context_broken: bool = False
 
 
 def run_job(
     kind: str, payload: dict[str, Any], *, timeout_s: float = 600.0, python: str | None = None,
     on_progress: Callable[[str, float | None], None] | None = None,
-) -> JobOutcome:
+) -> JobResult:
     pool = WorkerPool(python=python)
     relay = None if on_progress is None else (lambda p: on_progress(p.message, p.fraction))
     try:
         request = JobRequest(id=pool.new_id(), kind=kind, payload=payload, timeout_s=timeout_s)
         result = pool.run(request, on_progress=relay)
     except Exception as exc:  # the worker could not start (no such interpreter, no torch there...)
-        return JobOutcome("error", {}, f"the worker did not start: {exc}")
+        return JobResult("", kind, "error", error=f"the worker did not start: {exc}")
     finally:
         pool.close()
-    return JobOutcome(result.status, result.payload or {}, result.error, bool(result.context_broken))
+    return result

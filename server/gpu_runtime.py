@@ -12,7 +12,6 @@ import logging
 
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu, detect_gpu
 from cudalens.profiler.protocol import JobRequest, JobResult
-from cudalens.profiler.run_job import JobOutcome
 from cudalens.profiler.worker_client import WorkerPool
 from cudalens.server.settings import WorkerSettings
 
@@ -23,7 +22,7 @@ WARMUP = {"modules": ["torch"], "cuda": True}
 _START_FAILURES = ("cannot start the worker", "the worker (", "the worker died while warming up")
 
 
-def start_failure(outcome: JobOutcome) -> str | None:
+def start_failure(outcome: JobResult) -> str | None:
     """Why the worker did not start, or None when the job ran (or the job itself crashed it)."""
     error = (outcome.error or "").strip()
     if outcome.status == "crash" and error.startswith(_START_FAILURES):
@@ -59,13 +58,12 @@ class GpuRuntime:
 
     async def run(
         self, settings: WorkerSettings, kind: str, payload: dict, on_progress=None
-    ) -> JobOutcome:
+    ) -> JobResult:
         """One job on the pool, off the event loop; cancelling the caller kills the job's process group."""
         pool = self.pool(settings)
         request = JobRequest(pool.new_id(), kind, payload, settings.timeout_seconds)
         relay = None if on_progress is None else (lambda p: on_progress(p.message, p.fraction))
-        result: JobResult = await pool.run_async(request, relay)
-        return JobOutcome(result.status, result.payload or {}, result.error, bool(result.context_broken))
+        return await pool.run_async(request, relay)
 
     async def gpu(self) -> GpuFacts | NoGpu:
         """The first GPU (nvidia-smi, asked once, off the loop)."""

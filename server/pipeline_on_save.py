@@ -24,9 +24,9 @@ from cudalens.profiler.compile_findings import CompileReport, compile_report_asy
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
+from cudalens.profiler.protocol import JobResult
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
-from cudalens.profiler.run_job import JobOutcome
 from cudalens.server.gpu_runtime import GpuRuntime, start_failure
 from cudalens.server.settings import OnSave, WorkerSettings
 
@@ -74,7 +74,7 @@ class LastRun:
     profile: NcuProfile | None = None
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # steps that could not run, and why
-    outcome: JobOutcome | None = None  # the test job's, for the Judge
+    outcome: JobResult | None = None  # the test job's, for the Judge
     verdicts: dict[str, str] = field(default_factory=dict)  # kernel → the Judge's verdict, as hover markdown
     diagnostics: list | None = None  # the LSP form, made once
 
@@ -178,7 +178,7 @@ async def _gpu_missing(job: SaveJob, runtime: GpuRuntime, note: Callable[[str], 
     return False
 
 
-def _take_test(run: LastRun, job: SaveJob, outcome: JobOutcome) -> None:
+def _take_test(run: LastRun, job: SaveJob, outcome: JobResult) -> None:
     kernels = list(job.kernels) if job.kernels else None
     run.outcome = outcome
     run.findings += outcome_findings(job.path, job.text, outcome, kernels)

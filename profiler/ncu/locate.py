@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
 from pathlib import Path
+
+from cudalens.profiler import processes
 
 
 def _cuda_homes() -> list[Path]:
@@ -17,7 +18,7 @@ def find_tool(name: str, env_var: str | None = None) -> str | None:
     """`ncu` or `compute-sanitizer`: `$CUDALENS_NCU`-style override, PATH, then the usual install places."""
     if env_var and os.environ.get(env_var):
         return os.environ[env_var]
-    found = shutil.which(name)
+    found = processes.which(name)
     if found:
         return found
     places = [home / "bin" / name for home in _cuda_homes()]

@@ -9,9 +9,10 @@ import shutil
 import pytest
 
 from cudalens.cli import profile_cmd, test_cmd, validate_cmd
+from cudalens.profiler.protocol import JobResult
 from cudalens.profiler.results import Measurement, TimingResult
 from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
-from cudalens.profiler.run_job import JobOutcome, run_job
+from cudalens.profiler.run_job import run_job
 
 
 def parse(module, argv):
@@ -55,13 +56,13 @@ def test_cli_profile_without_ncu_says_so(data_dir, capsys):
 def test_outcome_findings_anchor_on_the_kernel(data_dir):
     path = str(data_dir / "transpose.cu")
     text = (data_dir / "transpose.cu").read_text()
-    crash = JobOutcome("crash", {}, "worker died\nRuntimeError: CUDA error: an illegal memory access was encountered")
+    crash = JobResult("1", "test", "crash", {}, "worker died\nRuntimeError: CUDA error: an illegal memory access was encountered")
     [f] = outcome_findings(path, text, crash)
     assert f.code == "CL902" and f.line == 4 and f.kernel == "transpose_naive"
     assert "illegal memory access" in f.message
-    timeout = outcome_findings(path, text, JobOutcome("timeout", {}, "killed after 30 s"))
+    timeout = outcome_findings(path, text, JobResult("1", "test", "timeout", {}, "killed after 30 s"))
     assert timeout[0].code == "CL902" and "did not finish" in timeout[0].message
-    assert outcome_findings(path, text, JobOutcome("cancelled", {})) == []
+    assert outcome_findings(path, text, JobResult("1", "test", "cancelled")) == []
 
 
 def test_outcome_findings_from_a_real_job(data_dir):

@@ -1,0 +1,155 @@
+"""The lane interpreter's semantics, directly: per-thread addresses, masks through branches, early returns and
+loops, barriers and the threads that reach them, helpers, templates, what loaded data taints.
+
+Each test runs one small kernel for one block (analysis/simulate.py's `Simulator`) and checks the recorded
+accesses, branches and barriers, not a rule's finding: the rules read exactly these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cudalens.analysis.simulate import LOOP_SAMPLES, SimResult, Simulator
+from cudalens.analysis.unit import build_unit
+from cudalens.analysis.values import DATA, TID_X, TID_Y, UNIFORM
+
+
+def run(source: str, block=(64, 1, 1), params: dict[str, int] | None = None,
+        template_values: dict[str, int] | None = None) -> SimResult:
+    unit = build_unit(source.encode())
+    [kernel] = unit.kernels
+    return Simulator(unit, kernel, block, params or {}, template_values or {}).run()
+
+
+def accesses(result: SimResult, base: str, write: bool | None = None):
+    return [a for a in result.accesses if a.base == base and (write is None or a.write == write)]
+
+
+def lanes(n: int) -> np.ndarray:
+    return np.arange(n)
+
+
+def test_each_thread_gets_its_own_index_and_byte_address():
+    result = run("__global__ void k(float* a) { a[threadIdx.x] = 0.0f; }")
+    [store] = accesses(result, "a", write=True)
+    assert store.space == "global" and store.size == 4 and store.mask.all()
+    assert (store.addr == 4 * lanes(64)).all()
+    assert TID_X in store.deps
+
+
+def test_a_2d_block_numbers_x_fastest_and_shared_rows_use_the_declared_width():
+    result = run("""
+__global__ void k(float* out) {
+    __shared__ float tile[16][17];
+    tile[threadIdx.y][threadIdx.x] = 1.0f;
+}""", block=(16, 16, 1))
+    [store] = accesses(result, "tile", write=True)
+    x, y = lanes(256) % 16, lanes(256) // 16
+    assert store.space == "shared" and (store.addr == 4 * (y * 17 + x)).all()
+    assert {TID_X, TID_Y} <= store.deps
+
+
+def test_a_branch_masks_its_body_and_the_else_gets_the_rest():
+    result = run("""
+__global__ void k(float* a, float* b) {
+    if (threadIdx.x < 10) a[threadIdx.x] = 1.0f;
+    else b[threadIdx.x] = 2.0f;
+}""")
+    [taken], [other] = accesses(result, "a"), accesses(result, "b")
+    assert taken.mask.sum() == 10 and other.mask.sum() == 54
+    assert not (taken.mask & other.mask).any()
+    [branch] = [b for b in result.branches if b.kind == "if"]
+    assert branch.thread_dependent and branch.cond[:10].all() and not branch.cond[10:].any()
+
+
+def test_an_early_return_removes_its_threads_from_what_follows():
+    result = run("""
+__global__ void k(float* a, int n) {
+    int i = threadIdx.x;
+    if (i >= n) return;
+    a[i] = 0.0f;
+}""", params={"n": 16})
+    [store] = accesses(result, "a")
+    assert store.mask.sum() == 16 and store.mask[:16].all()
+
+
+def test_a_grid_stride_loop_is_sampled_and_steps_by_the_block():
+    result = run("""
+__global__ void k(float* a, int n) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) a[i] = 0.0f;
+}""", params={"n": 1 << 20})
+    stores = accesses(result, "a", write=True)
+    assert len(stores) == LOOP_SAMPLES
+    assert (stores[1].addr - stores[0].addr == 4 * 64).all()
+
+
+def test_a_barrier_records_who_reaches_it_and_orders_what_comes_after():
+    result = run("""
+__global__ void k(float* out) {
+    __shared__ float s[64];
+    s[threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = s[63 - threadIdx.x];
+}""")
+    [barrier] = result.barriers
+    assert barrier.mask.all()
+    [write] = accesses(result, "s", write=True)
+    [read] = accesses(result, "s", write=False)
+    assert read.epoch > write.epoch
+    assert (read.addr == 4 * (63 - lanes(64))).all()
+
+
+def test_a_barrier_inside_a_thread_dependent_branch_is_reached_by_some_threads():
+    result = run("""
+__global__ void k(float* a) {
+    if (threadIdx.x < 32) { __syncthreads(); }
+    a[threadIdx.x] = 0.0f;
+}""")
+    [barrier] = result.barriers
+    assert barrier.mask.sum() == 32 and TID_X in barrier.cond_deps
+
+
+def test_a_branch_on_loaded_data_depends_on_data_and_one_address_for_all_is_uniform():
+    result = run("""
+__global__ void k(const float* a, float* b) {
+    if (a[threadIdx.x] > 0.0f) b[threadIdx.x] = 1.0f;
+    if (a[0] > 0.0f) b[0] = 1.0f;
+}""")
+    per_thread, shared = [b for b in result.branches if b.kind == "if"]
+    assert DATA in per_thread.deps and per_thread.cond is None  # unknown: what was loaded decides
+    assert shared.deps == {UNIFORM} and not shared.thread_dependent  # the same in every thread: no divergence
+
+
+def test_a_device_helper_is_inlined_with_its_arguments():
+    result = run("""
+__device__ int twice(int i) { return 2 * i; }
+__global__ void k(float* a) { a[twice(threadIdx.x)] = 0.0f; }
+""")
+    [store] = accesses(result, "a")
+    assert (store.addr == 8 * lanes(64)).all()
+
+
+def test_a_template_value_is_a_constant_in_the_body():
+    result = run("""
+template <int STRIDE>
+__global__ void k(float* a) { a[threadIdx.x * STRIDE] = 0.0f; }
+""", template_values={"STRIDE": 4})
+    [store] = accesses(result, "a")
+    assert (store.addr == 16 * lanes(64)).all()
+
+
+def test_an_atomic_is_recorded_as_an_atomic_write_of_one_address():
+    result = run("__global__ void k(int* counter) { atomicAdd(&counter[0], 1); }")
+    [atomic] = [a for a in result.accesses if a.atomic]
+    assert atomic.base == "counter" and atomic.write and (atomic.addr == 0).all()
+
+
+def test_floating_point_work_is_counted_per_thread():
+    result = run("__global__ void k(float* a) { float x = a[threadIdx.x]; a[threadIdx.x] = x * x + x; }")
+    assert result.float_ops >= 2
+
+
+def test_a_block_over_1024_threads_is_cut_at_the_hardware_limit():
+    result = run("__global__ void k(float* a) { a[threadIdx.x] = 0.0f; }", block=(2048, 1, 1))
+    [store] = accesses(result, "a")
+    assert store.mask.size == 1024
