@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.features import KernelFeatures
 from cudalens.analysis.findings import Finding, Span
+from cudalens.analysis.launch_index import FileLaunches, LaunchIndex, LaunchRecord
 
 # Given a header name as written in `#include "x.cuh"` and the including file's path, its text, or None.
 IncludeReader = Callable[[str, str], "str | None"]
@@ -65,6 +66,8 @@ class AnalysisReport:
     embedded_sources: list[tuple[str, int, int]] = field(default_factory=list)
     # Internal errors, one line each (the kernel they concern is skipped, the rest is still analysed).
     errors: list[str] = field(default_factory=list)
+    # Every launch site of the document (of its own kernels and of others'), for a workspace's LaunchIndex.
+    launch_records: list[LaunchRecord] = field(default_factory=list)
 
 
 def oversized_report(path: str, text: str) -> AnalysisReport | None:
@@ -78,17 +81,32 @@ def oversized_report(path: str, text: str) -> AnalysisReport | None:
     return AnalysisReport(path=path, is_cuda=True, findings=[not_analysed(path, why)])
 
 
-def read_include_from_disk(name: str, including_path: str, include_dirs: tuple[str, ...] = ()) -> str | None:
-    """The standard IncludeReader: `name` next to the including file, then in `include_dirs`."""
-    from pathlib import Path
+class DiskIncludes:
+    """The standard IncludeReader: `name` next to the including file, then in `include_dirs`; `locate` says
+    where that is (findings in a header are placed there)."""
 
-    from cudalens.analysis.files import load_source
+    def __init__(self, include_dirs: tuple[str, ...] = ()) -> None:
+        self.include_dirs = tuple(include_dirs)
 
-    for folder in (Path(including_path).parent, *map(Path, include_dirs)):
-        candidate = folder / name
-        if candidate.is_file():
-            return load_source(candidate).text
-    return None
+    def locate(self, name: str, including_path: str) -> str | None:
+        from pathlib import Path
+
+        for folder in (Path(including_path).parent, *map(Path, self.include_dirs)):
+            candidate = folder / name
+            if candidate.is_file():
+                return str(candidate)
+        return None
+
+    def __call__(self, name: str, including_path: str) -> str | None:
+        from pathlib import Path
+
+        from cudalens.analysis.files import load_source
+
+        found = self.locate(name, including_path)
+        return load_source(Path(found)).text if found is not None else None
+
+
+read_include_from_disk = DiskIncludes()
 
 
 def analyze_text(
@@ -96,20 +114,32 @@ def analyze_text(
     text: str,
     config: AnalysisConfig | None = None,
     read_include: IncludeReader | None = None,
+    launch_index: LaunchIndex | None = None,
 ) -> AnalysisReport:
-    """Analyse one `.cu`/`.cuh`/`.py` document."""
-    return DocumentAnalyzer(path, config, read_include).update(text)
+    """Analyse one `.cu`/`.cuh`/`.py` document (`launch_index`: the launches of the other files seen)."""
+    return DocumentAnalyzer(path, config, read_include, launch_index).update(text)
+
+
+def launch_entry(path: str, text: str, read_include: IncludeReader | None = None) -> FileLaunches:
+    """What a `.cu`/`.cuh` file contributes to a LaunchIndex: the values of its launch sites, the headers it
+    includes (transitively) and the kernels it defines. Cheap for a file without `<<<` (no parse)."""
+    from cudalens.analysis.pipeline import launch_entry as entry
+
+    return entry(path, text, read_include)
 
 
 class DocumentAnalyzer:
     """The analysis state of one open document; `update` with each new text."""
 
     def __init__(
-        self, path: str, config: AnalysisConfig | None = None, read_include: IncludeReader | None = None
+        self, path: str, config: AnalysisConfig | None = None, read_include: IncludeReader | None = None,
+        launch_index: LaunchIndex | None = None,
     ) -> None:
         self.path = path
         self.config = config or AnalysisConfig()
         self.read_include = read_include
+        # the launches the other files of the workspace make, of kernels this document may define
+        self.launch_index = launch_index
         # Per-kernel results of the last update, keyed by the kernel's text, context and position: an edit
         # re-analyses only the kernels it touched.
         self.kernel_cache: dict[tuple, tuple] = {}

@@ -66,6 +66,9 @@ class Related:
     path: str | None = None  # None: the finding's own file
 
 
+Evidence = float | int | str | tuple[tuple[str, int | str], ...]  # pairs stay hashable (diagnostic caches)
+
+
 @dataclass(frozen=True)
 class Finding:
     path: str
@@ -76,7 +79,8 @@ class Finding:
     span: Span
     kernel: str | None = None
     fix: Fix | None = None
-    evidence: tuple[tuple[str, float | int | str], ...] = ()
+    # numbers that justify it; `assumed` (what the analysis had to assume, by name) is itself name/value pairs
+    evidence: tuple[tuple[str, Evidence], ...] = ()
     related: tuple[Related, ...] = ()
     tags: tuple[Literal["unnecessary", "deprecated"], ...] = ()
 
@@ -91,8 +95,9 @@ class Finding:
     def with_path(self, path: str) -> Finding:
         return replace(self, path=path)
 
-    def evidence_dict(self) -> dict[str, float | int | str]:
-        return dict(self.evidence)
+    def evidence_dict(self) -> dict:
+        """The evidence as JSON-ready values (nested pairs, such as `assumed`, become objects)."""
+        return {k: dict(v) if isinstance(v, tuple) else v for k, v in self.evidence}
 
     def to_json(self) -> dict:
         """The `cudalens check --format json` shape of one finding (version 1)."""
@@ -123,7 +128,7 @@ class Finding:
                     for e in self.fix.edits
                 ],
             },
-            "evidence": dict(self.evidence),
+            "evidence": self.evidence_dict(),
             "related": [
                 {"path": r.path or self.path, "line": r.span.line, "column": r.span.column, "message": r.message}
                 for r in self.related

@@ -1,14 +1,22 @@
 """Constant values of host-side expressions: launch configurations (`dim3 block(32, 8)`, `threads = 256`,
-`TILE`), template arguments, array sizes. Anything not constant is None."""
+`TILE`), template arguments, array sizes. Anything not constant is None.
+
+A `Binding` gives values to names the text alone does not fix: the parameters of a host function, taken from
+one of its call sites (`launch(x, 128)` makes `block_size` 128 inside `launch`), and its template parameters.
+"""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Mapping
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.unit import Unit, parse_expression
 
 Node = ts.Node
+# name -> an integer (as a 1-tuple, like eval_host's results) or a type's spelling (a template type argument)
+Binding = Mapping[str, "tuple[int, ...] | str"]
+PartialDim3 = tuple["int | None", "int | None", "int | None"]
+_NO_BINDING: Binding = {}
 _OPS = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "/": lambda a, b: int(a / b) if b else None, "%": lambda a, b: a - int(a / b) * b if b else None,
@@ -16,39 +24,75 @@ _OPS = {
 }
 
 
-def _declared_value(name: str, scope: Node | None, before: int) -> Node | None:
-    """The initializer of the last declaration of `name` in `scope` before byte `before`."""
-    if scope is None:
-        return None
-    found = None
-    for start, value in _declarations(scope).get(name, ()):
-        if start >= before:
-            break
-        found = value
-    return found
-
-
-@lru_cache(maxsize=8)
-def _declarations(scope: Node) -> dict[str, list[tuple[int, Node | None]]]:
-    """(start byte, initializer) of each `name = value` declaration in `scope`, by name, in source order. One
-    walk per host function: a walk per identifier made a host function with n launches cost n² (a minute for
-    1,000). The cache holds the scope node, so its tree lives on and no other node can take its id."""
-    found: dict[str, list[tuple[int, Node | None]]] = {}
+def _declarations(scope: Node, tables: dict) -> dict[str, list[tuple[int, Node, Node | None]]]:
+    """Every declarator in `scope` by name, in source order, made once per scope and unit (a host function
+    with 70 launches asks for hundreds of names)."""
+    table = tables.get(scope)
+    if table is not None:
+        return table
+    table = {}
     stack = [scope]
     while stack:
         node = stack.pop()
         if node.type == "init_declarator":
             decl = node.child_by_field_name("declarator")
             if decl is not None:
-                found.setdefault(ts.text(decl).lstrip("*& "), []).append(
-                    (node.start_byte, node.child_by_field_name("value")))
+                name = ts.text(decl).lstrip("*& ").split("[")[0].rstrip()
+                table.setdefault(name, []).append((node.start_byte, node, node.child_by_field_name("value")))
+        elif node.type == "function_declarator" and node.parent is not None and node.parent.type == "declaration":
+            decl = node.child_by_field_name("declarator")
+            if decl is not None:
+                table.setdefault(ts.text(decl), []).append(
+                    (node.start_byte, node, node.child_by_field_name("parameters")))
         stack.extend(node.named_children)
-    for entries in found.values():
-        entries.sort(key=lambda entry: entry[0])
+    for entries in table.values():
+        entries.sort(key=lambda e: e[0])
+    tables[scope] = table
+    return table
+
+
+def declaration_of(name: str, scope: Node | None, before: int, unit: Unit | None = None
+                   ) -> tuple[Node, Node | None] | None:
+    """The last declarator of `name` in `scope` before byte `before`, with its initializer: the value of
+    `int n = 4`, the braces of `dim3 b{4, 8}`, or the parentheses of `dim3 b(Bc, Br)` — which C++ parses as a
+    function declaration when the arguments are names (the most vexing parse); None when not declared."""
+    if scope is None:
+        return None
+    found = None
+    for start, node, value in _declarations(scope, unit.declarations if unit is not None else {}).get(name, ()):
+        if start >= before:
+            break
+        found = (node, value)
     return found
 
 
-def eval_host(node: Node | None, unit: Unit, scope: Node | None, depth: int = 0) -> tuple[int, ...] | None:
+def _declared_value(name: str, scope: Node | None, before: int, unit: Unit) -> Node | None:
+    """The initializer of a scalar or `dim3` `name` (an array's braces are its elements, not a value)."""
+    found = declaration_of(name, scope, before, unit)
+    if found is None or found[0].type != "init_declarator":
+        return found[1] if found is not None else None
+    declarator = found[0].child_by_field_name("declarator")
+    return None if declarator is not None and declarator.type == "array_declarator" else found[1]
+
+
+def _name_value(name: str, node: Node, unit: Unit, scope: Node | None, depth: int,
+                binding: Binding) -> tuple[int, ...] | None:
+    value = _declared_value(name, scope, node.start_byte, unit)
+    if value is not None:
+        return eval_host(value, unit, scope, depth + 1, binding)
+    bound = binding.get(name)
+    if bound is not None:
+        return bound if isinstance(bound, tuple) else None
+    macro = unit.macros.get(name)
+    if macro is not None and macro.params is None:
+        return eval_host(parse_expression(macro.body), unit, None, depth + 1) if macro.body else None
+    if name in unit.constants:
+        return eval_host(unit.constants[name], unit, None, depth + 1)
+    return None
+
+
+def eval_host(node: Node | None, unit: Unit, scope: Node | None, depth: int = 0,
+              binding: Binding = _NO_BINDING) -> tuple[int, ...] | None:
     """A constant scalar (1-tuple) or dim3 (3-tuple); None when not constant."""
     if node is None or depth > 12:
         return None
@@ -59,21 +103,17 @@ def eval_host(node: Node | None, unit: Unit, scope: Node | None, depth: int = 0)
             return (int(text, 0),)
         except ValueError:
             return None
+    if t in ("true", "false"):  # a bool template argument: `reduce<256, true>`
+        return (1 if t == "true" else 0,)
     if t in ("parenthesized_expression", "condition_clause") and node.named_children:
-        return eval_host(node.named_children[-1], unit, scope, depth + 1)
-    if t == "identifier":
-        name = ts.text(node)
-        value = _declared_value(name, scope, node.start_byte)
-        if value is not None:
-            return eval_host(value, unit, scope, depth + 1)
-        macro = unit.macros.get(name)
-        if macro is not None and macro.params is None:
-            return eval_host(parse_expression(macro.body), unit, None, depth + 1) if macro.body else None
-        if name in unit.constants:
-            return eval_host(unit.constants[name], unit, None, depth + 1)
-        return None
-    if t in ("argument_list", "initializer_list"):
-        parts = [eval_host(c, unit, scope, depth + 1) for c in node.named_children]
+        return eval_host(node.named_children[-1], unit, scope, depth + 1, binding)
+    if t in ("identifier", "type_identifier"):
+        return _name_value(ts.text(node), node, unit, scope, depth, binding)
+    if t == "type_descriptor":  # a template argument that may name a constant: `k<BLOCK, T>`
+        inner = node.named_children
+        return eval_host(inner[0], unit, scope, depth + 1, binding) if len(inner) == 1 else None
+    if t in ("argument_list", "initializer_list", "parameter_list"):
+        parts = [eval_host(_argument(c), unit, scope, depth + 1, binding) for c in node.named_children]
         if not parts or any(p is None or len(p) != 1 for p in parts) or len(parts) > 3:
             return None
         return tuple(p[0] for p in parts) + (1,) * (3 - len(parts))  # type: ignore[index]
@@ -81,31 +121,99 @@ def eval_host(node: Node | None, unit: Unit, scope: Node | None, depth: int = 0)
         func = ts.text(node.child_by_field_name("function"))
         args = node.child_by_field_name("arguments")
         if func == "dim3":
-            return eval_host(args, unit, scope, depth + 1)
-        values = [eval_host(a, unit, scope, depth + 1) for a in (args.named_children if args else [])]
+            return eval_host(args, unit, scope, depth + 1, binding)
+        values = [eval_host(a, unit, scope, depth + 1, binding) for a in (args.named_children if args else [])]
         if func in ("min", "max", "std::min", "std::max") and len(values) == 2 and all(values):
             return ((min if "min" in func else max)(values[0][0], values[1][0]),)  # type: ignore[index]
         return None
     if t == "binary_expression":
         op = ts.text(node.child_by_field_name("operator"))
-        a = eval_host(node.child_by_field_name("left"), unit, scope, depth + 1)
-        b = eval_host(node.child_by_field_name("right"), unit, scope, depth + 1)
+        a = eval_host(node.child_by_field_name("left"), unit, scope, depth + 1, binding)
+        b = eval_host(node.child_by_field_name("right"), unit, scope, depth + 1, binding)
         if a is None or b is None or len(a) != 1 or len(b) != 1 or op not in _OPS:
             return None
         r = _OPS[op](a[0], b[0])
         return None if r is None else (r,)
     if t == "cast_expression":
-        return eval_host(node.child_by_field_name("value"), unit, scope, depth + 1)
+        return eval_host(node.child_by_field_name("value"), unit, scope, depth + 1, binding)
     if t == "sizeof_expression":  # `TILE * TILE * sizeof(float)`: shared memory sizes at launch sites
         # `sizeof(MyStruct)` parses as a parenthesised value; a name the type table knows is that type
         type_node = node.child_by_field_name("type") or node.child_by_field_name("value")
-        info = unit.types.lookup(ts.text(type_node).strip("() ")) if type_node is not None else None
+        name = ts.text(type_node).strip("() ") if type_node is not None else ""
+        bound = binding.get(name)
+        info = unit.types.lookup(bound if isinstance(bound, str) else name) if type_node is not None else None
         return (info.size,) if info is not None else None
     return None
 
 
-def dim3(node: Node | None, unit: Unit, scope: Node | None) -> tuple[int, int, int] | None:
-    v = eval_host(node, unit, scope)
+def _argument(node: Node) -> Node:
+    """An element of an argument list; in a vexing-parse `dim3 b(Bc, Br)` each is a parameter declaration
+    whose only child names the value."""
+    if node.type == "parameter_declaration" and node.child_by_field_name("declarator") is None:
+        type_node = node.child_by_field_name("type")
+        return type_node if type_node is not None else node
+    return node
+
+
+def dim3(node: Node | None, unit: Unit, scope: Node | None,
+         binding: Binding = _NO_BINDING) -> tuple[int, int, int] | None:
+    v = eval_host(node, unit, scope, binding=binding)
     if v is None:
         return None
     return (*v, 1, 1)[:3] if len(v) == 1 else v  # type: ignore[return-value]
+
+
+_DIM3_TYPES = ("dim3", "uint3")
+
+
+def dim3_parts(node: Node | None, unit: Unit, scope: Node | None,
+               binding: Binding = _NO_BINDING, depth: int = 0) -> PartialDim3 | None:
+    """Each dimension of a launch's grid or block that is constant, None for the others: `dim3 block(32, z)`
+    is (32, None, 1); a run-time scalar `threads` is (None, 1, 1). None when nothing is known (a `dim3`
+    parameter, a value computed by a call)."""
+    if node is None or depth > 6:
+        return None
+    whole = dim3(node, unit, scope, binding)
+    if whole is not None:
+        return whole
+    t = node.type
+    if t == "parenthesized_expression" and node.named_children:
+        return dim3_parts(node.named_children[-1], unit, scope, binding, depth + 1)
+    if t == "call_expression" and ts.text(node.child_by_field_name("function")) == "dim3":
+        return dim3_parts(node.child_by_field_name("arguments"), unit, scope, binding, depth + 1)
+    if t in ("argument_list", "initializer_list", "parameter_list"):
+        parts = [eval_host(_argument(c), unit, scope, binding=binding) for c in node.named_children]
+        if not 0 < len(parts) <= 3 or any(p is not None and len(p) != 1 for p in parts):
+            return None
+        values = [p[0] if p is not None else None for p in parts] + [1] * (3 - len(parts))
+        return values[0], values[1], values[2]
+    if t == "identifier":
+        found = declaration_of(ts.text(node), scope, node.start_byte, unit)
+        if found is None:
+            return None if _is_dim3_name(ts.text(node), scope) else (None, 1, 1)
+        declarator, value = found
+        if value is not None:
+            return dim3_parts(value, unit, scope, binding, depth + 1)
+        return None if _declared_type(declarator) in _DIM3_TYPES else (None, 1, 1)
+    if t in ("binary_expression", "conditional_expression", "cast_expression", "call_expression"):
+        return (None, 1, 1)  # arithmetic on scalars: a one-dimensional block of unknown size
+    return None
+
+
+def _declared_type(declarator: Node) -> str:
+    parent = declarator.parent
+    type_node = parent.child_by_field_name("type") if parent is not None else None
+    return ts.text(type_node) if type_node is not None else ""
+
+
+def _is_dim3_name(name: str, scope: Node | None) -> bool:
+    """Whether `name` is a `dim3` parameter of the host function (its value comes from the caller)."""
+    declarator = scope.child_by_field_name("declarator") if scope is not None else None
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    for p in params.named_children if params is not None else []:
+        type_node = p.child_by_field_name("type")
+        if type_node is not None and ts.text(type_node) in _DIM3_TYPES and ts.text(p).split()[-1].lstrip("*&") == name:
+            return True
+    return False

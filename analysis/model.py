@@ -1,27 +1,32 @@
-"""The kernel model: for each `__global__` function, its launch configuration (from `<<<...>>>` sites, `dim3`
-variables, `__launch_bounds__`), the warp shape that follows, and the lane interpreter's runs over one block —
-one run per plausible block shape and parameter sample, so a rule can tell what holds in all of them (proven)
-from what holds in some (it depends: `info`)."""
+"""The kernel model: for each `__global__` function and each configuration it is launched in (from `<<<...>>>`
+sites anywhere the analyzer sees, a `// cudalens: launch` directive, `__launch_bounds__`), the block shape,
+template arguments and sizes that configuration fixes, the warp shape that follows, and the lane interpreter's
+runs over one block. What the configuration leaves open is assumed, and the runs try other plausible values of
+it (another block shape, other sizes), so a rule can tell what holds in all of them from what holds in some;
+`Premises` (assumptions.py) records what was assumed, for the findings."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.file_context import FileContext, KernelLaunches, PositionMap
+from cudalens.analysis.assumptions import Assumption, Fact, Premises, block_phrase, shape_text
+from cudalens.analysis.file_context import FileContext, PositionMap
 from cudalens.analysis.findings import Finding, Fix, Severity, Span
-from cudalens.analysis.host_eval import eval_host
+from cudalens.analysis.host_eval import PartialDim3, eval_host
+from cudalens.analysis.launch_configs import KernelConfig, kernel_configs, launch_config
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.simulate import SimResult, Simulator
+from cudalens.analysis.types import FLOAT_TYPES
 from cudalens.analysis.unit import Function, Unit
 
 Node = ts.Node
-# Integer parameters are sampled twice: conclusions that change between samples depend on run-time values.
+# Integer parameters no launch fixes are sampled twice: conclusions that change between samples depend on them.
 PARAM_SAMPLES = (4096, 4352)
-ASSUMED_1D_BLOCK = (256, 1, 1)
-ASSUMED_2D_BLOCKS = ((32, 8, 1), (16, 16, 1))
+ASSUMED_TEMPLATE_INT = 32
+ASSUMED_TEMPLATE_TYPE = "float"
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,8 @@ class RunConfig:
     block: tuple[int, int, int]
     param_sample: int
     label: str
+    params: tuple[tuple[str, int], ...] = ()  # each integer parameter's value in this run
+    varies: frozenset[Fact] = frozenset()  # what this run gives other values than the first run
 
 
 @dataclass
@@ -38,15 +45,15 @@ class KernelModel:
     function: Function
     index: LineIndex
     to_file: PositionMap | None
-    block: tuple[int, int, int] | None  # known from every launch site / launch bounds, else None
-    block_source: str  # "launch", "launch_bounds", "assumed"
-    launch_sites: list[tuple[Node, tuple[int, int, int] | None, tuple[int, int, int] | None, int | None]]
+    block: tuple[int, int, int] | None  # known from the launch / directive / launch bounds, else None
+    block_source: str  # "launch", "directive", "launch_bounds", "assumed"
+    context: FileContext
     configs: list[RunConfig] = field(default_factory=list)
     runs: list[SimResult] = field(default_factory=list)
+    # integer parameters that are data sizes (never 1 in practice), and those whose value the launch gives
     dimension_params: set[str] = field(default_factory=set)
-    uses_tid_yz: bool = False
     template_values: dict[str, int] = field(default_factory=dict)
-    template_types: dict[str, str] = field(default_factory=dict)  # `T` → `float` from `k<float><<<...>>>`
+    template_types: dict[str, str] = field(default_factory=dict)  # `T` → `float`: given, or assumed
 
     @property
     def name(self) -> str:
@@ -59,32 +66,39 @@ class KernelModel:
     def text(self, node: Node) -> str:
         return ts.text(node)
 
-    @property
-    def context(self) -> FileContext:
-        return FileContext(self.path, self.unit, self.index, self.to_file)
-
     def span(self, node: Node) -> Span:
         return self.context.span(node)
 
     def finding(self, rule: type, node: Node, message: str, severity: Severity | None = None, *,
                 fix: Fix | None = None, evidence: dict | None = None,
-                related: tuple[tuple[Node, str], ...] = ()) -> Finding:
+                related: tuple[tuple[Node, str], ...] = (), holds: Sequence[bool] | None = None) -> Finding:
+        """`holds`: whether the conclusion held in each of `runs` (see assumptions.Premises.judge)."""
         return self.context.finding(rule, node, message, severity, kernel=self.name, fix=fix, evidence=evidence,
-                                    related=related)
+                                    related=related, holds=holds)
 
     def replace_fix(self, node: Node, new_text: str, message: str, safe: bool) -> Fix:
         return self.context.replace_fix(node, new_text, message, safe)
 
     def simulate(self, cfg: RunConfig, pad: dict[str, int] | None = None) -> SimResult:
-        int_params = [p.name for p in self.function.params if not p.pointer]
-        return Simulator(self.unit, self.function, cfg.block, {p: cfg.param_sample for p in int_params},
-                         self.template_values, pad=pad, template_types=self.template_types).run()
+        return Simulator(self.unit, self.function, cfg.block, dict(cfg.params), self.template_values, pad=pad,
+                         template_types=self.template_types).run()
 
     def block_assumed(self) -> bool:
         return self.block_source == "assumed"
 
+    def site_params(self, node: object) -> set[str]:
+        """The integer parameters the values at `node` depend on, in the first run."""
+        if not isinstance(node, Node):
+            return set()
+        key = (node.start_byte, node.end_byte)
+        run = self.primary
+        events = [*run.accesses, *run.branches]
+        return {d.split(":", 1)[1] for e in events if (e.node.start_byte, e.node.end_byte) == key
+                for d in e.deps if d.startswith("param:")}
 
-_TID_YZ = re.compile(r"threadIdx\s*\.\s*[yz]")
+
+_USES_Y = re.compile(r"(?:threadIdx|blockDim)\s*\.\s*y")
+_USES_Z = re.compile(r"(?:threadIdx|blockDim)\s*\.\s*z")
 _COMPARED_LEFT = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<=|>=|<|>)(?![<>=])")
 _COMPARED_RIGHT = re.compile(r"(?<![<>])(?:<=|>=|<|>)\s*([A-Za-z_]\w*)\b")
 
@@ -108,42 +122,147 @@ def _dimension_params(function: Function) -> set[str]:
 
 
 def build_models(path: str, unit: Unit, index: LineIndex, to_file: PositionMap | None) -> list[KernelModel]:
+    """Each kernel's model in its first configuration (the launches of this unit only)."""
     context = FileContext(path, unit, index, to_file)
-    return [build_model(path, unit, kernel, index, to_file, context.kernel_launches(kernel.name))
-            for kernel in unit.kernels if kernel.body is not None]
+    models = []
+    for kernel in unit.kernels:
+        if kernel.body is None:
+            continue
+        launches = [launch_config(kernel, v, "its launch") for _, v in context.launches_of(kernel.name)]
+        models.append(build_model(context, kernel, kernel_configs(kernel, launches, [])[0]))
+    return models
 
 
-LaunchConfig = tuple[Node, "tuple[int, int, int] | None", "tuple[int, int, int] | None", "int | None"]
+def template_kinds(function: Function) -> list[bool]:
+    """For each template parameter of the function (in order): whether it is a type."""
+    parent = function.node.parent
+    if parent is None or parent.type != "template_declaration":
+        return []
+    params = parent.child_by_field_name("parameters")
+    return [p.type in ("type_parameter_declaration", "optional_type_parameter_declaration",
+                       "variadic_type_parameter_declaration") for p in (params.named_children if params else [])]
 
 
-def build_model(path: str, unit: Unit, kernel: Function, index: LineIndex,
-                to_file: PositionMap | None, launches: KernelLaunches) -> KernelModel:
-    sites = launches.configs
-    template_values = launches.template_values(tuple(kernel.template_params))
-    template_types = launches.template_types(tuple(kernel.template_params))
-    blocks = launches.blocks
-    uses_yz = bool(_TID_YZ.search(ts.text(kernel.body)))
-    if len(blocks) == 1 and launches.all_blocks_known:
-        block, source, candidates = blocks[0], "launch", [blocks[0]]
+def _plausible_blocks(known: PartialDim3 | None, uses_y: bool, uses_z: bool, bound: int | None
+                      ) -> tuple[list[tuple[int, int, int]], list[str]]:
+    """The block of the first run and of a second one trying other values, filling what `known` leaves open
+    with plausible sizes; and what was filled: ["block"] for the whole shape, else the dimensions ("y")."""
+    parts = list(known) if known is not None else [None, None, None]
+    for i, used in ((1, uses_y), (2, uses_z)):
+        if parts[i] is None and not used:
+            parts[i] = 1  # a dimension the kernel never reads
+    if parts[0] is None and bound is not None and parts[1:] == [1, 1]:
+        parts[0] = bound  # the `__launch_bounds__` of a one-dimensional kernel is its block
+    if None not in parts:
+        return [tuple(parts)], []  # type: ignore[list-item]
+    if parts[1:] == [1, 1]:
+        # a 1-D block's warps are alike at any size: the second run tries a small block (thresholds on
+        # threadIdx.x, reductions over blockDim.x), at a quarter of the first run's cost
+        return [(256, 1, 1), (64, 1, 1)], ["block"]
+    if parts[0] is None and parts[1] is None:
+        z = parts[2] or 1
+        if bound is not None:
+            return [(min(32, bound), max(1, bound // 32), z), (min(16, bound), max(1, bound // 16), z)], ["block"]
+        return [(32, 8, z), (16, 16, z)], ["block"]
+    base, other, filled = list(parts), list(parts), []
+    if parts[0] is None:
+        base[0], other[0] = 32, 16
+        filled.append("x")
+    for i in (1, 2):
+        if parts[i] is None:
+            room = 1024 // (base[0] * (base[1] if i == 2 else 1))
+            base[i] = max(1, min(8 if i == 1 else 2, room))
+            other[i] = max(1, base[i] // 2)
+            filled.append("xyz"[i])
+    return [tuple(base), tuple(other)], filled  # type: ignore[list-item]
+
+
+def build_model(context: FileContext, kernel: Function, config: KernelConfig) -> KernelModel:
+    unit, name = context.unit, kernel.name
+    body = ts.text(kernel.body)
+    uses_y, uses_z = bool(_USES_Y.search(body)), bool(_USES_Z.search(body))
+    bound_value = eval_host(kernel.launch_bounds[0], unit, None) if kernel.launch_bounds else None
+    bound = bound_value[0] if bound_value is not None and len(bound_value) == 1 and bound_value[0] > 0 else None
+    known = config.block
+    assumptions: list[Assumption] = []
+    blocks, filled = _plausible_blocks(known, uses_y, uses_z, bound)
+    if not filled:
+        source = config.source if known is not None and None not in known else "launch_bounds"
     else:
-        bound = eval_host(kernel.launch_bounds[0], unit, None) if kernel.launch_bounds else None
-        if bound is not None and not uses_yz:
-            block, source, candidates = (bound[0], 1, 1), "launch_bounds", [(bound[0], 1, 1)]
+        source = "assumed"
+        if filled == ["block"]:
+            reason = f"`__launch_bounds__({bound})` gives only the thread count" if known is None and bound \
+                else _open_reason(config, name, "launch")
+            assumptions.append(Assumption(Fact.BLOCK, "block", shape_text(blocks[0]), block_phrase(blocks[0]), reason))
+        for dim in filled if filled != ["block"] else []:
+            value = blocks[0]["xyz".index(dim)]
+            assumptions.append(Assumption(Fact.BLOCK, f"block.{dim}", value, f"block.{dim} = {value}",
+                                          _open_reason(config, name, "launch")))
+    template_values: dict[str, int] = {}
+    aliases: dict[str, str] = {}
+    for i, (tname, is_type) in enumerate(zip(kernel.template_params, template_kinds(kernel), strict=False)):
+        given = config.template[i] if i < len(config.template) else None
+        if is_type:
+            aliases[tname] = given if isinstance(given, str) else ASSUMED_TEMPLATE_TYPE
         else:
-            block, source = None, "assumed"
-            candidates = list(ASSUMED_2D_BLOCKS) if uses_yz else [ASSUMED_1D_BLOCK]
-            candidates = list(blocks) if blocks else candidates
-    model = KernelModel(path, unit, kernel, index, to_file, block, source, sites,
-                        dimension_params=_dimension_params(kernel), uses_tid_yz=uses_yz)
-    has_int_params = any(not p.pointer for p in kernel.params)
-    configs = [RunConfig(b, PARAM_SAMPLES[0], f"block {b[0]}×{b[1]}×{b[2]}") for b in candidates]
-    if has_int_params:
-        configs.append(RunConfig(candidates[0], PARAM_SAMPLES[1], "other sizes"))
-    model.template_values, model.template_types = template_values, template_types
-    for cfg in configs:
+            template_values[tname] = given if isinstance(given, int) else ASSUMED_TEMPLATE_INT
+        if (is_type and not isinstance(given, str)) or (not is_type and not isinstance(given, int)):
+            value = aliases[tname] if is_type else template_values[tname]
+            assumptions.append(Assumption(Fact.TEMPLATE, tname, value, f"{tname} = {value}",
+                                          _open_reason(config, name, "instantiation")))
+    known_args = {p.name: v for p, v in zip(kernel.params, config.args, strict=False) if v is not None}
+    sampled = [p.name for p in kernel.params if not p.pointer and p.name not in known_args and not _float(unit, p)]
+    assumptions += [Assumption(Fact.SIZES, p, PARAM_SAMPLES[0], f"{p} = {PARAM_SAMPLES[0]}",
+                               _open_reason(config, name, "launch")) for p in sampled]
+    runs = _runs(blocks, known_args, sampled, uses_y or uses_z)
+    model = KernelModel(context.path, unit, kernel, context.index, context.to_file,
+                        blocks[0] if not filled else None, source, context,
+                        dimension_params=_dimension_params(kernel) | set(known_args),
+                        template_values=template_values, template_types=aliases)
+    premises = Premises(blocks[0], tuple(assumptions), tuple(r.varies for r in runs),
+                        tuple(r.block for r in runs), model.site_params)
+    model.context = context.with_premises(premises)
+    for cfg in runs:
         model.configs.append(cfg)
         model.runs.append(model.simulate(cfg))
     return model
+
+
+def _open_reason(config: KernelConfig, kernel: str, missing: str) -> str:
+    """Why a fact had to be assumed: nothing gives it (`missing` names what would), or the configuration
+    leaves it open."""
+    if config.source == "none" or (config.source == "instantiation" and missing == "launch"):
+        return f"no {missing} of `{kernel}` found"
+    return f"not fixed by {config.where}"
+
+
+def _float(unit: Unit, param) -> bool:
+    info = unit.types.lookup(param.type_text)
+    return info is not None and info.name in FLOAT_TYPES
+
+
+def _runs(blocks: list[tuple[int, int, int]], known: dict[str, int], sampled: list[str],
+          two_d: bool) -> list[RunConfig]:
+    """The first run, and runs that try another block (when it was assumed) and other sizes (when some were
+    sampled): for a 1-D kernel one run tries both, so that it costs what it did when only sizes varied."""
+    def params(sample: int) -> tuple[tuple[str, int], ...]:
+        return tuple(sorted({**known, **{p: sample for p in sampled}}.items()))
+
+    first, second = PARAM_SAMPLES
+    runs = [RunConfig(blocks[0], first, _label(blocks[0]), params(first))]
+    if len(blocks) > 1 and (two_d or not sampled):
+        runs.append(RunConfig(blocks[1], first, _label(blocks[1]), params(first), frozenset({Fact.BLOCK})))
+    elif len(blocks) > 1:
+        runs.append(RunConfig(blocks[1], second, f"{_label(blocks[1])} with other sizes", params(second),
+                              frozenset({Fact.BLOCK, Fact.SIZES})))
+        return runs
+    if sampled:
+        runs.append(RunConfig(blocks[0], second, "other sizes", params(second), frozenset({Fact.SIZES})))
+    return runs
+
+
+def _label(block: tuple[int, int, int]) -> str:
+    return f"block {block[0]}×{block[1]}×{block[2]}"
 
 
 SiteKey = tuple[int, int]

@@ -4,19 +4,40 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.api import AnalysisReport, KernelInfo, oversized_report
+from cudalens.analysis.api import (
+    MAX_ANALYSED_CHARS,
+    AnalysisReport,
+    IncludeReader,
+    KernelInfo,
+    oversized_report,
+)
 from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
 from cudalens.analysis.features import kernel_features
-from cudalens.analysis.file_context import FileContext, PositionMap
+from cudalens.analysis.file_context import FileContext, HeaderText, PositionMap
+from cudalens.analysis.files import load_source
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
+from cudalens.analysis.launch_configs import (
+    KernelConfig,
+    KernelLaunches,
+    LaunchedAs,
+    instantiations,
+    kernel_configs,
+    merge,
+    own_records,
+    with_launches,
+)
+from cudalens.analysis.launch_directive import DirectiveError, launch_directives
+from cudalens.analysis.launch_index import FileLaunches, include_closure
 from cudalens.analysis.model import KernelModel, build_model
 from cudalens.analysis.positions import LineIndex, parser_text
 from cudalens.analysis.suppression import apply_suppressions
-from cudalens.analysis.unit import build_unit, header_unit
+from cudalens.analysis.unit import Unit, build_unit, header_unit
 
 if TYPE_CHECKING:
     from cudalens.analysis.api import DocumentAnalyzer
@@ -59,55 +80,122 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     source = text.encode("utf-8", errors="surrogatepass")
     unit = build_unit(source, doc.parse(source) if to_file is None else None)
     report.includes.extend(unit.includes)
-    headers = _read_headers(doc, unit.includes)
-    for header in headers:
-        unit.include(header_unit(header))
+    headers = read_headers(doc.path, unit.includes, doc.read_include)
+    texts = [h.source for h in headers]
+    header_units = [header_unit(h.source) for h in headers]
+    for header in header_units:
+        unit.include(header)
     index = LineIndex(text)
-    file_context = FileContext(doc.path, unit, index, to_file)
-    context = (_context_key(unit, source) + hashlib.blake2b(b"\0".join(headers), digest_size=8).hexdigest()).encode()
+    ordered = _kernels_in_order(unit)
+    outside = _outside_kernels(ordered, source, texts)
+    file_context = FileContext(doc.path, unit, index, to_file, tuple(
+        HeaderText(h.path, u.tree.root_node, header_index(h.source)) for h, u in zip(headers, header_units, strict=True)),
+        host_key=outside.hexdigest())
+    context = (_context_key(unit, source) + hashlib.blake2b(b"\0".join(texts), digest_size=8).hexdigest()).encode()
+    records = own_records(file_context)
+    if to_file is None:
+        report.launch_records.extend(records)
+    by_kernel: dict[str, list] = {}
+    for r in records:
+        by_kernel.setdefault(r.kernel, []).append(r)
+    directives_possible = b"cudalens" in source
+    external = doc.launch_index.external(doc.path) if doc.launch_index is not None and to_file is None else {}
+    for name, found in external.items():
+        by_kernel[name] = by_kernel.get(name, []) + found
+    named = {name: KernelLaunches(found, doc.path) for name, found in by_kernel.items()}
+    instantiated = instantiations(file_context)
     for kernel in unit.kernels:
         if kernel.body is None:
             continue
         start, end = kernel.node.start_point[0] + 1, kernel.node.end_point[0] + 1
+        launches = named.get(kernel.name)
+        launched = launches.of(kernel) if launches is not None else None
+        configs = _configs(doc, kernel, launched, instantiated.get(kernel.name), report) \
+            if launched is not None or kernel.name in instantiated or directives_possible else _NO_LAUNCH
         # Embedded sources map positions through their .py text: their results are reused only in place.
-        key = (hashlib.blake2b(source[kernel.node.start_byte:kernel.node.end_byte] + context, digest_size=16).digest(),
+        key = (hashlib.blake2b(source[kernel.node.start_byte:kernel.node.end_byte] + context
+                               + (repr([_config_key(c) for c in configs]).encode() if configs is not _NO_LAUNCH
+                                  else b""), digest_size=16).digest(),
                None if to_file is None else start)
         cached = _moved(doc.kernel_cache.get(key), start)
         if cached is None:
             try:
-                model = build_model(doc.path, unit, kernel, index, to_file, file_context.kernel_launches(kernel.name))
-                findings = run_rules(model)
-                cached = CachedKernel(findings, kernel_info(model, findings), start, end)
+                models = [build_model(file_context, kernel, config) for config in configs]
+                findings, owners = merge([run_rules(m) for m in models], models)
+                info = kernel_info(models[0], findings, agreed=len(models) == 1)
+                cached = CachedKernel(findings, info, start, end, tuple(owners))
             except Exception as exc:  # one kernel the analyzer cannot handle must not cost the others
                 report.errors.append(f"{doc.path}:{start}: internal error analysing `{kernel.name}`: "
                                      f"{type(exc).__name__}: {exc}")
                 continue
         # launch sites live in host code that moves independently of the kernel: always read them afresh
-        sites = file_context.kernel_launches(kernel.name).sites
+        sites = launches.sites if launches is not None else ()
         if cached.info.launch_sites is not sites and cached.info.launch_sites != sites:
             cached = replace(cached, info=replace(cached.info, launch_sites=sites))
         doc.next_cache[key] = cached
-        report.findings.extend(cached.findings)
+        report.findings.extend(with_launches(cached.findings, list(cached.owners), configs, launched)
+                               if launched is not None and cached.findings else cached.findings)
         report.kernels.append(cached.info)
-    report.findings.extend(_unit_findings(doc, source, unit, headers, file_context, report))
+    report.findings.extend(_unit_findings(doc, source, ordered, outside, file_context, report))
 
 
-def _unit_findings(doc: DocumentAnalyzer, source: bytes, unit, headers: list[bytes], context: FileContext,
+_NO_LAUNCH = [KernelConfig()]
+
+
+def _configs(doc: DocumentAnalyzer, kernel, launched: LaunchedAs | None, instantiated: list[KernelConfig] | None,
+             report: AnalysisReport) -> list[KernelConfig]:
+    """The configurations to analyse the kernel in (its launches here and in the index, else its explicit
+    instantiations; and its directives)."""
+    directives = []
+    for d in launch_directives(kernel):
+        if isinstance(d, DirectiveError):
+            report.errors.append(f"{doc.path}:{d.line}: {d.message}")
+        else:
+            directives.append(d)
+    if not directives:
+        if launched is not None:
+            return launched.chosen(kernel)
+        if not instantiated:
+            return _NO_LAUNCH
+    return kernel_configs(kernel, launched.configs if launched is not None else instantiated or [], directives)
+
+
+def _config_key(config: KernelConfig) -> tuple:
+    return (config.block, config.template, config.args, config.source, config.where)
+
+
+def _outside_kernels(ordered: list, source: bytes, headers: list[bytes]):
+    """A digest of the text outside kernel bodies, and of the headers: what host code, launch sites and the
+    file-level rules read (typing inside a kernel leaves it unchanged)."""
+    digest = hashlib.blake2b(digest_size=16)
+    last = 0
+    for kernel in ordered:
+        digest.update(source[last:kernel.body.start_byte])
+        last = kernel.body.end_byte
+    digest.update(source[last:])
+    digest.update(b"\0".join(headers))
+    return digest
+
+
+def _kernels_in_order(unit: Unit) -> list:
+    """The kernels with a body, in source order, none inside another's body."""
+    out, last = [], 0
+    for kernel in sorted((k for k in unit.kernels if k.body is not None), key=lambda k: k.body.start_byte):
+        if kernel.body.start_byte >= last:
+            out.append(kernel)
+            last = kernel.body.end_byte
+    return out
+
+
+def _unit_findings(doc: DocumentAnalyzer, source: bytes, ordered: list, outside, context: FileContext,
                    report: AnalysisReport) -> list[Finding]:
     """The file-level rules' findings. They read host code, helpers, launch sites and kernel signatures, never
     kernel bodies: while only a kernel body changes in place (typing inside a kernel), the last ones stand."""
     if context.to_file is not None:  # embedded CUDA: positions go through the .py text, which may have moved
         return run_unit_rules(context, report)
-    digest = hashlib.blake2b(digest_size=16)
-    last = 0
-    for kernel in sorted((k for k in unit.kernels if k.body is not None), key=lambda k: k.body.start_byte):
-        if kernel.body.start_byte < last:
-            continue
-        digest.update(source[last:kernel.body.start_byte])
+    digest = outside.copy()
+    for kernel in ordered:  # where the kernels are: the findings after them move with them
         digest.update(repr((kernel.body.start_point, kernel.body.end_point)).encode())
-        last = kernel.body.end_byte
-    digest.update(source[last:])
-    digest.update(b"\0".join(headers))
     key = digest.hexdigest()
     if doc.unit_cache is not None and doc.unit_cache[0] == key:
         return doc.unit_cache[1]
@@ -117,19 +205,62 @@ def _unit_findings(doc: DocumentAnalyzer, source: bytes, unit, headers: list[byt
     return findings
 
 
-def _read_headers(doc: DocumentAnalyzer, includes: list[str]) -> list[bytes]:
-    """The texts of the local headers a file includes (one level: enough for helpers and macros)."""
-    if doc.read_include is None:
+@dataclass(frozen=True)
+class Header:
+    name: str  # as written in the `#include`
+    path: str  # where it was found (findings in it are placed there)
+    source: bytes
+
+
+def read_headers(path: str, includes: list[str], read_include: IncludeReader | None) -> list[Header]:
+    """The local headers a file includes (one level: enough for helpers and macros)."""
+    if read_include is None:
         return []
+    locate = getattr(read_include, "locate", None)
     out = []
     for name in includes:
         try:
-            text = doc.read_include(name, doc.path)
+            text = read_include(name, path)
         except OSError:
             text = None
         if text is not None:
-            out.append(parser_text(text.replace("\0", " ")).encode("utf-8", errors="surrogatepass"))
+            where = locate(name, path) if locate is not None else None
+            source = parser_text(text.replace("\0", " ")).encode("utf-8", errors="surrogatepass")
+            out.append(Header(name, where or str(Path(path).parent / name), source))
     return out
+
+
+def launch_entry(path: str, text: str, read_include: IncludeReader | None) -> FileLaunches:
+    if "<<<" not in text or len(text) > MAX_ANALYSED_CHARS:  # a file too large to analyse is not read for launches
+        return FileLaunches((), frozenset(), frozenset())
+    text = parser_text(text.replace("\0", " "))  # as run_pipeline reads it: the same positions
+    source = text.encode("utf-8", errors="surrogatepass")
+    unit = build_unit(source)
+    for header in read_headers(path, unit.includes, read_include):
+        unit.include(header_unit(header.source))
+    context = FileContext(path, unit, LineIndex(text), None)
+    return FileLaunches(tuple(own_records(context)), included_files(path, text, read_include),
+                        frozenset(k.name for k in unit.kernels if k.body is not None))
+
+
+def included_files(path: str, text: str, read_include: IncludeReader | None) -> frozenset[str]:
+    """The real paths of the local headers the file includes, and of those they include."""
+    if read_include is None:
+        return frozenset()
+    locate = getattr(read_include, "locate", None) or (lambda name, including: str(Path(including).parent / name))
+
+    def read(located: str) -> str | None:
+        try:
+            return load_source(Path(located)).text
+        except OSError:
+            return None
+
+    return include_closure(path, text, locate, read)
+
+
+@lru_cache(maxsize=64)
+def header_index(source: bytes) -> LineIndex:
+    return LineIndex(source.decode("utf-8", errors="surrogatepass"))
 
 
 @dataclass(frozen=True)
@@ -138,6 +269,7 @@ class CachedKernel:
     info: KernelInfo
     start_line: int
     end_line: int
+    owners: tuple[tuple[int, ...], ...] = ()  # per finding: the configurations it holds for
 
 
 def _moved(cached: CachedKernel | None, start: int) -> CachedKernel | None:
@@ -155,7 +287,7 @@ def _moved(cached: CachedKernel | None, start: int) -> CachedKernel | None:
                             replace(e, span=shift(e.span, delta)) for e in f.fix.edits)))
                 for f in cached.findings]
     info = replace(cached.info, span=shift(cached.info.span, delta), name_span=shift(cached.info.name_span, delta))
-    return CachedKernel(findings, info, start, cached.end_line + delta)
+    return CachedKernel(findings, info, start, cached.end_line + delta, cached.owners)
 
 
 def shift(span: Span, delta: int) -> Span:
@@ -194,9 +326,12 @@ def run_unit_rules(unit: FileContext, report: AnalysisReport) -> list[Finding]:
     return findings
 
 
-def kernel_info(model: KernelModel, findings: list[Finding]) -> KernelInfo:
-    block = model.block
-    if block is None:
+def kernel_info(model: KernelModel, findings: list[Finding], agreed: bool = True) -> KernelInfo:
+    """`agreed`: the kernel is analysed in one configuration (else its block is not one shape)."""
+    block = model.block if agreed else None
+    if not agreed:
+        warp_shape = "one analysis per launch configuration"
+    elif block is None:
         warp_shape = "unknown block shape (assumed " + ", ".join(c.label for c in model.configs) + ")"
     elif block[0] >= 32:
         warp_shape = "32×1 lanes along threadIdx.x"

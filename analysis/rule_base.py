@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from cudalens.analysis.assumptions import ALL_FACTS, Fact
 from cudalens.analysis.findings import Finding, Severity, Span
 
 if TYPE_CHECKING:
@@ -42,6 +43,10 @@ class Rule:
     since: ClassVar[str] = "0.1.0"
     status: ClassVar[str] = "stable"  # stable | preview | removed
     source: ClassVar[str] = "static"  # static | input (a file not analysed) | compiler | runtime | judge
+    # What the rule's conclusions can rest on, of what a kernel's analysis may have had to assume (its block,
+    # template arguments, sizes): a finding resting on an assumption is demoted to info (assumptions.py).
+    # Every static rule states it; a rule that reads only the text (a double literal) depends on nothing.
+    depends_on: ClassVar[frozenset[Fact]] = ALL_FACTS
 
     def check(self, kernel: KernelModel) -> Iterable[Finding]:
         return ()

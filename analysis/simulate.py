@@ -21,6 +21,7 @@ from cudalens.analysis.unit import Function, Unit, callee, parse_expression
 from cudalens.analysis.values import (
     BID,
     DATA,
+    STAND_IN,
     THREAD_DEPS,
     TID_X,
     TID_Y,
@@ -32,6 +33,7 @@ from cudalens.analysis.values import (
     binop,
     const,
     data_dependent,
+    followed,
     per_thread,
     select,
     unknown,
@@ -71,8 +73,9 @@ class Access:
 
     @property
     def sampled(self) -> bool:
-        """Addresses known for one outcome of a branch on loaded data (see Simulator.forget_assigned)."""
-        return self.addr is not None and DATA in self.deps
+        """Addresses known for one outcome of a branch on loaded data (see Simulator.forget_assigned), or
+        computed from a stand-in for a loaded value (values.STAND_IN)."""
+        return self.addr is not None and (DATA in self.deps or STAND_IN in self.deps)
 
 
 @dataclass
@@ -360,7 +363,7 @@ class Simulator:
     def if_statement(self, node: Node, mask: np.ndarray) -> None:
         cond_node = node.child_by_field_name("condition")
         c = self.eval(cond_node, mask) if cond_node is not None else unknown()
-        c = c if isinstance(c, Val) else const(1)
+        c = followed(c) if isinstance(c, Val) else const(1)
         self.record_branch(node, "if", c, mask)
         cons, alt = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
         if alt is not None and alt.type == "else_clause":  # the grammar wraps the else branch's statement
@@ -418,15 +421,17 @@ class Simulator:
 
     def while_statement(self, node: Node, mask: np.ndarray, do: bool) -> None:
         cond = node.child_by_field_name("condition")
-        self.loop(node, mask, cond, None, set(), do=do)
+        # `while (i < n) { ...; i += blockSize; }` steps `i` as a for loop's update would
+        self.loop(node, mask, cond, None, set(), do=do, stepped=_stepped_in_body(cond, node.child_by_field_name("body")))
 
     def loop(self, node: Node, mask: np.ndarray, cond: Node | None, update: Node | None, loop_vars: set[str],
-             do: bool = False) -> None:
+             do: bool = False, stepped: set[str] | None = None) -> None:
         body = node.child_by_field_name("body")
         state = _Loop(self.n)
         running = mask.copy()
         deps: frozenset[str] = frozenset()
-        stepped = loop_vars | _updated(update)  # `for (; t2 <= t; t2 += 32)` steps a variable declared before
+        # `for (; t2 <= t; t2 += 32)` steps a variable declared before
+        stepped = loop_vars | _updated(update) | (stepped or set())
         entry = {name: self.lookup(name) for name in stepped}
         recorded: list[Branch] = []
         strided = False
@@ -443,7 +448,7 @@ class Simulator:
                     self.assign(name, Val(v.v, v.deps | {f"loop:{name}"}, v.is_float), running)
             if cond is not None and not (do and iteration == 0):
                 c = self.eval(cond, running)
-                c = c if isinstance(c, Val) else const(1)
+                c = followed(c) if isinstance(c, Val) else const(1)
                 recorded.append(self.record_branch(node, "loop", c, self.active(running), iteration))
                 recorded[-1].strided = strided
                 deps = deps | c.deps
@@ -520,7 +525,7 @@ class Simulator:
             return v
         if t == "conditional_expression":
             c = self.eval(node.child_by_field_name("condition"), mask)
-            c = c if isinstance(c, Val) else const(1)
+            c = followed(c) if isinstance(c, Val) else const(1)
             truth = np.broadcast_to(c.v != 0, (self.n,)) if c.v is not None else None
             a = self.eval(node.child_by_field_name("consequence"), mask if truth is None else mask & truth)
             b = self.eval(node.child_by_field_name("alternative"), mask if truth is None else mask & ~truth)
@@ -699,12 +704,16 @@ class Simulator:
 
     def load(self, ref: _Ref, node: Node, mask: np.ndarray) -> Val | Ptr:
         self.record(ref, node, mask, write=False)
+        is_float = ref.elem.name in FLOAT_TYPES
         if ref.off.v is not None and (ref.off.v.ndim == 0 or _same(ref.off.v[mask])):
             # one address for every thread: one value for all
-            return Val(None, (ref.off.deps - THREAD_DEPS) | {UNIFORM}, ref.elem.name in FLOAT_TYPES)
+            deps = (ref.off.deps - THREAD_DEPS) | {UNIFORM}
+            return Val(None, deps, is_float) if is_float else _stand_in(ref.off.v, ref.elem.size, self.n, deps)
         if ref.ptr.space == "shared" or ref.ptr.space == "local":
-            return Val(None, ref.off.deps | {DATA}, ref.elem.name in FLOAT_TYPES)
-        return Val(None, frozenset({DATA}), ref.elem.name in FLOAT_TYPES)
+            return Val(None, ref.off.deps | {DATA}, is_float)
+        if not is_float and ref.off.v is not None and _same_per_warp(ref.off.v, mask):
+            return _stand_in(ref.off.v, ref.elem.size, self.n, frozenset({DATA}))
+        return Val(None, frozenset({DATA}), is_float)
 
     def record(self, ref: _Ref, node: Node, mask: np.ndarray, write: bool, atomic: bool = False) -> None:
         if not mask.any():
@@ -712,7 +721,9 @@ class Simulator:
         self.order += 1
         self.result.accesses.append(Access(
             node=self.node_for_report(node), space=ref.ptr.space, base=ref.ptr.base, write=write, atomic=atomic,
-            addr=None if ref.off.v is None else np.broadcast_to(ref.off.v, (self.n,)).astype(np.int64),
+            # a stand-in's addresses serve only the global coalescing rules (values.STAND_IN)
+            addr=None if ref.off.v is None or (STAND_IN in ref.off.deps and ref.ptr.space != "global")
+            else np.broadcast_to(ref.off.v, (self.n,)).astype(np.int64),
             size=ref.elem.size, mask=mask.copy(), deps=ref.off.deps, epoch=self.epoch, decl=ref.ptr.decl,
             warp_epoch=self.warp_epoch,
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
@@ -961,8 +972,49 @@ def _updated(update: Node | None) -> set[str]:
     return {ts.text(target)} if target is not None and target.type == "identifier" else set()
 
 
+def _stepped_in_body(cond: Node | None, body: Node | None) -> set[str]:
+    """The variables of a while loop's condition that its body's own statements update (`i += blockSize;`)."""
+    if cond is None or body is None:
+        return set()
+    names = {ts.text(n) for n in _identifiers(cond)}
+    statements = body.named_children if body.type == "compound_statement" else [body]
+    out: set[str] = set()
+    for statement in statements:
+        if statement.type == "expression_statement" and statement.named_children:
+            out |= _updated(statement.named_children[0]) & names
+    return out
+
+
+def _identifiers(node: Node) -> list[Node]:
+    stack, out = [node], []
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            out.append(n)
+        stack.extend(n.named_children)
+    return out
+
+
 def _same(values: np.ndarray) -> bool:
     return values.size > 0 and bool(np.all(values == values[0]))
+
+
+def _same_per_warp(offsets: np.ndarray, mask: np.ndarray) -> bool:
+    """Whether the active lanes of each warp load one address (warps may differ)."""
+    n = mask.shape[0]
+    offsets = np.broadcast_to(offsets, (n,))
+    for start in range(0, n, 32):
+        active = offsets[start:start + 32][mask[start:start + 32]]
+        if active.size and not np.all(active == active[0]):
+            return False
+    return True
+
+
+def _stand_in(offsets: np.ndarray, size: int, n: int, deps: frozenset[str]) -> Val:
+    """A value per loaded element (values.STAND_IN): equal addresses give equal values, distinct ones small
+    distinct-looking integers."""
+    elements = np.broadcast_to(offsets, (n,)).astype(np.int64) // max(1, size)
+    return Val((elements * 40503 + 17) % 89 + 3, deps | {STAND_IN})
 
 
 def _strided(entry: dict, now: dict, mask: np.ndarray, stepped: np.ndarray) -> bool:

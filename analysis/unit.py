@@ -68,6 +68,8 @@ class Unit:
     constants: dict[str, Node]  # file-scope `const int N = 1024;` / constexpr
     # Structs whose conversion returns the dynamic shared memory (cuda-samples' `SharedMemory<T>()` idiom).
     shared_accessors: set[str] = field(default_factory=set)
+    # host_eval's declarations per scope (function body), made on first use: see host_eval.declaration_of
+    declarations: dict = field(default_factory=dict, repr=False, compare=False)
     _evaluating: set[str] = field(default_factory=set, repr=False)
 
     @property

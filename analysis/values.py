@@ -16,6 +16,12 @@ DATA = "data"
 # unknown, but the same in every thread: loaded from one address for all of them, or computed from such values
 # and parameters by a function we do not see into (so a branch on it cannot split a warp)
 UNIFORM = "data:uniform"
+# A stand-in for a value loaded from one address per warp (each warp's lanes read one element, so they hold one
+# value; llm.c's `int ix = inp[b * T + t];` in a kernel over the columns of row b·T+t): the global addresses
+# computed from it can then be judged by how the lanes differ, which does not depend on the value. What rests
+# on the value itself is never taken from the stand-in: a branch on it is one on unknown data, and an access
+# whose address uses it is `sampled` (info at most).
+STAND_IN = "data:stand-in"
 THREAD_DEPS = frozenset((TID_X, TID_Y, TID_Z))
 
 
@@ -44,6 +50,11 @@ def const(x: float | int, is_float: bool = False) -> Val:
 def data_dependent(deps: frozenset[str]) -> bool:
     """Whether a value follows loaded data (uniform or not)."""
     return DATA in deps or UNIFORM in deps
+
+
+def followed(c: Val) -> Val:
+    """A condition as the interpreter may follow it: the value of a stand-in (STAND_IN) is not the data's."""
+    return Val(None, c.deps, c.is_float) if STAND_IN in c.deps else c
 
 
 def unknown(*deps: str | frozenset[str]) -> Val:

@@ -12,8 +12,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cudalens.analysis.files import SourceText, decode_source
+from cudalens.analysis.api import DiskIncludes, launch_entry
+from cudalens.analysis.files import SourceText, decode_source, read_source
 from cudalens.analysis.findings import Finding, Severity, sort_key
+from cudalens.analysis.launch_index import FileLaunches, LaunchIndex
 from cudalens.cli.check_config import ConfigResolver
 from cudalens.cli.file_check import FileJob, FileResult, FixMode, check_file, describe_error, warn
 from cudalens.cli.profiler_hooks import ProfilerHooks
@@ -46,13 +48,48 @@ class _Done:
     error: str | None
 
 
+# The launch index of a check, set once in each worker process (handing it to every job would pickle it
+# once per file).
+_launches: LaunchIndex | None = None
+
+
+def _use_launches(index: LaunchIndex | None) -> None:
+    global _launches
+    _launches = index
+
+
 def _check_job(
     job: FileJob, hooks: ProfilerHooks, fix: FixMode | None, source: SourceText | None = None
 ) -> _Done:
     try:
-        return _Done(job, check_file(job, hooks, fix, source), None)
+        return _Done(job, check_file(job, hooks, fix, source, _launches), None)
     except Exception as exc:  # one file the analyzer trips on must not stop the others
         return _Done(job, None, describe_error(exc, job.path))
+
+
+def _entry(job: FileJob) -> tuple[str, FileLaunches | None]:
+    """A CUDA file's launches, for the index; None for a file that cannot be read (its check says why)."""
+    if not job.shown.endswith((".cu", ".cuh")):
+        return job.shown, None
+    try:
+        return job.shown, launch_entry(job.shown, read_source(job.path), DiskIncludes(job.config.include_dirs))
+    except Exception:  # the file's own check reports what is wrong with it
+        return job.shown, None
+
+
+def launch_index(jobs: list[FileJob], workers: int) -> LaunchIndex:
+    """Every launch site of the files checked (and of the headers they include), so that a kernel defined in
+    one file is analysed with the launches another makes."""
+    index = LaunchIndex()
+    if workers <= 1:
+        entries = map(_entry, jobs)
+    else:
+        with _process_pool(workers) as pool:
+            entries = list(pool.map(_entry, jobs, chunksize=16))
+    for shown, entry in entries:
+        if entry is not None and entry.records:
+            index.update(shown, entry)
+    return index
 
 
 # Below this many files a process pool costs more to start than it saves.
@@ -79,12 +116,12 @@ def _workers(jobs: int, files: int) -> int:
 
 
 @contextlib.contextmanager
-def _process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+def _process_pool(workers: int, launches: LaunchIndex | None = None) -> Iterator[ProcessPoolExecutor]:
     """A pool whose processes never outlive this one: they die with it even when it is SIGKILLed
     (`processes.die_with_parent`), and any way out but the normal end (Ctrl-C, SIGTERM, a closed pipe)
     ends them at once instead of waiting for the files queued: SIGTERM (they kill their nvcc and leave), then
-    SIGKILL for one still there after a second (busy in C code)."""
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=processes.die_with_parent, initargs=(os.getpid(),))
+    SIGKILL for one still there after a second (busy in C code). `launches`: the workers' launch index."""
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(), launches))
     try:
         yield pool
     except BaseException:
@@ -98,6 +135,11 @@ def _process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
             child.kill()
         raise
     pool.shutdown()
+
+
+def _start_worker(parent: int, launches: LaunchIndex | None) -> None:
+    processes.die_with_parent(parent)
+    _use_launches(launches)
 
 
 def _in_pool(jobs: list[FileJob], hooks: ProfilerHooks, fix: FixMode | None, pool: ProcessPoolExecutor) -> Iterator[_Done]:
@@ -141,9 +183,14 @@ def run_checks(
 ) -> CheckOutcome:
     work = [FileJob(path, display_path(path, cwd), resolver.config_for(path)) for path in files]
     workers = _workers(jobs, len(work))
+    index = launch_index(work, workers) if len(work) > 1 else None
     if workers <= 1:
-        return _collect((_check_job(job, hooks, fix) for job in work), Progress(len(work)))
-    with _process_pool(workers) as pool:
+        _use_launches(index)
+        try:
+            return _collect((_check_job(job, hooks, fix) for job in work), Progress(len(work)))
+        finally:
+            _use_launches(None)
+    with _process_pool(workers, index) as pool:
         return _collect(_in_pool(work, hooks, fix, pool), Progress(len(work)))
 
 

@@ -3,15 +3,15 @@ configuration and the suppression comments, and fixed when asked."""
 
 from __future__ import annotations
 
-import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.analysis.api import analyze_text, read_include_from_disk
+from cudalens.analysis.api import DiskIncludes, analyze_text
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.files import SourceText, load_source, read_source, write_source
 from cudalens.analysis.findings import Finding, Severity
+from cudalens.analysis.launch_index import LaunchIndex
 from cudalens.analysis.rules.file_not_analysed import not_analysed
 from cudalens.analysis.suppression import apply_suppressions, parse_suppressions
 from cudalens.cli.escape import printable
@@ -48,11 +48,12 @@ class FileResult:
     diff: str = ""
 
 
-def findings_of(job: FileJob, text: str, hooks: ProfilerHooks, first_pass: bool = True) -> list[Finding]:
-    """The findings of one text that survive selection and suppression comments."""
+def findings_of(job: FileJob, text: str, hooks: ProfilerHooks, first_pass: bool = True,
+                launches: LaunchIndex | None = None) -> list[Finding]:
+    """The findings of one text that survive selection and suppression comments (`launches`: the launch
+    sites of the other files checked)."""
     config, shown = job.config, job.shown
-    read_include = functools.partial(read_include_from_disk, include_dirs=config.include_dirs)
-    report = analyze_text(shown, text, config, read_include)
+    report = analyze_text(shown, text, config, DiskIncludes(config.include_dirs), launches)
     for error in report.errors:  # a kernel the analyzer could not handle; the others were analysed
         warn(f"cudalens: error: {error}")
     if not report.is_cuda:
@@ -88,14 +89,15 @@ def _warn_unknown_codes(text: str, shown: str) -> None:
 
 
 def check_file(
-    job: FileJob, hooks: ProfilerHooks, fix: FixMode | None = None, source: SourceText | None = None
+    job: FileJob, hooks: ProfilerHooks, fix: FixMode | None = None, source: SourceText | None = None,
+    launches: LaunchIndex | None = None,
 ) -> FileResult:
     """One file's findings (`source`: its text when it does not come from disk), fixed if asked."""
     source = source or load_source(job.path)
     if source.undecodable is not None:  # a finding, not a pass: the check must not say this file is fine
         finding = not_analysed(job.shown, source.undecodable, Severity.WARNING)
         return FileResult([finding] if _keep(finding, job.config) else [])
-    findings = findings_of(job, source.text, hooks)
+    findings = findings_of(job, source.text, hooks, launches=launches)
     if fix is None:
         return FileResult(findings)
     outcome = apply_fixes(source.text, [f for f in findings if f.path == job.shown], fix.unsafe)
@@ -107,7 +109,8 @@ def check_file(
     if fix.diff:
         return FileResult(findings, len(outcome.fixed), unified_diff(job.shown, source.text, outcome.text))
     write_source(job.path, source, outcome.text)
-    return FileResult(findings_of(job, outcome.text, hooks, first_pass=False), len(outcome.fixed))
+    return FileResult(findings_of(job, outcome.text, hooks, first_pass=False, launches=launches),
+                      len(outcome.fixed))
 
 
 def describe_error(exc: Exception, path: Path) -> str:

@@ -260,6 +260,7 @@ def create_server() -> CudalensServer:
         )
         ls.watcher = WorkspaceWatcher(asyncio.get_running_loop(), ls.service.files_changed)
         ls.watcher.start(folders)
+        ls.service.scan_launches(folders)
         ls.spawn(_announce_gpu(ls))
         await _pull_settings(ls)
 

@@ -53,6 +53,7 @@ class Analysed:
     depends_on: frozenset[str] = frozenset()  # resolved paths of the headers it read
     messages: tuple[str, ...] = ()  # problems with the project's config, shown once
     diagnostics: list | None = None  # the LSP form, made once on first use
+    launches_changed: frozenset[str] = frozenset()  # kernels whose launches this analysis changed in the index
     syntax: SyntaxBaseline | None = None  # what an offered edit of this text is checked against (edit_check.py)
 
     @property

@@ -70,7 +70,7 @@ def rule_markdown(finding: Finding, docs: Callable[[str], str | None]) -> str:
     doc = docs(finding.code)
     head = f"**{finding.code}** `{finding.rule}`: {finding.message}"
     if finding.evidence:
-        head += "\n\n" + ", ".join(f"{k} = {v}" for k, v in finding.evidence)
+        head += "\n\n" + ", ".join(f"{k} = {v}" for k, v in finding.evidence_dict().items())
     return head + ("\n\n---\n\n" + doc if doc else "")
 
 

@@ -19,6 +19,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
+from cudalens.analysis.launch_index import identity
 from cudalens.analysis.positions import split_lines
 from cudalens.profiler import child_env
 from cudalens.profiler.gpu_specs import NoGpu
@@ -33,6 +34,7 @@ from cudalens.server.documents import (
     may_contain_cuda,
 )
 from cudalens.server.gpu_runtime import GpuRuntime
+from cudalens.server.launch_sync import CUDA_SUFFIXES, WorkspaceLaunches
 from cudalens.server.lifecycle import set_level
 from cudalens.server.pipeline_on_save import (
     LastRun,
@@ -93,6 +95,7 @@ class Service:
         self._nonempty: set[str] = set()  # URIs whose last published diagnostics were not empty
         self.runtime = GpuRuntime()
         self.pipelines = Pipelines()
+        self.launches = WorkspaceLaunches()
 
     # --- documents -------------------------------------------------------------------------------------
     def open(self, uri: str, path: str, version: int | None, text: str, language_id: str | None = None) -> None:
@@ -125,6 +128,8 @@ class Service:
         self.pipelines.cancel(uri)
         self._analyzers.pop(uri, None)
         self._converted.pop(uri, None)
+        if state is not None and state.path.endswith(CUDA_SUFFIXES):
+            self._reindex([state.path])  # its launches are what the disk says again
         if state is not None and not self.pull and uri in self._nonempty:
             self.out.publish(uri, None, [])  # a closed document keeps no diagnostics
         self._nonempty.discard(uri)
@@ -143,6 +148,62 @@ class Service:
             return
         for path in sorted(paths):
             self.recheck(self.documents.dependents(path), f"{Path(path).name} changed on disk")
+        self._reindex([p for p in paths if p.endswith(CUDA_SUFFIXES) and self._open_state(p) is None])
+
+    # --- the launch index ------------------------------------------------------------------------------
+    def scan_launches(self, roots: list[str]) -> None:
+        """Index the launch sites of the workspace's CUDA files, off the loop; then re-check the open
+        documents whose kernels they launch."""
+        self._in_background(lambda: self.launches.scan(roots, lambda p: self._open_state(p) is not None,
+                                                       self._resolver_for), "the workspace's launches")
+
+    def _reindex(self, paths: list[str]) -> None:
+        if paths:
+            self._in_background(lambda: {p: self.launches.from_disk(p, self._resolver_for(p)) for p in paths},
+                                ", ".join(Path(p).name for p in paths))
+
+    def _in_background(self, job, what: str) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a test driving the service directly): nothing to schedule on
+            return
+        future = loop.run_in_executor(None, job)
+        future.add_done_callback(lambda f: None if f.cancelled() or f.exception() is not None
+                                 else self._recheck_launched(f.result(), what, pending_too=True))
+
+    def _recheck_launched(self, changes: dict[str, set[str]], where: str, pending_too: bool = False) -> None:
+        """Re-check the open documents that define kernels whose launches changed in another file (`changes`:
+        file -> kernels). `pending_too`: also a document whose first analysis may have begun before these
+        launches were indexed (after the scan at start)."""
+        changes = {identity(path): kernels for path, kernels in changes.items() if kernels}
+        if not changes:
+            return
+        index = self.launches.index
+
+        def affected(s: DocState) -> bool:
+            for path, kernels in changes.items():
+                if path == identity(s.path):
+                    continue
+                if s.result is None:
+                    if pending_too and any(f" {k}(" in s.text for k in kernels):
+                        return True
+                elif any(k.name in kernels and (path not in index or index.reaches(path, k.name, s.path))
+                         for k in s.result.kernels):
+                    return True
+            return False
+
+        states = [s for s in self.documents if affected(s)]
+        if states:
+            kernels = sorted(set().union(*changes.values()))
+            self.recheck(states, f"launches of {', '.join(kernels[:3])} changed in {where}")
+
+    def _open_state(self, path: str) -> DocState | None:
+        real = identity(path)
+        return next((s for s in self.documents if identity(s.path) == real), None)
+
+    def _resolver_for(self, path: str) -> IncludeResolver:
+        config, project = self._config_for(path)
+        return IncludeResolver(self.documents, config, str(project.source.parent) if project.source else self.root)
 
     def apply_settings(self, parsed: ParsedSettings) -> None:
         for message in parsed.errors:
@@ -343,13 +404,15 @@ class Service:
         if entry is None or entry.config != config:
             base = str(project.source.parent) if project.source else self.root
             resolver = IncludeResolver(self.documents, config, base)
-            entry = _Analyzer(DocumentAnalyzer(state.analysis_path, config, resolver), config, resolver)
+            analyzer = DocumentAnalyzer(state.analysis_path, config, resolver, self.launches.index)
+            entry = _Analyzer(analyzer, config, resolver)
             if not state.closed:  # closed meanwhile: don't keep an analyzer nobody will use
                 self._analyzers[state.uri] = entry
         entry.resolver.read.clear()
         report = entry.analyzer.update(text)
         for error in report.errors:
             logger.warning("%s", error)
+        changed = self.launches.from_report(state.path, text, report, entry.resolver) if not state.closed else set()
         # Only this document's own findings: one inside an included header has the header's positions. (The
         # analyzer, made with this `config`, has already dropped the codes it turns off.)
         own = state.analysis_path
@@ -359,13 +422,14 @@ class Service:
         depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path) for n in report.includes)))
         messages = tuple(f"cudalens: {e} (defaults used)" for e in project.errors)
         return Analysed(version, report, lines, frozenset(depends), messages,
-                        syntax=entry.analyzer.syntax_baseline(text))
+                        syntax=entry.analyzer.syntax_baseline(text), launches_changed=frozenset(changed))
 
     def _deliver(self, state: DocState, result: Analysed) -> None:
         previous = state.result
         state.set_result(result)
         for message in result.messages:
             self.show_once(message)
+        self._recheck_launched({state.path: set(result.launches_changed)}, Path(state.path).name)
         if self.pull:
             if previous is not None and previous.version == result.version:
                 self.out.refresh_diagnostics()  # a re-check of the same text: ask the client to pull again

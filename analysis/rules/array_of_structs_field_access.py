@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.compiled_accesses import global_instructions
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
@@ -69,6 +70,7 @@ class ArrayOfStructsFieldAccess(Rule):
     code = "CL102"
     name = "array-of-structs-field-access"
     summary = "Field read from an array of structs: lanes are a struct apart"
+    depends_on = ALL_FACTS  # which lanes read which struct
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(a) -> bool:
@@ -89,7 +91,7 @@ class ArrayOfStructsFieldAccess(Rule):
                 f"`{first.field_name}` is read from an array of {first.struct_size}-byte structs: a warp request "
                 f"touches {r.sectors} sectors to use {first.size} bytes per lane (ideal {r.ideal}); "
                 f"a structure of arrays would coalesce" + (f" ({FOLLOWS_DATA})" if sampled else ""),
-                Severity.INFO if sampled else Severity.WARNING,
+                Severity.INFO if sampled else Severity.WARNING, holds=[is_uncoalesced(r) for r in requests],
                 evidence={"sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                           "struct_bytes": first.struct_size, "field_bytes": first.size},
             )

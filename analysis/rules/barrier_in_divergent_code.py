@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, describe_deps, sites
 from cudalens.analysis.rule_base import Rule
@@ -79,6 +80,7 @@ class BarrierInDivergentCode(Rule):
     code = "CL302"
     name = "barrier-in-divergent-code"
     summary = "__syncthreads() under thread-dependent control flow"
+    depends_on = ALL_FACTS  # which threads of the block reach the barrier
     default_severity = Severity.ERROR
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
@@ -95,7 +97,7 @@ class BarrierInDivergentCode(Rule):
                 f"`{b.name}()` sits under control flow that depends on {describe_deps(b.cond_deps)}: "
                 f"{missing[0]} of {total} threads skip it and wait at a later barrier instead, so the block "
                 f"deadlocks or the barriers pair up wrongly",
-                Severity.ERROR if all(missing) else Severity.INFO,
+                Severity.ERROR if all(missing) else Severity.INFO, holds=[bool(m) for m in missing],
                 evidence={"threads_missing": missing[0], "threads_in_block": total},
                 related=((waits_at, "the skipping threads wait at this barrier instead"),) if waits_at is not None
                 else (),

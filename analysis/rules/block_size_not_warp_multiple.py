@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.launch_limits import (
@@ -42,7 +43,8 @@ class BlockSizeNotWarpMultiple(Rule):
     ## Known problems
     Only block sizes that are compile-time constants at the launch site (literals, macros, `const` values,
     `dim3` variables initialised with them) are checked. A single-thread launch (`<<<1, 1>>>`) is taken as
-    deliberate and not reported.
+    deliberate and not reported, and so is a launch in a `case` of a switch over the block size (cuda-samples'
+    reductions dispatch `case 512:` … `case 1:`; the small blocks serve small inputs).
 
     ## Example
     ```cuda
@@ -67,6 +69,7 @@ class BlockSizeNotWarpMultiple(Rule):
     code = "CL401"
     name = "block-size-not-warp-multiple"
     summary = "Block size (or __launch_bounds__) not a multiple of the 32-thread warp"
+    depends_on = NO_FACTS  # launch sites and `__launch_bounds__` as written
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         bound = max_threads_bound(kernel.unit, kernel.function)
@@ -82,8 +85,8 @@ class BlockSizeNotWarpMultiple(Rule):
 
     def check_unit(self, unit: FileContext) -> Iterator[Finding]:
         for launch, config in unit.launches():
-            if config.block is None or len(launch.config) < 2:
-                continue
+            if config.block is None or len(launch.config) < 2 or config.dispatched:
+                continue  # (a `case 16:` of a switch over block sizes serves small inputs: a choice, not a slip)
             count = threads(config.block)
             if not 1 < count <= MAX_THREADS_PER_BLOCK or not idle_lanes(count):
                 continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.launch_limits import (
@@ -57,6 +58,7 @@ class BlockSizeOverLimit(Rule):
     code = "CL402"
     name = "block-size-over-limit"
     summary = "Block larger than 1024 threads or than the kernel's __launch_bounds__"
+    depends_on = NO_FACTS  # launch sites and `__launch_bounds__` as written
     default_severity = Severity.ERROR
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:

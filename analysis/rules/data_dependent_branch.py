@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, sites, statement_cost
 from cudalens.analysis.rule_base import Rule
@@ -50,6 +51,7 @@ class DataDependentBranch(Rule):
     code = "CL203"
     name = "data-dependent-branch"
     summary = "Branch on loaded data around heavy work: divergence depends on the values"
+    depends_on = NO_FACTS  # what splits the warp is the data, not the launch
     default_severity = Severity.INFO
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
@@ -21,7 +22,9 @@ class DataDependentGlobalAccess(Rule):
 
     ## Known problems
     Always `info`: the cost depends on the index values. Profile with `cudalens profile` to see the
-    measured sectors per request on this line.
+    measured sectors per request on this line. Atomics are left out: the L2 performs them address by
+    address, so what a scattered atomic costs is how many lanes meet on one word (CL701), not sectors
+    (cuda-samples' `atomicAdd(&counter[bucket], n)` of a labelled partition).
 
     ## Example
     ```cuda
@@ -42,11 +45,12 @@ class DataDependentGlobalAccess(Rule):
     code = "CL104"
     name = "data-dependent-global-access"
     summary = "Gather/scatter: the address depends on loaded data"
+    depends_on = NO_FACTS  # a gather is one whatever the launch
     default_severity = Severity.INFO
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(a) -> bool:
-            return a.space == "global" and a.addr is None and DATA in a.deps
+            return a.space == "global" and a.addr is None and DATA in a.deps and not a.atomic
 
         for per_run in sites(kernel, "accesses", keep).values():
             if not per_run[0]:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, describe_deps, sites, statement_cost
@@ -115,6 +116,7 @@ class DivergentBranch(Rule):
     code = "CL201"
     name = "divergent-branch"
     summary = "Branch that splits the lanes of a warp around non-trivial work"
+    depends_on = ALL_FACTS  # which lanes of a warp take the branch
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(b) -> bool:
@@ -151,5 +153,6 @@ class DivergentBranch(Rule):
                 pattern = "interleaved " if interleaved else ""
                 message = (f"Divergent branch: {taken} of {active} {pattern}lanes of a warp take it (the condition "
                            f"depends on {deps}), so the warp runs both paths one after the other")
-            yield kernel.finding(type(self), per_run[0][0].at or cond, message, severity, evidence={
+            yield kernel.finding(type(self), per_run[0][0].at or cond, message, severity,
+                                 holds=[s is not None for s in splits], evidence={
                 "lanes_taken": taken, "lanes_active": active, "body_statements": body_cost})

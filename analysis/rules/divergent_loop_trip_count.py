@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, describe_deps, sites
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.divergent_branch import warp_split
 from cudalens.analysis.values import DATA
+
+
+def _repeats(records: list) -> bool:
+    """Whether some lane runs the loop's body a second time (the trip counts then differ by more than the
+    lanes that skip the loop entirely)."""
+    return any(b.iteration > 0 and (b.cond.astype(bool) & b.mask).any() for b in records)
 
 
 class DivergentLoopTripCount(Rule):
@@ -45,6 +52,7 @@ class DivergentLoopTripCount(Rule):
     code = "CL202"
     name = "divergent-loop-trip-count"
     summary = "Loop whose trip count varies within a warp"
+    depends_on = ALL_FACTS  # which lanes of a warp keep iterating
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(b) -> bool:
@@ -53,8 +61,8 @@ class DivergentLoopTripCount(Rule):
 
         for per_run in sites(kernel, "branches", keep).values():
             splits = [warp_split(run) for run in per_run]
-            if splits[0] is None:
-                continue
+            if splits[0] is None or not _repeats(per_run[0]):
+                continue  # lanes that enter run the body once: a bounds check (`i < n` cutting a warp once)
             loop = per_run[0][0]
             cond = loop.node.child_by_field_name("condition") or loop.node
             continuing, active, _ = splits[0]
@@ -63,5 +71,6 @@ class DivergentLoopTripCount(Rule):
                 type(self), loop.at or cond,
                 f"Loop trip count varies within a warp: after some iterations {continuing} of {active} lanes "
                 f"continue while the rest idle (the bound depends on {describe_deps(loop.deps)})",
-                severity, evidence={"lanes_continuing": continuing, "lanes_active": active},
+                severity, holds=[s is not None for s in splits],
+                evidence={"lanes_continuing": continuing, "lanes_active": active},
             )

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.expr_types import (
     DOUBLE,
     FLOAT,
@@ -130,6 +131,7 @@ class DoublePrecisionLiteral(FunctionRule):
     code = "CL501"
     name = "double-precision-literal"
     summary = "Double literal (no `f`) promotes float arithmetic to FP64"
+    depends_on = NO_FACTS  # the literals and types as written
     fixable = True
 
     def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:

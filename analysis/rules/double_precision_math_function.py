@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.expr_types import (
     DOUBLE,
     FLOAT,
@@ -80,6 +81,7 @@ class DoublePrecisionMathFunction(FunctionRule):
     code = "CL502"
     name = "double-precision-math-function"
     summary = "Math function call resolves to its double overload in a float kernel"
+    depends_on = NO_FACTS  # the calls and types as written
     fixable = True
 
     def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.kernel_arrays import static_shared_bytes
@@ -85,6 +86,7 @@ class DynamicSharedMemoryWithoutOptIn(Rule):
     code = "CL404"
     name = "dynamic-shared-memory-without-opt-in"
     summary = "Launch with more than 48 KB of shared memory and no cudaFuncSetAttribute opt-in"
+    depends_on = NO_FACTS  # launch sites as written
     default_severity = Severity.ERROR
 
     def check_unit(self, unit: FileContext) -> Iterator[Finding]:

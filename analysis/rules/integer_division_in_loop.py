@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.expr_types import INT, ExprTyper
 from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Severity
@@ -74,6 +75,7 @@ class IntegerDivisionInLoop(FunctionRule):
     code = "CL503"
     name = "integer-division-in-loop"
     summary = "Integer division or modulo by a run-time value inside a kernel loop"
+    depends_on = NO_FACTS  # the divisions as written
     default_severity = Severity.INFO
 
     def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.function_rule import FunctionRule
@@ -50,6 +51,7 @@ class LargeLocalArray(FunctionRule):
     code = "CL405"
     name = "large-local-array"
     summary = "Per-thread array larger than the register file allows (lives in local memory)"
+    depends_on = NO_FACTS  # array sizes the compiler knows (constants)
     default_severity = Severity.INFO
 
     def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterator[Finding]:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.compiled_accesses import shared_instructions
 from cudalens.analysis.findings import Finding, Fix, Severity
 from cudalens.analysis.memory import worst_shared
@@ -76,6 +77,7 @@ class SharedBankConflict(Rule):
     code = "CL301"
     name = "shared-bank-conflict"
     summary = "n-way shared-memory bank conflict"
+    depends_on = ALL_FACTS  # the warp shape and the words its lanes touch
     fixable = True
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
@@ -105,7 +107,8 @@ class SharedBankConflict(Rule):
                 message += f"; {fix.message[0].lower()}{fix.message[1:]}"
             related = ((a.decl, f"`{a.base}` is declared here"),) if a.decl is not None else ()
             yield kernel.finding(type(self), a.node, message, Severity.WARNING if proven else Severity.INFO,
-                                 fix=fix, related=related, evidence={
+                                 fix=fix, related=related, holds=[q is not None and q.conflicted for q in requests],
+                                 evidence={
                                      "n_way": r.degree, "wavefronts": r.wavefronts, "ideal_wavefronts": r.ideal,
                                      "element_bytes": a.size})
 

@@ -7,6 +7,7 @@ from itertools import combinations
 
 import numpy as np
 
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
@@ -124,6 +125,7 @@ class SharedMemoryRace(Rule):
     code = "CL303"
     name = "shared-memory-race"
     summary = "Shared element accessed by two threads with no barrier between"
+    depends_on = ALL_FACTS  # which threads touch which word
     default_severity = Severity.ERROR
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
@@ -137,7 +139,7 @@ class SharedMemoryRace(Rule):
                 f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {'writes' if second.write else 'reads'}"
                 f" the element that thread {t1} {'wrote' if first.write else 'read'} through "
                 f"`{kernel.text(first.node)}` with no __syncthreads() between them",
-                Severity.ERROR if proven else Severity.INFO,
+                Severity.ERROR if proven else Severity.INFO, holds=[key in r for r in per_run],
                 related=((first.node, f"thread {t1} {'writes' if first.write else 'reads'} it here"),),
                 evidence={"word_offset": word * 4, "thread_a": t1, "thread_b": t2},
             )

@@ -6,11 +6,12 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
-from cudalens.analysis.values import BID, DATA, THREAD_DEPS
+from cudalens.analysis.values import BID, DATA, STAND_IN, THREAD_DEPS
 
 _LANE_VARYING = THREAD_DEPS | {BID, DATA}
 
@@ -95,10 +96,13 @@ class SingleAddressGlobalAtomic(Rule):
     code = "CL701"
     name = "single-address-global-atomic"
     summary = "Global atomic on one address from every thread of the grid"
+    depends_on = ALL_FACTS  # which lanes reach the atomic
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(a) -> bool:
-            return a.atomic and a.space == "global" and a.addr is not None and not (a.deps & _LANE_VARYING)
+            # (an address from a stand-in for loaded data says nothing about which word: values.STAND_IN)
+            return a.atomic and a.space == "global" and a.addr is not None and not (a.deps & _LANE_VARYING) \
+                and STAND_IN not in a.deps
 
         for per_run in sites(kernel, "accesses", keep).values():
             lanes = [contended_lanes(run) for run in per_run]
@@ -118,4 +122,5 @@ class SingleAddressGlobalAtomic(Rule):
                 labels = [c.label for c, n, ran in zip(kernel.configs, lanes, executed, strict=True) if ran and not n]
                 message += f" (not with {', '.join(labels)})"
             yield kernel.finding(type(self), first.node, message, severity,
+                                 holds=[bool(n) or not ran for n, ran in zip(lanes, executed, strict=True)],
                                  evidence={"lanes_per_address": max(lanes)})

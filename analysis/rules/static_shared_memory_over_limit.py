@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.kernel_arrays import array_declarations
 from cudalens.analysis.launch_limits import STATIC_SHARED_LIMIT
@@ -58,6 +59,7 @@ class StaticSharedMemoryOverLimit(Rule):
     code = "CL403"
     name = "static-shared-memory-over-limit"
     summary = "Static __shared__ arrays over 48 KB per block (ptxas rejects the kernel)"
+    depends_on = NO_FACTS  # array sizes the compiler knows (constants)
     default_severity = Severity.ERROR
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.file_context import FileContext, host_functions
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.rule_base import Rule
@@ -185,6 +186,7 @@ class SyncInHostLoop(Rule):
     code = "CL601"
     name = "sync-in-host-loop"
     summary = "Blocking copy or synchronize inside a host loop"
+    depends_on = NO_FACTS  # host code as written
 
     def check_unit(self, unit: FileContext) -> Iterator[Finding]:
         launchers = _launching_functions(unit.unit)

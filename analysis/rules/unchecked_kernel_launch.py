@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.file_context import FileContext, host_functions
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.rule_base import Rule
@@ -94,6 +95,7 @@ class UncheckedKernelLaunch(Rule):
     code = "CL602"
     name = "unchecked-kernel-launch"
     summary = "Kernel launch not followed by an error check in its host function"
+    depends_on = NO_FACTS  # host code as written
     default_severity = Severity.HINT  # off unless min-severity is hint: true nearly everywhere, never a bug
 
     def check_unit(self, unit: FileContext) -> Iterator[Finding]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
+from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.compiled_accesses import global_instructions
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import GlobalRequest, worst_global
@@ -40,20 +42,20 @@ def _stride_text(requests: list[GlobalRequest | None], kernel: KernelModel, size
     if not params:
         return f"{elements} elements ({r.stride_bytes} B) apart"
     block = kernel.configs[index].block
-    strides = {}  # parameter sample → stride in elements, over the runs of this block
+    samples = []  # (the parameters' values in a run of this block, the stride in elements there)
     for cfg, q in zip(kernel.configs, requests, strict=True):
-        if cfg.block == block and q is not None and q.stride_bytes is not None and q.stride_bytes % size == 0:
-            strides[cfg.param_sample] = q.stride_bytes // size
-    for power in sorted({1, len(params)}):
-        for offset in range(-8, 9):
-            if not all(abs(e) == s ** power + offset for s, e in strides.items()):
-                continue
-            shift = f" + {offset}" if offset > 0 else f" - {-offset}" if offset < 0 else ""
-            if power == len(params):  # `C`, `T + 1`, `NH × T`
-                return f"`{' × '.join(params)}{shift}` elements apart"
-            # one parameter sets it, but the samples cannot tell which: `C` or `T`
-            alternatives = " or ".join(f"`{p}{shift}`" for p in params)
-            return f"{alternatives} elements apart"
+        values = dict(cfg.params)
+        if cfg.block == block and q is not None and q.stride_bytes is not None and q.stride_bytes % size == 0 \
+                and all(p in values for p in params):
+            samples.append(([values[p] for p in params], abs(q.stride_bytes // size)))
+    for offset in range(-8, 9):
+        shift = f" + {offset}" if offset > 0 else f" - {-offset}" if offset < 0 else ""
+        # one parameter sets it (`C`, `T + 1`); when the runs cannot tell which, both are named
+        alone = [p for i, p in enumerate(params) if samples and all(e == v[i] + offset for v, e in samples)]
+        if alone:
+            return f"{' or '.join(f'`{p}{shift}`' for p in alone)} elements apart"
+        if len(params) > 1 and samples and all(e == math.prod(v) + offset for v, e in samples):
+            return f"`{' × '.join(params)}{shift}` elements apart"  # `NH × T`
     return f"a run-time stride apart (it depends on {', '.join(f'`{p}`' for p in params)})"
 
 
@@ -155,6 +157,7 @@ class UncoalescedGlobalAccess(Rule):
     code = "CL101"
     name = "uncoalesced-global-access"
     summary = "Global access whose lanes are not consecutive elements (more sectors per request)"
+    depends_on = ALL_FACTS  # the warp shape, element sizes and strides
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         for per_run, requests in _global_sites(kernel):
@@ -183,7 +186,7 @@ class UncoalescedGlobalAccess(Rule):
                 severity = Severity.INFO
                 message += f" (the stride depends on {', '.join(sorted(unproven_params))} at run time)"
             yield kernel.finding(type(self), first.node, message, severity, related=self.related(kernel, first),
-                                 evidence={
+                                 holds=flagged, evidence={
                 "sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                 "stride_bytes": r.stride_bytes or 0, "element_bytes": first.size,
                 "block": "×".join(map(str, kernel.configs[seen].block)),  # the run that shows it

@@ -102,7 +102,7 @@ def _result(f: Finding, rule_index: dict[str, int]) -> dict:
     if f.kernel:
         properties["kernel"] = f.kernel
     if f.evidence:
-        properties["evidence"] = dict(f.evidence)
+        properties["evidence"] = f.evidence_dict()
     result["properties"] = properties
     return result
 

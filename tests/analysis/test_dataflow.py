@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from cudalens.analysis.api import analyze_text
+from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.model import build_models
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.unit import build_unit
+from cudalens.analysis.values import data_dependent
 
 SOURCE = """
 #define WARP 32
@@ -58,3 +61,31 @@ def test_small_blocks_put_threadidx_y_inside_a_warp() -> None:
     # one warp = 8 lanes along x times 4 along y, all 32 elements distinct and contiguous
     assert np.array_equal(np.sort(store.addr[:32] // 4), np.arange(32))
     assert {"tid.x", "tid.y"} <= store.deps
+
+
+STAND_IN_SOURCE = """
+__global__ void k(float* out, const int* inp, const float* wte, const int* strides, int C) {
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    int ix = inp[idx / C];
+    int s = strides[idx / C];
+    out[idx] = wte[ix * C + idx % C];
+    if (ix > 0) out[idx + 1] = 0.0f;
+    out[idx + 2] = wte[threadIdx.x * s];
+}
+"""
+
+
+def test_a_value_each_warp_loads_from_one_address_gives_addresses_but_no_proof() -> None:
+    """llm.c's encoder kernels: `inp[b * T + t]` is one element per warp, so the row it picks is read along
+    `c` by consecutive lanes whatever its value (no CL104); a branch on it is one on data, and a stride taken
+    from it is sampled, never proven."""
+    unit = build_unit(STAND_IN_SOURCE.encode())
+    [model] = build_models("k.cu", unit, LineIndex(STAND_IN_SOURCE), None)
+    row, strided = [a for a in model.primary.accesses if a.base == "wte"]
+    assert row.addr is not None and row.sampled and strided.sampled
+    [branch] = [b for b in model.primary.branches if b.kind == "if"]
+    assert branch.cond is None and data_dependent(branch.deps)
+    report = analyze_text("k.cu", STAND_IN_SOURCE, AnalysisConfig(min_severity="hint"))
+    by_line = {(f.line, f.code): f for f in report.findings}
+    assert (6, "CL104") not in by_line and (6, "CL101") not in by_line
+    assert by_line[(8, "CL101")].severity.value == "info"

@@ -1,0 +1,315 @@
+"""What a `kernel<<<grid, block, smem, stream>>>(args)` site sets: its constant grid, block (each dimension that
+is constant, when not all are), shared bytes, template arguments and integer arguments — evaluated in its host
+function, and again under each call of that function when the values come from its caller: `launch(x, 128)`
+gives `block_size` inside `void launch(float* x, int block_size)` the value 128, up a few calls
+(llm.c's `main` → `layernorm_forward(…, block_size)` → `layernorm_forward1(…, block_size)` → the launch), and a
+`for` loop over a constant array (`int block_size = block_sizes[j];`) gives one value per element."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.host_eval import Binding, PartialDim3, declaration_of, dim3_parts, eval_host
+from cudalens.analysis.syntax import find
+from cudalens.analysis.unit import Function, Launch, Unit
+
+Node = ts.Node
+Dim3 = tuple[int, int, int]
+TemplateArg = int | str | None  # an integer value, a type's spelling, or unknown
+
+MAX_BINDINGS = 8  # call contexts per host function: llm.c's dev/cuda files try 6 block sizes
+MAX_CALL_DEPTH = 3
+
+
+@dataclass(frozen=True)
+class LaunchValues:
+    """The values of a `<<<grid, block, smem, stream>>>` that are constant (None where they are not)."""
+
+    grid: Dim3 | None
+    block: Dim3 | None
+    dynamic_shared_bytes: int | None
+    block_dims: PartialDim3 | None = None  # each constant dimension, when `block` is not all constant
+    template_args: tuple[TemplateArg, ...] = ()
+    args: tuple[int | None, ...] = ()  # the kernel's arguments, where they are integer constants
+    via: str = ""  # the call of the host function these values hold for: "`launch(x, 128)` (line 30)"
+    dispatched: bool = False  # inside a `case` of a switch on a variable (a dispatch over sizes: case_values)
+
+
+_CACHE_LIMIT = 4096
+_cache: dict[tuple, LaunchValues] = {}
+
+
+def launch_values(launch: Launch, unit: Unit, host_text: str) -> LaunchValues:
+    """The launch's constant values in its own host function. They depend only on that function's text
+    (`host_text`, read once per host function by the caller) and the unit's macros and constants, so they are
+    remembered across edits: evaluating every launch of a 3,000-line file on every keystroke cost ~70 ms."""
+    key = (host_text, ts.text(launch.node), launch.node.start_byte, unit.definitions_key)
+    values = _cache.get(key)
+    if values is None:
+        if len(_cache) >= _CACHE_LIMIT:
+            _cache.clear()
+        values = _cache[key] = evaluate_launch(launch, unit, {})
+    return values
+
+
+def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "") -> LaunchValues:
+    cfg, scope = launch.config, launch.host_function
+    cases = case_values(launch.node, unit, scope, binding)
+    binding = {**binding, **cases}
+
+    def constant(node: Node) -> bool:
+        return scope is None or not any(_reassigned(name, scope, unit) for name in _IDENT.findall(ts.text(node)))
+
+    def shape(node: Node) -> PartialDim3 | None:
+        value = dim3_parts(node, unit, scope, binding) if constant(node) else None
+        if value is None or any(v is not None and v <= 0 for v in value):
+            return None  # 0 is a placeholder, not a launch
+        return value
+
+    block_dims = shape(cfg[1]) if len(cfg) > 1 else None
+    grid_dims = shape(cfg[0]) if len(cfg) > 0 else None
+    smem = eval_host(cfg[2], unit, scope, binding=binding) if len(cfg) > 2 and constant(cfg[2]) else None
+    args_node = launch.node.child_by_field_name("arguments")
+    args = tuple(_integer(a, unit, scope, binding, constant) for a in (args_node.named_children if args_node else []))
+    return LaunchValues(
+        grid=_whole(grid_dims),
+        block=_whole(block_dims),
+        dynamic_shared_bytes=smem[0] if smem and smem[0] >= 0 else None,
+        block_dims=block_dims,
+        template_args=tuple(template_argument(a, unit, scope, binding) for a in launch.template_args),
+        args=args,
+        via=via,
+        dispatched=bool(cases),
+    )
+
+
+def case_values(node: Node, unit: Unit, scope: Node | None, binding: Binding) -> dict[str, tuple[int, ...]]:
+    """What the `case` labels around a launch say of the variables switched on: in cuda-samples' reductions,
+    `switch (threads) { case 16: reduce<16><<<grid, dim3(threads)>>>(…); … }` launches 16-thread blocks."""
+    out: dict[str, tuple[int, ...]] = {}
+    at = node.parent
+    while at is not None and at is not scope:
+        if at.type == "case_statement":
+            switch = at.parent.parent if at.parent is not None else None
+            cond = switch.child_by_field_name("condition") if switch is not None else None
+            inner = cond.named_children[-1] if cond is not None and cond.named_children else None
+            label = at.child_by_field_name("value")
+            if switch is not None and switch.type == "switch_statement" and inner is not None and \
+                    inner.type == "identifier" and label is not None and ts.text(inner) not in out and \
+                    not (scope is not None and _reassigned(ts.text(inner), scope, unit)):
+                value = eval_host(label, unit, scope, binding=binding)
+                if value is not None and len(value) == 1:
+                    out[ts.text(inner)] = value
+        at = at.parent
+    return out
+
+
+def _whole(parts: PartialDim3 | None) -> Dim3 | None:
+    return parts if parts is not None and all(v is not None for v in parts) else None  # type: ignore[return-value]
+
+
+def _integer(node: Node, unit: Unit, scope: Node | None, binding: Binding, constant) -> int | None:
+    if node.type in ("pointer_expression", "string_literal") or not constant(node):
+        return None
+    value = eval_host(node, unit, scope, binding=binding)
+    return value[0] if value is not None and len(value) == 1 else None
+
+
+def template_argument(node: Node, unit: Unit, scope: Node | None, binding: Binding) -> TemplateArg:
+    """`128`, `BLOCK` (a macro or constant) → the integer; `float` → "float"; the host function's own template
+    type parameter → what the binding gives it; anything else → None."""
+    value = eval_host(node, unit, scope, binding=binding)
+    if value is not None and len(value) == 1:
+        return value[0]
+    if node.type != "type_descriptor":
+        return None
+    text = " ".join(ts.text(node).split())
+    bound = binding.get(text)
+    if isinstance(bound, str):
+        return bound
+    host_params = _template_params(scope)
+    return None if text in host_params or bound is not None else text
+
+
+def _template_params(scope: Node | None) -> set[str]:
+    parent = scope.parent if scope is not None else None
+    if parent is None or parent.type != "template_declaration":
+        return set()
+    params = parent.child_by_field_name("parameters")
+    return {ts.text(c).split()[-1] for c in (params.named_children if params is not None else [])}
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _reassigned(name: str, scope: Node, unit: Unit) -> bool:
+    """Whether `name` (or a field of it, `block.x`) is assigned in `scope` other than by its initializer, or
+    its address is taken (`cudaOccupancyMaxPotentialBlockSize(&grid, &block, k)`): then its declared value is
+    not the one every launch sees (`threads = n < 256 ? 64 : 256;`)."""
+    key = ("reassigned", scope)
+    names = unit.declarations.get(key)
+    if names is None:
+        names = unit.declarations[key] = _assigned_names(scope)
+    return name in names
+
+
+def _assigned_names(scope: Node) -> frozenset[str]:
+    out = set()
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        target = None
+        if node.type == "assignment_expression":
+            target = node.child_by_field_name("left")
+        elif node.type == "update_expression":
+            target = node.child_by_field_name("argument")
+        elif node.type == "pointer_expression" and ts.text(node.child_by_field_name("operator")) == "&":
+            target = node.child_by_field_name("argument")
+        while target is not None and target.type in ("field_expression", "parenthesized_expression"):
+            target = target.child_by_field_name("argument") if target.type == "field_expression" else \
+                (target.named_children[0] if target.named_children else None)
+        if target is not None and target.type == "identifier":
+            out.add(ts.text(target))
+        stack.extend(node.named_children)
+    return frozenset(out)
+
+
+# ---- call contexts ---------------------------------------------------------------------------------------
+
+
+def _needs_binding(values: LaunchValues, launch: Launch) -> bool:
+    """Whether something the launch leaves unknown could come from its host function's callers."""
+    return (values.block is None or None in values.template_args) and \
+        launch.host_function is not None and _has_inputs(launch.host_function)
+
+
+def _has_inputs(host: Node) -> bool:
+    declarator = host.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    return bool(params is not None and params.named_children) or bool(_template_params(host))
+
+
+class CallGraph:
+    """Who calls each host function of a unit, by name (built once per unit, when a launch needs it)."""
+
+    def __init__(self, unit: Unit, hosts: list[Function]) -> None:
+        self.unit = unit
+        self.by_node = {(f.node.start_byte, f.node.end_byte): f for f in hosts}
+        self.calls: dict[str, list[tuple[Function, Node]]] = {}
+        for f in hosts:
+            for call in find(f.body, "call"):
+                name = _callee(call)
+                if name:
+                    self.calls.setdefault(name, []).append((f, call))
+
+    def function(self, node: Node | None) -> Function | None:
+        return None if node is None else self.by_node.get((node.start_byte, node.end_byte))
+
+    def contexts(self, function: Function, depth: int = 0,
+                 chain: frozenset[str] = frozenset()) -> list[tuple[Binding, str]]:
+        """Bindings of `function`'s parameters from its call sites, each with the call it comes from; [] when
+        no call fixes anything (called from elsewhere, or only with run-time values)."""
+        if depth >= MAX_CALL_DEPTH or function.name in chain:
+            return []
+        out: list[tuple[Binding, str]] = []
+        for caller, call in self.calls.get(function.name, []):
+            outer = self.contexts(caller, depth + 1, chain | {function.name}) if _has_inputs(caller.node) else []
+            for caller_binding, outer_via in outer or [({}, "")]:
+                for binding in _bind(function, call, caller, caller_binding, self.unit):
+                    # the call where the values start: the outermost one that fixed them
+                    via = outer_via or f"`{_short(ts.text(call))}` (line {call.start_point[0] + 1})"
+                    out.append((binding, via))
+                    if len(out) >= MAX_BINDINGS:
+                        return out
+        return out
+
+
+def _callee(call: Node) -> str:
+    func = call.child_by_field_name("function")
+    if func is not None and func.type == "template_function":
+        func = func.child_by_field_name("name")
+    return ts.text(func).split("::")[-1] if func is not None and func.type in (
+        "identifier", "qualified_identifier") else ""
+
+
+def _bind(function: Function, call: Node, caller: Function, outer: Binding, unit: Unit) -> list[Binding]:
+    """The bindings one call gives the callee's parameters: one per combination of the values an argument
+    can take (a loop over a constant array gives several); names without a constant value are left out."""
+    choices: list[list[tuple[str, tuple[int, ...] | str]]] = []
+    args_node = call.child_by_field_name("arguments")
+    args = list(args_node.named_children) if args_node is not None else []
+    for param, arg in zip(function.params, args, strict=False):
+        values = alternatives(arg, unit, caller.node, outer)
+        if values:
+            choices.append([(param.name, v) for v in values])
+    func = call.child_by_field_name("function")
+    targs = func.child_by_field_name("arguments") if func is not None and func.type == "template_function" else None
+    for name, targ in zip(function.template_params, targs.named_children if targs is not None else [], strict=False):
+        value = template_argument(targ, unit, caller.node, outer)
+        if value is not None:
+            choices.append([(name, (value,) if isinstance(value, int) else value)])
+    combos = itertools.islice(itertools.product(*choices), MAX_BINDINGS)
+    return [dict(pairs) for pairs in combos] if choices else []
+
+
+def alternatives(node: Node, unit: Unit, scope: Node, binding: Binding, depth: int = 0) -> list[tuple[int, ...]]:
+    """The constant values an argument can have: one, or each element of the constant array it is read from."""
+    value = eval_host(node, unit, scope, binding=binding)
+    if value is not None:
+        return [value]
+    if depth > 3:
+        return []
+    if node.type == "identifier":
+        found = declaration_of(ts.text(node), scope, node.start_byte, unit)
+        if found is not None and found[1] is not None and not _reassigned(ts.text(node), scope, unit):
+            return alternatives(found[1], unit, scope, binding, depth + 1)
+        return []
+    if node.type == "subscript_expression":
+        array = node.child_by_field_name("argument")
+        found = declaration_of(ts.text(array), scope, node.start_byte, unit) if array is not None and \
+            array.type == "identifier" else None
+        values = found[1] if found is not None else None
+        if values is not None and values.type == "initializer_list":
+            elements = [eval_host(e, unit, scope, binding=binding) for e in values.named_children]
+            if elements and all(e is not None and len(e) == 1 for e in elements):
+                return list(dict.fromkeys(elements))  # type: ignore[arg-type]
+    return []
+
+
+_bound_cache: dict[tuple, list[LaunchValues]] = {}
+
+
+def bound_configurations(launch: Launch, unit: Unit, graph: Callable[[], CallGraph], host_key: str,
+                         host_text: str) -> list[LaunchValues]:
+    """The launch's values: in its host function alone, or under each call that fixes more of them. The call
+    graph is built only when a launch needs it, and the results are kept while the text outside kernel
+    bodies (`host_key`) stays the same: typing in a kernel costs nothing here."""
+    plain = launch_values(launch, unit, host_text)
+    if not _needs_binding(plain, launch):
+        return [plain]
+    key = (host_key, host_text, ts.text(launch.node), launch.node.start_byte) if host_key else None
+    found = _bound_cache.get(key) if key is not None else None
+    if found is None:
+        host = graph().function(launch.host_function)
+        contexts = graph().contexts(host) if host is not None else []
+        bound = [evaluate_launch(launch, unit, binding, via) for binding, via in contexts]
+        distinct = list({_values_key(v): v for v in bound if _values_key(v) != _values_key(plain)}.values())
+        found = distinct or [plain]
+        if key is not None:
+            if len(_bound_cache) >= _CACHE_LIMIT:
+                _bound_cache.clear()
+            _bound_cache[key] = found
+    return found
+
+
+def _values_key(v: LaunchValues) -> tuple:
+    return (v.grid, v.block_dims, v.dynamic_shared_bytes, v.template_args, v.args)
+
+
+def _short(text: str, limit: int = 48) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

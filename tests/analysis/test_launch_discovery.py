@@ -1,0 +1,161 @@
+"""Launches found where they are, in the shapes real code writes them (llm.c's dev/cuda drivers, cuda-samples,
+wrappers around templates): each case says which block (and template arguments) the analysis must see, and
+the cases a constant cannot be read from say which dimension stays assumed."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudalens.analysis.api import analyze_text, launch_entry
+from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.findings import Severity
+
+KERNEL_2D = """
+__global__ void k(float* out, int n) {
+    out[threadIdx.y * 64 + threadIdx.x * 2] = 1.0f;
+}
+"""
+
+# (host code launching `k`, the blocks its launch sites give, as (x, y, z) with None where not constant)
+FOUND = {
+    "brace_initialised": ("void run(float* o, int z) { dim3 block{4, 8, 2}; k<<<1, block>>>(o, 4); }",
+                          [(4, 8, 2)]),
+    "copy_list_initialised_in_wrapper (llm.c matmul_backward_bias8)": (
+        "void k8(float* o, int block_size) { dim3 block_dim = {4, 8, (unsigned)block_size / 32};\n"
+        "  k<<<1, block_dim>>>(o, 4); }\n"
+        "int main() { float* o; int block_sizes[] = {64, 256};\n"
+        "  for (int j = 0; j < 2; j++) { int block_size = block_sizes[j]; k8(o, block_size); } }",
+        [(4, 8, 2), (4, 8, 8)]),
+    "vexing_parse_with_local_consts": ("void run(float* o) { const int Bc = 32; constexpr int Br = 4;\n"
+                                       "  dim3 b(Bc, Br); k<<<1, b>>>(o, 4); }", [(32, 4, 1)]),
+    "vexing_parse_with_file_constants": ("const int TX = 16;\nconstexpr int TY = 16;\n"
+                                         "void run(float* o) { dim3 b(TX, TY); k<<<1, b>>>(o, 4); }", [(16, 16, 1)]),
+    "defines (cuda-samples convolutionSeparable)": (
+        "#define ROWS_BLOCKDIM_X 16\n#define ROWS_BLOCKDIM_Y 4\n"
+        "void run(float* o) { dim3 blocks(8, 8); dim3 threads(ROWS_BLOCKDIM_X, ROWS_BLOCKDIM_Y);\n"
+        "  k<<<blocks, threads>>>(o, 4); }", [(16, 4, 1)]),
+    "two_declarators_in_one_declaration": ("#define TS 16\nvoid run(float* o) { dim3 block(TS, TS), grid(4, 4);\n"
+                                           "  k<<<grid, block>>>(o, 4); }", [(16, 16, 1)]),
+    "helper_wrapper_called_with_constants": ("void launch(float* o, int threads) { k<<<1, threads>>>(o, 4); }\n"
+                                             "void run(float* o) { launch(o, 128); launch(o, 64); }",
+                                             [(128, 1, 1), (64, 1, 1)]),
+    "two_level_wrapper (llm.c layernorm_forward)": (
+        "void forward1(float* o, const int block_size) { k<<<1, block_size>>>(o, block_size); }\n"
+        "void forward(int kernel_num, float* o, const int block_size) {\n"
+        "  switch (kernel_num) { case 1: forward1(o, block_size); break; } }\n"
+        "int main() { float* o; int block_sizes[] = {32, 512};\n"
+        "  for (int j = 0; j < 2; j++) { int block_size = block_sizes[j]; forward(1, o, block_size); } }",
+        [(32, 1, 1), (512, 1, 1)]),
+    "partly_constant": ("void run(float* o, int rows) { dim3 block(32, rows); k<<<1, block>>>(o, 4); }",
+                        [(32, None, 1)]),
+    "run_time_scalar": ("void run(float* o, int n) { int threads = n < 256 ? 64 : 256; k<<<1, threads>>>(o, 4); }",
+                        [(None, 1, 1)]),
+    "reassigned": ("void run(float* o, int n) { int threads = 256; if (n < 256) threads = 64;\n"
+                   "  k<<<1, threads>>>(o, 4); }", [None]),
+    "case_of_a_switch_on_the_block_size (cuda-samples reduction, threadFenceReduction)": (
+        "void reduce(float* o, int threads) { dim3 block(threads, 1, 1);\n"
+        "  switch (threads) { case 256: k<<<1, block>>>(o, 4); break;\n"
+        "  case 16: k<<<1, block>>>(o, 4); break; default: k<<<1, block>>>(o, 4); } }",
+        [(256, 1, 1), (16, 1, 1), (None, 1, 1)]),
+    "switched_variable_reassigned": (
+        "void reduce(float* o, int threads) { threads = threads / 2; dim3 block(threads, 1, 1);\n"
+        "  switch (threads) { case 256: k<<<1, block>>>(o, 4); break; } }", [(None, 1, 1)]),
+    "dim3_parameter_of_an_uncalled_wrapper": ("void run(float* o, dim3 block) { k<<<1, block>>>(o, 4); }", [None]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOUND))
+def test_launch_blocks(case: str) -> None:
+    host, blocks = FOUND[case]
+    source = KERNEL_2D + host + "\n"
+    entry = launch_entry("k.cu", source)
+    assert [r.values.block_dims for r in entry.records if r.kernel == "k"] == blocks
+
+
+def test_a_dispatch_over_block_sizes_is_no_cl401() -> None:
+    """`case 16:` of a switch over the thread count launches 16-thread blocks for small inputs, by choice."""
+    source = KERNEL_2D + ("void reduce(float* o, int threads) { dim3 block(threads, 1, 1);\n"
+                          "  switch (threads) { case 16: k<<<1, block>>>(o, 4); break; } }\n"
+                          "void fixed(float* o) { k<<<1, 16>>>(o, 4); }\n")
+    report = analyze_text("k.cu", source)
+    assert [f.line for f in report.findings if f.code == "CL401"] == [7]  # the fixed launch only
+
+
+def _k_finding(source: str):
+    report = analyze_text("k.cu", source, AnalysisConfig(min_severity="info"))
+    [finding] = [f for f in report.findings if f.code == "CL101"]
+    return finding
+
+
+def test_a_run_time_dimension_is_the_only_one_assumed() -> None:
+    f = _k_finding(KERNEL_2D + FOUND["partly_constant"][0])
+    assert "block.y" in dict(f.evidence_dict().get("assumed", {})) or "holds alike" in f.message
+    assert "block.x" not in f.message and f.evidence_dict()["block"] == "32×8×1"
+
+
+def test_a_wrapper_called_with_constants_gives_proven_findings_with_the_call_as_related() -> None:
+    f = _k_finding(KERNEL_2D.replace("threadIdx.y * 64 + ", "") + FOUND["helper_wrapper_called_with_constants"][0])
+    assert f.severity == Severity.WARNING and "assuming" not in f.message
+    assert [r.message for r in f.related] == [
+        "`k` is launched here with block 128×1×1, through `launch(o, 128)` (line 6)",
+        "`k` is launched here with block 64×1×1, through `launch(o, 64)` (line 6)"]
+
+
+TEMPLATED = """
+#define BLOCK 128
+template <int B, typename T>
+__global__ void tk(const T* in, T* out) { out[threadIdx.x * B] = in[threadIdx.x]; }
+"""
+
+
+@pytest.mark.parametrize(("host", "args"), [
+    ("void run(float* a, float* b) { tk<BLOCK, float><<<1, BLOCK>>>(a, b); }", (128, "float")),
+    ("template <typename T> void run(const T* a, T* b) { tk<4, T><<<1, 256>>>(a, b); }\n"
+     "void go(double* a, double* b) { run<double>(a, b); }", (4, "double")),
+    ("template <typename T> void run(const T* a, T* b) { tk<4, T><<<1, 256>>>(a, b); }", (4, None)),
+    ("void run(float* a, float* b) { tk<true, float><<<1, 256>>>(a, b); }", (1, "float")),  # a bool argument
+])
+def test_template_arguments_of_a_launch(host: str, args: tuple) -> None:
+    [record] = launch_entry("k.cu", TEMPLATED + host + "\n").records
+    assert record.values.template_args == args
+
+
+def test_a_type_argument_sizes_the_elements() -> None:
+    host = "void run(double* a, double* b) { tk<1, double><<<1, 256>>>(a, b); }\n"
+    report = analyze_text("k.cu", TEMPLATED.replace("threadIdx.x * B", "threadIdx.x * 2 * B") + host)
+    [f] = [f for f in report.findings if f.code == "CL101"]
+    assert f.severity == Severity.WARNING and f.evidence_dict()["element_bytes"] == 8
+    unknown = "template <typename T> void run(const T* a, T* b) { tk<1, T><<<1, 256>>>(a, b); }\n"
+    [g] = [f for f in analyze_text("k.cu", TEMPLATED.replace("threadIdx.x * B", "threadIdx.x * 2 * B")
+                                   + unknown).findings if f.code == "CL101"]
+    assert g.severity == Severity.INFO and "assuming T = float: not fixed by its launch" in g.message
+
+
+def test_an_explicit_instantiation_gives_the_template_arguments() -> None:
+    source = TEMPLATED + "template __global__ void tk<8, double>(const double*, double*);\n"
+    [f] = [f for f in analyze_text("k.cu", source).findings if f.code == "CL101"]
+    assert f.evidence_dict()["element_bytes"] == 8 and "8 elements (64 B) apart" in f.message
+    assert "assuming" not in f.message and "no launch of `tk` found; it holds alike" in f.message
+
+
+DIRECTIVE = """
+// cudalens: launch block=(8,4,2)
+__global__ void d(float* out) {
+    out[threadIdx.z * 1024 + threadIdx.y * 256 + threadIdx.x * 32] = 1.0f;
+}
+"""
+
+
+def test_a_directive_gives_the_launch() -> None:
+    report = analyze_text("k.cu", DIRECTIVE)
+    [f] = [f for f in report.findings if f.code == "CL101"]
+    assert f.severity == Severity.WARNING and f.evidence_dict()["block"] == "8×4×2"
+    assert "assuming" not in f.message and not report.errors
+
+
+@pytest.mark.parametrize("bad", ["block=(8,x)", "block=0", "T=1+2", "block=(8,4"])
+def test_a_directive_that_cannot_be_read_is_reported_never_guessed(bad: str) -> None:
+    report = analyze_text("k.cu", DIRECTIVE.replace("block=(8,4,2)", bad))
+    assert len(report.errors) == 1 and "k.cu:2:" in report.errors[0] and "cudalens: launch" in report.errors[0]
+    [f] = [f for f in report.findings if f.code == "CL101"]
+    assert f.severity == Severity.INFO or "holds alike" in f.message
