@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.api import LaunchSite
 from cudalens.analysis.assumptions import shape_text
 from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Related
@@ -18,6 +17,7 @@ from cudalens.analysis.host_eval import PartialDim3
 from cudalens.analysis.launch_directive import LaunchDirective
 from cudalens.analysis.launch_index import LaunchRecord
 from cudalens.analysis.launch_sites import LaunchValues, TemplateArg, template_argument
+from cudalens.analysis.report import LaunchSite
 from cudalens.analysis.unit import Function
 
 if TYPE_CHECKING:

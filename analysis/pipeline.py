@@ -9,13 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.api import (
-    MAX_ANALYSED_CHARS,
-    AnalysisReport,
-    IncludeReader,
-    KernelInfo,
-    oversized_report,
-)
 from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
 from cudalens.analysis.features import kernel_features
@@ -36,6 +29,13 @@ from cudalens.analysis.launch_directive import DirectiveError, launch_directives
 from cudalens.analysis.launch_index import FileLaunches, include_closure
 from cudalens.analysis.model import KernelModel, build_model
 from cudalens.analysis.positions import LineIndex, parser_text
+from cudalens.analysis.report import (
+    MAX_ANALYSED_CHARS,
+    AnalysisReport,
+    IncludeReader,
+    KernelInfo,
+    oversized_report,
+)
 from cudalens.analysis.suppression import apply_suppressions
 from cudalens.analysis.unit import Unit, build_unit, header_unit
 
