@@ -6,6 +6,7 @@ carries no date and stable ids, so the same data gives the same bytes.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
@@ -13,17 +14,23 @@ from collections.abc import Sequence
 
 from cudalens.agents.report.data import Point, Round
 
-try:
-    import matplotlib
-    from matplotlib.figure import Figure
-except ImportError:  # the `report` extra is not installed
-    matplotlib = None  # type: ignore[assignment]
-
 INSTALL = "charts need matplotlib: pip install 'cudalens[report]'"
 
 
+@functools.cache
+def _mpl():
+    """matplotlib, imported when a chart is first drawn (≈ 0.7 s: the server imports this module at start), or
+    None when the `report` extra is not installed."""
+    try:
+        import matplotlib
+        import matplotlib.figure
+    except ImportError:
+        return None
+    return matplotlib
+
+
 def available() -> bool:
-    return matplotlib is not None
+    return _mpl() is not None
 
 
 STYLE = {"svg.fonttype": "none", "svg.hashsalt": "cudalens", "font.size": 9}
@@ -31,7 +38,7 @@ STYLE = {"svg.fonttype": "none", "svg.hashsalt": "cudalens", "font.size": 9}
 
 def _svg(fig) -> str:
     buffer = io.StringIO()
-    with matplotlib.rc_context(STYLE):
+    with _mpl().rc_context(STYLE):
         fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
     text = text[text.index("<svg"):]  # the XML prolog and doctype are not allowed inside HTML
@@ -40,12 +47,12 @@ def _svg(fig) -> str:
 
 def roofline_svg(points: Sequence[Point]) -> str:
     """Log-log roofline: the DRAM roof, every compute roof of the GPU, one labelled point per kernel."""
-    with matplotlib.rc_context(STYLE):
+    with _mpl().rc_context(STYLE):
         return _svg(_roofline_figure(points))
 
 
 def _roofline_figure(points: Sequence[Point]):
-    fig = Figure(figsize=(7.5, 4.6))
+    fig = _mpl().figure.Figure(figsize=(7.5, 4.6))
     ax = fig.add_subplot()
     first = points[0].roofline
     intensities = [p.roofline.point.intensity for p in points if p.roofline.point.intensity]
@@ -78,12 +85,12 @@ def _roofline_figure(points: Sequence[Point]):
 
 def history_svg(rounds: Sequence[Round]) -> str:
     """Speedup per round (bars; grey: no correct candidate) above tokens per round and the dollars so far."""
-    with matplotlib.rc_context(STYLE):
+    with _mpl().rc_context(STYLE):
         return _svg(_history_figure(rounds))
 
 
 def _history_figure(rounds: Sequence[Round]):
-    fig = Figure(figsize=(7.5, 4.2))
+    fig = _mpl().figure.Figure(figsize=(7.5, 4.2))
     speed_ax, cost_ax = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [2, 1]})
     xs = [r.index for r in rounds]
     speeds = [r.speedup or 0.0 for r in rounds]
@@ -116,7 +123,7 @@ def _cumulative(values: Sequence[float]) -> list[float]:
 def heat_colors(values: Sequence[float]) -> list[str]:
     """A CSS colour per value, from matplotlib's `YlOrRd` scaled to the largest (transparent for zero)."""
     top = max(values, default=0.0)
-    cmap = matplotlib.colormaps["YlOrRd"]
+    cmap = _mpl().colormaps["YlOrRd"]
     out = []
     for v in values:
         if not top or v <= 0:
