@@ -2,9 +2,12 @@
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
 # Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer
-# Each stage has a time limit that keeps a whole call inside the 10-minute one.
+# Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
+# transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+END=$(( $(date +%s) + ${CALL_S:-570} ))
+left() { local l=$(( END - $(date +%s) )); echo $(( l < $1 ? l : $1 )); }
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 if [ -d .whl ]; then
@@ -14,38 +17,39 @@ fi
 python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { tail "$OUT/install.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 for stage in "$@"; do
+  [ "$(left 9999)" -lt 30 ] && { echo "=== $stage skipped: under 30 s of the call left"; continue; }
   echo "=== $stage $(date +%T)"
   case $stage in
-    accuracy) timeout 200 python3 benchmarks/accuracy/measure.py --out "$OUT/accuracy" --jobs 16 2>&1 | tail -4 ;;
+    accuracy) timeout $(left 200) python3 benchmarks/accuracy/measure.py --out "$OUT/accuracy" --jobs 16 2>&1 | tail -4 ;;
     # the nine cases in two calls (each inside the 10-minute limit); the results stay in an ignored folder of the
     # warm machine's tree, so the second call prints the whole confusion table
     judge-suite|judge-suite-b)
       cases=01,02,03,04,05; [ "$stage" = judge-suite-b ] && cases=06,07,08,09
-      timeout 540 python3 benchmarks/judge_suite/run.py --only "$cases" --out benchmarks/judge_suite/out 2>&1 \
+      timeout $(left 540) python3 benchmarks/judge_suite/run.py --only "$cases" --out benchmarks/judge_suite/out 2>&1 \
         | tee "$OUT/$stage.log" | tail -70
       cp -r benchmarks/judge_suite/out "$OUT/judge-suite" ;;
-    gpu-tests) timeout 450 python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
-    gpu-tests-server) timeout 400 python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/server tests/runtime 2>&1 | tee "$OUT/gpu-tests-server.log" | tail -25 ;;
-    runtime-bench) python3 benchmarks/gpu_runtime.py 2>&1 | tee "$OUT/runtime-bench.log" | tail -40 ;;
-    profiler-bench) python3 benchmarks/profiler_speed.py --full 2>&1 | tee "$OUT/profiler-bench.log" | tail -20 ;;
-    optimize-bench) timeout 300 python3 benchmarks/gpu_optimize_loop.py 2>&1 | tee "$OUT/optimize-bench.log" | tail -60 ;;
-    optimize-cold-ncu) timeout 300 python3 benchmarks/gpu_optimize_loop.py --no-ncu-standby 2>&1 | tee "$OUT/optimize-cold-ncu.log" | tail -60 ;;
-    ncu-phases) timeout 120 python3 benchmarks/ncu_phases.py 2>&1 | tee "$OUT/ncu-phases.log" ;;
-    server-bench) python3 benchmarks/server_gpu_save.py --repeat 2 --think 5 2>&1 | tee "$OUT/server-bench.log" | tail -20 ;;
-    fast-build) timeout 200 python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/runtime/test_runtime_gpu.py -k optimize_problems \
+    gpu-tests) timeout $(left 450) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
+    gpu-tests-server) timeout $(left 400) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/server tests/runtime 2>&1 | tee "$OUT/gpu-tests-server.log" | tail -25 ;;
+    runtime-bench) timeout $(left 570) python3 benchmarks/gpu_runtime.py 2>&1 | tee "$OUT/runtime-bench.log" | tail -40 ;;
+    profiler-bench) timeout $(left 570) python3 benchmarks/profiler_speed.py --full 2>&1 | tee "$OUT/profiler-bench.log" | tail -20 ;;
+    optimize-bench) timeout $(left 300) python3 benchmarks/gpu_optimize_loop.py 2>&1 | tee "$OUT/optimize-bench.log" | tail -60 ;;
+    optimize-cold-ncu) timeout $(left 300) python3 benchmarks/gpu_optimize_loop.py --no-ncu-standby 2>&1 | tee "$OUT/optimize-cold-ncu.log" | tail -60 ;;
+    ncu-phases) timeout $(left 120) python3 benchmarks/ncu_phases.py 2>&1 | tee "$OUT/ncu-phases.log" ;;
+    server-bench) timeout $(left 570) python3 benchmarks/server_gpu_save.py --repeat 2 --think 5 2>&1 | tee "$OUT/server-bench.log" | tail -20 ;;
+    fast-build) timeout $(left 200) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/runtime/test_runtime_gpu.py -k optimize_problems \
                   tests/server/test_on_save_gpu.py 2>&1 | tee "$OUT/fast-build.log" | tail -25 ;;
-    verdicts) timeout 420 python3 -m pytest -m gpu -q -rs -s -p no:cacheprovider tests/runtime/test_verdicts_gpu.py \
+    verdicts) timeout $(left 420) python3 -m pytest -m gpu -q -rs -s -p no:cacheprovider tests/runtime/test_verdicts_gpu.py \
                 tests/runtime/test_runtime_gpu.py 2>&1 | tee "$OUT/verdicts.log" | tail -30 ;;
-    timing-overhead) timeout 300 python3 benchmarks/timing_overhead.py 2>&1 | tee "$OUT/timing-overhead.log" | tail -60 ;;
-    whole-model-resnet) timeout 540 python3 benchmarks/gpu_whole_model.py resnet50 --out "$OUT/whole-model-resnet" \
+    timing-overhead) timeout $(left 300) python3 benchmarks/timing_overhead.py 2>&1 | tee "$OUT/timing-overhead.log" | tail -60 ;;
+    whole-model-resnet) timeout $(left 540) python3 benchmarks/gpu_whole_model.py resnet50 --out "$OUT/whole-model-resnet" \
                           2>&1 | tee "$OUT/whole-model-resnet.log" | tail -60 ;;
-    whole-model-transformer) timeout 540 python3 benchmarks/gpu_whole_model.py transformer \
+    whole-model-transformer) timeout $(left 540) python3 benchmarks/gpu_whole_model.py transformer \
                                --out "$OUT/whole-model-transformer" 2>&1 | tee "$OUT/whole-model-transformer.log" | tail -60 ;;
-    search-bench) timeout 560 python3 benchmarks/search_standin.py --problems "${SEARCH_PROBLEMS:-19_ReLU,23_Softmax,47_Sum}" \
-                    --policies chain,beam,tree --evaluations 8 --width 8 --llm-seconds 3 --timeout 120 --timing-check \
+    search-bench) timeout $(left 560) python3 benchmarks/search_standin.py --problems "${SEARCH_PROBLEMS:-19_ReLU,23_Softmax,47_Sum}" \
+                    --policies chain,beam,tree --evaluations 8 --width 8 --llm-seconds 3 --timeout $(left 120) --timing-check \
                     --out "$OUT/search-runs" 2>&1 | tee "$OUT/search-bench.log" | tail -40 ;;
-    search-rate) timeout 400 python3 benchmarks/search_standin.py --problems 19_ReLU --policies tree \
-                   --evaluations 32 --width 8 --llm-seconds 10 --timeout 120 --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
+    search-rate) timeout $(left 400) python3 benchmarks/search_standin.py --problems 19_ReLU --policies tree \
+                   --evaluations 32 --width 8 --llm-seconds 10 --timeout $(left 120) --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
     *) echo "unknown stage $stage" ;;
   esac
   # a stage cut short by its timeout leaves workers and ncu targets (own process groups) running: they would

@@ -30,7 +30,8 @@ _AT_KERNEL = re.compile(r"\bat\s+(?P<kernel>[A-Za-z_~][^+]*?)\+0x[0-9a-fA-F]+")
 _THREAD = re.compile(r"thread \((\d+),(\d+),(\d+)\)")
 _BLOCK = re.compile(r"block \((\d+),(\d+),(\d+)\)")
 _HAZARDS = re.compile(r"\[(\d+) hazards?\]")
-_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+) errors?")
+# memcheck/synccheck/initcheck end with the first; racecheck with the second, whose errors are the count
+_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+) errors?|RACECHECK SUMMARY:\s*\d+ hazards? displayed \((\d+) errors?")
 _SKIP = ("COMPUTE-SANITIZER", "CUDA-MEMCHECK", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY", "Target application returned")
 
 
@@ -50,7 +51,7 @@ def parse(tool: str, text: str) -> tuple[list[SanitizerIssue], int | None]:
             continue
         body = _PREFIX.sub("", raw, count=1)
         if m := _SUMMARY.search(body):
-            count = int(m.group(1))
+            count = int(m.group(1) or m.group(2))
             continue
         if not body.strip() or body.strip().startswith(_SKIP):
             continue

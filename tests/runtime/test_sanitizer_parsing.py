@@ -18,13 +18,19 @@ def test_memcheck(data_dir):
 
 def test_racecheck_new_and_old_formats(data_dir):
     for name in ("racecheck_race.txt", "racecheck_race_old.txt"):
-        issues, _ = sanitizer.parse("racecheck", (data_dir / name).read_text())
-        assert len(issues) == 1, name
+        issues, count = sanitizer.parse("racecheck", (data_dir / name).read_text())
+        assert len(issues) == 1 and count == 1, name
         race = issues[0]
         assert race.kind == "race"
         assert (race.line, race.other_line) == (7, 8)
         assert race.count == 16320
         assert race.kernel.startswith("reverse_block")
+
+
+def test_clean_racecheck_counts_zero_errors():
+    # racecheck has no ERROR SUMMARY line: a clean run said None ("not known") on the H200
+    log = "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+    assert sanitizer.parse("racecheck", log) == ([], 0)
 
 
 def test_synccheck(data_dir):

@@ -51,7 +51,8 @@ def test_honest_candidate_passes_with_kernel_time_and_interval(files):
     assert code in (0, 1), out  # 1 only if it is slower (CL903)
     assert out["test"]["status"] == "passed", out["test"]["message"]
     cand = out["timing"]["candidate"]
-    assert cand["kernel_ms"] is not None and 0 < cand["kernel_ms"] <= cand["call_ms"] * 1.05
+    # CUPTI's kernel spans and CUDA events are two clocks: within 10 % of each other, the kernels inside the call
+    assert cand["kernel_ms"] is not None and 0 < cand["kernel_ms"] <= cand["call_ms"] * 1.10
     assert any("swish_kernel" in name for name, _ in cand["kernels"])
     assert cand["ci_low_ms"] <= cand["median_ms"] <= cand["ci_high_ms"]
     assert out["timing"]["speedup_low"] <= out["timing"]["speedup"] <= out["timing"]["speedup_high"]
