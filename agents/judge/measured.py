@@ -143,6 +143,14 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
                 _line_of(inp, ("CL301",), "bank"),
             )
         ]
+    atomic = next((f for f in inp.findings if f.code == SingleAddressGlobalAtomic.code), None)
+    if atomic is not None and b in ("memory", "latency"):
+        # every thread's atomic lands on one address: the L2 serialises them, whatever the throughput says.
+        # Before divergence: idle lanes waste at most 32/threads_per_inst of the issue slots, while one address
+        # serialises the whole grid (the H200's count_positive: 24 active threads, 4 % of either throughput)
+        return "use-warp-shuffles", [
+            Evidence(atomic.code, atomic.message, "atomics of every thread on one address", atomic.span.line)
+        ]
     if d.threads_per_inst is not None and d.threads_per_inst < DIVERGENT_BELOW:
         return "remove-warp-divergence", [
             Evidence(
@@ -151,12 +159,6 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
                 "active threads per executed instruction (of 32)",
                 _line_of(inp, ("CL2",), "thread_inst"),
             )
-        ]
-    atomic = next((f for f in inp.findings if f.code == SingleAddressGlobalAtomic.code), None)
-    if atomic is not None and b in ("memory", "latency"):
-        # every thread's atomic lands on one address: the L2 serialises them, whatever the throughput says
-        return "use-warp-shuffles", [
-            Evidence(atomic.code, atomic.message, "atomics of every thread on one address", atomic.span.line)
         ]
     if b == "occupancy":
         return _occupancy_method(d, inp)

@@ -144,6 +144,23 @@ def test_recorded_profile_yields_expected_bottleneck_and_method(case: str) -> No
     assert v.speedup == pytest.approx(1.3)
 
 
+def test_one_address_atomics_outrank_the_divergence_around_them() -> None:
+    """`if (x[i] > 0) atomicAdd(total, 1)`: the branch leaves 24 of 32 lanes active, but the grid's atomics
+    serialise on one word (the judge suite's case 08 on the H200: 4 % of memory and SM throughput)."""
+    metrics = {
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed": 4.0,
+        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 3.6,
+        "sm__warps_active.avg.pct_of_peak_sustained_active": 80.0,
+        "smsp__thread_inst_executed_per_inst_executed.ratio": 23.9,
+    }
+    atomic = Finding("k.cu", "CL701", "single-address-global-atomic", Severity.WARNING,
+                     "Atomic on `total` hits one address from 32 lanes of a warp", Span(30, 31, 30, 40), kernel="k")
+    inp = JudgeInput(kernel="k", compile=CompileOutcome(ok=True), correctness=CorrectnessOutcome("passed", 5, 5),
+                     timing=_timing(0.5), metrics=ProfileMetrics.of("k", metrics), findings=(atomic,))
+    v = judge(inp)
+    assert v.method == "use-warp-shuffles" and v.evidence[0].line == 30
+
+
 def test_evidence_points_at_the_hottest_line_or_the_static_finding() -> None:
     metrics, _, _ = CASES["uncoalesced"]
     lines = (
