@@ -53,20 +53,28 @@ _STRAIGHT_CALLS = frozenset({
 def straight_line(kernel: KernelModel, roots: list, depth: int = 0) -> bool:
     """Whether code is straight-line once helpers are inlined: no loop, nested branch, jump, division by a
     variable, or call that lowers to a branch. nvcc may predicate such an if body instead of branching:
-    cuda-samples' `if (t4x < BLOCK_SIZE) { ...; *A4s = *A4; *B4s = *B4; }` in a loop runs predicated on an
-    H200 (32 active lanes, 8 predicated on), while two global copies under `threadIdx.x % 4 == 0` followed
-    by one more store, in a kernel of their own, are branched over (SASS `@P0 BRA`): ptxas's choice. Not straight: `cuda::memcpy_async` with a barrier (an
-    elect loop in SASS), `pipe.consumer_wait()` (a switch on the stage count), a method or unknown call."""
+    cuda-samples' globalToShmemAsyncCopy `if (t4x < BLOCK_SIZE) { ...; *A4s = *A4; *B4s = *B4; }` runs
+    predicated on an H200 (32 active lanes, 8 predicated on), while HSOpticalFlow's `if (threadIdx.x < by)`
+    around four copies into shared memory is branched over (SASS `@P0 BRA`): ptxas's choice. Not straight:
+    `cuda::memcpy_async` with a barrier (an elect loop in SASS), `pipe.consumer_wait()` (a switch on the stage
+    count), a method or unknown call."""
     stack = list(roots)
     while stack:
         n = stack.pop()
-        if n.type in _CONTROL_FLOW or (n.type == "binary_expression" and ts.text(n.child_by_field_name("operator"))
-                                        == "/" and n.child_by_field_name("right").type != "number_literal"):
+        if n.type in _CONTROL_FLOW or _divides_by_variable(n):
             return False
         if n.type == "call_expression" and not _straight_call(kernel, n, depth):
             return False
         stack.extend(n.named_children)
     return True
+
+
+def _divides_by_variable(node) -> bool:
+    if node.type not in ("binary_expression", "assignment_expression"):
+        return False
+    operator, right = node.child_by_field_name("operator"), node.child_by_field_name("right")
+    return operator is not None and ts.text(operator) in ("/", "/=") and right is not None and \
+        right.type != "number_literal"
 
 
 def ends_kernel(kernel: KernelModel, node) -> bool:
