@@ -12,6 +12,7 @@ from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, describe_deps, sites, statement_cost
 from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.unit import callee
 from cudalens.analysis.values import DATA
 
 HEAVY_BODY = 3  # statements; shorter bodies are predicated by the compiler at little cost
@@ -35,6 +36,91 @@ def register_only(node) -> bool:
             return False
         stack.extend(n.named_children)
     return True
+
+
+_CONTROL_FLOW = {"for_statement", "while_statement", "do_statement", "if_statement", "switch_statement",
+                 "return_statement", "break_statement", "continue_statement", "goto_statement"}
+# Calls nvcc lowers to code without a branch (checked in SASS, sm_90), so a body of them may be predicated.
+# sqrtf and `/` by a variable are not here: IEEE sqrtf and float division keep a slow path behind a branch.
+_STRAIGHT_CALLS = frozenset({
+    "atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "atomicInc", "atomicDec", "atomicCAS",
+    "atomicAnd", "atomicOr", "atomicXor", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+    "__ldg", "min", "max", "fminf", "fmaxf", "fabsf", "fabs", "abs", "expf", "__expf", "exp2f", "__exp2f",
+    "fmaf", "__fmaf_rn", "__fmul_rn", "__fadd_rn", "__float2half", "__half2float", "__float2bfloat16",
+    "__bfloat162float", "static_cast", "reinterpret_cast", "const_cast", "aligned_size_t"})
+
+
+def straight_line(kernel: KernelModel, roots: list, depth: int = 0) -> bool:
+    """Whether code is straight-line once helpers are inlined: no loop, nested branch, jump, division by a
+    variable, or call that lowers to a branch. nvcc may predicate such an if body instead of branching:
+    cuda-samples' globalToShmemAsyncCopy `if (t4x < BLOCK_SIZE) { ...; *A4s = *A4; *B4s = *B4; }` runs
+    predicated on an H200 (32 active lanes, 8 predicated on), while HSOpticalFlow's `if (threadIdx.x < by)`
+    around four copies into shared memory is branched over (SASS `@P0 BRA`): ptxas's choice. Not straight:
+    `cuda::memcpy_async` with a barrier (an elect loop in SASS), `pipe.consumer_wait()` (a switch on the stage
+    count), a method or unknown call."""
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if n.type in _CONTROL_FLOW or _divides_by_variable(n):
+            return False
+        if n.type == "call_expression" and not _straight_call(kernel, n, depth):
+            return False
+        stack.extend(n.named_children)
+    return True
+
+
+def _divides_by_variable(node) -> bool:
+    if node.type not in ("binary_expression", "assignment_expression"):
+        return False
+    operator, right = node.child_by_field_name("operator"), node.child_by_field_name("right")
+    return operator is not None and ts.text(operator) in ("/", "/=") and right is not None and \
+        right.type != "number_literal"
+
+
+def ends_kernel(kernel: KernelModel, node) -> bool:
+    """Whether the if is the kernel's last statement: nvcc then retires the lanes that skip the body (`@P0 EXIT`
+    in SASS for every straight-line body tried, sm_90), and the body runs on the taken lanes alone."""
+    body = kernel.function.body
+    statements = [c for c in body.named_children if c.type != "comment"] if body is not None else []
+    return node.parent == body and bool(statements) and statements[-1] == node
+
+
+def _straight_call(kernel: KernelModel, call, depth: int) -> bool:
+    scope, name, _ = callee(call.child_by_field_name("function"))
+    args = call.child_by_field_name("arguments")
+    arg_nodes = args.named_children if args is not None else []
+    if name in _STRAIGHT_CALLS or name.startswith("make_"):
+        return True
+    if name == "memcpy_async" and arg_nodes:  # a pipeline's copy is one cp.async; a barrier's an elect loop
+        return "pipeline" in _declaration(kernel, ts.text(arg_nodes[-1]))
+    helper = kernel.unit.device_function(name, len(arg_nodes)) if scope is None and "." not in name else None
+    if helper is None or depth >= 3:
+        return False
+    statements = [c for c in helper.body.named_children if c.type != "comment"]
+    if statements and statements[-1].type == "return_statement":  # the helper's own exit, not a branch
+        statements = statements[:-1] + statements[-1].named_children
+    return straight_line(kernel, statements, depth + 1)
+
+
+def _declaration(kernel: KernelModel, name: str) -> str:
+    """The type of the kernel's parameter `name`, or the text of its local declaration ("" if none): enough to
+    tell a `cuda::pipeline` (`auto pipe = cuda::make_pipeline();` names it too) from a `cuda::barrier`."""
+    for p in kernel.function.params:
+        if p.name == name:
+            return p.type_text
+    stack = [kernel.function.body] if kernel.function.body is not None else []
+    while stack:
+        n = stack.pop()
+        if n.type == "declaration" and any(_declares(d, name) for d in n.children_by_field_name("declarator")):
+            return ts.text(n)
+        stack.extend(n.named_children)
+    return ""
+
+
+def _declares(declarator, name: str) -> bool:
+    while declarator is not None and declarator.type != "identifier":
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator is not None and ts.text(declarator) == name
 
 
 def whole_warp_takes(branches: list) -> bool:
@@ -85,8 +171,19 @@ class DivergentBranch(Rule):
     Short bodies are not reported either: nvcc turns them into predicated instructions, and the warp does not
     diverge (the interleaved reduction `if (tid % (2 * s) == 0) s[tid] += s[tid + s];` measures 32 active
     lanes on an H200; its cost is the idle predicated lanes and the bank conflicts, not divergence), nor
-    are bodies that only move values between variables (a compare-and-swap: selects). Conditions on loaded data are not reported: their divergence depends on the data. A branch taken by a
-    single lane (`if (threadIdx.x == 0) { ... }`) is the block's deliberate serial part and is not reported.
+    are bodies that only move values between variables (a compare-and-swap: selects). Conditions on loaded
+    data are not reported: their divergence depends on the data. A branch taken by a single lane
+    (`if (threadIdx.x == 0) { ... }`) is the block's deliberate serial part and is not reported.
+    A longer body that is still straight-line code (no loop, nested branch, jump, division by a variable, or
+    call that lowers to a branch; `__device__` helpers are looked into) is `info`, not proven: nvcc may
+    predicate it too, and whether it does is ptxas's choice, not the source's. cuda-samples'
+    globalToShmemAsyncCopy `if (t4x < BLOCK_SIZE) { ...; *A4s = *A4; *B4s = *B4; }` and its two
+    `cuda::memcpy_async(..., pipe)` (one cp.async each) run predicated on an H200 (32 active lanes, 8 of them
+    predicated on: the lanes idle, but no warp diverges), while the same sample's bodies with
+    `pipe.consumer_wait()` (a switch in SASS) or `cuda::memcpy_async(..., barrier)` (an elect loop) are
+    branched over, with 8 active lanes, and stay `warning`. So does a straight-line `if` that ends the kernel:
+    nvcc retires the lanes that skip it (`@P0 EXIT`). tests/analysis/test_divergent_branch_predication.py
+    checks each case against nvcc's SASS.
 
     ## Example
     ```cuda
@@ -139,7 +236,11 @@ class DivergentBranch(Rule):
             if part_warp and (body_cost < HEAVY_PART_WARP or any(whole_warp_takes(run) for run in per_run)):
                 continue  # `if (tid < k) {...}`: the other lanes have nothing to run; only the warp at k is split
             cond = node.child_by_field_name("condition") or node
-            severity = Severity.WARNING if all(s is not None for s in splits) else Severity.INFO
+            arms = [node.child_by_field_name(f) for f in ("consequence", "alternative")]
+            predicable = node.type == "if_statement" and not ends_kernel(kernel, node) and straight_line(
+                kernel, [a for a in arms if a is not None])
+            proven = all(s is not None for s in splits) and not predicable
+            severity = Severity.WARNING if proven else Severity.INFO
             deps = describe_deps(per_run[0][0].deps)
             if part_warp:
                 message = (f"Part of a warp does this work: {taken} of {active} lanes take the branch (the "
@@ -153,6 +254,10 @@ class DivergentBranch(Rule):
                 pattern = "interleaved " if interleaved else ""
                 message = (f"Divergent branch: {taken} of {active} {pattern}lanes of a warp take it (the condition "
                            f"depends on {deps}), so the warp runs both paths one after the other")
+            evidence = {"lanes_taken": taken, "lanes_active": active, "body_statements": body_cost}
+            if predicable:
+                message += (f"; unproven: the body is straight-line code, which nvcc may predicate instead of "
+                            f"branching (then no warp diverges, though {active - taken} lanes idle through it)")
+                evidence["straight_line"] = True
             yield kernel.finding(type(self), per_run[0][0].at or cond, message, severity,
-                                 holds=[s is not None for s in splits], evidence={
-                "lanes_taken": taken, "lanes_active": active, "body_statements": body_cost})
+                                 holds=[s is not None for s in splits], evidence=evidence)

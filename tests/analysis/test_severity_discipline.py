@@ -31,7 +31,7 @@ CASES: dict[str, tuple[str, str]] = {
     "CL104": ("__global__ void k(const float* in, const int* idx, float* out) { out[threadIdx.x] = in[idx[threadIdx.x]]; }",
               "k<<<1, 256>>>(a, (const int*)b, b);"),
     "CL201": ("__global__ void k(float* out) {\n  float v = out[threadIdx.x];\n"
-              "  if (threadIdx.x % 2) { v = v * 2.0f; v = v + 1.0f; v = v * v; out[threadIdx.x + 256] = v; }\n"
+              "  if (threadIdx.x % 2) { for (int r = 0; r < 64; ++r) v = v * 0.999f + 1.0f; out[threadIdx.x + 256] = v; }\n"
               "  out[threadIdx.x] = v; }", "k<<<1, 256>>>(b);"),
     "CL202": ("__global__ void k(const float* in, float* out) { float acc = 0.0f;\n"
               "  for (int j = 0; j <= threadIdx.x; ++j) acc += in[j];\n  out[threadIdx.x] = acc; }",
