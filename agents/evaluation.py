@@ -1,16 +1,20 @@
 """What evaluating one candidate kernel yields, and the one protocol the loop evaluates candidates through.
 
-These mirror the profiler's results (compile resources, correctness, timing, ncu metrics) as plain frozen
-dataclasses, so the Judge and the loop depend on a small typed surface and any evaluator (the profiler's worker in
-`profiler_evaluator`, a stand-in in a test) can stand behind it.
+Plain frozen dataclasses over the profiler's own result types (ptxas's `KernelResources`, the `Occupancy` at a
+launch, timing `Measurement`s: one definition each, in profiler/), so the Judge and the loop depend on a small
+typed surface and any evaluator (the profiler's worker in `profiler_evaluator`, a stand-in in a test) can stand
+behind it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import statistics
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
+
+from cudalens.profiler.occupancy import Occupancy
+from cudalens.profiler.ptxas import KernelResources
+from cudalens.profiler.results import Measurement
 
 EvaluationKind = Literal["full", "test", "time", "profile"]
 CorrectnessStatus = Literal["passed", "failed", "crashed", "timeout", "not_run"]
@@ -21,24 +25,20 @@ def source_hash(source: str) -> str:
 
 
 @dataclass(frozen=True)
-class KernelResources:
-    """ptxas's report for one kernel, with the theoretical occupancy it allows."""
+class CompiledKernel:
+    """One kernel of the candidate as ptxas built it, with the theoretical occupancy at the launch the source
+    gives (None: no launch shape known). Occupancy belongs to a launch, not to the build, so it sits beside
+    ptxas's report rather than in it."""
 
-    kernel: str
-    registers: int | None = None
-    static_shared_bytes: int | None = None
-    spill_store_bytes: int = 0
-    spill_load_bytes: int = 0
-    theoretical_occupancy: float | None = None  # 0..1
-    occupancy_limiter: str | None = None  # "registers" | "shared" | "blocks" | "threads"
-    threads_per_block: int | None = None
+    resources: KernelResources
+    occupancy: Occupancy | None = None
 
 
 @dataclass(frozen=True)
 class CompileOutcome:
     ok: bool
     log: str = ""  # compiler errors/warnings, as the compiler printed them
-    kernels: tuple[KernelResources, ...] = ()
+    kernels: tuple[CompiledKernel, ...] = ()
     seconds: float = 0.0
 
 
@@ -59,34 +59,6 @@ class CorrectnessOutcome:
 
 
 @dataclass(frozen=True)
-class Measurement:
-    """A timing with its raw samples (torch.utils.benchmark's Measurement, reduced)."""
-
-    samples_ms: tuple[float, ...]
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.samples_ms) if self.samples_ms else float("nan")
-
-    @property
-    def spread(self) -> float:
-        """Interquartile range relative to the median."""
-        if len(self.samples_ms) < 4:
-            return 0.0
-        q = statistics.quantiles(self.samples_ms, n=4)
-        med = self.median_ms
-        return (q[2] - q[0]) / med if med > 0 else 0.0
-
-    @classmethod
-    def of(cls, samples_ms: list[float] | tuple[float, ...], warnings: tuple[str, ...] = ()) -> Measurement:
-        m = cls(tuple(samples_ms), warnings)
-        if m.spread > 0.10 and not any("spread" in w for w in warnings):
-            m = cls(m.samples_ms, (*warnings, f"spread {m.spread:.0%} of the median (noisy timing)"))
-        return m
-
-
-@dataclass(frozen=True)
 class TimingOutcome:
     candidate: Measurement
     reference: Measurement | None = None
@@ -96,8 +68,8 @@ class TimingOutcome:
     def speedup(self) -> float | None:
         if self.reference is None or not self.candidate.samples_ms:
             return None
-        c = self.candidate.median_ms
-        return self.reference.median_ms / c if c > 0 else None
+        c = self.candidate.median
+        return self.reference.median / c if c > 0 else None
 
 
 @dataclass(frozen=True)

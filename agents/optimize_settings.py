@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cudalens.agents.optimize_loop import LoopSettings
-from cudalens.profiler.anti_cheat import AntiCheatPolicy
 from cudalens.profiler.typed_json import setting
+
+if TYPE_CHECKING:
+    from cudalens.agents.optimize_loop import LoopSettings
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,10 @@ class OptimizeSettings:
 
     def loop(self, *, repair_only: bool = False, budget_tokens: int | None = None) -> LoopSettings:
         """The loop's settings for a run ("Fix with Coder": `repair_only`)."""
+        # imported here: the server reads these settings at start, and the loop brings the OpenAI client (≈ 0.9 s)
+        from cudalens.agents.optimize_loop import LoopSettings
+        from cudalens.profiler.anti_cheat import AntiCheatPolicy
+
         policy = AntiCheatPolicy(require_custom_kernel=not self.allow_torch_ops, allow_torch_compute=self.allow_torch_ops)
         return LoopSettings(
             rounds=self.rounds, budget_usd=self.budget_usd or None, budget_tokens=budget_tokens,

@@ -26,7 +26,6 @@ from cudalens.agents.evaluation import (
     Evaluation,
     EvaluationKind,
     LineCounter,
-    Measurement,
     ProfileMetrics,
     TimingOutcome,
     source_hash,
@@ -223,10 +222,6 @@ def _with_seconds(evaluation: Evaluation, seconds: float) -> Evaluation:
     return Evaluation(**{**evaluation.__dict__, "seconds": seconds})
 
 
-def _measurement(m) -> Measurement:
-    return Measurement(tuple(m.samples_ms), tuple(m.warnings))
-
-
 def evaluation_from_job(source: str, status: str, payload: dict, error: str | None, timeout_s: float) -> Evaluation:
     digest = source_hash(source)
     if status == "timeout":
@@ -281,7 +276,7 @@ def evaluation_from_job(source: str, status: str, payload: dict, error: str | No
     timing = None
     if payload.get("timing"):
         t = TimingResult.from_json(payload["timing"])
-        timing = TimingOutcome(_measurement(t.candidate), _measurement(t.reference), device)
+        timing = TimingOutcome(t.candidate, t.reference, device)
     return Evaluation(
         digest,
         CompileOutcome(ok=True),

@@ -9,23 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from cudalens.agents.evaluation import CandidateEvaluator, Evaluation, EvaluationKind, KernelResources
+from cudalens.agents.evaluation import CandidateEvaluator, CompiledKernel, Evaluation, EvaluationKind
 from cudalens.analysis.api import analyze_text
 from cudalens.profiler.compile import CompileOptions, compile_python
 from cudalens.profiler.compile_findings import launch_shapes, occupancy_for
 
-_LIMITER_NAMES = {
-    "registers": "registers",
-    "shared_memory": "shared",
-    "blocks": "blocks",
-    "warps": "warps",
-    "barriers": "barriers",
-}
-
 
 def compile_resources(
     path: str, source: str, options: CompileOptions | None = None
-) -> tuple[tuple[KernelResources, ...], str]:
+) -> tuple[tuple[CompiledKernel, ...], str]:
     """ptxas's report per kernel of a Python file embedding CUDA, with occupancy where the launch shape is
     known; and a note when nothing could be compiled (no nvcc, a compile error: the worker reports those)."""
     try:
@@ -41,19 +33,7 @@ def compile_resources(
     out = []
     for k in built.kernels:
         shape = shapes.get(k.short_name)
-        occ = occupancy_for(k, shape) if shape else None
-        out.append(
-            KernelResources(
-                kernel=k.short_name,
-                registers=k.registers,
-                static_shared_bytes=k.shared_static_bytes,
-                spill_store_bytes=k.spill_stores_bytes,
-                spill_load_bytes=k.spill_loads_bytes,
-                theoretical_occupancy=occ.fraction if occ else None,
-                occupancy_limiter=_LIMITER_NAMES.get(occ.limiter) if occ else None,
-                threads_per_block=shape.block_threads if shape else None,
-            )
-        )
+        out.append(CompiledKernel(k, occupancy_for(k, shape) if shape else None))
     reasons = [p.result.reason for p in built.parts if p.result.status == "skipped" and p.result.reason]
     return tuple(out), ("resources unavailable: " + reasons[0]) if reasons and not out else ""
 

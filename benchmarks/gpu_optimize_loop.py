@@ -145,15 +145,10 @@ def main() -> int:
                 f"   {r.index:>5} {r.kind:>9} {status:>9} {speed:>8} {r.seconds_eval:>7.1f} {build:>14} "
                 f"{r.seconds_llm:>6.2f}  {r.verdict.summary if r.verdict else r.error}"
             )
-            for k in ev.compile.kernels if ev else ():
-                occ = (
-                    f"{k.theoretical_occupancy:.0%} ({k.occupancy_limiter})"
-                    if k.theoretical_occupancy
-                    else "?"
-                )
-                print(
-                    f"         {k.kernel}: {k.registers} regs, {k.static_shared_bytes} B smem, occupancy {occ}"
-                )
+            for built in ev.compile.kernels if ev else ():
+                k, o = built.resources, built.occupancy
+                occ = f"{o.fraction:.0%} ({o.limiter})" if o else "?"
+                print(f"         {k.short_name}: {k.registers} regs, {k.shared_static_bytes} B smem, occupancy {occ}")
             for p in ev.profiles if ev else ():
                 print(f"         ncu {p.kernel}: {len(p.metrics)} metrics")
             if ev and (ev.stages or ev.builds):

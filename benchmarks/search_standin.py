@@ -311,7 +311,7 @@ def run_one(family: Family, policy: str, args: argparse.Namespace, runs: Path) -
         sum(n.duplicate_of is not None for n in nodes),
         sum(1 for n in evaluated if n.evaluation.compile.ok and not n.evaluation.correct),
         sum(1 for n in evaluated if not n.evaluation.compile.ok),
-        wall, timing.candidate.median_ms if timing else None, result,
+        wall, timing.candidate.median if timing else None, result,
     )
 
 
@@ -324,7 +324,7 @@ def timed_alone(family: Family, source: str, args: argparse.Namespace) -> float 
         evaluation = evaluator.evaluate(source, "time")
     finally:
         evaluator.close()
-    return evaluation.timing.candidate.median_ms if evaluation.timing else None
+    return evaluation.timing.candidate.median if evaluation.timing else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cudalens.agents.optimize_run import OptimizeSpec
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.profiler.compile import find_nvcc
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
 from cudalens.server.pipeline_on_save import needs_cuda
 from cudalens.server.settings import ClientTrust, ServerSettings
 from cudalens.server.trust import coder_refusal
+
+if TYPE_CHECKING:
+    from cudalens.agents.optimize_run import OptimizeSpec
 
 _MODEL = re.compile(r"^\s*class\s+Model\b", re.M)
 _GET_INPUTS = re.compile(r"^\s*def\s+get_inputs\b", re.M)
@@ -64,6 +67,9 @@ def optimize_spec(
     runs_dir: Path | None,
 ) -> OptimizeSpec:
     """The server's settings as the run's typed settings (the GPU is this machine's: agents/optimize_run.py)."""
+    # here: the loop and the OpenAI client are not for the server's start
+    from cudalens.agents.optimize_run import OptimizeSpec
+
     worker = ProfilerEvaluatorSettings(python=settings.worker.python, timeout_s=settings.worker.timeout_seconds)
     return OptimizeSpec(path, source, kernel, settings.coder, settings.optimize.loop(repair_only=repair_only),
                         worker, runs_dir=runs_dir)

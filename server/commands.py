@@ -6,10 +6,11 @@ Each entry is an async function `(server, arguments) -> Any` living in a module 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from cudalens.server import gpu_commands, model_commands, optimize_commands, report_commands
+from cudalens.server import gpu_commands, model_commands, report_commands
 
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
@@ -27,14 +28,27 @@ SHOW_REPORT = "cudalens.showReport"
 CommandHandler = Callable[["CudalensServer", list[Any]], Awaitable[Any]]
 
 
+def _on_first_call(target: str) -> CommandHandler:
+    """The handler `module:function`, its module imported when the command first runs: the Coder's commands
+    bring the optimize loop and the OpenAI client (≈ 0.9 s of imports) that the server's start need not wait for
+    (tests/server/test_start_imports.py)."""
+    module, _, name = target.partition(":")
+
+    async def handler(server: CudalensServer, arguments: list[Any]) -> Any:
+        return await getattr(importlib.import_module(module), name)(server, arguments)
+
+    handler.__name__ = handler.__qualname__ = name
+    return handler
+
+
 COMMANDS: dict[str, CommandHandler] = {
     RUN_TESTS: gpu_commands.run_tests,
     PROFILE: gpu_commands.profile,
-    OPTIMIZE: optimize_commands.optimize_kernel,
+    OPTIMIZE: _on_first_call("cudalens.server.optimize_commands:optimize_kernel"),
     VALIDATE: gpu_commands.validate,
-    ASK_CODER: optimize_commands.ask_coder,
-    FIX_WITH_CODER: optimize_commands.fix_with_coder,
-    APPLY_OPTIMIZATION: optimize_commands.apply_optimization,
+    ASK_CODER: _on_first_call("cudalens.server.optimize_commands:ask_coder"),
+    FIX_WITH_CODER: _on_first_call("cudalens.server.optimize_commands:fix_with_coder"),
+    APPLY_OPTIMIZATION: _on_first_call("cudalens.server.optimize_commands:apply_optimization"),
     FIND_HOT_OPS: model_commands.find_hot_ops,
     SHOW_REPORT: report_commands.show_report,
 }

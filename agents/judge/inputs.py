@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cudalens.agents.evaluation import (
+    CompiledKernel,
     CompileOutcome,
     CorrectnessOutcome,
     Evaluation,
-    KernelResources,
     ProfileMetrics,
     TimingOutcome,
 )
@@ -24,7 +24,7 @@ class JudgeInput:
     findings: tuple[Finding, ...] = ()  # static findings of this kernel (CL1xx-CL7xx) and compiler ones
     kernel_info: KernelInfo | None = None
     compile: CompileOutcome | None = None
-    resources: KernelResources | None = None
+    built: CompiledKernel | None = None  # ptxas's resources and the occupancy at the launch
     correctness: CorrectnessOutcome | None = None
     timing: TimingOutcome | None = None
     metrics: ProfileMetrics | None = None
@@ -46,13 +46,13 @@ def judge_input(
     profiles = evaluation.profiles
     profile = next((p for p in profiles if kernel and kernel in p.kernel), profiles[0] if profiles else None)
     kernels = evaluation.compile.kernels
-    resources = next((k for k in kernels if kernel and kernel in k.kernel), kernels[0] if kernels else None)
+    built = next((k for k in kernels if kernel and kernel in k.resources.short_name), kernels[0] if kernels else None)
     return JudgeInput(
         kernel=kernel or (profile.kernel if profile else None),
         findings=tuple(findings),
         kernel_info=kernel_info,
         compile=evaluation.compile,
-        resources=resources,
+        built=built,
         correctness=evaluation.correctness,
         timing=evaluation.timing,
         metrics=profile,

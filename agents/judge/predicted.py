@@ -23,7 +23,7 @@ class Signals:
     bank_conflicts: int
     host_syncs: int
     occupancy: float | None
-    occupancy_limiter: str | None
+    occupancy_limiter: str | None  # as `Occupancy.limiter` names it: registers, shared_memory, barriers, ...
     divergent_branches: int
     single_address_atomics: int
     arithmetic_intensity: float
@@ -38,11 +38,11 @@ def signals(inp: JudgeInput) -> Signals:
     uncoalesced = sum(c in UNCOALESCED_CODES for c in codes)
     sites = [s for s in (inp.kernel_info.launch_sites if inp.kernel_info else ()) if s.grid]
     grid = min((s.grid[0] * s.grid[1] * s.grid[2] for s in sites), default=None) if sites else None
-    res = inp.resources
+    occupancy = inp.built.occupancy if inp.built else None
     common = {
         "host_syncs": sum(c.startswith("CL6") for c in codes),
-        "occupancy": res.theoretical_occupancy if res else None,
-        "occupancy_limiter": res.occupancy_limiter if res else None,
+        "occupancy": occupancy.fraction if occupancy else None,
+        "occupancy_limiter": occupancy.limiter if occupancy else None,
         "grid_blocks": grid,
     }
     if features is None:
@@ -94,10 +94,11 @@ def predicted_verdict(inp: JudgeInput) -> Verdict:
         ev.append(Evidence("host_syncs", s.host_syncs, "host transfers/syncs near the launch", _line(inp, "CL6")))
     elif s.occupancy is not None and s.occupancy < LOW_OCCUPANCY:
         bottleneck = "occupancy"
-        method = {"registers": "reduce-register-pressure", "shared": "reduce-shared-memory"}.get(
+        method = {"registers": "reduce-register-pressure", "shared_memory": "reduce-shared-memory"}.get(
             s.occupancy_limiter or "", "increase-parallelism")
-        ev.append(Evidence("theoretical_occupancy", s.occupancy,
-                           f"theoretical occupancy, limited by {s.occupancy_limiter or 'unknown'}", _line(inp, "CL4")))
+        limiter = (s.occupancy_limiter or "unknown").replace("_", " ")
+        ev.append(Evidence("theoretical_occupancy", s.occupancy, f"theoretical occupancy, limited by {limiter}",
+                           _line(inp, "CL4")))
     elif s.grid_blocks is not None and s.grid_blocks < inp.gpu.sm_count:
         bottleneck, method = "latency", "increase-parallelism"
         ev.append(Evidence("grid_blocks", s.grid_blocks, f"blocks launched, fewer than the {inp.gpu.sm_count} SMs"))

@@ -154,3 +154,38 @@ def test_codes_outside_analysis_come_from_the_registry() -> None:
     assert literal == []
     assert worker and {rule_class(code).source for code in worker} == {"runtime"}
     assert read - set(REGISTRY) == set()
+
+
+# Class names defined twice that are different concepts (renaming them is not this test's business); a name
+# leaves the list when one side is renamed, and the test below says so.
+HOMONYMS = {
+    "Barrier": "analysis/coop_groups.py's enum of what a sync orders; analysis/simulate.py's barrier reached",
+    "Kernel": "profiler/jobs/op_calls.py's custom op; profiler/jobs/split_source.py's parsed kernel signature",
+    "Progress": "the worker's protocol message, the loop's progress event, the CLI's status line",
+    "Mismatch": "profiler/results.py's first differing element; profiler/typed_json.py's type error",
+}
+OURS = ("analysis", "profiler", "agents", "server", "cli")
+
+
+def _class_homes() -> dict[str, list[str]]:
+    homes: dict[str, list[str]] = {}
+    for path, tree in _sources(*OURS):
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                homes.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    return homes
+
+
+def test_a_value_crossing_folders_has_one_definition() -> None:
+    """Measurement and KernelResources are the profiler's: agents/ import them rather than mirror them."""
+    homes = _class_homes()
+    assert homes["Measurement"] == ["profiler/results.py"]
+    assert homes["KernelResources"] == ["profiler/ptxas.py"]
+
+
+def test_no_class_name_is_defined_twice() -> None:
+    """A second definition of a name is a second copy of a concept (and of its fields, which drift); a real
+    homonym is listed in HOMONYMS with what each one is."""
+    twice = {name: where for name, where in _class_homes().items() if len(where) > 1}
+    assert {name: where for name, where in twice.items() if name not in HOMONYMS} == {}
+    assert set(HOMONYMS) - set(twice) == set(), "no longer defined twice: drop from HOMONYMS"

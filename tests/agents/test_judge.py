@@ -8,7 +8,6 @@ from cudalens.agents.evaluation import (
     CompileOutcome,
     CorrectnessOutcome,
     LineCounter,
-    Measurement,
     ProfileMetrics,
     TimingOutcome,
 )
@@ -17,7 +16,7 @@ from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.render import render_markdown, verdict_findings
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.profiler.ncu.metrics import METRICS
-from cudalens.profiler.results import CheatFinding
+from cudalens.profiler.results import CheatFinding, Measurement
 
 S = "smsp__warp_issue_stalled_{}_per_warp_active.pct"
 
@@ -124,7 +123,10 @@ def test_recorded_profiles_use_only_requested_metrics() -> None:
 
 
 def _timing(speedup: float) -> TimingOutcome:
-    return TimingOutcome(Measurement.of([1.0] * 5), Measurement.of([speedup] * 5), "NVIDIA H200")
+    return TimingOutcome(
+        Measurement.from_samples("candidate", [1.0] * 5), Measurement.from_samples("reference", [speedup] * 5),
+        "NVIDIA H200",
+    )
 
 
 @pytest.mark.parametrize("case", CASES)

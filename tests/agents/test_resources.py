@@ -33,10 +33,11 @@ void launch(const float* x, float* y, int n) { heavy<<<(n + 1023) / 1024, 1024>>
 
 @needs_nvcc
 def test_registers_and_occupancy_of_an_embedded_kernel() -> None:
-    (k,), note = compile_resources("heavy.py", "import torch\n" + HEAVY)
-    assert note == "" and k.kernel == "heavy" and k.registers > 32 and k.threads_per_block == 1024
-    assert k.theoretical_occupancy is not None and k.theoretical_occupancy <= 0.5
-    assert k.occupancy_limiter == "registers"
+    (built,), note = compile_resources("heavy.py", "import torch\n" + HEAVY)
+    k, occupancy = built.resources, built.occupancy
+    assert note == "" and k.short_name == "heavy" and k.registers > 32
+    assert occupancy is not None and occupancy.block_size == 1024 and occupancy.fraction <= 0.5
+    assert occupancy.limiter == "registers"
 
 
 @needs_nvcc
@@ -46,7 +47,7 @@ def test_resources_join_the_evaluation_and_the_judge_reads_them(tmp_path: Path) 
         evaluation = WithCompileResources(inner, "heavy.py").evaluate(FAST + HEAVY)
     finally:
         inner.close()
-    assert evaluation.correct and evaluation.compile.kernels[0].kernel == "heavy"
+    assert evaluation.correct and evaluation.compile.kernels[0].resources.short_name == "heavy"
     verdict = judge(judge_input(evaluation, "heavy"))
     assert (
         verdict.predicted
