@@ -15,10 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-TORCH_MARKERS = re.compile(
-    r"\b(?:torch|at|c10|pybind11|py)::|\b(?:TORCH|AT|C10|PYBIND11)_[A-Z_]+\b|\bTensor\b|\bIntArrayRef\b|"
-    r"\bnamespace\s+(?:torch|at|c10|py)\b"
+from cudalens.profiler.cpp_source import (
+    TORCH_MARKERS,
+    closing_bracket,
+    directive_end,
+    skip_comment_or_literal,
 )
+
 _TORCH_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](?:torch|ATen|c10|pybind11|Python\.h)")
 _DEVICE = re.compile(r"\b(?:__global__|__device__)\b")
 _SCOPE_HEAD = re.compile(r"^\s*(?:(?:inline\s+)?namespace\b[\w\s:]*|extern\s*\"C(?:\+\+)?\"\s*)$")
@@ -32,58 +35,11 @@ class DeviceOnly:
     needs_torch: bool  # what is left still uses torch
 
 
-def _skip_literal(text: str, i: int) -> int:
-    """If a comment, string or character literal starts at i, the index after it; else i."""
-    two = text[i : i + 2]
-    if two == "//":
-        end = text.find("\n", i)
-        return len(text) if end < 0 else end
-    if two == "/*":
-        end = text.find("*/", i + 2)
-        return len(text) if end < 0 else end + 2
-    if text[i] in "\"'":
-        quote, j = text[i], i + 1
-        while j < len(text) and text[j] != quote and text[j] != "\n":
-            j += 2 if text[j] == "\\" else 1
-        return j + 1
-    return i
-
-
 def _at_line_start(text: str, i: int) -> bool:
     j = i - 1
     while j >= 0 and text[j] in " \t":
         j -= 1
     return j < 0 or text[j] == "\n"
-
-
-def _directive_end(text: str, i: int) -> int:
-    j = i
-    while True:
-        end = text.find("\n", j)
-        if end < 0:
-            return len(text)
-        if end > 0 and text[end - 1] == "\\":
-            j = end + 1
-            continue
-        return end
-
-
-def _matching_brace(text: str, i: int) -> int:
-    """Index of the `}` closing the `{` at i (len(text) if unbalanced)."""
-    depth = 0
-    while i < len(text):
-        j = _skip_literal(text, i)
-        if j != i:
-            i = j
-            continue
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return len(text)
 
 
 def device_only(text: str) -> DeviceOnly:
@@ -106,13 +62,13 @@ def device_only(text: str) -> DeviceOnly:
         """Walk the items of one scope from i; returns the index of the scope's closing brace (or the end)."""
         item_start = i
         while i < len(text):
-            j = _skip_literal(text, i)
+            j = skip_comment_or_literal(text, i)
             if j != i:
                 i = j
                 continue
             ch = text[i]
             if ch == "#" and _at_line_start(text, i):
-                end = _directive_end(text, i)
+                end = directive_end(text, i)
                 if _TORCH_INCLUDE.match(text[i:end]):
                     blank(i, end)
                 i = item_start = end
@@ -123,7 +79,7 @@ def device_only(text: str) -> DeviceOnly:
                 if _SCOPE_HEAD.match(text[item_start:i]):
                     i = item_start = scope(i + 1) + 1
                     continue
-                close = _matching_brace(text, i)
+                close = closing_bracket(text, i)
                 after = close + 1
                 while after < len(text) and text[after] in " \t":
                     after += 1

@@ -2,19 +2,21 @@
 torch.library custom op (a fake implementation too, so torch.compile traces it) and swapped into the model
 through a TorchFunctionMode, only for the arguments it was verified on. The machinery is
 `jobs/op_calls.py`, copied beside the module as `cudalens_op_calls.py` so that the model's code needs torch
-only; the generated file is data: which call, which candidate file.
+only; the generated file is data (which call, which candidate file) and jobkit's `load_by_path`, its text
+copied in.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import inspect
 import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.profiler.job_modules import JOBS_DIR
+from cudalens.profiler.job_modules import JOBS_DIR, job_module
 from cudalens.profiler.model_profile import ModelError
 
 MODULE_NAME = "cudalens_kernels"
@@ -77,7 +79,10 @@ def write(folder: Path, accepted: list[Accepted], source: str) -> Path:
         for a in accepted
     )
     path = folder / f"{MODULE_NAME}.py"
-    path.write_text(TEMPLATE.format(source=source, specs=specs, runtime=RUNTIME_NAME), encoding="utf-8")
+    # The model's program may lack cudalens: the module carries jobkit's loader, text and all.
+    loader = inspect.getsource(job_module("jobkit").load_by_path)
+    path.write_text(TEMPLATE.format(source=source, specs=specs, runtime=RUNTIME_NAME, load_by_path=loader),
+                    encoding="utf-8")
     return path
 
 
@@ -94,31 +99,26 @@ shapes included, runs the original. Written by `cudalens model {source} --integr
 editing this file.
 """
 
+from __future__ import annotations
+
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import torch
 
 _HERE = Path(__file__).resolve().parent
 
 
-def _runtime():
-    key = "cudalens_op_calls_" + str(abs(hash(str(_HERE))))
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, _HERE / "{runtime}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
-    return sys.modules[key]
+{load_by_path}
 
-
-op_calls = _runtime()
+op_calls = load_by_path("cudalens_op_calls_" + str(abs(hash(str(_HERE)))), _HERE / "{runtime}.py")
 
 SPECS = [
 {specs},
 ]
-KERNELS = [op_calls.Kernel(spec, _HERE) for spec in SPECS]
+KERNELS = [op_calls.Kernel(spec, _HERE, load_by_path) for spec in SPECS]
 
 
 def swapped():

@@ -9,9 +9,7 @@ traceback as a string.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from dataclasses import MISSING, asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -19,11 +17,10 @@ from typing import TYPE_CHECKING, Literal
 if __name__ == "cudalens.profiler.protocol":
     from cudalens.profiler import typed_json
 else:  # loaded by path by the worker, under an interpreter that may lack cudalens: its sibling by path too
-    _spec = importlib.util.spec_from_file_location("_cudalens_worker_typed_json", Path(__file__).with_name("typed_json.py"))
-    assert _spec is not None and _spec.loader is not None
-    typed_json = importlib.util.module_from_spec(_spec)
-    sys.modules[_spec.name] = typed_json
-    _spec.loader.exec_module(typed_json)
+    import runpy
+
+    _jobkit = Path(__file__).resolve().parent / "jobs" / "jobkit.py"
+    typed_json = runpy.run_path(str(_jobkit))["sibling"]("../typed_json")
 
 PROTOCOL_VERSION = 1
 

@@ -1,8 +1,8 @@
 """The worker process: runs profiler jobs one at a time for the parent that started it (`worker_client`).
 
 Started by file path (`python worker_main.py --jobs-dir DIR`) under an interpreter that has torch but maybe not
-cudalens, so it imports only the standard library at top level, loads `protocol.py` from its own folder and the
-job modules (`DIR/<kind>_job.py`) by path. See docs/profiler.md for the job-module contract.
+cudalens, so it imports only the standard library at top level and loads `protocol.py` and the job modules
+(`DIR/<kind>_job.py`) by path, with `jobs/jobkit.py`. See docs/profiler.md for the job-module contract.
 
 The protocol channels are private duplicates of the original stdin and stdout; file descriptor 1 is pointed at
 stderr and 0 at /dev/null, so that whatever a job prints or reads (Python or C, or a process it starts) cannot
@@ -25,23 +25,14 @@ import json  # noqa: E402
 import platform  # noqa: E402
 import queue  # noqa: E402
 import re  # noqa: E402
+import runpy  # noqa: E402
 import signal  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 
-
-def _load_by_path(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling look modules up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-protocol = _load_by_path("_cudalens_worker_protocol", os.path.join(_HERE, "protocol.py"))
+_jobkit = runpy.run_path(os.path.join(_HERE, "jobs", "jobkit.py"))
+protocol = _jobkit["sibling"]("../protocol")
 
 # Text of an exception after which the CUDA context of this process cannot be used again.
 _BROKEN_CONTEXT = re.compile(
@@ -96,7 +87,7 @@ class _JobModules:
         cached = self._loaded.get(path)
         if cached and cached[0] == stamp:
             return cached[1]
-        module = _load_by_path(f"_cudalens_jobs.{name}", path)
+        module = _jobkit["load_by_path"](f"_cudalens_jobs.{name}", path, fresh=True)
         self._loaded[path] = (stamp, module)
         return module
 

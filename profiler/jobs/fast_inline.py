@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import importlib.util
 import inspect
 import os
 import re
@@ -31,7 +30,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
+_jobkit = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))
+sibling, load_by_path = _jobkit["sibling"], _jobkit["load_by_path"]
 
 _DEVICE_PRELUDE = "".join(
     f"#include <{h}>\n"
@@ -269,12 +269,7 @@ def _import(stable: str, library: Path) -> ModuleType:
     """Every candidate shares its bindings' module name (`PyInit_<stable>`), but pybind11 ≥ 3 returns a module
     it already made for the same spec name: a package-qualified name unique to the candidate keeps them apart
     (CPython looks the init function up by the last component)."""
-    spec = importlib.util.spec_from_file_location(f"cudalens_{library.parent.name}.{stable}", library)
-    if spec is None or spec.loader is None:
-        raise Declined(f"cannot import {library}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_by_path(f"cudalens_{library.parent.name}.{stable}", library)
 
 
 @contextlib.contextmanager

@@ -10,13 +10,12 @@ kernel: its own cost), compiled_checks, compiled_passed.
 
 from __future__ import annotations
 
-import importlib.util
 import runpy
-import sys
 from pathlib import Path
 from typing import Any
 
-sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
+_jobkit = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))
+sibling, load_by_path = _jobkit["sibling"], _jobkit["load_by_path"]
 
 
 def run(payload: dict, ctx: Any = None) -> dict:
@@ -28,7 +27,8 @@ def run(payload: dict, ctx: Any = None) -> dict:
         built = entry.build(payload["path"], payload.get("entry"), device)
     except entry.EntryError as exc:
         return {"error": str(exc)}
-    kernels = _load(Path(payload["integration"]))
+    path = Path(payload["integration"])
+    kernels = load_by_path("cudalens_integration_" + str(abs(hash(str(path)))), path, fresh=True)  # written anew each run
     fast = kernels.swap(built.model)
     atol, rtol = payload.get("atol"), payload.get("rtol")
 
@@ -78,11 +78,3 @@ def run(payload: dict, ctx: Any = None) -> dict:
     return out
 
 
-def _load(path: Path) -> Any:
-    key = "cudalens_integration_" + str(abs(hash(str(path))))
-    spec = importlib.util.spec_from_file_location(key, path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[key] = module
-    spec.loader.exec_module(module)
-    return module

@@ -203,10 +203,12 @@ class Kernel:
     arguments: its implementation calls the candidate's `ModelNew`, its fake implementation the original
     function (so torch.compile traces it with the right output shapes and dtypes)."""
 
-    def __init__(self, spec: dict, folder: Any) -> None:
+    def __init__(self, spec: dict, folder: Any, load_by_path: Any) -> None:
+        """`load_by_path`: jobkit's (this file runs where jobkit may not be: the integration module passes its copy)."""
         import torch
 
         self.spec = spec
+        self._load_by_path = load_by_path
         self.function = resolve(spec["function"])
         self.names = parameter_names(self.function)
         self.candidate_path = folder / spec["candidate"]
@@ -230,26 +232,16 @@ class Kernel:
 
     def _run(self, *tensors: Any) -> Any:
         if self._model is None:
-            self._model = _candidate_model(self.candidate_path, tensors[0].device)
+            self._model = _candidate_model(self.candidate_path, tensors[0].device, self._load_by_path)
         return self._model(*tensors)
 
     def accepts(self, bound: list[tuple[str, Any]]) -> bool:
         return matches(bound, self.spec["arguments"])
 
 
-def _candidate_model(path: Any, device: Any) -> Any:
+def _candidate_model(path: Any, device: Any, load_by_path: Any) -> Any:
     """`ModelNew(*get_init_inputs())` of an accepted candidate file, on `device`."""
-    import importlib.util
-    import sys
-
-    key = "cudalens_candidate_" + path.stem.replace(".", "_")
-    module = sys.modules.get(key)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(key, path)
-        assert spec is not None and spec.loader is not None, path
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
+    module = load_by_path("cudalens_candidate_" + path.stem.replace(".", "_"), path)
     init = getattr(module, "get_init_inputs", list)
     return module.ModelNew(*init()).to(device)
 

@@ -15,16 +15,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import importlib.util
 import re
 import runpy
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
+_jobkit = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))
+sibling, load_by_path = _jobkit["sibling"], _jobkit["load_by_path"]
 
 _DIRECTIVE = re.compile(r"(?://|#)\s*cudalens:\s*reference\s*=\s*(\S+)")
 _GLOBAL_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)")
@@ -138,19 +137,15 @@ Rewrite = Callable[[Path, str], str]
 def load_module(path: Path, rewrite: Rewrite | None = None) -> Any:
     """Executes a user's Python file as a fresh module (its load_inline builds run now, content-addressed).
     `rewrite(path, source)`: the source to run instead (small_inputs.py runs a reference with smaller sizes)."""
-    key = "_cudalens_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
-    spec = importlib.util.spec_from_file_location(key, path)
-    if spec is None or spec.loader is None:
-        raise ProblemError(f"{path}: cannot be loaded as Python")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[key] = module
+    key = "_cudalens_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]  # two problems never collide
+    source = None if rewrite is None else rewrite(path, path.read_text(encoding="utf-8", errors="replace"))
     with content_addressed_builds():
-        if rewrite is None:
-            spec.loader.exec_module(module)
-        else:
-            source = rewrite(path, path.read_text(encoding="utf-8", errors="replace"))
-            exec(compile(source, str(path), "exec"), module.__dict__)
-    return module
+        try:
+            return load_by_path(key, path, fresh=True, source=source)
+        except ImportError as exc:
+            if exc.name == key:  # not a file Python can load (its suffix), as opposed to an import inside it
+                raise ProblemError(str(exc)) from None
+            raise
 
 
 def _need(module: Any, names: tuple[str, ...], path: Path) -> None:

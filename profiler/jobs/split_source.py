@@ -8,15 +8,18 @@ compiler messages, `-lineinfo` and ncu's source view still point into load_inlin
 
 Anything this splitter is not sure about (namespaces, `#if` blocks, a kernel named outside a launch, a template
 launch whose arguments depend on the glue, torch types in device code) makes it decline with a reason; the
-caller then builds the way load_inline does. Standard library only (a job module).
+caller then builds the way load_inline does. Standard library only (a job module); the lexing is
+profiler/cpp_source.py's, shared with device_only.
 """
 
 from __future__ import annotations
 
 import re
+import runpy
 from dataclasses import dataclass, field
+from pathlib import Path
 
-_TORCHY = re.compile(r"\b(?:torch|at|c10|pybind11|py)::|\b(?:TORCH|AT|C10)_[A-Z_]+|\bPYBIND11_|\bTensor\b")
+cpp_source = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]("../cpp_source")
 _DEVICE_WORDS = re.compile(r"\b__(?:device|constant|shared|managed|host|forceinline|noinline)__\b")
 _GLOBAL = re.compile(r"\b__global__\b")
 _HOST_SIDE_HELPER = re.compile(r"^(?=.*\b__host__\b)(?=.*\b(?:inline|__forceinline__|static|constexpr|template)\b)", re.S)
@@ -87,7 +90,7 @@ def split_cuda(source: str, source_name: str, prelude_lines: int = 0) -> SplitUn
             continue
         text = item.text
         head = text.split("{", 1)[0]
-        torchy = bool(_TORCHY.search(text))
+        torchy = bool(cpp_source.TORCH_MARKERS.search(text))
         if re.match(r"\s*(?:namespace\b|extern\s+\"C\"\s*\{)", text):
             raise Unsplittable('a namespace or extern "C" block')
         if re.match(r"\s*PYBIND11_MODULE\b", text):
@@ -179,37 +182,22 @@ def top_level_items(source: str) -> list[Item]:
             i += 1
             continue
         if c == "#" and at_line_start and depth == 0 and start is None:
-            j = i
-            while j < n:
-                k = source.find("\n", j)
-                k = n if k < 0 else k
-                if source[k - 1 : k] == "\\":
-                    j = k + 1
-                    continue
-                break
+            k = cpp_source.directive_end(source, i)
             text = _strip_comment(source[i:k])
             items.append(Item(text, line, "pp"))
             line += source.count("\n", i, k)
             i = k
             continue
         at_line_start = False
-        if source.startswith("//", i):
-            k = source.find("\n", i)
-            i = n if k < 0 else k
-            continue
-        if source.startswith("/*", i):
-            k = source.find("*/", i + 2)
-            k = n if k < 0 else k + 2
+        k = cpp_source.skip_comment_or_literal(source, i)
+        if k != i:
+            if start is None and c in "\"'":  # a literal is part of an item; a comment is not
+                start, start_line = i, line
             line += source.count("\n", i, k)
             i = k
             continue
         if start is None:
             start, start_line = i, line
-        if c in "\"'":
-            k = _literal_end(source, i)
-            line += source.count("\n", i, k)
-            i = k
-            continue
         if source.startswith('R"', i):
             raise Unsplittable("a raw string literal")
         if c in "{(":
@@ -233,19 +221,6 @@ def top_level_items(source: str) -> list[Item]:
     if depth:
         raise Unsplittable("unbalanced braces")
     return items
-
-
-def _literal_end(source: str, i: int) -> int:
-    quote = source[i]
-    j = i + 1
-    while j < len(source):
-        if source[j] == "\\":
-            j += 2
-            continue
-        if source[j] == quote or source[j] == "\n":
-            return j + 1
-        j += 1
-    return j
 
 
 def _strip_comment(line: str) -> str:
@@ -330,7 +305,9 @@ def _rewrite_launches(text: str, kernels: dict[str, Kernel], launchers: dict, de
             j += 1
         if j >= len(text) or text[j] != "(":
             raise Unsplittable("a launch without arguments")
-        close = _matching_paren(text, j)
+        close = cpp_source.closing_bracket(text, j)
+        if close >= len(text):
+            raise Unsplittable("unbalanced parentheses in a launch")
         args = text[j + 1 : close]
         key = (name, " ".join(targs.split()))
         if key not in launchers:
@@ -345,18 +322,6 @@ def _rewrite_launches(text: str, kernels: dict[str, Kernel], launchers: dict, de
         pos = close + 1
     out.append(text[pos:])
     return "".join(out)
-
-
-def _matching_paren(text: str, open_at: int) -> int:
-    depth = 0
-    for k in range(open_at, len(text)):
-        if text[k] == "(":
-            depth += 1
-        elif text[k] == ")":
-            depth -= 1
-            if depth == 0:
-                return k
-    raise Unsplittable("unbalanced parentheses in a launch")
 
 
 def _launcher(function: str, kernel: Kernel, targs: str, shared: set[str]) -> str:
