@@ -102,7 +102,12 @@ class OptimizeResult:
         return sum(1 for r in self.rounds if r.index > 0)
 
     def summary_line(self) -> str:
-        speed = f"{self.best_speedup:.2f}× faster" if self.best_speedup else "no correct candidate"
+        if not self.best_speedup:
+            speed = "no correct candidate"
+        elif self.best_speedup >= 1:
+            speed = f"{self.best_speedup:.2f}× faster"
+        else:  # the best correct candidate can still lose to the reference: say so, not "0.57× faster"
+            speed = f"{self.best_speedup:.2f}× the reference's speed (slower)"
         where = f"round {self.best_round}" if self.best_round is not None else "-"
         detail = f" ({self.stop_detail})" if self.stop_detail else ""
         return (

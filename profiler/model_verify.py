@@ -107,7 +107,8 @@ def render(result: Integration) -> str:
                          + ("equal within tolerance" if not bad else "; ".join(c.message for c in bad)))
     for kind, (before, after) in (result.timings or {}).items():
         speedup = before.median / after.median if after.median > 0 else float("nan")
-        lines.append(f"{kind}: {before.median:.3f} ms before, {after.median:.3f} ms after ({speedup:.2f}×)")
+        slower = ": slower with the kernels" if speedup < 1 else ""
+        lines.append(f"{kind}: {before.median:.3f} ms before, {after.median:.3f} ms after ({speedup:.2f}×{slower})")
         if kind == "eager" and result.mode_only is not None:
             lines.append(f"  of which the swap mode alone: {result.mode_only.median - before.median:+.3f} ms "
                          f"({result.mode_only.median:.3f} ms through it with no kernel)")

@@ -1,6 +1,6 @@
 """The whole model with its kernels swapped in (`cudalens model --integrate`): the outputs against the
 original's (tolerances by dtype, harness_correctness.compare), then both timed (harness_timing.measure), in
-eager mode and, unless `compile` is false, under torch.compile.
+eager mode and, unless `compile` is false, under torch.compile (there against the compiled original).
 
 Payload: path, entry, device, integration (the generated module's path), compile, budget_ms, atol, rtol.
 Result: checks (OutputCheck JSON per output), passed, kernels ([name, hits, fallbacks]), timings
@@ -32,8 +32,8 @@ def run(payload: dict, ctx: Any = None) -> dict:
     fast = kernels.swap(built.model)
     atol, rtol = payload.get("atol"), payload.get("rtol")
 
-    def checks(model: Any) -> list[Any]:
-        expected = correctness.flatten(built())
+    def checks(model: Any, reference: Any = None) -> list[Any]:
+        expected = correctness.flatten(reference(*built.args, **built.kwargs) if reference is not None else built())
         actual = correctness.flatten(model(*built.args, **built.kwargs))
         if len(actual) != len(expected):
             return [correctness.results.OutputCheck(0, False, "count",
@@ -55,7 +55,9 @@ def run(payload: dict, ctx: Any = None) -> dict:
             if ctx is not None:
                 ctx.progress("compiling both models", 0.4)
             sides["compiled"] = (torch.compile(built.model), torch.compile(fast))
-            compiled = checks(sides["compiled"][1])
+            # against the compiled model without kernels: inductor's own numerics differ from eager (ResNet-50
+            # on the H200: 0.0186 off at 1e-4), and the question is what the kernels change
+            compiled = checks(sides["compiled"][1], sides["compiled"][0])
             out["compiled_checks"] = [c.to_json() for c in compiled]
             out["compiled_passed"] = all(c.passed for c in compiled)
         for kind, (before, after) in sides.items():

@@ -212,3 +212,16 @@ async def test_async_run_is_cancelled_with_its_task(key_env: str, tmp_path: Path
     assert run.evaluators[0].settings.secret_env == ("OPENAI_API_KEY", key_env)
     summary = next((tmp_path / ".cudalens" / "runs").iterdir()) / "summary.json"
     assert '"stop_reason": "cancelled"' in summary.read_text()
+
+
+def test_a_best_candidate_slower_than_the_reference_is_not_called_faster() -> None:
+    # the H200's whole-model run printed "best 0.57× faster" for a softmax slower than PyTorch's
+    from cudalens.agents.coder.usage import Usage
+    from cudalens.agents.optimize_loop import OptimizeResult
+
+    def line(speedup: float | None) -> str:
+        return OptimizeResult("", None, 1, speedup, "rounds", [], Usage(), None).summary_line()
+
+    assert line(0.57).startswith("best 0.57× the reference's speed (slower) (round 1)")
+    assert line(1.47).startswith("best 1.47× faster")
+    assert line(None).startswith("best no correct candidate")
