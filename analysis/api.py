@@ -91,6 +91,8 @@ class DocumentAnalyzer:
         self._tree = None
         # The file-level rules' last findings and the key of what they read (see pipeline._unit_findings).
         self.unit_cache: tuple[str, list] | None = None
+        # (own launch records, the index's external launches, the KernelLaunches by name made of them)
+        self.launch_cache: tuple | None = None
 
     def parse(self, source: bytes):
         """The tree of the document's CUDA text, re-parsed incrementally from the previous one."""

@@ -60,8 +60,20 @@ def own_records(context: FileContext) -> list[LaunchRecord]:
             if len(_values) >= 64:
                 _values.clear()
             _values[key] = values
-    return [LaunchRecord(launch.kernel, context.path, context.span(launch.node), v)
-            for launch, vs in zip(launches, values, strict=True) for v in vs]
+    # the records too, while the launches stand where they stood (an edit inside a kernel moves none of them)
+    where = (key, context.path, tuple(launch.node.start_point for launch in launches)) if key is not None else None
+    records = _records.get(where) if where is not None else None
+    if records is None:
+        records = [LaunchRecord(launch.kernel, context.path, context.span(launch.node), v)
+                   for launch, vs in zip(launches, values, strict=True) for v in vs]
+        if where is not None:
+            if len(_records) >= 64:
+                _records.clear()
+            _records[where] = records
+    return records
+
+
+_records: dict[tuple, list[LaunchRecord]] = {}
 
 
 _CACHE_LIMIT = 4096

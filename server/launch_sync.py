@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -28,7 +27,6 @@ logger = logging.getLogger("cudalens.server")
 CUDA_SUFFIXES = (".cu", ".cuh")
 MAX_SCANNED_FILES = 5000
 MAX_SCANNED_BYTES = 2_000_000  # a generated file this large is not where a kernel's launches are written
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
 class WorkspaceLaunches:
@@ -42,7 +40,7 @@ class WorkspaceLaunches:
         """An open document's launches, from its analysis (in the analysis thread)."""
         if not path.endswith(CUDA_SUFFIXES) or not report.is_cuda:
             return set()
-        entry = FileLaunches(tuple(report.launch_records), self._closure(path, text, resolver),
+        entry = FileLaunches(tuple(report.launch_records), self._closure(path, text, report.includes, resolver),
                              frozenset(k.name for k in report.kernels))
         return self.index.update(path, entry)
 
@@ -78,8 +76,9 @@ class WorkspaceLaunches:
         logger.info("launch index: %d files with launches", len(self.index))
         return changed
 
-    def _closure(self, path: str, text: str, resolver: IncludeResolver) -> frozenset[str]:
-        names = tuple(_INCLUDE.findall(text))
+    def _closure(self, path: str, text: str, includes: list[str], resolver: IncludeResolver) -> frozenset[str]:
+        # the analysis's include names are the key (a regex over the whole text cost 0.8 ms an edit on 3,300 lines)
+        names = tuple(includes)
         with self._lock:
             known = self._closures.get(path)
         if known is not None and known[0] == names:
