@@ -8,7 +8,7 @@ import os
 
 from setuptools import setup
 
-PARTS = ("analysis", "profiler", "agents", "server", "cli")
+PARTS = ("analysis", "workspace", "profiler", "agents", "server", "cli")
 
 
 def _packages() -> list[str]:

@@ -1,5 +1,6 @@
 """The analyzer's entry points: text in, findings and kernel summaries out. Pure: no I/O but what the caller
-passes (header texts come through `read_include`).
+passes (header texts come through `read_include`; workspace/includes.py's `DiskIncludes` reads them from
+disk).
 
 `analyze_text` is for one-shot use (CLI, pre-commit); `DocumentAnalyzer` keeps the parse tree and per-kernel
 results of one open document so an edit re-parses incrementally and re-analyses only the kernels it touched
@@ -22,36 +23,9 @@ from cudalens.analysis.report import (
 
 # The report's types are defined in report.py; callers may take them from here with the entry points.
 __all__ = [
-    "MAX_ANALYSED_CHARS", "AnalysisReport", "DiskIncludes", "DocumentAnalyzer", "IncludeReader", "KernelInfo",
-    "LaunchSite", "analyze_text", "launch_entry", "oversized_report", "read_include_from_disk",
+    "MAX_ANALYSED_CHARS", "AnalysisReport", "DocumentAnalyzer", "IncludeReader", "KernelInfo", "LaunchSite",
+    "analyze_text", "launch_entry", "oversized_report",
 ]
-
-class DiskIncludes:
-    """The standard IncludeReader: `name` next to the including file, then in `include_dirs`; `locate` says
-    where that is (findings in a header are placed there)."""
-
-    def __init__(self, include_dirs: tuple[str, ...] = ()) -> None:
-        self.include_dirs = tuple(include_dirs)
-
-    def locate(self, name: str, including_path: str) -> str | None:
-        from pathlib import Path
-
-        for folder in (Path(including_path).parent, *map(Path, self.include_dirs)):
-            candidate = folder / name
-            if candidate.is_file():
-                return str(candidate)
-        return None
-
-    def __call__(self, name: str, including_path: str) -> str | None:
-        from pathlib import Path
-
-        from cudalens.analysis.files import load_source
-
-        found = self.locate(name, including_path)
-        return load_source(Path(found)).text if found is not None else None
-
-
-read_include_from_disk = DiskIncludes()
 
 
 def analyze_text(

@@ -136,8 +136,9 @@ def _changed(old: FileLaunches | None, new: FileLaunches | None) -> set[str]:
 
 
 def include_closure(path: str, text: str, locate: Callable[[str, str], str | None],
-                    read: Callable[[str], str | None]) -> frozenset[str]:
-    """The real paths of the local headers (`#include "x.cuh"`) a file includes, and those they include."""
+                    read: Callable[[str, str], str | None]) -> frozenset[str]:
+    """The real paths of the local headers (`#include "x.cuh"`) a file includes, and those they include.
+    `locate` and `read` take the name as written and the including file's path (an IncludeReader's)."""
     found: set[str] = set()
     frontier: list[tuple[str, str]] = [(path, text)]
     for _ in range(MAX_INCLUDE_DEPTH):
@@ -148,7 +149,7 @@ def include_closure(path: str, text: str, locate: Callable[[str, str], str | Non
                 if located is None or identity(located) in found:
                     continue
                 found.add(identity(located))
-                header = read(located)
+                header = read(name, including)
                 if header is not None:
                     nxt.append((located, header))
         frontier = nxt

@@ -13,7 +13,6 @@ from cudalens.analysis.codes import static_rules
 from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
 from cudalens.analysis.features import kernel_features
 from cudalens.analysis.file_context import FileContext, HeaderText, PositionMap
-from cudalens.analysis.files import load_source
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.launch_configs import (
     KernelConfig,
@@ -263,9 +262,9 @@ def included_files(path: str, text: str, read_include: IncludeReader | None) -> 
         return frozenset()
     locate = getattr(read_include, "locate", None) or (lambda name, including: str(Path(including).parent / name))
 
-    def read(located: str) -> str | None:
+    def read(name: str, including: str) -> str | None:
         try:
-            return load_source(Path(located)).text
+            return read_include(name, including)
         except OSError:
             return None
 

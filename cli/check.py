@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 from cudalens.analysis.config import SEVERITIES
-from cudalens.analysis.files import discover_files
 from cudalens.cli.check_config import ConfigResolver, Overrides, parse_code_list
 from cudalens.cli.check_run import CheckOutcome, check_stdin, run_checks
 from cudalens.cli.file_check import FixMode, warn
@@ -21,6 +20,7 @@ from cudalens.cli.formats.text import render as render_text
 from cudalens.cli.main import UsageError
 from cudalens.cli.profiler_hooks import load_hooks
 from cudalens.cli.statistics import render_statistics
+from cudalens.workspace.files import discover_files
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,16 +13,11 @@ import argparse
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from cudalens.analysis.config import (
-    AnalysisConfig,
-    ConfigResult,
-    load_config,
-    load_config_file,
-    unknown_codes,
-)
-from cudalens.analysis.files import matches_exclude
+from cudalens.analysis.config import AnalysisConfig, ConfigResult, unknown_codes
 from cudalens.cli.escape import printable
 from cudalens.cli.main import UsageError
+from cudalens.workspace.config import load_config, load_config_file
+from cudalens.workspace.files import matches_exclude
 
 
 class ConfigError(UsageError):

@@ -12,8 +12,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cudalens.analysis.api import DiskIncludes, launch_entry
-from cudalens.analysis.files import SourceText, decode_source, read_source
+from cudalens.analysis.api import launch_entry
 from cudalens.analysis.findings import Finding, Severity, sort_key
 from cudalens.analysis.launch_index import FileLaunches, LaunchIndex
 from cudalens.cli.check_config import ConfigResolver
@@ -21,6 +20,8 @@ from cudalens.cli.file_check import FileJob, FileResult, FixMode, check_file, de
 from cudalens.cli.profiler_hooks import ProfilerHooks
 from cudalens.cli.progress import Progress
 from cudalens.profiler import processes
+from cudalens.workspace.files import SourceText, decode_source, read_source
+from cudalens.workspace.includes import DiskIncludes
 
 
 @dataclass

@@ -7,9 +7,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.analysis.api import DiskIncludes, analyze_text
+from cudalens.analysis.api import analyze_text
 from cudalens.analysis.config import AnalysisConfig
-from cudalens.analysis.files import SourceText, load_source, read_source, write_source
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.launch_index import LaunchIndex
 from cudalens.analysis.rules.file_not_analysed import not_analysed
@@ -17,6 +16,8 @@ from cudalens.analysis.suppression import apply_suppressions, parse_suppressions
 from cudalens.cli.escape import printable
 from cudalens.cli.fixes import apply_fixes, unified_diff
 from cudalens.cli.profiler_hooks import ProfilerHooks
+from cudalens.workspace.files import SourceText, load_source, read_source, write_source
+from cudalens.workspace.includes import DiskIncludes
 
 
 def warn(message: str) -> None:

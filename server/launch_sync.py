@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from cudalens.analysis.api import AnalysisReport, launch_entry
-from cudalens.analysis.files import load_source
 from cudalens.analysis.launch_index import FileLaunches, LaunchIndex, include_closure
 from cudalens.server.documents import IncludeResolver
 from cudalens.server.watch import ignored_dir
+from cudalens.workspace.files import load_source
 
 logger = logging.getLogger("cudalens.server")
 
@@ -83,7 +83,11 @@ class WorkspaceLaunches:
             known = self._closures.get(path)
         if known is not None and known[0] == names:
             return known[1]
-        closure = include_closure(path, text, resolver.locate, _read) if names else frozenset()
+        def read(name: str, including: str) -> str | None:
+            located = resolver.locate(name, including)
+            return _read(located) if located is not None else None
+
+        closure = include_closure(path, text, resolver.locate, read) if names else frozenset()
         with self._lock:
             self._closures[path] = (names, closure)
         return closure

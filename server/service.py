@@ -18,7 +18,7 @@ from pygls.protocol import default_converter
 from pygls.workspace.position_codec import PositionCodec
 
 from cudalens.analysis.api import DocumentAnalyzer
-from cudalens.analysis.config import AnalysisConfig, ConfigResult, load_config
+from cudalens.analysis.config import AnalysisConfig, ConfigResult
 from cudalens.analysis.launch_index import identity
 from cudalens.analysis.positions import split_lines
 from cudalens.profiler import child_env
@@ -50,6 +50,7 @@ from cudalens.server.settings import ClientTrust, ParsedSettings, ServerSettings
 from cudalens.server.status import status_payload
 from cudalens.server.trust import effective
 from cudalens.server.verdicts import add_verdicts, specs
+from cudalens.workspace.config import load_config
 
 logger = logging.getLogger("cudalens.server")
 _CONVERTER = default_converter()

@@ -164,7 +164,7 @@ HOMONYMS = {
     "Progress": "the worker's protocol message, the loop's progress event, the CLI's status line",
     "Mismatch": "profiler/results.py's first differing element; profiler/typed_json.py's type error",
 }
-OURS = ("analysis", "profiler", "agents", "server", "cli")
+OURS = ("analysis", "workspace", "profiler", "agents", "server", "cli")
 
 
 def _class_homes() -> dict[str, list[str]]:

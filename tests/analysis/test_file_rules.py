@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cudalens.analysis.api import DocumentAnalyzer, analyze_text, read_include_from_disk
+from cudalens.analysis.api import DocumentAnalyzer, analyze_text
 from cudalens.analysis.config import AnalysisConfig
+from cudalens.workspace.includes import DiskIncludes
 
 SOURCE = """__global__ void scale(float* out, const float* in, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -54,6 +55,6 @@ def test_header_host_code_is_not_reported_in_the_including_file(tmp_path: Path) 
         "inline void check() { cudaGetLastError(); }\n")
     source = '#include "helpers.cuh"\n' + SOURCE.replace("    cudaGetLastError();\n", "    check();\n")
     report = analyze_text(str(tmp_path / "k.cu"), source, AnalysisConfig(min_severity="hint"),
-                          read_include=read_include_from_disk)
+                          read_include=DiskIncludes())
     # no CL601 from the header's loop; its check() helper does count as an error check (no CL602)
     assert _codes(report) == [(8, "CL401")]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cudalens.analysis.api import DocumentAnalyzer, analyze_text, read_include_from_disk
+from cudalens.analysis.api import DocumentAnalyzer, analyze_text
 from cudalens.analysis.config import AnalysisConfig
+from cudalens.workspace.includes import DiskIncludes
 
 KERNEL = """#include "layout.cuh"
 __global__ void k(const float* in, float* out, int n) {
@@ -20,7 +21,7 @@ def test_header_macro_is_expanded(tmp_path: Path) -> None:
     (tmp_path / "layout.cuh").write_text("#define AT(i) ((i) * STRIDE)\n#define STRIDE 4\n")
     path = tmp_path / "k.cu"
     path.write_text(KERNEL)
-    report = analyze_text(str(path), KERNEL, read_include=read_include_from_disk)
+    report = analyze_text(str(path), KERNEL, read_include=DiskIncludes())
     assert report.includes == ["layout.cuh"]
     assert [f.code for f in report.findings] == ["CL101"]
     assert "4 elements" in report.findings[0].message
@@ -29,14 +30,14 @@ def test_header_macro_is_expanded(tmp_path: Path) -> None:
 def test_header_change_changes_the_result(tmp_path: Path) -> None:
     header = tmp_path / "layout.cuh"
     header.write_text("#define AT(i) ((i) * 4)\n")
-    doc = DocumentAnalyzer(str(tmp_path / "k.cu"), read_include=read_include_from_disk)
+    doc = DocumentAnalyzer(str(tmp_path / "k.cu"), read_include=DiskIncludes())
     assert [f.code for f in doc.update(KERNEL).findings] == ["CL101"]
     header.write_text("#define AT(i) (i)\n")
     assert doc.update(KERNEL).findings == []
 
 
 def test_missing_header_is_not_an_error(tmp_path: Path) -> None:
-    report = analyze_text(str(tmp_path / "k.cu"), KERNEL, read_include=read_include_from_disk)
+    report = analyze_text(str(tmp_path / "k.cu"), KERNEL, read_include=DiskIncludes())
     assert report.errors == [] and report.includes == ["layout.cuh"]
 
 
@@ -48,7 +49,7 @@ def test_finding_in_a_header_helper_lands_on_the_call(tmp_path: Path) -> None:
             "    int row = blockIdx.x * blockDim.x + threadIdx.x;\n"
             "    if (row < ld) out[row] = load_col(m, row, ld);\n"
             "}\n")
-    report = analyze_text(str(tmp_path / "k.cu"), text, read_include=read_include_from_disk)
+    report = analyze_text(str(tmp_path / "k.cu"), text, read_include=DiskIncludes())
     [finding] = report.findings
     assert finding.code == "CL101" and finding.line == 4
     assert text.splitlines()[3][finding.column - 1:].startswith("load_col(")
@@ -66,5 +67,5 @@ def test_a_branch_in_a_header_helper_is_reported_at_the_call(tmp_path: Path) -> 
               '    Comparator(a, b, 1);\n    keys[threadIdx.x] = a;\n}\n')
     path = tmp_path / "k.cu"
     path.write_text(source)
-    report = analyze_text(str(path), source, AnalysisConfig(min_severity="hint"), read_include=read_include_from_disk)
+    report = analyze_text(str(path), source, AnalysisConfig(min_severity="hint"), read_include=DiskIncludes())
     assert {f.line for f in report.findings if f.code == "CL203"} == {4}

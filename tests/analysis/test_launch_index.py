@@ -7,9 +7,10 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
-from cudalens.analysis.api import DiskIncludes, analyze_text, launch_entry
+from cudalens.analysis.api import analyze_text, launch_entry
 from cudalens.analysis.findings import Severity
 from cudalens.analysis.launch_index import LaunchIndex
+from cudalens.workspace.includes import DiskIncludes
 
 HEADER = """#pragma once
 // a header's kernel: nothing in this file launches it

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.analysis.api import analyze_text, read_include_from_disk
+from cudalens.analysis.api import analyze_text
 from cudalens.analysis.config import AnalysisConfig
+from cudalens.workspace.includes import DiskIncludes
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted(p for folder in ("tests/analysis/fixtures", "tests/cli/fixtures", "examples",
@@ -65,7 +66,7 @@ def problems(report) -> list[str]:
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_message_numbers_fit_the_launch(path: Path) -> None:
     report = analyze_text(str(path), path.read_text(errors="replace"), AnalysisConfig(min_severity="hint"),
-                          read_include_from_disk)
+                          DiskIncludes())
     assert problems(report) == []
 
 

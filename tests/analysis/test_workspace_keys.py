@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.analysis.config import AnalysisConfig, config_from_table
+from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.workspace_keys import workspace_refusal
+from cudalens.workspace.config import config_from_table
 
 
 @pytest.mark.parametrize("name", [f.name for f in fields(AnalysisConfig)])

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.analysis.config import AnalysisConfig, config_from_mapping, load_config
+from cudalens.analysis.config import AnalysisConfig, config_from_mapping
 from cudalens.cli.check_config import ConfigResolver, Overrides
 from cudalens.cli.check_run import run_checks
 from cudalens.cli.profiler_hooks import load_hooks
+from cudalens.workspace.config import load_config
 
 
 def one_line(text: str) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.analysis.files import decode_source, discover_files, matches_exclude, read_source
+from cudalens.workspace.files import decode_source, discover_files, matches_exclude, read_source
 
 
 def make(root: Path, *names: str, content: bytes = b"// x\n") -> None:

@@ -10,11 +10,11 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = ("analysis", "profiler", "agents", "server", "cli", "vscode-client", "tests", "benchmarks", "examples",
-           "docs", ".ci")
+FOLDERS = ("analysis", "workspace", "profiler", "agents", "server", "cli", "vscode-client", "tests", "benchmarks",
+           "examples", "docs", ".ci")
 _FOLDER = "|".join(re.escape(f) for f in FOLDERS)
 PATH = re.compile(rf"(?<![\w./-])((?:{_FOLDER})/[\w./-]+\.(?:py|ts|md|cu|cuh|json|sh|toml|mjs))")
-MODULE = re.compile(r"\bcudalens\.((?:analysis|profiler|agents|server|cli)(?:\.\w+)+)")
+MODULE = re.compile(r"\bcudalens\.((?:analysis|workspace|profiler|agents|server|cli)(?:\.\w+)+)")
 PLACEHOLDERS = {"profiler/jobs/foo_job.py", "profiler/jobs/name.py"}  # how a job author names their own file
 
 

@@ -1,0 +1,4 @@
+"""Reading the workspace: which source files a check looks at and how their bytes become text
+(files.py), the `[tool.cudalens]` table of the nearest pyproject.toml (config.py), and `#include`d headers
+read from disk (includes.py). analysis/ takes text and an include reader; the I/O it needs is here.
+"""
