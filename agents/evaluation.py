@@ -9,12 +9,13 @@ behind it.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from cudalens.profiler.occupancy import Occupancy
 from cudalens.profiler.ptxas import KernelResources
-from cudalens.profiler.results import Measurement
+from cudalens.profiler.results import TimingResult
 
 EvaluationKind = Literal["full", "test", "time", "profile"]
 CorrectnessStatus = Literal["passed", "failed", "crashed", "timeout", "not_run"]
@@ -58,18 +59,13 @@ class CorrectnessOutcome:
         return self.status == "passed"
 
 
-@dataclass(frozen=True)
-class TimingOutcome:
-    candidate: Measurement
-    reference: Measurement | None = None
-    device: str = "cpu"
-
-    @property
-    def speedup(self) -> float | None:
-        if self.reference is None or not self.candidate.samples_ms:
-            return None
-        c = self.candidate.median
-        return self.reference.median / c if c > 0 else None
+def known_speedup(timing: TimingResult | None) -> float | None:
+    """The timing's speedup over the reference, None where there is none to speak of (no timing, a zero or
+    undefined median: the profiler's `TimingResult.speedup` is NaN there)."""
+    if timing is None:
+        return None
+    speedup = timing.speedup
+    return speedup if math.isfinite(speedup) and speedup > 0 else None
 
 
 @dataclass(frozen=True)
@@ -110,7 +106,7 @@ class Evaluation:
     source_hash: str
     compile: CompileOutcome
     correctness: CorrectnessOutcome
-    timing: TimingOutcome | None = None
+    timing: TimingResult | None = None  # the worker's own; the device is `device` below
     profiles: tuple[ProfileMetrics, ...] = ()
     device: str = "cpu"
     seconds: float = 0.0  # wall time of the whole evaluation (the loop's overhead outside the LLM)
@@ -124,7 +120,7 @@ class Evaluation:
 
     @property
     def speedup(self) -> float | None:
-        return self.timing.speedup if self.timing and self.correct else None
+        return known_speedup(self.timing) if self.correct else None
 
 
 class CandidateEvaluator(Protocol):

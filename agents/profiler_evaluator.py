@@ -27,7 +27,6 @@ from cudalens.agents.evaluation import (
     EvaluationKind,
     LineCounter,
     ProfileMetrics,
-    TimingOutcome,
     source_hash,
 )
 from cudalens.profiler import child_env, processes
@@ -275,8 +274,7 @@ def evaluation_from_job(source: str, status: str, payload: dict, error: str | No
     )
     timing = None
     if payload.get("timing"):
-        t = TimingResult.from_json(payload["timing"])
-        timing = TimingOutcome(t.candidate, t.reference, device)
+        timing = TimingResult.from_json(payload["timing"])
     return Evaluation(
         digest,
         CompileOutcome(ok=True),

@@ -60,16 +60,14 @@ def quick_fixes(findings: Iterable[Finding], span: Span, ctx: ActionContext) -> 
         edit = ctx.edit(title, to_text_edits(finding.fix, ctx.pos), _spans(finding.fix))
         if edit is None:
             continue
-        actions.append(
-            types.CodeAction(
-                title=title,
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[to_diagnostic(finding, ctx.uri, ctx.pos)],
-                edit=edit,
-                is_preferred=finding.fix.is_safe,
-            )
-        )
+        actions.append(_quick_fix(title, finding, edit, ctx, preferred=finding.fix.is_safe))
     return actions
+
+
+def _quick_fix(title: str, finding: Finding, edit: types.WorkspaceEdit, ctx: ActionContext,
+               preferred: bool | None = None) -> types.CodeAction:
+    return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[to_diagnostic(finding, ctx.uri, ctx.pos)], edit=edit, is_preferred=preferred)
 
 
 def suppression_edit(line_text: str, line: int, code: str, comment: str, pos: Positions) -> tuple[types.TextEdit, Span]:
@@ -104,14 +102,7 @@ def suppress_actions(findings: Iterable[Finding], span: Span, ctx: ActionContext
         checked = ctx.edit(title, [edit], [where])
         if checked is None:
             continue
-        actions.append(
-            types.CodeAction(
-                title=title,
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[to_diagnostic(finding, ctx.uri, ctx.pos)],
-                edit=checked,
-            )
-        )
+        actions.append(_quick_fix(title, finding, checked, ctx))
     return actions
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cudalens.agents.evaluation import known_speedup
 from cudalens.agents.judge.failing import failing_verdict
 from cudalens.agents.judge.inputs import JudgeInput, judge_input
 from cudalens.agents.judge.measured import measured_verdict
@@ -19,8 +20,8 @@ def judge(inp: JudgeInput) -> Verdict:
     if inp.metrics is not None and inp.metrics.metrics:
         return measured_verdict(inp)
     verdict = predicted_verdict(inp)
-    if inp.timing is not None and inp.timing.speedup is not None:
-        verdict = replace(verdict, speedup=inp.timing.speedup)
+    if (speedup := known_speedup(inp.timing)) is not None:
+        verdict = replace(verdict, speedup=speedup)
     return verdict
 
 

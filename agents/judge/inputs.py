@@ -10,12 +10,11 @@ from cudalens.agents.evaluation import (
     CorrectnessOutcome,
     Evaluation,
     ProfileMetrics,
-    TimingOutcome,
 )
 from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.findings import Finding
-from cudalens.profiler.results import CheatFinding
+from cudalens.profiler.results import CheatFinding, TimingResult
 
 
 @dataclass(frozen=True)
@@ -26,7 +25,7 @@ class JudgeInput:
     compile: CompileOutcome | None = None
     built: CompiledKernel | None = None  # ptxas's resources and the occupancy at the launch
     correctness: CorrectnessOutcome | None = None
-    timing: TimingOutcome | None = None
+    timing: TimingResult | None = None
     metrics: ProfileMetrics | None = None
     cheats: tuple[CheatFinding, ...] = ()
     gpu: GpuSpecs = field(default=DEFAULT_GPU)

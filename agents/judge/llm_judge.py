@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from cudalens.agents.coder.client import CoderClient, CoderError
 from cudalens.agents.coder.prompts import judge_messages
+from cudalens.agents.evaluation import known_speedup
 from cudalens.agents.judge import judge
 from cudalens.agents.judge.inputs import JudgeInput
 from cudalens.agents.judge.methods import METHODS
@@ -67,8 +68,8 @@ def _facts(inp: JudgeInput) -> dict:
             facts["compiler_log"] = inp.compile.log[-3000:]
     if inp.correctness is not None:
         facts["correctness"] = {"status": inp.correctness.status, "message": inp.correctness.message}
-    if inp.timing is not None and inp.timing.speedup is not None:
-        facts["speedup_vs_pytorch"] = round(inp.timing.speedup, 3)
+    if (speedup := known_speedup(inp.timing)) is not None:
+        facts["speedup_vs_pytorch"] = round(speedup, 3)
     if inp.metrics is not None:
         facts["ncu_metrics"] = dict(inp.metrics.metrics)
     facts["static_findings"] = [f"{f.code} line {f.span.line}: {f.message}" for f in inp.findings][:20]

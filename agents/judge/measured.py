@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cudalens.agents.evaluation import known_speedup
 from cudalens.agents.judge.inputs import JudgeInput
 from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.metrics import Derived, derive, hottest_line
@@ -71,7 +72,7 @@ def measured_verdict(inp: JudgeInput) -> Verdict:
     ev.extend(_headline(d, r))
     evidence = _top_evidence(ev)
     m = METHODS[method]
-    speed = inp.timing.speedup if inp.timing else None
+    speed = known_speedup(inp.timing)
     summary = f"{bottleneck.capitalize()}-bound → {m.title.lower()}" if bottleneck != "unknown" else m.title
     return Verdict(
         inp.kernel,

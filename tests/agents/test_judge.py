@@ -9,14 +9,13 @@ from cudalens.agents.evaluation import (
     CorrectnessOutcome,
     LineCounter,
     ProfileMetrics,
-    TimingOutcome,
 )
 from cudalens.agents.judge import JudgeInput, judge
 from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.render import render_markdown, verdict_findings
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.profiler.ncu.metrics import METRICS
-from cudalens.profiler.results import CheatFinding, Measurement
+from cudalens.profiler.results import CheatFinding, Measurement, TimingResult
 
 S = "smsp__warp_issue_stalled_{}_per_warp_active.pct"
 
@@ -122,11 +121,9 @@ def test_recorded_profiles_use_only_requested_metrics() -> None:
         assert set(metrics) <= set(METRICS)
 
 
-def _timing(speedup: float) -> TimingOutcome:
-    return TimingOutcome(
-        Measurement.from_samples("candidate", [1.0] * 5), Measurement.from_samples("reference", [speedup] * 5),
-        "NVIDIA H200",
-    )
+def _timing(speedup: float) -> TimingResult:
+    return TimingResult(Measurement.from_samples("candidate", [1.0] * 5),
+                        Measurement.from_samples("reference", [speedup] * 5))
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -17,7 +17,6 @@ from cudalens.agents.evaluation import (
     CompileOutcome,
     CorrectnessOutcome,
     Evaluation,
-    TimingOutcome,
 )
 from cudalens.agents.judge.verdict import Verdict
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
@@ -26,7 +25,7 @@ from cudalens.agents.search.devices import DeviceLeases, visible_gpus
 from cudalens.agents.search.policies import Beam, Chain, Tree, methods_for
 from cudalens.agents.search.tree import RoundRecord, SearchTree, normalised_key, render_tree
 from cudalens.profiler.anti_cheat import AntiCheatPolicy
-from cudalens.profiler.results import Measurement
+from cudalens.profiler.results import Measurement, TimingResult
 from tests.agents.fake_openai import FakeOpenAI, Scripted, reply
 from tests.agents.kernelbench_cpu import FAST, REFERENCE, SLOW, START, WRONG, fenced, model_new
 
@@ -38,7 +37,7 @@ def _node(index: int, parent: int | None, speedup: float | None, method: str = "
     correct = speedup is not None
     evaluation = Evaluation(
         f"h{index}", CompileOutcome(True), CorrectnessOutcome("passed" if correct else "failed", 5, 5 * correct),
-        TimingOutcome(Measurement("candidate", (1.0,)), Measurement("reference", (speedup or 1.0,))),
+        TimingResult(Measurement("candidate", (1.0,)), Measurement("reference", (speedup or 1.0,))),
     )
     verdict = Verdict("k", "measured" if correct else "failing", "v", bottleneck="memory", method=method)
     return RoundRecord(index, "initial" if parent is None else "optimize", f"src{index}", evaluation, verdict,
