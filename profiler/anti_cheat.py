@@ -6,13 +6,13 @@ side streams, threads, lazy tensors, timing monkey-patches, precision downgrades
 `ModelNew` rather than regular expressions over the whole file, so a comment or the reference `Model` does not
 trip it, plus checks KernelBench leaves to run time: returning an input or a constant, and keeping state across
 calls (cached outputs). The test job adds the run-time side with the same findings and codes: inputs changed
-by the candidate or outputs sharing their memory (harness_correctness), clocks replaced (jobs/clock_guard.py).
+by the candidate or outputs sharing their memory (harness_correctness), clocks replaced (jobs_lib/clock_guard.py).
 
 Each check belongs to one rule code (`CHECK_CODES`, codes from analysis/codes.py, documented there). Suppression
 comments do not apply: a candidate that wants to cheat would write them too.
 
 Standard library only, and nothing else of ours but results.py: the worker's test job loads this file by path
-(profiler/jobs/jobkit.py), the parent imports it as `cudalens.profiler.anti_cheat`.
+(profiler/jobs_lib/jobkit.py), the parent imports it as `cudalens.profiler.anti_cheat`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ else:  # loaded by path in the worker, which imports nothing of cudalens
     import runpy
     from pathlib import Path
 
-    _jobkit = Path(__file__).resolve().parent / "jobs" / "jobkit.py"
+    _jobkit = Path(__file__).resolve().parent / "jobs_lib" / "jobkit.py"
     CheatFinding = runpy.run_path(str(_jobkit))["sibling"]("../results").CheatFinding
 
 # check → rule code. CL901: the test cannot run at all (no ModelNew, no forward).

@@ -2,7 +2,7 @@
 bracket closes one, whether a piece of code mentions torch.
 
 Two places cut a CUDA source into its top-level items with these: `device_only` (in the server, blanks the
-torch host code before a quick compile) and `jobs/split_source` (in the worker, splits a load_inline source into
+torch host code before a quick compile) and `jobs_lib/split_source` (in the worker, splits a load_inline source into
 a device and a glue unit). The worker's interpreter has no tree-sitter and maybe no cudalens, so this module is
 standard library only; split_source loads it by path (`sibling("../cpp_source")`).
 """

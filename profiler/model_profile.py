@@ -42,7 +42,7 @@ class ModelCall:
     calls: float  # per forward
     us: float  # per forward, on the profile's clock (device time on a GPU, CPU time on a CPU)
     share: float
-    advice: str  # yes | maybe | unlikely | no (jobs/op_advice.py)
+    advice: str  # yes | maybe | unlikely | no (jobs_lib/op_advice.py)
     why: str
     arguments: tuple[tuple[str, Any], ...]
     kernels: tuple[KernelTime, ...] = ()

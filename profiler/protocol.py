@@ -19,7 +19,7 @@ if __name__ == "cudalens.profiler.protocol":
 else:  # loaded by path by the worker, under an interpreter that may lack cudalens: its sibling by path too
     import runpy
 
-    _jobkit = Path(__file__).resolve().parent / "jobs" / "jobkit.py"
+    _jobkit = Path(__file__).resolve().parent / "jobs_lib" / "jobkit.py"
     typed_json = runpy.run_path(str(_jobkit))["sibling"]("../typed_json")
 
 PROTOCOL_VERSION = 1

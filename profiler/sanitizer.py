@@ -110,7 +110,7 @@ def run_sanitizer(
     timeout: float = 300.0, small: bool = True,
 ) -> SanitizerResult:
     """compute-sanitizer `tool` over one call of the file's candidate, time-boxed to `timeout` s. With `small`
-    (the default) on the smallest inputs its reference accepts (profiler/jobs/small_inputs.py): every access
+    (the default) on the smallest inputs its reference accepts (profiler/jobs_lib/small_inputs.py): every access
     is instrumented, and racecheck on a full-size 4096² matmul ran past 300 s. The result says what was run."""
     if tool not in TOOLS:
         return SanitizerResult(tool, error=f"unknown sanitizer tool {tool!r} (one of {', '.join(TOOLS)})")

@@ -2,7 +2,7 @@
 
 Started by file path (`python worker_main.py --jobs-dir DIR`) under an interpreter that has torch but maybe not
 cudalens, so it imports only the standard library at top level and loads `protocol.py` and the job modules
-(`DIR/<kind>_job.py`) by path, with `jobs/jobkit.py`. See docs/profiler.md for the job-module contract.
+(`DIR/<kind>_job.py`) by path, with `jobs_lib/jobkit.py`. See docs/profiler.md for the job-module contract.
 
 The protocol channels are private duplicates of the original stdin and stdout; file descriptor 1 is pointed at
 stderr and 0 at /dev/null, so that whatever a job prints or reads (Python or C, or a process it starts) cannot
@@ -31,7 +31,7 @@ import threading  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 
-_jobkit = runpy.run_path(os.path.join(_HERE, "jobs", "jobkit.py"))
+_jobkit = runpy.run_path(os.path.join(_HERE, "jobs_lib", "jobkit.py"))
 protocol = _jobkit["sibling"]("../protocol")
 
 # Text of an exception after which the CUDA context of this process cannot be used again.

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
+sibling = runpy.run_path(str(Path(__file__).resolve().parents[1] / "jobs_lib" / "jobkit.py"))["sibling"]
 RANGE = "cudalens.call#"
 
 

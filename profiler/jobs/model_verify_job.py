@@ -14,7 +14,7 @@ import runpy
 from pathlib import Path
 from typing import Any
 
-_jobkit = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))
+_jobkit = runpy.run_path(str(Path(__file__).resolve().parents[1] / "jobs_lib" / "jobkit.py"))
 sibling, load_by_path = _jobkit["sibling"], _jobkit["load_by_path"]
 
 

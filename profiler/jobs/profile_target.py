@@ -1,7 +1,7 @@
 """The program ncu and compute-sanitizer watch: builds a file's candidate and calls it on seeded inputs.
 
 `python profile_target.py PAYLOAD.json` (payload as for the `test` job, plus "reps", and "inputs": "small" for
-the smallest inputs the reference accepts: jobs/small_inputs.py; the sanitizers ask for them). Builds happen
+the smallest inputs the reference accepts: jobs_lib/small_inputs.py; the sanitizers ask for them). Builds happen
 before the first launch, so with `--target-processes application-only` nvcc is never profiled. What it ran is
 announced on stderr (`cudalens-inputs: {json}`). Exit status 0 when the calls returned, 1 (one line on stderr)
 when they raised. Standard library at top level.
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]
+sibling = runpy.run_path(str(Path(__file__).resolve().parents[1] / "jobs_lib" / "jobkit.py"))["sibling"]
 
 
 def announce_build_dirs(module_names: list[str]) -> None:

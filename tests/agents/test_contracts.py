@@ -133,7 +133,7 @@ def test_a_measured_verdict_on_a_correct_kernel_is_from_requested_metrics_only()
 
 
 # Loaded by path in the worker, which imports nothing of cudalens: their codes are literals, checked below.
-WORKER_SIDE = ("profiler/anti_cheat.py", "profiler/jobs/")
+WORKER_SIDE = ("profiler/anti_cheat.py", "profiler/jobs/", "profiler/jobs_lib/")
 
 
 def test_codes_outside_analysis_come_from_the_registry() -> None:
@@ -160,7 +160,7 @@ def test_codes_outside_analysis_come_from_the_registry() -> None:
 # leaves the list when one side is renamed, and the test below says so.
 HOMONYMS = {
     "Barrier": "analysis/coop_groups.py's enum of what a sync orders; analysis/simulate.py's barrier reached",
-    "Kernel": "profiler/jobs/op_calls.py's custom op; profiler/jobs/split_source.py's parsed kernel signature",
+    "Kernel": "profiler/jobs_lib/op_calls.py's custom op; profiler/jobs_lib/split_source.py's parsed kernel signature",
     "Progress": "the worker's protocol message, the loop's progress event, the CLI's status line",
     "Mismatch": "profiler/results.py's first differing element; profiler/typed_json.py's type error",
 }

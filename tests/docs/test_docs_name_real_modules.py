@@ -15,7 +15,7 @@ FOLDERS = ("analysis", "workspace", "profiler", "agents", "server", "cli", "vsco
 _FOLDER = "|".join(re.escape(f) for f in FOLDERS)
 PATH = re.compile(rf"(?<![\w./-])((?:{_FOLDER})/[\w./-]+\.(?:py|ts|md|cu|cuh|json|sh|toml|mjs))")
 MODULE = re.compile(r"\bcudalens\.((?:analysis|workspace|profiler|agents|server|cli)(?:\.\w+)+)")
-PLACEHOLDERS = {"profiler/jobs/foo_job.py", "profiler/jobs/name.py"}  # how a job author names their own file
+PLACEHOLDERS = {"profiler/jobs/foo_job.py", "profiler/jobs_lib/name.py"}  # how a job author names their own file
 
 
 def documents() -> list[Path]:

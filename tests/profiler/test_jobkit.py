@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-JOBKIT = runpy.run_path(str(Path(__file__).resolve().parents[2] / "profiler" / "jobs" / "jobkit.py"))
+JOBKIT = runpy.run_path(str(Path(__file__).resolve().parents[2] / "profiler" / "jobs_lib" / "jobkit.py"))
 load_by_path, sibling = JOBKIT["load_by_path"], JOBKIT["sibling"]
 
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import runpy
 from pathlib import Path
 
 import pytest
 
+from cudalens.profiler import job_modules
+
 ROOT = Path(__file__).resolve().parents[2]
-JOBS = ROOT / "profiler" / "jobs"
 DATA = Path(__file__).resolve().parent / "data"
 
-sibling = runpy.run_path(str(JOBS / "jobkit.py"))["sibling"]
+sibling = job_modules.job_module  # a library ("harness_timing") or a job ("test_job"), by path
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
-LOADER = runpy.run_path(str(Path(__file__).resolve().parents[2] / "profiler" / "jobs" / "problem_loader.py"))
+LOADER = runpy.run_path(str(Path(__file__).resolve().parents[2] / "profiler" / "jobs_lib" / "problem_loader.py"))
 
 
 def test_same_sources_same_name_and_any_change_a_new_one() -> None:

@@ -1,9 +1,10 @@
 """Loading a Python file by its path: the one way cudalens does it wherever `import cudalens...` may not work.
 
 The worker, its job modules and the files they run live in an interpreter that may lack cudalens, so each gets
-this module by path (`runpy.run_path(".../profiler/jobs/jobkit.py")`, standard library only) and loads the rest
-with `load_by_path` or `sibling`: a job does
-`sibling = runpy.run_path(str(Path(__file__).with_name("jobkit.py")))["sibling"]`. The generated integration
+this module by path (`runpy.run_path(".../profiler/jobs_lib/jobkit.py")`, standard library only) and loads the rest
+with `load_by_path` or `sibling`: a job in profiler/jobs/ does
+`sibling = runpy.run_path(str(Path(__file__).resolve().parents[1] / "jobs_lib" / "jobkit.py"))["sibling"]`, a
+library beside this file `runpy.run_path(str(Path(__file__).with_name("jobkit.py")))`. The generated integration
 module runs in the user's own program, with neither: it carries a copy of `load_by_path`'s text (integration_module.py).
 """
 
@@ -41,6 +42,7 @@ def load_by_path(key: str, path: str | Path, *, fresh: bool = False, source: str
 
 
 def sibling(name: str) -> ModuleType:
-    """The module `name` ("harness_timing", or "../results" for profiler/results.py), loaded once per process."""
+    """The module `name` ("harness_timing" for jobs_lib/harness_timing.py, "../results" for profiler/results.py,
+    "../jobs/test_job"), loaded once per process."""
     path = (_HERE / f"{name}.py").resolve()
     return load_by_path("_cudalens_job_" + path.stem, path)
