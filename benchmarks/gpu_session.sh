@@ -46,10 +46,10 @@ for stage in "$@"; do
     whole-model-transformer) timeout $(left 540) python3 benchmarks/gpu_whole_model.py transformer \
                                --out "$OUT/whole-model-transformer" 2>&1 | tee "$OUT/whole-model-transformer.log" | tail -60 ;;
     search-bench) timeout $(left 560) python3 benchmarks/search_standin.py --problems "${SEARCH_PROBLEMS:-19_ReLU,23_Softmax,47_Sum}" \
-                    --policies chain,beam,tree --evaluations 8 --width 8 --llm-seconds 3 --timeout $(left 120) --timing-check \
+                    --policies chain,beam,tree --evaluations 8 --width 8 --llm-seconds 3 --timeout 120 --timing-check \
                     --out "$OUT/search-runs" 2>&1 | tee "$OUT/search-bench.log" | tail -40 ;;
     search-rate) timeout $(left 400) python3 benchmarks/search_standin.py --problems 19_ReLU --policies tree \
-                   --evaluations 32 --width 8 --llm-seconds 10 --timeout $(left 120) --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
+                   --evaluations 32 --width 8 --llm-seconds 10 --timeout 120 --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
     *) echo "unknown stage $stage" ;;
   esac
   # a stage cut short by its timeout leaves workers and ncu targets (own process groups) running: they would
