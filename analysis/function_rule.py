@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.bounded_cache import remember
 from cudalens.analysis.file_context import FileContext, device_functions
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.rule_base import Rule
@@ -36,9 +37,7 @@ class FunctionRule(Rule):
                unit.unit.definitions_key)
         found = _helper_cache.get(key)
         if found is None:
-            if len(_helper_cache) >= _CACHE_LIMIT:
-                _helper_cache.clear()
-            found = _helper_cache[key] = list(self.check_function(unit, helper, None))
+            found = remember(_helper_cache, key, list(self.check_function(unit, helper, None)), _CACHE_LIMIT)
         return found
 
     def check_function(self, context: FileContext, function: Function, kernel: str | None) -> Iterable[Finding]:

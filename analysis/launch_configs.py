@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.assumptions import shape_text
+from cudalens.analysis.bounded_cache import remember
 from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Related
 from cudalens.analysis.host_eval import PartialDim3
@@ -46,6 +47,9 @@ class KernelConfig:
 
 
 _values: dict[tuple, list[list[LaunchValues]]] = {}
+_records: dict[tuple, list[LaunchRecord]] = {}
+_CACHE_LIMIT = 4096
+_configs: dict[tuple, KernelConfig] = {}
 
 
 def own_records(context: FileContext) -> list[LaunchRecord]:
@@ -57,9 +61,7 @@ def own_records(context: FileContext) -> list[LaunchRecord]:
     if values is None:
         values = [context.configurations(launch) for launch in launches]
         if key is not None:
-            if len(_values) >= 64:
-                _values.clear()
-            _values[key] = values
+            remember(_values, key, values, 64)
     # the records too, while the launches stand where they stood (an edit inside a kernel moves none of them)
     where = (key, context.path, tuple(launch.node.start_point for launch in launches)) if key is not None else None
     records = _records.get(where) if where is not None else None
@@ -67,17 +69,8 @@ def own_records(context: FileContext) -> list[LaunchRecord]:
         records = [LaunchRecord(launch.kernel, context.path, context.span(launch.node), v)
                    for launch, vs in zip(launches, values, strict=True) for v in vs]
         if where is not None:
-            if len(_records) >= 64:
-                _records.clear()
-            _records[where] = records
+            remember(_records, where, records, 64)
     return records
-
-
-_records: dict[tuple, list[LaunchRecord]] = {}
-
-
-_CACHE_LIMIT = 4096
-_configs: dict[tuple, KernelConfig] = {}
 
 
 def launch_config(kernel: Function, values: LaunchValues, where: str) -> KernelConfig:
@@ -86,9 +79,7 @@ def launch_config(kernel: Function, values: LaunchValues, where: str) -> KernelC
     key = (kernel.name, len(kernel.template_params), signature, values, where)
     config = _configs.get(key)
     if config is None:
-        if len(_configs) >= _CACHE_LIMIT:
-            _configs.clear()
-        config = _configs[key] = _launch_config(kernel, values, where)
+        config = remember(_configs, key, _launch_config(kernel, values, where), _CACHE_LIMIT)
     return config
 
 

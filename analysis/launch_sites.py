@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.bounded_cache import remember
 from cudalens.analysis.host_eval import Binding, PartialDim3, declaration_of, dim3_parts, eval_host
 from cudalens.analysis.syntax import find
 from cudalens.analysis.unit import Function, Launch, Unit
@@ -50,9 +51,7 @@ def launch_values(launch: Launch, unit: Unit, host_text: str) -> LaunchValues:
     key = (host_text, ts.text(launch.node), launch.node.start_byte, unit.definitions_key)
     values = _cache.get(key)
     if values is None:
-        if len(_cache) >= _CACHE_LIMIT:
-            _cache.clear()
-        values = _cache[key] = evaluate_launch(launch, unit, {})
+        values = remember(_cache, key, evaluate_launch(launch, unit, {}), _CACHE_LIMIT)
     return values
 
 
@@ -300,9 +299,7 @@ def bound_configurations(launch: Launch, unit: Unit, graph: Callable[[], CallGra
         distinct = list({_values_key(v): v for v in bound if _values_key(v) != _values_key(plain)}.values())
         found = distinct or [plain]
         if key is not None:
-            if len(_bound_cache) >= _CACHE_LIMIT:
-                _bound_cache.clear()
-            _bound_cache[key] = found
+            remember(_bound_cache, key, found, _CACHE_LIMIT)
     return found
 
 
