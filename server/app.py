@@ -239,6 +239,10 @@ def create_server() -> CudalensServer:
                 types.DiagnosticOptions(identifier="cudalens", inter_file_dependencies=True, workspace_diagnostics=False),
             )(pull_diagnostics)
         svc.apply_settings(settings_from_initialization_options(params.initialization_options))
+        # Made here, started in `initialized`: a didOpen can be handled before the async `initialized` handler
+        # runs, and the folder of a file opened outside the workspace must be watched from that first didOpen.
+        if ls.watcher is None:
+            ls.watcher = WorkspaceWatcher(loop, svc.files_changed)
         pid = params.process_id
         if pid is not None and not 0 < pid < 2**31:  # not a pid_t: os.kill would raise OverflowError
             logger.warning("initialize: processId %d is not a process id; not watching the editor", pid)
@@ -252,13 +256,12 @@ def create_server() -> CudalensServer:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CudalensServer, params: types.InitializedParams) -> None:
-        if ls.watcher is not None:
-            logger.warning("ignoring a second `initialized` notification")
+        if ls.watcher is None or ls.watcher.started:
+            logger.warning("ignoring an `initialized` notification that is not the first after initialize")
             return
         folders = [_path(f.uri) for f in ls.workspace.folders.values()] or (
             [ls.workspace.root_path] if ls.workspace.root_path else []
         )
-        ls.watcher = WorkspaceWatcher(asyncio.get_running_loop(), ls.service.files_changed)
         ls.watcher.start(folders)
         ls.service.scan_launches(folders)
         ls.spawn(_announce_gpu(ls))

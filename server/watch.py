@@ -80,13 +80,14 @@ class WorkspaceWatcher:
         self._watched: set[str] = set()
         self._pending: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
-        self._started = False
+        self.started = False
 
     def start(self, roots: list[str]) -> None:
+        """Folders given to `watch_folder` before this are watched from here on too."""
         for root in roots:
             self.add_tree(root)
         self._observer.start()
-        self._started = True
+        self.started = True
         logger.info("watching %d folders for outside changes", len(self._watched))
 
     def add_tree(self, root: str) -> None:
@@ -127,6 +128,6 @@ class WorkspaceWatcher:
     def stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        if self._started:
+        if self.started:
             self._observer.stop()
-            self._started = False
+            self.started = False

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from lsptools import codes, diagnostics_for, kernel, open_doc, start, wait_until
 from pytest_lsp import LanguageClient
+
+from cudalens.server.watch import WorkspaceWatcher
 
 MAIN = '#include "tile.cuh"\n\n' + kernel("strided.cu")
 
@@ -72,3 +76,20 @@ async def test_headers_next_to_a_file_outside_the_workspace_are_watched(bare_cli
     header.write_text("#define TILE_COLS 33\n")
     again = await wait_until(lambda: rechecks(bare_client, uri, seen), "a re-check after the header changed")
     assert "CL301" not in codes(again[-1].diagnostics)
+
+
+async def test_a_folder_watched_before_the_watcher_starts_is_watched_once_it_starts(tmp_path):
+    # VS Code sends didOpen right after `initialized`, whose async handler may run after it: the folder of a file
+    # opened then (outside the workspace) is given to the watcher before it starts, and must not be lost.
+    changed: asyncio.Queue[set[str]] = asyncio.Queue()
+    watcher = WorkspaceWatcher(asyncio.get_running_loop(), changed.put_nowait, debounce_s=0.01)
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    watcher.watch_folder(str(tmp_path / "elsewhere"))
+    watcher.start([str(tmp_path / "workspace")])
+    try:
+        (tmp_path / "elsewhere" / "tile.cuh").write_text("#define TILE 32\n")
+        paths = await asyncio.wait_for(changed.get(), 30)
+    finally:
+        watcher.stop()
+    assert str((tmp_path / "elsewhere" / "tile.cuh").resolve()) in paths
