@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from cudalens.analysis import embedded
 from cudalens.analysis.api import AnalysisReport, KernelInfo
-from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.syntax_check import SyntaxBaseline
 
@@ -152,40 +151,3 @@ class DocumentStore:
             if path in deps or same_stem:
                 found.append(state)
         return found
-
-
-class IncludeResolver:
-    """Reads `#include "x.cuh"` headers for the analyzer: the editor's text when the header is open, else the
-    disk, looked up next to the including file and in the configured include folders. Records what it read."""
-
-    def __init__(self, store: DocumentStore, config: AnalysisConfig, base: str | None) -> None:
-        self.store = store
-        self.config = config
-        self.base = base  # relative include folders start here: the folder of the pyproject.toml that set them
-        self.read: set[str] = set()
-
-    def candidates(self, name: str, including: str) -> list[Path]:
-        here = Path(including).parent
-        folders = [here, *(Path(self.base or here) / d for d in self.config.include_dirs)]
-        return [folder / name for folder in folders]
-
-    def locate(self, name: str, including: str) -> str | None:
-        """The resolved path `#include "name"` refers to, if the file exists."""
-        for candidate in self.candidates(name, including):
-            if candidate.is_file():
-                return str(candidate.resolve())
-        return None
-
-    def __call__(self, name: str, including: str) -> str | None:
-        for candidate in self.candidates(name, including):
-            path = str(candidate.resolve())
-            text = self.store.text_of_path(path)
-            if text is None and candidate.is_file():
-                try:
-                    text = candidate.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-            if text is not None:
-                self.read.add(path)
-                return text
-        return None

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from cudalens.analysis.api import AnalysisReport, launch_entry
 from cudalens.analysis.launch_index import FileLaunches, LaunchIndex, include_closure
-from cudalens.server.documents import IncludeResolver
 from cudalens.server.watch import ignored_dir
 from cudalens.workspace.files import load_source
+from cudalens.workspace.includes import DiskIncludes
 
 logger = logging.getLogger("cudalens.server")
 
@@ -36,7 +36,7 @@ class WorkspaceLaunches:
         self._closures: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._lock = threading.Lock()
 
-    def from_report(self, path: str, text: str, report: AnalysisReport, resolver: IncludeResolver) -> set[str]:
+    def from_report(self, path: str, text: str, report: AnalysisReport, resolver: DiskIncludes) -> set[str]:
         """An open document's launches, from its analysis (in the analysis thread)."""
         if not path.endswith(CUDA_SUFFIXES) or not report.is_cuda:
             return set()
@@ -44,7 +44,7 @@ class WorkspaceLaunches:
                              frozenset(k.name for k in report.kernels))
         return self.index.update(path, entry)
 
-    def from_disk(self, path: str, resolver: IncludeResolver) -> set[str]:
+    def from_disk(self, path: str, resolver: DiskIncludes) -> set[str]:
         """A file's launches as it is on disk (gone: removed)."""
         try:
             if os.path.getsize(path) > MAX_SCANNED_BYTES:
@@ -57,7 +57,7 @@ class WorkspaceLaunches:
         return self.index.update(path, launch_entry(path, text, resolver))
 
     def scan(self, roots: Iterable[str], is_open: Callable[[str], bool],
-             resolver_for: Callable[[str], IncludeResolver]) -> dict[str, set[str]]:
+             resolver_for: Callable[[str], DiskIncludes]) -> dict[str, set[str]]:
         """Index every CUDA file under `roots` that the editor does not have open (in a worker thread); the
         kernels whose launches changed, by file."""
         changed: dict[str, set[str]] = {}
@@ -76,28 +76,21 @@ class WorkspaceLaunches:
         logger.info("launch index: %d files with launches", len(self.index))
         return changed
 
-    def _closure(self, path: str, text: str, includes: list[str], resolver: IncludeResolver) -> frozenset[str]:
+    def _closure(self, path: str, text: str, includes: list[str], resolver: DiskIncludes) -> frozenset[str]:
         # the analysis's include names are the key (a regex over the whole text cost 0.8 ms an edit on 3,300 lines)
         names = tuple(includes)
         with self._lock:
             known = self._closures.get(path)
         if known is not None and known[0] == names:
             return known[1]
-        def read(name: str, including: str) -> str | None:
-            located = resolver.locate(name, including)
-            return _read(located) if located is not None else None
+        def read(name: str, including: str) -> str | None:  # not recorded: the analysis records what it read
+            found = resolver.find(name, including)
+            return found[1] if found is not None else None
 
         closure = include_closure(path, text, resolver.locate, read) if names else frozenset()
         with self._lock:
             self._closures[path] = (names, closure)
         return closure
-
-
-def _read(path: str) -> str | None:
-    try:
-        return load_source(Path(path)).text
-    except OSError:
-        return None
 
 
 def _cuda_files(roots: Iterable[str]) -> Iterable[str]:

@@ -30,7 +30,6 @@ from cudalens.server.documents import (
     Analysed,
     DocState,
     DocumentStore,
-    IncludeResolver,
     may_contain_cuda,
 )
 from cudalens.server.gpu_runtime import GpuRuntime
@@ -51,6 +50,7 @@ from cudalens.server.status import status_payload
 from cudalens.server.trust import effective
 from cudalens.server.verdicts import add_verdicts, specs
 from cudalens.workspace.config import load_config
+from cudalens.workspace.includes import DiskIncludes
 
 logger = logging.getLogger("cudalens.server")
 _CONVERTER = default_converter()
@@ -74,7 +74,7 @@ class _Analyzer:
 
     analyzer: DocumentAnalyzer
     config: AnalysisConfig
-    resolver: IncludeResolver
+    resolver: DiskIncludes
 
 
 @dataclass
@@ -202,9 +202,14 @@ class Service:
         real = identity(path)
         return next((s for s in self.documents if identity(s.path) == real), None)
 
-    def _resolver_for(self, path: str) -> IncludeResolver:
-        config, project = self._config_for(path)
-        return IncludeResolver(self.documents, config, str(project.source.parent) if project.source else self.root)
+    def _resolver_for(self, path: str, config: AnalysisConfig | None = None,
+                      project: ConfigResult | None = None) -> DiskIncludes:
+        """Headers as the editor has them; relative include folders (from the settings) start at the folder of
+        the pyproject.toml, else of the workspace, else of the file."""
+        if config is None or project is None:
+            config, project = self._config_for(path)
+        base = str(project.source.parent) if project.source else self.root or str(Path(path).parent)
+        return DiskIncludes(config.include_dirs, base, self.documents.text_of_path, real_paths=True)
 
     def apply_settings(self, parsed: ParsedSettings) -> None:
         for message in parsed.errors:
@@ -403,8 +408,7 @@ class Service:
         config, project = self._config_for(state.path)
         entry = self._analyzers.get(state.uri)
         if entry is None or entry.config != config:
-            base = str(project.source.parent) if project.source else self.root
-            resolver = IncludeResolver(self.documents, config, base)
+            resolver = self._resolver_for(state.path, config, project)
             analyzer = DocumentAnalyzer(state.analysis_path, config, resolver, self.launches.index)
             entry = _Analyzer(analyzer, config, resolver)
             if not state.closed:  # closed meanwhile: don't keep an analyzer nobody will use

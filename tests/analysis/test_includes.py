@@ -69,3 +69,20 @@ def test_a_branch_in_a_header_helper_is_reported_at_the_call(tmp_path: Path) -> 
     path.write_text(source)
     report = analyze_text(str(path), source, AnalysisConfig(min_severity="hint"), read_include=DiskIncludes())
     assert {f.line for f in report.findings if f.code == "CL203"} == {4}
+
+
+def test_the_editors_reader_prefers_open_text_resolves_paths_and_records_what_it_read(tmp_path: Path) -> None:
+    # The server's reader is this one class: an open header's text is newer than its file (even one never saved),
+    # relative include folders start at `base`, and what was read is recorded under its real path.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "layout.cuh").write_bytes(b"\xef\xbb\xbf#define STRIDE 4\n")  # a byte order mark
+    unsaved = str((tmp_path / "src" / "new.cuh").resolve())
+    reader = DiskIncludes(("inc",), str(tmp_path), {unsaved: "#define NEW 1\n"}.get, real_paths=True)
+    including = str(tmp_path / "src" / "k.cu")
+    assert reader("layout.cuh", including) == "#define STRIDE 4\n"
+    assert reader("new.cuh", including) == "#define NEW 1\n"
+    assert reader("absent.cuh", including) is None
+    assert reader.locate("../inc/layout.cuh", including) == str((tmp_path / "inc" / "layout.cuh").resolve())
+    assert reader.read == {str((tmp_path / "inc" / "layout.cuh").resolve()), unsaved}
+    assert reader.find("layout.cuh", including) is not None and len(reader.read) == 2  # `find` records nothing
