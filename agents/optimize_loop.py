@@ -47,7 +47,7 @@ from cudalens.agents.search.tree import (
 from cudalens.analysis.findings import Finding
 from cudalens.profiler.anti_cheat import AntiCheatPolicy, CheatFinding, check_candidate, rejected
 
-__all__ = ["LoopSettings", "OptimizeLoop", "OptimizeResult", "Progress", "RoundKind", "RoundRecord"]
+__all__ = ["LoopProgress", "LoopSettings", "OptimizeLoop", "OptimizeResult", "RoundKind", "RoundRecord"]
 
 StopReason = Literal["rounds", "budget", "cancelled", "no-progress", "repaired", "coder-error", "machine"]
 
@@ -70,7 +70,7 @@ class LoopSettings:
 
 
 @dataclass(frozen=True)
-class Progress:
+class LoopProgress:
     round: int
     rounds: int
     phase: str  # "evaluating" | "judging" | "coding" | "done"
@@ -134,7 +134,7 @@ class OptimizeLoop:
         gpu: GpuSpecs = DEFAULT_GPU,
         settings: LoopSettings | None = None,
         cancel: threading.Event | None = None,
-        on_progress: Callable[[Progress], None] | None = None,
+        on_progress: Callable[[LoopProgress], None] | None = None,
         run_root: Path | None = None,
         findings_for: Callable[[str], list[Finding]] | None = None,
     ) -> None:
@@ -161,7 +161,7 @@ class OptimizeLoop:
     def _progress(self, k: int, phase: str, message: str) -> None:
         best = self.best
         self.on_progress(
-            Progress(k, self.settings.rounds, phase, best[2] if best else None, message, best[0] if best else None)
+            LoopProgress(k, self.settings.rounds, phase, best[2] if best else None, message, best[0] if best else None)
         )
 
     def _evaluate(self, source: str) -> tuple[Evaluation | None, float, str]:

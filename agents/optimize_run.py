@@ -22,7 +22,7 @@ from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.evaluation import CandidateEvaluator
 from cudalens.agents.gpu_specs import GpuSpecs, detect_gpu_specs
-from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, OptimizeResult, Progress
+from cudalens.agents.optimize_loop import LoopProgress, LoopSettings, OptimizeLoop, OptimizeResult
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources
 from cudalens.agents.search.devices import DeviceLeases, visible_gpus
@@ -58,7 +58,7 @@ def devices_for(spec: OptimizeSpec) -> list[str]:
 
 class OptimizeRun:
     def __init__(
-        self, spec: OptimizeSpec, on_progress: Callable[[Progress], None] | None = None
+        self, spec: OptimizeSpec, on_progress: Callable[[LoopProgress], None] | None = None
     ) -> None:
         self.spec = spec
         # the Coder's key never reaches candidate code, whatever the evaluator's settings name

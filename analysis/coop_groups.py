@@ -27,7 +27,7 @@ class GroupKind(Enum):
     BARRIER = "barrier"  # a `cuda::barrier`: not a group of threads, but what its waits order is the block
 
 
-class Barrier(Enum):
+class SyncScope(Enum):
     """What a group's `sync()` orders: the whole block (a `__syncthreads()`) or the lanes of each warp."""
 
     BLOCK = "block"
@@ -41,18 +41,18 @@ class Group:
     rank: np.ndarray | None = None  # a coalesced group's rank of each thread among its warp's active lanes
 
     @property
-    def barrier(self) -> Barrier:
-        return Barrier.BLOCK if self.kind in (GroupKind.BLOCK, GroupKind.GRID, GroupKind.BARRIER) else Barrier.WARP
+    def barrier(self) -> SyncScope:
+        return SyncScope.BLOCK if self.kind in (GroupKind.BLOCK, GroupKind.GRID, GroupKind.BARRIER) else SyncScope.WARP
 
 
-def sync_of(obj: object, name: str) -> Barrier | None:
+def sync_of(obj: object, name: str) -> SyncScope | None:
     """The barrier that `obj.name()` is, or None: a group's `sync()`, a `cuda::barrier`'s `arrive_and_wait()` or
     `wait(token)`; `sync()` and `arrive_and_wait()` on an object we did not follow are taken as the block's."""
     if isinstance(obj, Group) and obj.kind == GroupKind.BARRIER:
-        return Barrier.BLOCK if name in ("arrive_and_wait", "wait") else None
+        return SyncScope.BLOCK if name in ("arrive_and_wait", "wait") else None
     if isinstance(obj, Group):
         return obj.barrier if name == "sync" else None
-    return Barrier.BLOCK if name in ("sync", "arrive_and_wait") else None
+    return SyncScope.BLOCK if name in ("sync", "arrive_and_wait") else None
 
 
 @dataclass(frozen=True)

@@ -875,7 +875,7 @@ class Simulator:
         args = [self.eval(a, mask) for a in arg_nodes]
         group = args[0] if args and isinstance(args[0], cg.Group) else None
         if name == "sync":
-            self.sync(group.barrier if group is not None else cg.Barrier.BLOCK, node, mask)
+            self.sync(group.barrier if group is not None else cg.SyncScope.BLOCK, node, mask)
             return unknown()
         if name == "reduce":
             if group is None or len(args) < 2:
@@ -904,8 +904,8 @@ class Simulator:
             return self.eval(expr, mask) if expr is not None else unknown()
         return self.eval(node, mask)
 
-    def sync(self, kind: cg.Barrier, node: Node, mask: np.ndarray) -> None:
-        if kind == cg.Barrier.BLOCK:
+    def sync(self, kind: cg.SyncScope, node: Node, mask: np.ndarray) -> None:
+        if kind == cg.SyncScope.BLOCK:
             self.barrier(node, mask, "sync")
         else:
             self.warp_epoch += 1

@@ -18,7 +18,7 @@ from cudalens.analysis.launch_index import FileLaunches, LaunchIndex
 from cudalens.cli.check_config import ConfigResolver
 from cudalens.cli.file_check import FileJob, FileResult, FixMode, check_file, describe_error, warn
 from cudalens.cli.profiler_hooks import ProfilerHooks
-from cudalens.cli.progress import Progress
+from cudalens.cli.progress import FileProgress
 from cudalens.profiler import processes
 from cudalens.workspace.files import SourceText, decode_source, read_source
 from cudalens.workspace.includes import DiskIncludes
@@ -153,7 +153,7 @@ def _in_pool(jobs: list[FileJob], hooks: ProfilerHooks, fix: FixMode | None, poo
             yield _Done(job, None, f"worker failed: {type(exc).__name__}: {exc}")
 
 
-def _collect(results: Iterable[_Done], progress: Progress) -> CheckOutcome:
+def _collect(results: Iterable[_Done], progress: FileProgress) -> CheckOutcome:
     outcome = CheckOutcome()
     for done in results:
         progress.step(done.job.shown)
@@ -188,11 +188,11 @@ def run_checks(
     if workers <= 1:
         _use_launches(index)
         try:
-            return _collect((_check_job(job, hooks, fix) for job in work), Progress(len(work)))
+            return _collect((_check_job(job, hooks, fix) for job in work), FileProgress(len(work)))
         finally:
             _use_launches(None)
     with _process_pool(workers, index) as pool:
-        return _collect(_in_pool(work, hooks, fix, pool), Progress(len(work)))
+        return _collect(_in_pool(work, hooks, fix, pool), FileProgress(len(work)))
 
 
 def check_stdin(
@@ -201,4 +201,4 @@ def check_stdin(
     """`cudalens check -`: the text on stdin, named (for its language, config and reports) by --stdin-filename."""
     job = FileJob(Path(name), name, resolver.config_for(Path(name).absolute()))
     source = decode_source(sys.stdin.buffer.read())
-    return _collect([_check_job(job, hooks, fix, source)], Progress(1))
+    return _collect([_check_job(job, hooks, fix, source)], FileProgress(1))

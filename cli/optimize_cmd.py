@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.gpu_specs import KNOWN_GPUS, gpu_by_name
-from cudalens.agents.optimize_loop import Progress
+from cudalens.agents.optimize_loop import LoopProgress
 from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
 from cudalens.agents.optimize_settings import OptimizeSettings
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         ray=RaySettings(args.ray) if args.ray else None,
     )
 
-    def on_progress(p: Progress) -> None:
+    def on_progress(p: LoopProgress) -> None:
         if not args.quiet and p.phase != "done":  # the summary is printed below
             best = f" (best {p.best_speedup:.2f}×)" if p.best_speedup else ""
             print(f"{p.message}{best}", file=sys.stderr)  # it says "round k/N: ..."

@@ -1,7 +1,7 @@
 """Progress on stderr, one rewritten line, shown only when stderr is a terminal: never in pre-commit or CI logs,
 never in piped output, never on stdout (JSON output stays clean).
 
-`Progress` counts files (`[3/40] path`) for `check`; `StageProgress` names the stage of a GPU command
+`FileProgress` counts files (`[3/40] path`) for `check`; `StageProgress` names the stage of a GPU command
 (`test: [####....] building (12 s)`)."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class StatusLine:
             self._width = 0
 
 
-class Progress(StatusLine):
+class FileProgress(StatusLine):
     def __init__(self, total: int, stream: TextIO | None = None) -> None:
         super().__init__(stream, enabled=total > 1)
         self.total = total

@@ -146,7 +146,7 @@ def decode(line: str | bytes) -> Message:
             continue
         try:
             values[name] = typed_json.coerce(payload[name], hint, f)
-        except typed_json.Mismatch as exc:
+        except typed_json.TypeMismatch as exc:
             raise ProtocolError(
                 f"field {name!r} of {kind!r} has a bad value {payload[name]!r} (expected {exc.expected})"
             ) from None

@@ -1,6 +1,6 @@
 """JSON values checked against the types a dataclass declares: the one coercion of cudalens.
 
-`coerce(value, hint, field)` turns a JSON value into the field's type or raises `Mismatch` with the words for what
+`coerce(value, hint, field)` turns a JSON value into the field's type or raises `TypeMismatch` with the words for what
 was expected ("a whole number from 0 to 20"). The worker protocol (protocol.py) uses it strictly — a mismatch is a
 malformed message — and the settings (server/settings.py, the Coder's and the loop's schemas) leniently — a
 mismatch is shown once and the default kept. `setting()` declares a settings field: its default, range, words and
@@ -29,7 +29,7 @@ UNSET = "unset"  # what an empty value means, for a setting the editor leaves em
 Scope = Literal["application", "machine", "machine-overridable", "window", "resource", "language-overridable"]
 
 
-class Mismatch(ValueError):
+class TypeMismatch(ValueError):
     """`value` is not of the declared type; `expected` says what would be ("true or false")."""
 
     def __init__(self, expected: str) -> None:
@@ -94,12 +94,12 @@ def is_string_list(hint: Any) -> bool:
 
 def coerce(value: Any, hint: Any, f: dataclasses.Field | None = None) -> Any:
     """`value` as the type `hint` (bool, int, float, str, dict, `tuple[str, ...]`, `Literal[...]`, `X | None`),
-    within the field's range when it declares one. Raises `Mismatch`."""
+    within the field's range when it declares one. Raises `TypeMismatch`."""
     inner, nullable = optional(hint)
     if value is None:
         if nullable:
             return None
-        raise Mismatch(expected(hint, f))
+        raise TypeMismatch(expected(hint, f))
     if choices(inner) is not None:
         if isinstance(value, str) and value in choices(inner):
             return value
@@ -122,7 +122,7 @@ def coerce(value: Any, hint: Any, f: dataclasses.Field | None = None) -> Any:
             return tuple(items)
     else:
         raise TypeError(f"typed_json cannot check values of type {hint!r}")
-    raise Mismatch(expected(hint, f))
+    raise TypeMismatch(expected(hint, f))
 
 
 def _number(value: Any, whole: bool, bounds: tuple[float, float] | None) -> int | float | None:

@@ -20,7 +20,7 @@ from lsprotocol import types
 
 from cudalens.agents.coder.ask import ask_coder as agents_ask_coder
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
-from cudalens.agents.optimize_loop import Progress
+from cudalens.agents.optimize_loop import LoopProgress
 from cudalens.agents.optimize_run import OptimizeRun
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.positions import split_lines
@@ -95,7 +95,7 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
     await progress.begin("starting")
     loop = asyncio.get_running_loop()
 
-    def on_progress(p: Progress) -> None:
+    def on_progress(p: LoopProgress) -> None:
         best = f" (best {p.best_speedup:.2f}×, #{p.best_round})" if p.best_speedup else ""
         percentage = int(100 * min(p.round, p.rounds) / p.rounds) if p.rounds else None
         loop.call_soon_threadsafe(progress.report, p.message + best, percentage)  # it says "round k/N: ..."

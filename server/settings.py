@@ -21,7 +21,7 @@ from typing import Any, Literal
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_settings import OptimizeSettings
 from cudalens.analysis.config import AnalysisConfig
-from cudalens.profiler.typed_json import UNSET, Mismatch, coerce, field_hints, setting
+from cudalens.profiler.typed_json import UNSET, TypeMismatch, coerce, field_hints, setting
 from cudalens.profiler.worker_settings import WorkerSettings
 
 
@@ -141,7 +141,7 @@ def _parse_into(cls: type, values: Any, prefix: str, out: ParsedSettings) -> Any
         else:
             try:
                 changes[name] = coerce(value, hint, f)
-            except Mismatch as exc:
+            except TypeMismatch as exc:
                 out.errors.append(f"cudalens: setting '{full}' must be {exc.expected}, not {value!r}; using the default")
     return replace(default, **changes)
 

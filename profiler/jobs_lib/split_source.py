@@ -50,7 +50,7 @@ class Item:
 
 
 @dataclass(frozen=True)
-class Kernel:
+class KernelSignature:
     name: str
     template: tuple[str, ...]  # template parameter names, () for a plain kernel
     params: tuple[tuple[str, str], ...]  # (declaration text, name)
@@ -245,7 +245,7 @@ def _declared_names(head: str) -> list[str]:
 # --- kernels and launches ------------------------------------------------------------------------------------
 
 
-def _kernel(text: str) -> Kernel | None:
+def _kernel(text: str) -> KernelSignature | None:
     head = text.split("{", 1)[0] if "{" in text else text.rstrip(";")
     template: tuple[str, ...] = ()
     m = re.match(r"\s*template\s*<(.*?)>\s*(?=[_A-Za-z])", head, re.S)
@@ -262,9 +262,9 @@ def _kernel(text: str) -> Kernel | None:
             continue
         names = re.findall(r"[A-Za-z_]\w*", decl)
         if len(names) < 2 or "(" in decl or "[" in decl:
-            return Kernel(m.group(1), template, (("?", "?"),))  # a parameter form the launcher cannot repeat
+            return KernelSignature(m.group(1), template, (("?", "?"),))  # a parameter form the launcher cannot repeat
         params.append((" ".join(decl.split()), names[-1]))
-    return Kernel(m.group(1), template, tuple(params))
+    return KernelSignature(m.group(1), template, tuple(params))
 
 
 def _split_top(text: str) -> list[str]:
@@ -285,7 +285,7 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-def _rewrite_launches(text: str, kernels: dict[str, Kernel], launchers: dict, defs: list[str], shared: set[str]) -> str:
+def _rewrite_launches(text: str, kernels: dict[str, KernelSignature], launchers: dict, defs: list[str], shared: set[str]) -> str:
     out, pos = [], 0
     for m in _LAUNCH.finditer(text):
         if m.start() < pos:
@@ -324,7 +324,7 @@ def _rewrite_launches(text: str, kernels: dict[str, Kernel], launchers: dict, de
     return "".join(out)
 
 
-def _launcher(function: str, kernel: Kernel, targs: str, shared: set[str]) -> str:
+def _launcher(function: str, kernel: KernelSignature, targs: str, shared: set[str]) -> str:
     values = [a.strip() for a in _split_top(targs.strip()[1:-1])] if targs else []
     if kernel.template and len(values) != len(kernel.template):
         raise Unsplittable(f"a launch of template {kernel.name} without all its arguments")

@@ -156,14 +156,6 @@ def test_codes_outside_analysis_come_from_the_registry() -> None:
     assert read - set(REGISTRY) == set()
 
 
-# Class names defined twice that are different concepts (renaming them is not this test's business); a name
-# leaves the list when one side is renamed, and the test below says so.
-HOMONYMS = {
-    "Barrier": "analysis/coop_groups.py's enum of what a sync orders; analysis/simulate.py's barrier reached",
-    "Kernel": "profiler/jobs_lib/op_calls.py's custom op; profiler/jobs_lib/split_source.py's parsed kernel signature",
-    "Progress": "the worker's protocol message, the loop's progress event, the CLI's status line",
-    "Mismatch": "profiler/results.py's first differing element; profiler/typed_json.py's type error",
-}
 OURS = ("analysis", "workspace", "profiler", "agents", "server", "cli")
 
 
@@ -184,8 +176,7 @@ def test_a_value_crossing_folders_has_one_definition() -> None:
 
 
 def test_no_class_name_is_defined_twice() -> None:
-    """A second definition of a name is a second copy of a concept (and of its fields, which drift); a real
-    homonym is listed in HOMONYMS with what each one is."""
+    """A second definition of a name is a second copy of a concept (and of its fields, which drift), or two
+    concepts under one name (a reader cannot tell which one an import means): either way, one must go."""
     twice = {name: where for name, where in _class_homes().items() if len(where) > 1}
-    assert {name: where for name, where in twice.items() if name not in HOMONYMS} == {}
-    assert set(HOMONYMS) - set(twice) == set(), "no longer defined twice: drop from HOMONYMS"
+    assert twice == {}

@@ -9,7 +9,7 @@ import pytest
 
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
-from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
+from cudalens.agents.optimize_loop import LoopProgress, LoopSettings, OptimizeLoop
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.profiler.anti_cheat import AntiCheatPolicy
 from tests.agents.fake_openai import FakeOpenAI, error, reply
@@ -66,7 +66,7 @@ def _loop(
 
 
 def test_repair_then_optimize_keeps_the_fastest_correct_candidate(key_env: str, tmp_path: Path) -> None:
-    progress: list[Progress] = []
+    progress: list[LoopProgress] = []
     script = [reply(fenced(WRONG)), reply(fenced(SLOW, "Fixed the scale.")), reply(fenced(FAST))]
     with FakeOpenAI(script) as fake:
         result = _loop(fake, key_env, tmp_path, stream=True, rounds=3, on_progress=progress.append).run(START)
@@ -125,7 +125,7 @@ def test_reply_without_code_is_asked_again_then_no_progress(key_env: str, tmp_pa
 def test_cancel_kills_the_candidate_in_flight(key_env: str, tmp_path: Path) -> None:
     cancel = threading.Event()
 
-    def on_progress(p: Progress) -> None:
+    def on_progress(p: LoopProgress) -> None:
         if p.phase == "evaluating" and p.round == 1:
             threading.Timer(1.0, cancel.set).start()
 
@@ -181,7 +181,7 @@ async def test_async_run_is_cancelled_with_its_task(key_env: str, tmp_path: Path
 
     started = threading.Event()
 
-    def on_progress(p: Progress) -> None:
+    def on_progress(p: LoopProgress) -> None:
         if p.phase == "evaluating" and p.round == 1:
             started.set()
 

@@ -19,7 +19,7 @@ from cudalens.agents.evaluation import (
     Evaluation,
 )
 from cudalens.agents.judge.verdict import Verdict
-from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop, Progress
+from cudalens.agents.optimize_loop import LoopProgress, LoopSettings, OptimizeLoop
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.search.devices import DeviceLeases, visible_gpus
 from cudalens.agents.search.policies import Beam, Chain, Tree, methods_for
@@ -163,7 +163,7 @@ def test_cancel_stops_every_branch(key_env: str, tmp_path: Path) -> None:
     cancel = threading.Event()
     hangs = [model_new(f"import time\ntime.sleep({60 + i})\nreturn x.sum(dim=1)") for i in range(2)]
 
-    def on_progress(p: Progress) -> None:
+    def on_progress(p: LoopProgress) -> None:
         if p.phase == "evaluating" and p.round >= 1:
             threading.Timer(1.0, cancel.set).start()
 

@@ -7,7 +7,7 @@ import os
 import pty
 import select
 
-from cudalens.cli.progress import Progress
+from cudalens.cli.progress import FileProgress
 
 
 def _drain(fd: int) -> str:
@@ -25,7 +25,7 @@ def test_progress_is_drawn_on_a_terminal_and_cleared():
     leader, follower = pty.openpty()
     try:
         with os.fdopen(follower, "w", closefd=False) as stream:
-            progress = Progress(2, stream)
+            progress = FileProgress(2, stream)
             assert progress.enabled
             progress.step("a.cu")
             progress.step("kernels/long_name.cu")
@@ -40,7 +40,7 @@ def test_progress_is_drawn_on_a_terminal_and_cleared():
 
 def test_no_progress_when_the_stream_is_not_a_terminal():
     stream = io.StringIO()
-    progress = Progress(5, stream)
+    progress = FileProgress(5, stream)
     progress.step("a.cu")
     progress.clear()
     assert not progress.enabled and stream.getvalue() == ""
