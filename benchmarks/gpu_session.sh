@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer
+# Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer | cudaforge
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -50,6 +50,8 @@ for stage in "$@"; do
                     --out "$OUT/search-runs" 2>&1 | tee "$OUT/search-bench.log" | tail -40 ;;
     search-rate) timeout $(left 400) python3 benchmarks/search_standin.py --problems 19_ReLU --policies tree \
                    --evaluations 32 --width 8 --llm-seconds 10 --timeout 120 --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
+    # carry .cudaforge (benchmarks/cudaforge_side_by_side.py says what it holds)
+    cudaforge) timeout $(left 570) python3 benchmarks/cudaforge_side_by_side.py 2>&1 | tee "$OUT/cudaforge.log" | tail -12 ;;
     *) echo "unknown stage $stage" ;;
   esac
   # a stage cut short by its timeout leaves workers and ncu targets (own process groups) running: they would
