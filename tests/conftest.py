@@ -1,7 +1,9 @@
-"""Shared test configuration: the `gpu` marker skips with a reason where no NVIDIA GPU is present."""
+"""Shared test configuration: the `gpu` marker skips with a reason where no NVIDIA GPU is present; how many
+pytest-xdist workers `-n auto` (pyproject's addopts) starts."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -18,6 +20,13 @@ def _gpu_present() -> bool:
 
 
 GPU = _gpu_present()
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """Two workers, a test file on one (`--dist loadfile`: a module's fixtures, such as the Ray cluster or
+    code-server, start once): 10:34 for the suite on CI's two cores against 15:52 on one. Where a GPU is present,
+    none: two timings or two ncu runs sharing a GPU are both wrong. `-n N` on the command line overrides."""
+    return 0 if GPU else min(2, os.cpu_count() or 1)
 
 
 def pytest_collection_modifyitems(config, items):
