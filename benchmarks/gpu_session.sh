@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer | cudaforge
+# Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer | cudaforge | ray-search
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -52,6 +52,21 @@ for stage in "$@"; do
                    --evaluations 32 --width 8 --llm-seconds 10 --timeout 120 --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
     # carry .cudaforge (benchmarks/cudaforge_side_by_side.py says what it holds)
     cudaforge) timeout $(left 570) python3 benchmarks/cudaforge_side_by_side.py 2>&1 | tee "$OUT/cudaforge.log" | tail -12 ;;
+    # carry .ray (benchmarks/ray_slim.sh makes it): the same tree search, local then as Ray tasks on a one-GPU
+    # cluster on loopback; the two best variants must be the same
+    ray-search)
+      site=$(mktemp -d); tar -xJf .ray/ray-slim-py312.tar.xz -C "$site"
+      RAY="env PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} python3 -m ray.scripts.scripts"
+      $RAY start --head --port=6390 --node-ip-address=127.0.0.1 --include-dashboard=false --num-gpus=1 \
+        --disable-usage-stats --temp-dir=/tmp/clray >"$OUT/ray-start.log" 2>&1 || tail -5 "$OUT/ray-start.log"
+      half=$(( $(left 540) / 2 ))
+      for via in local ray; do
+        extra=(); [ $via = ray ] && extra=(--ray 127.0.0.1:6390)
+        PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" timeout $half python3 benchmarks/search_standin.py \
+          --problems 19_ReLU --policies tree --evaluations 16 --width 8 --llm-seconds 3 --timeout 120 "${extra[@]}" \
+          2>&1 | tee "$OUT/ray-search-$via.log" | tail -6
+      done
+      $RAY stop --force >/dev/null 2>&1 ;;
     *) echo "unknown stage $stage" ;;
   esac
   # a stage cut short by its timeout leaves workers and ncu targets (own process groups) running: they would
