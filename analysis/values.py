@@ -44,7 +44,14 @@ class Val:
 
 
 def const(x: float | int, is_float: bool = False) -> Val:
+    if not is_float and not _INT64_MIN <= x <= _INT64_MAX:
+        # wider than the int64 lanes (a 64-bit hash constant such as 0xbf58476d1ce4e5b9ULL): the same in every
+        # thread, but not a value the lanes can hold (wrapped, `>>` would sign-extend what C shifts in as zeros)
+        return Val(None, frozenset({UNIFORM}))
     return Val(np.array(x, dtype=np.float64 if is_float else np.int64), frozenset(), is_float)
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def data_dependent(deps: frozenset[str]) -> bool:

@@ -95,3 +95,21 @@ def test_incremental_updates_match_fresh_analysis() -> None:
         fresh = analyze_text("edit.cu", text)
         assert incremental.findings == fresh.findings
         assert incremental.kernels == fresh.kernels
+
+
+def test_a_64_bit_hash_constant_is_not_an_internal_error() -> None:
+    # ThunderKittens' fill_kernel (kernels/gemm/common.cuh): splitmix64 constants do not fit the int64 lanes.
+    text = """__global__ void fill(float* data, unsigned long count, unsigned long long seed) {
+    unsigned long idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < count) {
+        unsigned long long x = seed + idx;
+        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        x = x ^ (x >> 31);
+        data[idx] = (float)(x >> 40) * (1.0f / 16777216.0f);
+    }
+}
+void go(float* d, unsigned long n) { fill<<<(n + 255) / 256, 256>>>(d, n, 7); }
+"""
+    report = analyze_text("fill.cu", text)
+    assert report.errors == []
+    assert [f.code for f in report.findings if f.severity.value in ("warning", "error")] == []
