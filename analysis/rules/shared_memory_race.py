@@ -13,46 +13,48 @@ from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.simulate import Access, SimResult
 
-_KEY = 1 << 20  # thread ids stay below this in the packed (word, thread) keys
+_KEY = 1 << 20  # thread ids stay below this in the packed (unit, thread) keys
 
 
-def _words(a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The 4-byte words an access touches and who touches them: threads, or (after a `__syncwarp()` between
-    the two accesses) warps — lanes of one warp are then ordered and cannot race with each other."""
+def _units(a: Access, unit: int, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The `unit`-byte pieces an access touches and who touches them: threads, or (after a `__syncwarp()`
+    between the two accesses) warps — lanes of one warp are then ordered and cannot race with each other."""
     threads = np.flatnonzero(a.mask)
     addr = a.addr[threads]  # type: ignore[index]
-    per = max(1, a.size // 4)
-    words = (addr // 4)[:, None] + np.arange(per)[None, :]
+    per = max(1, a.size // unit)
+    units = (addr // unit)[:, None] + np.arange(per)[None, :]
     actors = threads // 32 * 32 if by_warp else threads
-    return words.ravel(), np.repeat(actors, per)
+    return units.ravel(), np.repeat(actors, per)
 
 
 def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
-    """(word, thread of first, thread of second) where a thread of the second access touches a word a
-    different thread of the first one touched, or None."""
+    """(byte offset, thread of first, thread of second) where a thread of the second access touches bytes a
+    different thread of the first one touched, or None. Bytes, not words: two threads storing the two halves
+    of one 4-byte word (`short`, `half` tiles) do not race (stores are byte-granular; racecheck agrees)."""
     by_warp = first.warp_epoch != second.warp_epoch
-    w1, t1 = _words(first, by_warp)
-    w2, t2 = _words(second, by_warp)
+    unit = max(1, min(first.size, second.size))  # both aligned to their sizes: overlap is in whole units
+    w1, t1 = _units(first, unit, by_warp)
+    w2, t2 = _units(second, unit, by_warp)
     common = np.intersect1d(w1, w2)
     if common.size == 0:
         return None
     k1 = np.unique(w1[np.isin(w1, common)] * _KEY + t1[np.isin(w1, common)])
     k2 = np.unique(w2[np.isin(w2, common)] * _KEY + t2[np.isin(w2, common)])
     both = np.unique(np.concatenate([k1, k2]))
-    words, counts = np.unique(both // _KEY, return_counts=True)
-    racy = words[counts > 1]
+    units, counts = np.unique(both // _KEY, return_counts=True)
+    racy = units[counts > 1]
     if racy.size == 0:
         return None
     found = None
-    for word in racy.tolist()[:64]:
-        first_threads = k1[k1 // _KEY == word] % _KEY
-        second_threads = k2[k2 // _KEY == word] % _KEY
+    for piece in racy.tolist()[:64]:
+        first_threads = k1[k1 // _KEY == piece] % _KEY
+        second_threads = k2[k2 // _KEY == piece] % _KEY
         pair = _pair(first_threads, second_threads, cross_warp=True)
         if pair is not None:
-            return int(word), pair[0], pair[1]
+            return int(piece) * unit, pair[0], pair[1]
         pair = _pair(first_threads, second_threads, cross_warp=False)
         if pair is not None and found is None:
-            found = (int(word), *pair)
+            found = (int(piece) * unit, *pair)
     return found
 
 
@@ -125,12 +127,12 @@ class SharedMemoryRace(Rule):
     code = "CL303"
     name = "shared-memory-race"
     summary = "Shared element accessed by two threads with no barrier between"
-    depends_on = ALL_FACTS  # which threads touch which word
+    depends_on = ALL_FACTS  # which threads touch which bytes
     default_severity = Severity.ERROR
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         per_run = [races(run) for run in kernel.runs]
-        for key, (first, second, (word, t1, t2)) in per_run[0].items():
+        for key, (first, second, (offset, t1, t2)) in per_run[0].items():
             proven = all(key in r for r in per_run) and not (first.sampled or second.sampled)
             hazard = ("read-after-write" if first.write and not second.write
                       else "write-after-read" if second.write and not first.write else "write-after-write")
@@ -141,5 +143,5 @@ class SharedMemoryRace(Rule):
                 f"`{kernel.text(first.node)}` with no __syncthreads() between them",
                 Severity.ERROR if proven else Severity.INFO, holds=[key in r for r in per_run],
                 related=((first.node, f"thread {t1} {'writes' if first.write else 'reads'} it here"),),
-                evidence={"word_offset": word * 4, "thread_a": t1, "thread_b": t2},
+                evidence={"byte_offset": offset, "thread_a": t1, "thread_b": t2},
             )
