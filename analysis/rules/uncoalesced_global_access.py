@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.compiled_accesses import global_instructions
@@ -24,30 +24,40 @@ def is_uncoalesced(r: GlobalRequest | None) -> bool:
 
 
 def _stride_text(requests: list[GlobalRequest | None], kernel: KernelModel, size: int,
-                 deps: frozenset[str]) -> str:
+                 deps: frozenset[str], follows_data: bool) -> str:
     """How far apart consecutive lanes are, in the program's terms: `C` elements, `T + 1` elements,
     `NH × T` elements, a run-time stride of named parameters, or what the groups of lanes look like. A stride
     that rests on sampled parameter values is never printed as a number."""
     index, r = next((i, q) for i, q in enumerate(requests) if is_uncoalesced(q))
     assert r is not None
+    params = sorted(d.split(":", 1)[1] for d in deps if d.startswith("param:"))
     if r.stride_bytes is None or r.stride_bytes % size:
         if r.groups is not None and r.groups[0] % size == 0:
             step, lanes = r.groups
             if step == size:
                 return f"contiguous only in groups of {lanes} lanes"
-            return f"{step // size} elements apart within each group of {lanes} lanes"
+            apart = _apart(requests, kernel, index, size, params, follows_data,
+                           lambda q: q.groups[0] if q.groups else None)
+            return f"{apart or f'{step // size} elements apart'} within each group of {lanes} lanes"
         return "at irregular offsets"
-    elements = r.stride_bytes // size
-    params = sorted(d.split(":", 1)[1] for d in deps if d.startswith("param:"))
+    return _apart(requests, kernel, index, size, params, follows_data, lambda q: q.stride_bytes) \
+        or f"{r.stride_bytes // size} elements ({r.stride_bytes} B) apart"
+
+
+def _apart(requests: list[GlobalRequest | None], kernel: KernelModel, index: int, size: int, params: list[str],
+           follows_data: bool, stride_of: Callable[[GlobalRequest], int | None]) -> str | None:
+    """The stride in the parameters it follows across the runs of one block (`C`, `T + 1`, `NH × T` elements
+    apart, or a run-time stride of them); None when it is the same in every run and no loaded value sets it
+    (the number is then the program's, not a sampled size's or a stand-in's)."""
     if not params:
-        return f"{elements} elements ({r.stride_bytes} B) apart"
+        return None
     block = kernel.configs[index].block
     samples = []  # (the parameters' values in a run of this block, the stride in elements there)
     for cfg, q in zip(kernel.configs, requests, strict=True):
         values = dict(cfg.params)
-        if cfg.block == block and q is not None and q.stride_bytes is not None and q.stride_bytes % size == 0 \
-                and all(p in values for p in params):
-            samples.append(([values[p] for p in params], abs(q.stride_bytes // size)))
+        stride = stride_of(q) if q is not None else None
+        if cfg.block == block and stride is not None and stride % size == 0 and all(p in values for p in params):
+            samples.append(([values[p] for p in params], abs(stride // size)))
     for offset in range(-8, 9):
         shift = f" + {offset}" if offset > 0 else f" - {-offset}" if offset < 0 else ""
         # one parameter sets it (`C`, `T + 1`); when the runs cannot tell which, both are named
@@ -56,6 +66,8 @@ def _stride_text(requests: list[GlobalRequest | None], kernel: KernelModel, size
             return f"{' or '.join(f'`{p}{shift}`' for p in alone)} elements apart"
         if len(params) > 1 and samples and all(e == math.prod(v) + offset for v, e in samples):
             return f"`{' × '.join(params)}{shift}` elements apart"  # `NH × T`
+    if len({e for _, e in samples}) == 1 and not follows_data:
+        return None
     return f"a run-time stride apart (it depends on {', '.join(f'`{p}`' for p in params)})"
 
 
@@ -172,11 +184,12 @@ class UncoalescedGlobalAccess(Rule):
             assert r is not None
             runtime = first.deps and {d for d in first.deps if d.startswith("param:")}
             unproven_params = {d.split(":", 1)[1] for d in (runtime or ())} - kernel.dimension_params
-            stride = _stride_text(requests, kernel, first.size, first.deps)
+            follows_data = any(a.sampled for run in per_run for a in run)
+            stride = _stride_text(requests, kernel, first.size, first.deps, follows_data)
             kind = "store to" if first.write else "load from"
             message = self.describe(kernel, first, kind, stride, r)
             severity = Severity.WARNING
-            if any(a.sampled for run in per_run for a in run):
+            if follows_data:
                 severity = Severity.INFO
                 message += f" ({FOLLOWS_DATA})"
             elif not all(flagged):

@@ -46,11 +46,38 @@ __global__ void k(const float* in, float* out, {params}) {{
     int row = blockIdx.x * blockDim.x + threadIdx.x;
     out[row] = in[{index}];
 }}
-void h(float* a) {{ k<<<64, 256>>>(a, a, {", ".join("4" for _ in params.split(","))}); }}
+void h(float* a, int n) {{ k<<<64, 256>>>(a, a, {", ".join("n" for _ in params.split(","))}); }}
 """
     [message] = _messages(source, "CL101")
     assert f"consecutive lanes are {stride}," in message
     assert "4096" not in message and "4352" not in message
+
+
+def test_a_stride_the_launch_fixes_is_a_number_and_one_no_parameter_sets_is_too() -> None:
+    # the lb solutions' `A[row * K + i]` in a 16×16 block: within a group of 16 lanes the step is K; with the
+    # sizes given at the launch it is their value, and a step no parameter changes (a pixel's 4 channels) is 4
+    source = """
+__global__ void k(const float* in, float* out, int d1, int d2, int d3, int width) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    out[row] = in[row * d1 * d2 + row * d3];
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    for (int c = 0; c < 4; ++c) out[(y * width + x) * 4 + c] = 1.0f;
+}
+__global__ void m(const float* A, float* C, int K) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    C[row] = A[row * K];
+}
+void h(float* a, int w, int K) {
+    k<<<64, 256>>>(a, a, 4, 4, 4, w);
+    m<<<dim3(8, 8), dim3(16, 16)>>>(a, a, K);
+}
+"""
+    messages = _messages(source, "CL101")
+    assert any("consecutive lanes are 20 elements (80 B) apart," in m for m in messages), messages
+    assert any("consecutive lanes are 4 elements (16 B) apart," in m for m in messages), messages
+    assert any("consecutive lanes are `K` elements apart within each group of 16 lanes" in m for m in messages)
+    assert not any("4096" in m or "4352" in m for m in messages), messages
 
 
 def test_rows_of_a_2d_block_are_groups_not_irregular_offsets() -> None:
