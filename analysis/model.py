@@ -25,6 +25,7 @@ from cudalens.analysis.unit import Function, Unit
 Node = ts.Node
 # Integer parameters no launch fixes are sampled twice: conclusions that change between samples depend on them.
 PARAM_SAMPLES = (4096, 4352)
+OFF_DIAGONAL = (2, 1, 1)  # the block index of the runs with other sizes (RunConfig.block_index)
 ASSUMED_TEMPLATE_INT = 32
 ASSUMED_TEMPLATE_TYPE = "float"
 
@@ -36,6 +37,10 @@ class RunConfig:
     label: str
     params: tuple[tuple[str, int], ...] = ()  # each integer parameter's value in this run
     varies: frozenset[Fact] = frozenset()  # what this run gives other values than the first run
+    # the block that stands for the grid: the first run's is on the diagonal (blockIdx.x == blockIdx.y), the
+    # runs with other sizes take one off it, so that a split that only a diagonal block shows (`row <= col`
+    # of a triangular matmul) holds in one run, not in all
+    block_index: tuple[int, int, int] = (1, 1, 1)
 
 
 @dataclass
@@ -81,7 +86,7 @@ class KernelModel:
 
     def simulate(self, cfg: RunConfig, pad: dict[str, int] | None = None) -> SimResult:
         return Simulator(self.unit, self.function, cfg.block, dict(cfg.params), self.template_values, pad=pad,
-                         template_types=self.template_types).run()
+                         template_types=self.template_types, block_index=cfg.block_index).run()
 
     def block_assumed(self) -> bool:
         return self.block_source == "assumed"
@@ -254,10 +259,11 @@ def _runs(blocks: list[tuple[int, int, int]], known: dict[str, int], sampled: li
         runs.append(RunConfig(blocks[1], first, _label(blocks[1]), params(first), frozenset({Fact.BLOCK})))
     elif len(blocks) > 1:
         runs.append(RunConfig(blocks[1], second, f"{_label(blocks[1])} with other sizes", params(second),
-                              frozenset({Fact.BLOCK, Fact.SIZES})))
+                              frozenset({Fact.BLOCK, Fact.SIZES}), OFF_DIAGONAL))
         return runs
     if sampled:
-        runs.append(RunConfig(blocks[0], second, "other sizes", params(second), frozenset({Fact.SIZES})))
+        runs.append(RunConfig(blocks[0], second, "other sizes", params(second), frozenset({Fact.SIZES}),
+                              OFF_DIAGONAL))
     return runs
 
 

@@ -144,7 +144,8 @@ class Budget(Exception):
 class Simulator:
     def __init__(self, unit: Unit, kernel: Function, block: tuple[int, int, int], params: dict[str, int],
                  template_values: dict[str, int], grid: tuple[int, int, int] = (64, 64, 1),
-                 pad: dict[str, int] | None = None, template_types: dict[str, str] | None = None) -> None:
+                 pad: dict[str, int] | None = None, template_types: dict[str, str] | None = None,
+                 block_index: tuple[int, int, int] = (1, 1, 1)) -> None:
         self.pad = pad or {}  # shared arrays whose rows get extra elements (to test a padding fix)
         self.unit, self.kernel = unit, kernel
         bx, by, bz = block
@@ -153,7 +154,8 @@ class Simulator:
         self.builtins = {
             "threadIdx": {"x": Val(lin % bx, frozenset({TID_X})), "y": Val((lin // bx) % by, frozenset({TID_Y})),
                           "z": Val(lin // (bx * by), frozenset({TID_Z}))},
-            "blockIdx": {k: Val(np.array(1, dtype=np.int64), frozenset({BID})) for k in "xyz"},
+            "blockIdx": {k: Val(np.array(v, dtype=np.int64), frozenset({BID}))
+                         for k, v in zip("xyz", block_index, strict=True)},
             "blockDim": {k: const(v) for k, v in zip("xyz", block, strict=True)},
             "gridDim": {k: const(v) for k, v in zip("xyz", grid, strict=True)},
         }

@@ -76,7 +76,9 @@ def _config_text(kernel: KernelModel, flagged: list[bool]) -> str:
     def label(cfg) -> str:
         if cfg.block != kernel.configs[0].block:
             return f"a {'×'.join(map(str, cfg.block))} block"
-        return f"integer parameters of {cfg.param_sample}"
+        where = "" if cfg.block_index == kernel.configs[0].block_index else \
+            f" in the block at blockIdx ({', '.join(map(str, cfg.block_index))})"
+        return f"integer parameters of {cfg.param_sample}{where}"
 
     seen = [label(c) for c, f in zip(kernel.configs, flagged, strict=True) if f]
     not_seen = [label(c) for c, f in zip(kernel.configs, flagged, strict=True) if not f]
