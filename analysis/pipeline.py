@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -25,7 +26,7 @@ from cudalens.analysis.launch_configs import (
     with_launches,
 )
 from cudalens.analysis.launch_directive import DirectiveError, launch_directives
-from cudalens.analysis.launch_index import FileLaunches, include_closure
+from cudalens.analysis.launch_index import MAX_INCLUDE_DEPTH, FileLaunches, include_closure
 from cudalens.analysis.model import KernelModel, build_model
 from cudalens.analysis.positions import LineIndex, parser_text
 from cudalens.analysis.report import (
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from cudalens.analysis.api import DocumentAnalyzer
 
 CUDA_SUFFIXES = (".cu", ".cuh")
+MAX_HEADER_BYTES = 4_000_000  # a file's headers together: past this, a generated header, not a kernel's macros
 
 
 def is_cuda_path(path: str) -> bool:
@@ -226,20 +228,39 @@ class Header:
 
 
 def read_headers(path: str, includes: list[str], read_include: IncludeReader | None) -> list[Header]:
-    """The local headers a file includes (one level: enough for helpers and macros)."""
+    """The local headers a file includes and those they include (ggml's `WARP_SIZE` comes from common.cuh by way
+    of quantize.cuh), each once, a header's own includes before it as the preprocessor reads them; at most
+    MAX_INCLUDE_DEPTH levels and MAX_HEADER_BYTES in all."""
     if read_include is None:
         return []
     locate = getattr(read_include, "locate", None)
-    out = []
-    for name in includes:
-        try:
-            text = read_include(name, path)
-        except OSError:
-            text = None
-        if text is not None:
-            where = locate(name, path) if locate is not None else None
+    out: list[Header] = []
+    seen: set[str] = set()
+    total = 0
+
+    def visit(names: list[str], including: str, depth: int) -> None:
+        nonlocal total
+        for name in names:
+            try:
+                text = read_include(name, including)
+            except OSError:
+                text = None
+            if text is None:
+                continue
+            where = (locate(name, including) if locate is not None else None) or str(Path(including).parent / name)
+            key = os.path.normpath(where)
+            if key in seen:
+                continue
+            seen.add(key)
             source = parser_text(text.replace("\0", " ")).encode("utf-8", errors="surrogatepass")
-            out.append(Header(name, where or str(Path(path).parent / name), source))
+            total += len(source)
+            if total > MAX_HEADER_BYTES:
+                return
+            if depth < MAX_INCLUDE_DEPTH:
+                visit(header_unit(source).includes, where, depth + 1)
+            out.append(Header(name, where, source))
+
+    visit(includes, path, 1)
     return out
 
 

@@ -70,6 +70,9 @@ class Access:
     order: int = 0
     warp_epoch: int = 0
     alloc: str = ""  # the allocation (Ptr.key): two arrays of one name in different helpers are two
+    # False under a condition the interpreter could not evaluate (both arms, or the loop's body, run with every
+    # lane of `mask`): which threads make the access is then a superset, not a fact
+    exact_mask: bool = True
 
     @property
     def sampled(self) -> bool:
@@ -166,6 +169,7 @@ class Simulator:
         self.frames: list[_Frame] = [_Frame(n)]
         self.loops: list[_Loop] = []
         self.cond_deps: list[frozenset[str]] = []
+        self.inexact = 0  # how many enclosing conditions are unknown (Access.exact_mask)
         self.epoch = 0
         self.warp_epoch = 0
         self.steps = 0
@@ -279,9 +283,11 @@ class Simulator:
             body = node.child_by_field_name("body")
             if body is not None:
                 self.cond_deps.append(c.deps)
+                self.inexact += 1  # every case runs with every lane
                 for case in body.named_children:
                     for stmt in case.named_children[1:] if case.type == "case_statement" else [case]:
                         self.exec(stmt, mask)
+                self.inexact -= 1
                 self.cond_deps.pop()
         elif t in ("labeled_statement",):
             for child in node.named_children[1:]:
@@ -373,9 +379,11 @@ class Simulator:
         self.cond_deps.append(c.deps)
         if c.v is None:
             before = self.snapshot() if data_dependent(c.deps) else None
+            self.inexact += 1
             self.exec(cons, mask)
             if alt is not None:
                 self.exec(alt, mask)
+            self.inexact -= 1
             if before is not None:
                 self.forget_assigned(before, c.deps)
         else:
@@ -439,6 +447,7 @@ class Simulator:
         strided = False
         before: list[dict[str, Val | Ptr]] | None = None  # the variables when the exit first depended on data
         data_exit: frozenset[str] = frozenset()
+        unknown_exit = False  # some iteration's condition could not be evaluated: `running` is a superset since
         for iteration in range(LOOP_SAMPLES):
             if iteration == 1 and _strided(entry, {name: self.lookup(name) for name in stepped}, mask, running):
                 strided = True
@@ -459,6 +468,8 @@ class Simulator:
                     before = self.snapshot() if before is None else before
                 if c.v is not None:
                     running = running & np.broadcast_to(c.v != 0, (self.n,))
+                else:
+                    unknown_exit = True
             running = running & ~state.broken & ~self.frames[-1].returned
             if not running.any():
                 break
@@ -466,7 +477,9 @@ class Simulator:
             self.cond_deps.append(deps)
             state.continued[:] = False
             if body is not None:
+                self.inexact += unknown_exit
                 self.exec(body, running)
+                self.inexact -= unknown_exit
             self.cond_deps.pop()
             self.loops.pop()
             state.continued[:] = False
@@ -729,7 +742,7 @@ class Simulator:
             size=ref.elem.size, mask=mask.copy(), deps=ref.off.deps, epoch=self.epoch, decl=ref.ptr.decl,
             warp_epoch=self.warp_epoch,
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
-            order=self.order, alloc=ref.ptr.key))
+            order=self.order, alloc=ref.ptr.key, exact_mask=self.inexact == 0))
 
     def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:
         if target.type == "identifier":

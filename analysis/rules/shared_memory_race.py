@@ -133,14 +133,17 @@ class SharedMemoryRace(Rule):
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         per_run = [races(run) for run in kernel.runs]
         for key, (first, second, (offset, t1, t2)) in per_run[0].items():
-            proven = all(key in r for r in per_run) and not (first.sampled or second.sampled)
+            guessed = not (first.exact_mask and second.exact_mask)  # under a condition it could not evaluate
+            proven = all(key in r for r in per_run) and not (first.sampled or second.sampled or guessed)
             hazard = ("read-after-write" if first.write and not second.write
                       else "write-after-read" if second.write and not first.write else "write-after-write")
+            unproven = "; unproven: a condition on the way to it could not be evaluated, so which threads get " \
+                "there is a guess" if guessed else ""
             yield kernel.finding(
                 type(self), second.node,
                 f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {'writes' if second.write else 'reads'}"
                 f" the element that thread {t1} {'wrote' if first.write else 'read'} through "
-                f"`{kernel.text(first.node)}` with no __syncthreads() between them",
+                f"`{kernel.text(first.node)}` with no __syncthreads() between them{unproven}",
                 Severity.ERROR if proven else Severity.INFO, holds=[key in r for r in per_run],
                 related=((first.node, f"thread {t1} {'writes' if first.write else 'reads'} it here"),),
                 evidence={"byte_offset": offset, "thread_a": t1, "thread_b": t2},

@@ -86,3 +86,38 @@ def test_the_editors_reader_prefers_open_text_resolves_paths_and_records_what_it
     assert reader.locate("../inc/layout.cuh", including) == str((tmp_path / "inc" / "layout.cuh").resolve())
     assert reader.read == {str((tmp_path / "inc" / "layout.cuh").resolve()), unsaved}
     assert reader.find("layout.cuh", including) is not None and len(reader.read) == 2  # `find` records nothing
+
+
+WARPS = """#include "quantize.cuh"
+__global__ void k(float* s) {
+    __shared__ float t[4];
+    const int warp = threadIdx.x / WS;
+    const int lane = threadIdx.x % WS;
+    if (lane == 0) t[warp] = 1.0f;
+    __syncthreads();
+    if (warp == 0) {
+        float a = threadIdx.x < 4 ? t[lane] : 0.0f;
+        if (lane == 0) { t[0] = a; s[blockIdx.x] = t[0]; }
+    }
+}
+void go(float* s) { k<<<8, 128>>>(s); }
+"""
+
+
+def test_a_macro_from_a_headers_header_is_known(tmp_path: Path) -> None:
+    # ggml: quantize.cu includes quantize.cuh, which includes common.cuh, where WARP_SIZE is defined
+    (tmp_path / "quantize.cuh").write_text('#include "common.cuh"\n')
+    (tmp_path / "common.cuh").write_text('#include "quantize.cuh"\n#define WS 32\n')  # a cycle, too
+    reader = DiskIncludes()
+    report = analyze_text(str(tmp_path / "k.cu"), WARPS, read_include=reader)
+    assert report.findings == [] and report.errors == []
+    assert {Path(p).name for p in reader.read} == {"quantize.cuh", "common.cuh"}
+
+
+def test_without_the_header_the_warp_split_is_a_guess_and_a_race_on_it_only_info(tmp_path: Path) -> None:
+    # the same kernel with common.cuh missing: `warp == 0` cannot be evaluated, so every lane runs its body
+    (tmp_path / "quantize.cuh").write_text('#include "common.cuh"\n')
+    report = analyze_text(str(tmp_path / "k.cu"), WARPS, AnalysisConfig(min_severity="info"),
+                          read_include=DiskIncludes())
+    [race] = [f for f in report.findings if f.code == "CL303"]
+    assert race.severity.value == "info" and "could not be evaluated" in race.message
