@@ -150,6 +150,20 @@ def warp_split(branches: list) -> tuple[int, int, bool] | None:
     return None
 
 
+def every_warp_alike(branches: list) -> bool:
+    """Whether every warp with lanes at the branch has as many of them taking it (`tid % 4 == 0`), rather than
+    a split that differs from warp to warp (a triangular matmul's `row <= col`)."""
+    counts = set()
+    for b in branches:
+        if b.cond is None:
+            continue
+        for w in warps(len(b.mask)):
+            active = b.mask[w]
+            if active.any():
+                counts.add(int(((b.cond[w] != 0) & active).sum()))
+    return len(counts) <= 1
+
+
 class DivergentBranch(Rule):
     """## What it does
     Flags an `if`/`switch` whose condition differs between lanes of the same warp and that guards real work
@@ -247,8 +261,11 @@ class DivergentBranch(Rule):
                            f"condition depends on {deps}) and no warp takes it whole, so the body runs with "
                            f"{active - taken} lanes idle; spread the work over the warp's lanes")
             elif one_path:
-                message = (f"Interleaved branch: {taken} of {active} lanes of every warp take it (the condition "
-                           f"depends on {deps}), so each warp runs the body with the other lanes idle; map the "
+                alike = every_warp_alike(per_run[0])
+                which = "every warp" if alike else "a warp (other warps differ)"
+                who = "each warp runs" if alike else "the warps it splits run"
+                message = (f"Interleaved branch: {taken} of {active} lanes of {which} take it (the condition "
+                           f"depends on {deps}), so {who} the body with the other lanes idle; map the "
                            "work to contiguous lanes so whole warps skip it")
             else:
                 pattern = "interleaved " if interleaved else ""
