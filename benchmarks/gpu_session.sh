@@ -52,8 +52,9 @@ for stage in "$@"; do
                    --evaluations 32 --width 8 --llm-seconds 10 --timeout 120 --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
     # carry .cudaforge (benchmarks/cudaforge_side_by_side.py says what it holds)
     cudaforge) timeout $(left 570) python3 benchmarks/cudaforge_side_by_side.py 2>&1 | tee "$OUT/cudaforge.log" | tail -12 ;;
-    # carry .ray (benchmarks/ray_slim.sh makes it): the same chain, local then as Ray tasks on a one-GPU cluster
-    # on loopback; compare the best variants. Both paths follow measured times, so they part where two variants
+    # carry .ray (benchmarks/ray_slim.sh makes it): on a one-GPU cluster on loopback, the same candidates local
+    # and as Ray tasks (benchmarks/ray_same_results.py: verdicts equal, medians within 3 %), then the same chain
+    # both ways; compare the best variants. Both paths follow measured times, so they part where two variants
     # time within noise: on this CPU-only machine both the tree (0.67x and 0.26x) and the chain (0.28x and 1.35x)
     # ended on different variants; on the GPU a chain, whose prompts depend on fewer comparisons, is the test
     ray-search)
@@ -61,6 +62,8 @@ for stage in "$@"; do
       RAY="env PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} python3 -m ray.scripts.scripts"
       $RAY start --head --port=6390 --node-ip-address=127.0.0.1 --include-dashboard=false --num-gpus=1 \
         --disable-usage-stats --temp-dir=/tmp/clray >"$OUT/ray-start.log" 2>&1 || tail -5 "$OUT/ray-start.log"
+      PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" timeout $(left 240) python3 benchmarks/ray_same_results.py \
+        --ray 127.0.0.1:6390 --problem 19_ReLU --count 6 2>&1 | tee "$OUT/ray-same.log" | tail -9
       half=$(( $(left 540) / 2 ))
       for via in local ray; do
         extra=(); [ $via = ray ] && extra=(--ray 127.0.0.1:6390)
