@@ -123,45 +123,36 @@ def _declares(declarator, name: str) -> bool:
     return declarator is not None and ts.text(declarator) == name
 
 
-def whole_warp_takes(branches: list) -> bool:
-    """Whether some warp takes the branch with all its active lanes (then the split warps are the boundary)."""
+def warp_lanes(branches: list) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(lanes taking the branch, lanes at it) of each simulated warp, for every recorded pass with a known
+    condition."""
     for b in branches:
         if b.cond is None:
             continue
         for w in warps(len(b.mask)):
             active = b.mask[w]
-            if active.any() and np.all(b.cond[w][active] != 0):
-                return True
-    return False
+            yield (b.cond[w] != 0) & active, active
+
+
+def whole_warp_takes(branches: list) -> bool:
+    """Whether some warp takes the branch with all its active lanes (then the split warps are the boundary)."""
+    return any(active.any() and taken.sum() == active.sum() for taken, active in warp_lanes(branches))
 
 
 def warp_split(branches: list) -> tuple[int, int, bool] | None:
     """(lanes taking the branch, active lanes, taken lanes not contiguous) of the first divergent warp."""
-    for b in branches:
-        if b.cond is None:
-            continue
-        for w in warps(len(b.mask)):
-            active = b.mask[w]
-            taken = (b.cond[w] != 0) & active
-            n_taken, n_active = int(taken.sum()), int(active.sum())
-            if 0 < n_taken < n_active:
-                lanes = np.flatnonzero(taken)
-                return n_taken, n_active, bool(lanes[-1] - lanes[0] + 1 != lanes.size)
+    for taken, active in warp_lanes(branches):
+        n_taken, n_active = int(taken.sum()), int(active.sum())
+        if 0 < n_taken < n_active:
+            lanes = np.flatnonzero(taken)
+            return n_taken, n_active, bool(lanes[-1] - lanes[0] + 1 != lanes.size)
     return None
 
 
 def every_warp_alike(branches: list) -> bool:
     """Whether every warp with lanes at the branch has as many of them taking it (`tid % 4 == 0`), rather than
     a split that differs from warp to warp (a triangular matmul's `row <= col`)."""
-    counts = set()
-    for b in branches:
-        if b.cond is None:
-            continue
-        for w in warps(len(b.mask)):
-            active = b.mask[w]
-            if active.any():
-                counts.add(int(((b.cond[w] != 0) & active).sum()))
-    return len(counts) <= 1
+    return len({int(taken.sum()) for taken, active in warp_lanes(branches) if active.any()}) <= 1
 
 
 class DivergentBranch(Rule):
