@@ -241,17 +241,20 @@ def read_headers(path: str, includes: list[str], read_include: IncludeReader | N
     def visit(names: list[str], including: str, depth: int) -> None:
         nonlocal total
         for name in names:
+            if total > MAX_HEADER_BYTES:
+                return
+            # where it is, before reading it: a header included from many (ggml's common.cuh) is read once
+            where = (locate(name, including) if locate is not None else None) or str(Path(including).parent / name)
+            key = os.path.normpath(where)
+            if key in seen:
+                continue
+            seen.add(key)
             try:
                 text = read_include(name, including)
             except OSError:
                 text = None
             if text is None:
                 continue
-            where = (locate(name, including) if locate is not None else None) or str(Path(including).parent / name)
-            key = os.path.normpath(where)
-            if key in seen:
-                continue
-            seen.add(key)
             source = parser_text(text.replace("\0", " ")).encode("utf-8", errors="surrogatepass")
             total += len(source)
             if total > MAX_HEADER_BYTES:
