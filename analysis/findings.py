@@ -137,5 +137,7 @@ class Finding:
 
 
 def sort_key(f: Finding) -> tuple:
-    return (f.path, f.span.line, f.span.column, f.code)
+    # a total order: two findings may start at one place (`a/b*c/d` holds two divisions), and `cudalens check`
+    # gathers a directory's from its worker processes in whatever order they finish
+    return (f.path, f.span.line, f.span.column, f.code, f.span.end_line, f.span.end_column, f.message)
 
