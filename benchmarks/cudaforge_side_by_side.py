@@ -114,7 +114,12 @@ def cudalens_round(evaluator: ProfilerEvaluator, test: str) -> tuple[float, bool
     stages = ", ".join(f"{name} {secs:.1f} s" for name, secs in evaluation.stages)
     speed = f"{evaluation.speedup:.2f}×" if evaluation.speedup else "no speedup"
     counters = sum(len(p.metrics) for p in evaluation.profiles)
-    return seconds, evaluation.correct, f"{stages}; {speed}; {counters} ncu metrics"
+    said = f"{stages}; {speed}; {counters} ncu metrics"
+    if not evaluation.correct:
+        log = evaluation.compile.log.strip().splitlines()
+        why = evaluation.correctness.message or (log[-1] if log else "; ".join(evaluation.notes))
+        said += f"; why: {why}"
+    return seconds, evaluation.correct, said
 
 
 def main() -> int:

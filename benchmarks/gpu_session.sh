@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer | cudaforge | ray-search
+# Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -34,6 +34,10 @@ for stage in "$@"; do
     profiler-bench) timeout $(left 570) python3 benchmarks/profiler_speed.py --full 2>&1 | tee "$OUT/profiler-bench.log" | tail -20 ;;
     optimize-bench) timeout $(left 300) python3 benchmarks/gpu_optimize_loop.py 2>&1 | tee "$OUT/optimize-bench.log" | tail -60 ;;
     optimize-cold-ncu) timeout $(left 300) python3 benchmarks/gpu_optimize_loop.py --no-ncu-standby 2>&1 | tee "$OUT/optimize-cold-ncu.log" | tail -60 ;;
+    full-size) timeout $(left 360) python3 benchmarks/full_size_rounds.py --rounds "${FULL_ROUNDS:-3}" 2>&1 \
+                 | tee "$OUT/full-size.log" | tail -14 ;;
+    holes) timeout $(left 300) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/runtime/test_verdicts_gpu.py 2>&1 \
+             | tee "$OUT/holes.log" | tail -15 ;;
     ncu-phases) timeout $(left 120) python3 benchmarks/ncu_phases.py 2>&1 | tee "$OUT/ncu-phases.log" ;;
     server-bench) timeout $(left 570) python3 benchmarks/server_gpu_save.py --repeat 2 --think 5 2>&1 | tee "$OUT/server-bench.log" | tail -20 ;;
     fast-build) timeout $(left 200) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/runtime/test_runtime_gpu.py -k optimize_problems \
@@ -49,7 +53,7 @@ for stage in "$@"; do
                     --policies chain,beam,tree --evaluations 8 --width 8 --llm-seconds 3 --timeout 120 --timing-check \
                     --out "$OUT/search-runs" 2>&1 | tee "$OUT/search-bench.log" | tail -40 ;;
     search-rate) timeout $(left 400) python3 benchmarks/search_standin.py --problems 19_ReLU --policies tree \
-                   --evaluations 32 --width 8 --llm-seconds 10 --timeout 120 --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
+                   --evaluations "${SEARCH_EVALS:-32}" --width 8 --llm-seconds 10 --timeout 120 --timing-check 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
     # carry .cudaforge (benchmarks/cudaforge_side_by_side.py says what it holds)
     cudaforge) timeout $(left 570) python3 benchmarks/cudaforge_side_by_side.py 2>&1 | tee "$OUT/cudaforge.log" | tail -12 ;;
     # carry .ray (benchmarks/ray_slim.sh makes it): on a one-GPU cluster on loopback, the same candidates local
