@@ -79,7 +79,8 @@ def failing_verdict(inp: JudgeInput) -> Verdict | None:
         for pattern, text in _COMPILE_HINTS:
             m = re.search(pattern, inp.compile.log)
             if m:
-                hint = text.format(next((g for g in m.groups() if g), ""))
+                # not str.format: the hints hold literal braces ("a missing '}'")
+                hint = text.replace("{0}", next((g for g in m.groups() if g), ""))
                 break
         return Verdict(
             inp.kernel,

@@ -188,6 +188,24 @@ def test_evidence_points_at_the_hottest_line_or_the_static_finding() -> None:
     assert v.method == "pad-shared-memory" and v.evidence[0].line == 20
 
 
+@pytest.mark.parametrize(
+    "error",
+    [
+        'error: identifier "acc" is undefined',
+        "error: no instance of overloaded function \"atomicAdd\" matches the argument list",
+        'error: a value of type "float *" cannot be used to initialize an entity of type "int *"',
+        'error: expected a ";"',  # the stand-in Coder's broken variant; its hint names a literal '}'
+        "ptxas error   : Entry function 'k' uses too much shared data",
+        "undefined symbol: _Z3runN2at6TensorE",
+        "ModuleNotFoundError: No module named 'triton'",
+        "SyntaxError: invalid syntax",
+    ],
+)
+def test_every_compile_hint_is_a_verdict(error: str) -> None:
+    v = judge(JudgeInput("k", compile=CompileOutcome(ok=False, log=f"kernel.cu(7): {error}\n1 error detected")))
+    assert v.status == "failing" and v.fix_hint and "{" not in v.fix_hint.replace("'}'", "")
+
+
 def test_failing_kernels_get_critical_issue_and_minimal_fix() -> None:
     log = 'kernel.cu(7): error: identifier "blockDimx" is undefined\n1 error detected'
     v = judge(JudgeInput("k", compile=CompileOutcome(ok=False, log=log)))
