@@ -26,7 +26,7 @@ from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
 from cudalens.agents.coder.extract import NoCodeError, extract_source
 from cudalens.agents.coder.prompts import PromptContext, no_code_followup, optimize_messages, repair_messages
 from cudalens.agents.coder.usage import Usage
-from cudalens.agents.evaluation import CandidateEvaluator, Evaluation
+from cudalens.agents.evaluation import CandidateEvaluator, Evaluation, EvaluationKind
 from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.agents.judge import Verdict, judge, judge_input
 from cudalens.agents.judge.methods import METHODS
@@ -155,6 +155,12 @@ class OptimizeLoop:
         self._halt = threading.Event()  # cancel or the wall-time budget: every branch stops
         self._lock = threading.Lock()  # usage and the table of sources seen, shared by the branches
         self._seen: dict[str, Future[RoundRecord | None]] = {}
+        # beam and tree profile a candidate when it is first expanded, not when it is evaluated: most leaves of a
+        # wide search are never expanded, and ncu is most of a round's GPU time (≈ 4–7 s of ≈ 6–8 s on the
+        # H200). The chain expands every correct candidate at once, so it profiles in the same job.
+        self._profile_on_expand = self.policy.name != "chain"
+        self._profiled: dict[int, Future[RoundRecord]] = {}  # node → the node with its profile and new verdict
+        self._no_profiles = False  # a profile came back empty (no ncu, profiling off): stop asking for more
         self._started = time.monotonic()
 
     # -- steps -------------------------------------------------------------------------------------------
@@ -164,11 +170,50 @@ class OptimizeLoop:
             LoopProgress(k, self.settings.rounds, phase, best[2] if best else None, message, best[0] if best else None)
         )
 
-    def _evaluate(self, source: str) -> tuple[Evaluation | None, float, str]:
+    def _evaluate(self, source: str, kind: EvaluationKind = "full") -> tuple[Evaluation | None, float, str]:
         """On the first free device, and that device; None when the run was stopped before one was free."""
         t0 = time.perf_counter()
-        evaluation, device = self.devices.evaluate(source, "full", self._halt)
+        evaluation, device = self.devices.evaluate(source, kind, self._halt)
         return evaluation, time.perf_counter() - t0, device
+
+    def _with_profile(self, rec: RoundRecord) -> RoundRecord:
+        """`rec` profiled and judged again, once per node however many branches expand it at once (the others
+        wait for the first): the Coder's prompt gets measured evidence."""
+        if not self._wants_profile(rec):
+            return rec
+        with self._lock:
+            running = self._profiled.get(rec.index)
+            if running is None:
+                mine: Future[RoundRecord] = Future()
+                self._profiled[rec.index] = mine
+        if running is not None:
+            return running.result()
+        out = rec
+        try:
+            assert rec.source is not None and rec.evaluation is not None
+            profiled, secs, _ = self._evaluate(rec.source, "profile")
+            if profiled is not None and profiled.correct and not profiled.profiles:
+                self._no_profiles = True
+            if profiled is not None and (profiled.profiles or profiled.notes):
+                old = rec.evaluation
+                evaluation = replace(old, profiles=profiled.profiles, notes=(*old.notes, *profiled.notes),
+                                     stages=(*old.stages, ("profile on expansion", secs)))
+                out = replace(rec, evaluation=evaluation, verdict=self._judge(rec.source, evaluation, list(rec.cheats)),
+                              seconds_eval=rec.seconds_eval + secs)
+        finally:
+            mine.set_result(out)
+        return out
+
+    def _wants_profile(self, rec: RoundRecord) -> bool:
+        return self._profile_on_expand and not self._no_profiles and needs_profile(rec)
+
+    def _refresh_profiled(self, tree: SearchTree) -> None:
+        """Nodes whose profile has come in replace their first record (the loop's own thread owns the tree)."""
+        for index, future in list(self._profiled.items()):
+            rec = future.result() if future.done() else None
+            if rec is not None and rec is not tree.nodes.get(index):
+                tree.nodes[index] = rec
+                self._record(rec)
 
     def _judge(self, source: str, evaluation: Evaluation | None, cheats: list[CheatFinding]) -> Verdict:
         return judge(
@@ -229,18 +274,27 @@ class OptimizeLoop:
         label = f"round {k}/{self.settings.rounds}"
         if self.policy.name != "chain":
             label += f" (from #{e.parent}{', ' + e.method if e.method else ''})"
+        method = e.method
+        if e.kind == "optimize" and self._wants_profile(parent):
+            self._progress(k, "evaluating", f"{label}: profiling #{parent.index} before asking about it")
+            predicted = parent.verdict
+            parent = self._with_profile(parent)
+            if self._halt.is_set():
+                return None, "cancelled"
+            if predicted is not None and parent.verdict is not None and method == predicted.method:
+                method = parent.verdict.method  # the Judge's first choice, now from measured evidence
         self._progress(k, "coding", f"{label}: asking the Coder ({e.kind})")
         try:
-            candidate, usage, error, llm_s = self._ask(k, e.kind, parent, e.method)
+            candidate, usage, error, llm_s = self._ask(k, e.kind, parent, method)
         except CoderCancelled:
             return None, "cancelled"
         except CoderError as exc:
-            return RoundRecord(k, e.kind, None, None, None, error=str(exc), parent=e.parent, method=e.method), (
+            return RoundRecord(k, e.kind, None, None, None, error=str(exc), parent=e.parent, method=method), (
                 "coder-error"
             )
         if candidate is None:
             rec = RoundRecord(k, e.kind, None, None, None, usage=usage, error=error, seconds_llm=llm_s,
-                              parent=e.parent, method=e.method)
+                              parent=e.parent, method=method)
             return rec, "no-code"
         key = normalised_key(candidate)
         with self._lock:
@@ -253,10 +307,10 @@ class OptimizeLoop:
             if original is None:
                 return None, "cancelled"
             return replace(original, index=k, kind=e.kind, source=candidate, usage=usage, seconds_eval=0.0,
-                           seconds_llm=llm_s, parent=e.parent, method=e.method, duplicate_of=original.index), "ok"
+                           seconds_llm=llm_s, parent=e.parent, method=method, duplicate_of=original.index), "ok"
         rec = None
         try:
-            rec = self._evaluate_round(k, e, label, candidate, usage, llm_s)
+            rec = self._evaluate_round(k, replace(e, method=method), label, candidate, usage, llm_s)
         finally:
             mine.set_result(rec)
             if rec is None:  # stopped before it ran: a later identical reply is evaluated after all
@@ -284,6 +338,7 @@ class OptimizeLoop:
                 stop, detail = "machine", machine
             while True:
                 self._halt_if_stopped()
+                self._refresh_profiled(tree)
                 if stop is None:
                     stop = self._should_stop(tree, stale * 1.0 / width, asked)
                 if stop is None and asked < self.settings.rounds and len(inflight) < width:
@@ -318,6 +373,7 @@ class OptimizeLoop:
                         stale = 0
                     if self.cancel.is_set():
                         stop = stop or "cancelled"
+        self._refresh_profiled(tree)
         if stop is None:
             stop = "budget" if self._over_budget() else "rounds" if asked >= self.settings.rounds else "no-progress"
             if stop == "rounds" and self.settings.repair_only and any(_correct(r) for r in tree.nodes.values()):
@@ -403,7 +459,7 @@ class OptimizeLoop:
         if self._halt.is_set():
             return None
         self._progress(k, "evaluating", f"{label}: compiling, testing, timing")
-        evaluation, secs, device = self._evaluate(candidate)
+        evaluation, secs, device = self._evaluate(candidate, "time" if self._profile_on_expand else "full")
         if evaluation is None:
             return None
         verdict = self._judge(candidate, evaluation, cheats)
@@ -445,6 +501,13 @@ class OptimizeLoop:
             "seconds_llm": rec.seconds_llm,
         }
         self.log.write_round(rec.index, files)
+
+
+def needs_profile(rec: RoundRecord) -> bool:
+    """A correct GPU candidate evaluated without its ncu profile (a leaf of a beam or tree search so far)."""
+    e = rec.evaluation
+    return (rec.source is not None and e is not None and e.correct and e.device.startswith("cuda")
+            and not e.profiles and not any(n.startswith("ncu") for n in e.notes))
 
 
 def _correct(rec: RoundRecord) -> bool:

@@ -62,3 +62,47 @@ def test_relu_loop_ends_on_the_fast_candidate(
             evaluator.close()
     assert [r.evaluation.correct for r in result.rounds] == [True, False, True, True]
     assert result.best_round == 3 and result.best_source == problem.fast and result.best_speedup > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(1200)
+def test_a_wide_search_profiles_a_candidate_when_it_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beam of 2, three requests: round 0 is profiled in its own job (it is always expanded), the two children of
+    the first wave are timed without ncu, and the one the third request expands is profiled before the Coder is
+    asked about it; a leaf never expanded keeps no profile."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device here")
+    op = _problems()
+    problem = op.PROBLEMS[0]
+    monkeypatch.setenv("GPU_TEST_KEY", "sk-gpu-test")
+    fence = "```python\n{}```\n"
+    # the first wave: slow and fast (in either order), then one more from the faster of them
+    script = [reply(fence.format(problem.slow)), reply(fence.format(problem.fast)), reply(fence.format(problem.wrong))]
+    evaluator = ProfilerEvaluator(op.reference_file(problem), ProfilerEvaluatorSettings(timeout_s=600))
+    with FakeOpenAI(script) as fake:
+        loop = OptimizeLoop(
+            evaluator,
+            CoderClient(CoderSettings(base_url=fake.base_url, model="m", api_key_env="GPU_TEST_KEY")),
+            op.reference_file(problem),
+            kernel="relu_kernel",
+            settings=LoopSettings(rounds=3, patience=5, search="beam", width=2),
+            run_root=tmp_path / "runs",
+        )
+        try:
+            result = loop.run(problem.start)
+        finally:
+            evaluator.close()
+    rounds = {r.index: r for r in result.rounds}
+    assert rounds[0].evaluation.profiles and "ncu" in dict(rounds[0].evaluation.stages)
+    expanded = {r.parent for r in result.rounds if r.index > 2}
+    children = [rounds[1], rounds[2]]
+    assert all(r.evaluation.correct for r in children)
+    for r in children:
+        stages = dict(r.evaluation.stages)
+        assert "ncu" not in stages
+        if r.index in expanded:
+            assert r.evaluation.profiles and "profile on expansion" in stages
+            assert r.verdict is not None and r.verdict.status == "measured" and r.verdict.roofline
+        else:
+            assert not r.evaluation.profiles

@@ -7,6 +7,7 @@ import itertools
 import re
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from cudalens.agents.evaluation import (
     Evaluation,
 )
 from cudalens.agents.judge.verdict import Verdict
-from cudalens.agents.optimize_loop import LoopProgress, LoopSettings, OptimizeLoop
+from cudalens.agents.optimize_loop import LoopProgress, LoopSettings, OptimizeLoop, needs_profile
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.search.devices import DeviceLeases, visible_gpus
 from cudalens.agents.search.policies import Beam, Chain, Tree, methods_for
@@ -83,6 +84,16 @@ def test_tree_prefers_the_fast_subtree_and_spreads_concurrent_picks() -> None:
     assert picks[0].parent in (1, 3)  # the fast branch first
     assert len({(e.parent, e.method) for e in picks}) == 4  # virtual loss: no request chosen twice
     assert len({e.parent for e in picks}) >= 2
+
+
+def test_a_correct_gpu_candidate_without_a_profile_is_profiled_when_expanded() -> None:
+    gpu = _node(1, 0, 2.0)
+    gpu = replace(gpu, evaluation=replace(gpu.evaluation, device="cuda:0"))
+    assert needs_profile(gpu)
+    assert not needs_profile(replace(gpu, evaluation=replace(gpu.evaluation, notes=("ncu: not installed",))))
+    assert not needs_profile(_node(2, 0, 2.0))  # on the CPU there is nothing to profile
+    failing = _node(3, 0, None)
+    assert not needs_profile(replace(failing, evaluation=replace(failing.evaluation, device="cuda:0")))
 
 
 def test_normalised_sources_and_the_rendered_tree() -> None:
