@@ -202,13 +202,16 @@ FAMILIES: dict[str, Family] = {
 class StandIn:
     """The responder: reads the candidate and the Judge's method from the prompt, answers with a mutation of
     it (one axis one step), a wrong variant (`p_wrong`) or a failing one (`p_fail`); a repair prompt gets the
-    parent's parameters without the flaw. Deterministic per prompt (seeded by its text and how often it came)."""
+    parent's parameters without the flaw. Seeded by the prompt's text and how often it came; like a sampled LLM
+    asked about one candidate with different methods, it does not give the same variant of a parent twice while
+    its one-step neighbours last (so concurrent requests make the answers depend on their order)."""
 
     def __init__(self, family: Family, seed: int = 0, p_wrong: float = 0.15, p_fail: float = 0.1,
                  llm_seconds: float = 0.0) -> None:
         self.family, self.seed, self.p_wrong, self.p_fail = family, seed, p_wrong, p_fail
         self.llm_seconds = llm_seconds
         self._asked: dict[str, int] = {}
+        self._given: dict[str, set[str]] = {}  # a parent's parameters → the variants already answered for it
         self._lock = threading.Lock()
 
     def __call__(self, body: dict) -> Scripted:
@@ -231,14 +234,31 @@ class StandIn:
         return self._reply(self.family.source(params, flaw))
 
     def _mutate(self, params: Params, prompt: str, rng: random.Random) -> Params:
-        axis = next((a for m, a in self.family.steers.items() if m in _methods_named(prompt)), None)
-        axis = axis or rng.choice(list(self.family.axes))
-        values = self.family.axes[axis]
-        i = values.index(params[axis]) if params[axis] in values else 0
-        j = min(max(i + rng.choice((-1, 1, 1)), 0), len(values) - 1)
-        if j == i:
-            j = i - 1 if i > 0 else i + 1
-        return {**params, axis: values[j]}
+        """One axis one step: the method's axis first, else a random one, mostly upwards; the first of those
+        not yet answered for this parent, then (all given) the nearest variant two or three steps away that was
+        not; the first of all when every one was."""
+        steered = next((a for m, a in self.family.steers.items() if m in _methods_named(prompt)), None)
+        layer, options = [params], []
+        for _ in range(3):
+            layer = [n for p in layer for n in self._neighbours(p, steered, rng) if n != params and n not in options]
+            options += layer
+        with self._lock:
+            given = self._given.setdefault(json.dumps(params, sort_keys=True), set())
+            choice = next((o for o in options if json.dumps(o, sort_keys=True) not in given), options[0])
+            given.add(json.dumps(choice, sort_keys=True))
+        return choice
+
+    def _neighbours(self, params: Params, first: str | None, rng: random.Random) -> list[Params]:
+        """`params` one step away on each axis: `first` (the method's axis) first, the others shuffled."""
+        others = [a for a in self.family.axes if a != first]
+        rng.shuffle(others)
+        out = []
+        for axis in ([first] if first else []) + others:
+            values = self.family.axes[axis]
+            i = values.index(params[axis]) if params[axis] in values else 0
+            out += [{**params, axis: values[i + d]} for d in rng.choice(((1, -1), (1, -1), (-1, 1)))
+                    if 0 <= i + d < len(values)]
+        return out
 
     def _reply(self, source: str) -> Scripted:
         text = f"Here is the variant.\n\n```python\n{source}```\n"
