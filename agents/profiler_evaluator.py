@@ -32,7 +32,7 @@ from cudalens.agents.evaluation import (
 from cudalens.profiler import child_env, processes
 from cudalens.profiler.ncu import metrics as M
 from cudalens.profiler.ncu import standby
-from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
+from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
 from cudalens.profiler.protocol import JobRequest
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.worker_client import WorkerPool, WorkerStartError
@@ -69,6 +69,8 @@ class ProfilerEvaluator:
     _profiling: processes.CancelToken | None = field(default=None, init=False, repr=False)
     # its warm ncu targets are its own: close() ends them, not the server's or another run's
     _standby_owner: str = field(default_factory=lambda: f"optimize-{uuid.uuid4().hex[:12]}", init=False, repr=False)
+    # an evaluation ran on CUDA: from then on each profiled round warms a spare ncu target for the next
+    _on_gpu: bool = field(default=False, init=False, repr=False)
 
     def _worker_pool(self) -> WorkerPool:
         if self._pool is None:
@@ -105,6 +107,10 @@ class ProfilerEvaluator:
             reference, candidate = folder / "reference.py", folder / "candidate.py"
             reference.write_text(self.reference_source, encoding="utf-8")
             candidate.write_text(source, encoding="utf-8")
+            if kind in ("full", "profile") and self.settings.profile and self.settings.ncu_standby and self._on_gpu:
+                # this round's target and a spare that warms while it is built and tested, so that a round right
+                # after this one finds one ready, as a save does (profiler/ncu/standby.py)
+                prepare_standby(self._profile_request(candidate, reference), str(candidate), source, count=2)
             payload = {
                 "path": str(candidate),
                 "reference": str(reference),
@@ -127,6 +133,7 @@ class ProfilerEvaluator:
             finally:
                 self._job = None
             evaluation = evaluation_from_job(source, status, data, error, self.settings.timeout_s)
+            self._on_gpu = self._on_gpu or evaluation.device.startswith("cuda")
             evaluation = replace(evaluation, builds=tuple(data.get("builds") or ()),
                                  stages=(("build+test+time", time.perf_counter() - started),))
             if (

@@ -106,3 +106,30 @@ def test_a_wide_search_profiles_a_candidate_when_it_is_expanded(tmp_path: Path, 
             assert r.verdict is not None and r.verdict.status == "measured" and r.verdict.roofline
         else:
             assert not r.evaluation.profiles
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(900)
+def test_a_profiled_round_warms_a_spare_ncu_target_before_its_build(tmp_path: Path) -> None:
+    """From the second round on, the evaluator starts the next round's ncu target when a round begins (as a save
+    does), not when its profile ends: the one left after round 2 was started before round 2's profile."""
+    import shutil
+    import time
+
+    from cudalens.profiler.ncu import standby
+
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or shutil.which("ncu") is None:
+        pytest.skip("needs a CUDA device and ncu")
+    op = _problems()
+    problem = op.PROBLEMS[0]
+    evaluator = ProfilerEvaluator(op.reference_file(problem), ProfilerEvaluatorSettings(timeout_s=600))
+    try:
+        assert evaluator.evaluate(problem.slow).profiles
+        second = evaluator.evaluate(problem.fast)
+        profiled_for = dict(second.stages)["ncu"]
+        mine = [s for queue in standby._STANDBYS.values() for s in queue if s.owner == evaluator._standby_owner]
+        assert second.profiles and len(mine) == 1
+        assert mine[0].folder.stat().st_ctime < time.time() - profiled_for
+    finally:
+        evaluator.close()
