@@ -55,6 +55,7 @@ CUDAFORGE_PROFILE = """
 import sys
 from run_ncu import profile_bench, load_ncu_metrics, metrics_to_prompt
 csv = profile_bench(bench_py="bench_ref_inputs_0.py", out_csv=sys.argv[1])
+print("PROFILED", csv, flush=True)
 df = load_ncu_metrics(csv, extra_keep=("Kernel Name",), name_list=[sys.argv[2]], select="last")
 print("METRICS", len(df.columns), "columns,", len(df), "rows")
 print(metrics_to_prompt(df)[:400])
@@ -100,9 +101,15 @@ def cudaforge_round(cudaforge: Path, work: Path, ref: str, test: str, env: dict[
     profile = subprocess.run([sys.executable, "-c", CUDAFORGE_PROFILE, str(work / "ncu.csv"), KERNEL], cwd=work,
                              env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
-    said = f"compare_and_bench {t_bench:.1f} s ({ {k: result.get(k) for k in ('ref_latency_ms', 'test_latency_ms')} })"
+    means = {k: round(v["avg"], 3) if isinstance(v := result.get(k), dict) and "avg" in v else v
+             for k in ("ref_latency_ms", "test_latency_ms")}
+    said = f"compare_and_bench {t_bench:.1f} s (mean ms: {means})"
     if profile.returncode != 0:
-        return seconds, False, said + f"; profile_bench failed: {(profile.stderr or profile.stdout).strip()[-400:]}"
+        error = (profile.stderr or profile.stdout).strip().splitlines()
+        if "PROFILED" in profile.stdout:  # ncu ran and wrote its CSV; only CudaForge's reader of it raised
+            return seconds, True, said + f"; ncu {seconds - t_bench:.1f} s, then load_ncu_metrics raised: " + (
+                error[-1] if error else "?")
+        return seconds, False, said + f"; profile_bench failed: {error[-1] if error else '?'}"
     metrics = next((ln for ln in profile.stdout.splitlines() if ln.startswith("METRICS")), "no metrics line")
     return seconds, True, f"{said}; ncu {seconds - t_bench:.1f} s, {metrics}"
 
