@@ -149,3 +149,22 @@ def test_old_candidates_are_pruned_least_recently_used_first(tmp_path):
     os.utime(tmp_path / "c0")  # used just now
     fast._prune(tmp_path, keep=3)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c0", "c3", "c4"]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_the_first_build_precompiles_the_header_beside_its_compiles(tmp_path, monkeypatch):
+    """The glue's include path is there at once; the `.gch` appears whole when the thread ends; a later build
+    finds it and starts no thread. (CPU torch has no CUDA_HOME of its own: the toolkit beside nvcc is named.)"""
+    cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
+    monkeypatch.setattr(cpp_extension, "CUDA_HOME", str(Path(_cuda_include()).parent))
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")  # no GPU to ask
+    build = tmp_path / "fast_builds" / "relu_x"
+    build.mkdir(parents=True)
+    flags = fast.build_flags({})
+    header, thread = fast._precompiled_header("relu_x", build, flags)
+    assert thread is not None and header.name == "cudalens_torch_lite.h" and header.read_text() == fast._LITE_HEADER
+    thread.join()
+    assert (header.parent / "cudalens_torch_lite.h.gch").is_file(), (header.parent / "failed.txt").read_text()
+    assert not list(header.parent.glob("*.gch.*"))  # no partial file left
+    again, none = fast._precompiled_header("relu_x", build, flags)
+    assert again == header and none is None
