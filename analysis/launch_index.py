@@ -10,9 +10,8 @@ analysis thread and from the workspace scan.
 from __future__ import annotations
 
 import os
-import re
 import threading
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -20,7 +19,6 @@ from cudalens.analysis.findings import Span
 from cudalens.analysis.launch_sites import LaunchValues
 
 MAX_INCLUDE_DEPTH = 4
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
 @dataclass(frozen=True)
@@ -135,22 +133,7 @@ def _changed(old: FileLaunches | None, new: FileLaunches | None) -> set[str]:
         set() if old is None or new is None or old.includes == new.includes else set(before) | set(after))
 
 
-def include_closure(path: str, text: str, locate: Callable[[str, str], str | None],
-                    read: Callable[[str, str], str | None]) -> frozenset[str]:
-    """The real paths of the local headers (`#include "x.cuh"`) a file includes, and those they include.
-    `locate` and `read` take the name as written and the including file's path (an IncludeReader's)."""
-    found: set[str] = set()
-    frontier: list[tuple[str, str]] = [(path, text)]
-    for _ in range(MAX_INCLUDE_DEPTH):
-        nxt: list[tuple[str, str]] = []
-        for including, source in frontier:
-            for name in _INCLUDE.findall(source):
-                located = locate(name, including)
-                if located is None or identity(located) in found:
-                    continue
-                found.add(identity(located))
-                header = read(name, including)
-                if header is not None:
-                    nxt.append((located, header))
-        frontier = nxt
-    return frozenset(found)
+def header_identities(paths: Iterable[str]) -> frozenset[str]:
+    """The real paths of the headers a file's analysis read (`FileLaunches.includes`): one walk of the include
+    graph, pipeline.read_headers, for the analysis and the index alike."""
+    return frozenset(identity(p) for p in paths)

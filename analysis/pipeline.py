@@ -26,7 +26,7 @@ from cudalens.analysis.launch_configs import (
     with_launches,
 )
 from cudalens.analysis.launch_directive import DirectiveError, launch_directives
-from cudalens.analysis.launch_index import MAX_INCLUDE_DEPTH, FileLaunches, include_closure
+from cudalens.analysis.launch_index import MAX_INCLUDE_DEPTH, FileLaunches, header_identities
 from cudalens.analysis.model import KernelModel, build_model
 from cudalens.analysis.positions import LineIndex, parser_text
 from cudalens.analysis.report import (
@@ -82,6 +82,7 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     unit = build_unit(source, doc.parse(source) if to_file is None else None)
     report.includes.extend(unit.includes)
     headers = read_headers(doc.path, unit.includes, doc.read_include)
+    report.headers.extend(h.path for h in headers)
     texts = [h.source for h in headers]
     header_units = [header_unit(h.source) for h in headers]
     for header in header_units:
@@ -273,26 +274,12 @@ def launch_entry(path: str, text: str, read_include: IncludeReader | None) -> Fi
     text = parser_text(text.replace("\0", " "))  # as run_pipeline reads it: the same positions
     source = text.encode("utf-8", errors="surrogatepass")
     unit = build_unit(source)
-    for header in read_headers(path, unit.includes, read_include):
+    headers = read_headers(path, unit.includes, read_include)
+    for header in headers:
         unit.include(header_unit(header.source))
     context = FileContext(path, unit, LineIndex(text), None)
-    return FileLaunches(tuple(own_records(context)), included_files(path, text, read_include),
+    return FileLaunches(tuple(own_records(context)), header_identities(h.path for h in headers),
                         frozenset(k.name for k in unit.kernels if k.body is not None))
-
-
-def included_files(path: str, text: str, read_include: IncludeReader | None) -> frozenset[str]:
-    """The real paths of the local headers the file includes, and of those they include."""
-    if read_include is None:
-        return frozenset()
-    locate = getattr(read_include, "locate", None) or (lambda name, including: str(Path(including).parent / name))
-
-    def read(name: str, including: str) -> str | None:
-        try:
-            return read_include(name, including)
-        except OSError:
-            return None
-
-    return include_closure(path, text, locate, read)
 
 
 @lru_cache(maxsize=64)

@@ -60,6 +60,8 @@ class AnalysisReport:
     findings: list[Finding] = field(default_factory=list)
     kernels: list[KernelInfo] = field(default_factory=list)
     includes: list[str] = field(default_factory=list)  # header names this document includes
+    # where the local headers it includes were found, and those they include (pipeline.read_headers)
+    headers: list[str] = field(default_factory=list)
     # For .py files: the CUDA sources found in the Python text, with the first and last .py lines of each string.
     embedded_sources: list[tuple[str, int, int]] = field(default_factory=list)
     # Internal errors, one line each (the kernel they concern is skipped, the rest is still analysed).

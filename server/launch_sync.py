@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from cudalens.analysis.api import AnalysisReport, launch_entry
-from cudalens.analysis.launch_index import FileLaunches, LaunchIndex, include_closure
+from cudalens.analysis.launch_index import FileLaunches, LaunchIndex, header_identities
 from cudalens.server.watch import ignored_dir
 from cudalens.workspace.files import load_source
 from cudalens.workspace.includes import DiskIncludes
@@ -32,15 +31,12 @@ MAX_SCANNED_BYTES = 2_000_000  # a generated file this large is not where a kern
 class WorkspaceLaunches:
     def __init__(self) -> None:
         self.index = LaunchIndex()
-        # per file: the include names its text had and what they resolved to (an edit rarely changes them)
-        self._closures: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
-        self._lock = threading.Lock()
 
-    def from_report(self, path: str, text: str, report: AnalysisReport, resolver: DiskIncludes) -> set[str]:
+    def from_report(self, path: str, report: AnalysisReport) -> set[str]:
         """An open document's launches, from its analysis (in the analysis thread)."""
         if not path.endswith(CUDA_SUFFIXES) or not report.is_cuda:
             return set()
-        entry = FileLaunches(tuple(report.launch_records), self._closure(path, text, report.includes, resolver),
+        entry = FileLaunches(tuple(report.launch_records), header_identities(report.headers),
                              frozenset(k.name for k in report.kernels))
         return self.index.update(path, entry)
 
@@ -75,22 +71,6 @@ class WorkspaceLaunches:
                 logger.exception("launch index: cannot read the launches of %s", path)
         logger.info("launch index: %d files with launches", len(self.index))
         return changed
-
-    def _closure(self, path: str, text: str, includes: list[str], resolver: DiskIncludes) -> frozenset[str]:
-        # the analysis's include names are the key (a regex over the whole text cost 0.8 ms an edit on 3,300 lines)
-        names = tuple(includes)
-        with self._lock:
-            known = self._closures.get(path)
-        if known is not None and known[0] == names:
-            return known[1]
-        def read(name: str, including: str) -> str | None:  # not recorded: the analysis records what it read
-            found = resolver.find(name, including)
-            return found[1] if found is not None else None
-
-        closure = include_closure(path, text, resolver.locate, read) if names else frozenset()
-        with self._lock:
-            self._closures[path] = (names, closure)
-        return closure
 
 
 def _cuda_files(roots: Iterable[str]) -> Iterable[str]:

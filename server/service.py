@@ -417,7 +417,7 @@ class Service:
         report = entry.analyzer.update(text)
         for error in report.errors:
             logger.warning("%s", error)
-        changed = self.launches.from_report(state.path, text, report, entry.resolver) if not state.closed else set()
+        changed = self.launches.from_report(state.path, report) if not state.closed else set()
         # Only this document's own findings: one inside an included header has the header's positions. (The
         # analyzer, made with this `config`, has already dropped the codes it turns off.)
         own = state.analysis_path

@@ -112,3 +112,20 @@ def test_a_kernel_declared_in_a_header_and_defined_elsewhere_gets_its_launches(t
     [f] = [f for f in report.findings if f.code == "CL101"]
     assert f.severity == Severity.WARNING and "`stride` elements apart" in f.message
     assert f.related[-1].path == str(tmp_path / "main.cu")
+
+
+def test_the_index_counts_the_headers_the_analysis_read(tmp_path: Path) -> None:
+    """One walk of the include graph: a header included two levels down and one found through an include folder
+    (`<lib/...>`) are both the file's includes, in the index as in the analysis's report."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "deep.cuh").write_text("#pragma once\n#define COLS 512\n")
+    (tmp_path / "rows.cuh").write_text('#pragma once\n#include "mid.cuh"\n' + HEADER)
+    (tmp_path / "mid.cuh").write_text("#pragma once\n#include <lib/deep.cuh>\n")
+    main = tmp_path / "main.cu"
+    main.write_text(MAIN)
+    reader = DiskIncludes((str(tmp_path),))
+    entry = launch_entry(str(main), MAIN, reader)
+    report = analyze_text(str(main), MAIN, read_include=DiskIncludes((str(tmp_path),)))
+    expected = {str((tmp_path / n).resolve()) for n in ("rows.cuh", "mid.cuh", "lib/deep.cuh")}
+    assert entry.includes == expected
+    assert {str(Path(p).resolve()) for p in report.headers} == expected
