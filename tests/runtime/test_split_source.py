@@ -168,3 +168,15 @@ def test_the_first_build_precompiles_the_header_beside_its_compiles(tmp_path, mo
     assert not list(header.parent.glob("*.gch.*"))  # no partial file left
     again, none = fast._precompiled_header("relu_x", build, flags)
     assert again == header and none is None
+
+
+def test_an_edit_of_device_code_leaves_the_glue_as_it_was():
+    """The glue names the build's copy of cuda.cu, not the candidate's: ninja does not compile it again."""
+    def glue(cuda: str) -> str:
+        sources = fast.split_sources({"name": "relu", "cpp_sources": "torch::Tensor run(torch::Tensor x);",
+                                      "cuda_sources": cuda, "functions": ["run"]})
+        return fast.glue_text(sources, Path("/pch/lite.h"), Path("/build/cuda.cu"))
+
+    edited = RELU.replace("__global__", "/* edited */ __global__", 1)
+    assert edited != RELU and glue(edited) == glue(RELU)
+    assert "/build/cuda.cu" in glue(RELU)
