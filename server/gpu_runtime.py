@@ -17,7 +17,9 @@ from cudalens.profiler.worker_settings import WorkerSettings
 
 logger = logging.getLogger("cudalens.server")
 
-WARMUP = {"modules": ["torch"], "cuda": True}
+# torch imported, the CUDA context made, and the fast builds' precompiled header started for the flags `.cu` files
+# build with (profiler/jobs_lib/fast_inline.py): the first save waits for none of them
+WARMUP = {"modules": ["torch"], "cuda": True, "precompile": ["-O3", "-lineinfo"]}
 # How `WorkerPool` words a worker that never came up (a bad `worker.python`): not the user's kernel's fault.
 _START_FAILURES = ("cannot start the worker", "the worker (", "the worker died while warming up")
 

@@ -53,6 +53,8 @@ namespace torch { using namespace at; }
 """
 LOG: list[str] = []  # one line per load: "fast NAME (…)" or "declined NAME: reason"; read by the harness
 KEEP_CANDIDATES = 64  # per bindings set: a long optimize run must not fill the disk (each .so is a few MB)
+_PRECOMPILING: dict[Path, threading.Thread] = {}
+_PRECOMPILING_LOCK = threading.Lock()
 BUILD_DIRS: list[str] = []  # where each fast build's `cuda.cu` is, for tools that name it bare (the sanitizer)
 
 
@@ -248,9 +250,22 @@ def _precompiled_header(stable: str, build: Path, flags: dict) -> tuple[Path, th
         return shared_header, None
     shared.mkdir(parents=True, exist_ok=True)
     _write_if_changed(shared_header, _LITE_HEADER)  # the glue includes it from here, precompiled or not yet
-    thread = threading.Thread(target=_precompile, args=(command, shared), name="cudalens-pch", daemon=True)
-    thread.start()
+    with _PRECOMPILING_LOCK:  # one thread a header in this process (the file lock below is per process)
+        thread = _PRECOMPILING.get(shared)
+        if thread is None or not thread.is_alive():
+            thread = threading.Thread(target=_precompile, args=(command, shared), name="cudalens-pch", daemon=True)
+            _PRECOMPILING[shared] = thread
+            thread.start()
     return shared_header, thread
+
+
+def warm_precompiled_header(extra_cuda_cflags: list[str]) -> threading.Thread | None:
+    """Starts precompiling the header the builds of sources with these nvcc flags will use (`.cu` files get
+    `-O3 -lineinfo`, as do load_inline calls with `-O3`), so that the first save does not wait for it; the
+    worker's warm-up calls it. None: nothing to do (already there, or it cannot be made here)."""
+    build = build_root() / "warmup"
+    build.mkdir(parents=True, exist_ok=True)
+    return _precompiled_header("warmup", build, build_flags({"extra_cuda_cflags": list(extra_cuda_cflags)}))[1]
 
 
 def _precompile(command: list[str], shared: Path) -> None:

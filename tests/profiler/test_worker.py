@@ -260,3 +260,28 @@ def test_jobs_run_in_the_pool_working_folder(tmp_path):
         p.close()
     assert result.status == "ok", result.error
     assert result.payload["cwd"] == str(scratch)
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(600)
+def test_the_warm_up_starts_the_fast_builds_header_and_a_first_build_waits_for_no_second_one(tmp_path, monkeypatch):
+    """The server's warm-up (server/gpu_runtime.WARMUP) starts precompiling the header in the worker; it appears
+    whole in the cache while the worker waits for its first job."""
+    import time
+
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device here")
+    from cudalens.server.gpu_runtime import WARMUP
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    pool = WorkerPool(warmup=WARMUP)
+    try:
+        assert pool.run(job()).status == "ok"
+        assert pool.warmup_result.payload["precompiling"] is True
+        deadline = time.monotonic() + 300
+        while not list(tmp_path.glob("cudalens/fast_builds/*/pch/*/cudalens_torch_lite.h.gch")):
+            assert time.monotonic() < deadline and not list(tmp_path.glob("cudalens/fast_builds/*/pch/*/failed.txt"))
+            time.sleep(1)
+    finally:
+        pool.close()
