@@ -13,13 +13,20 @@ An outside client starts `python -m cudalens.server` over stdio, opens a `.cu` k
 
 The time is from didSave to the end of the server's work-done progress (its message is the verdict), and for
 hints to the publishDiagnostics that carries CL904. `onSave.compile` is off here: on save it runs side by side
-with the test (nvcc in the server, the build in the worker), so it adds nothing unless it is the slower. Run: python benchmarks/server_gpu_save.py [--repeat 3]
+with the test (nvcc in the server, the build in the worker), so it adds nothing unless it is the slower. The
+server's log lines that say how each save's extension was built are printed as they come.
+
+    python benchmarks/server_gpu_save.py [--repeat 3] [--think 5] [--fresh-cache] [--first-save-after 30]
+
+`--fresh-cache` gives the server new caches (a first save after install); `--first-save-after S` waits S seconds
+after opening the file before its first save (the worker's warm-up, with the fast builds' header, runs meanwhile).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import sys
@@ -60,7 +67,8 @@ class Client(LanguageClient):
 
         @self.feature(types.WINDOW_LOG_MESSAGE)
         def log(params: types.LogMessageParams) -> None:
-            pass
+            if any(w in params.message for w in (": fast ", "declined ", "fell back ")):
+                print(f"  (server log: {params.message[:300]})", flush=True)  # how each save's extension was built
 
         @self.feature(types.WINDOW_SHOW_MESSAGE)
         def show(params: types.ShowMessageParams) -> None:
@@ -104,14 +112,17 @@ async def save_and_wait(client: Client, uri: str, hints: bool = False, version: 
     return at - started, what
 
 
-async def main(repeat: int, think: float) -> None:
+async def main(repeat: int, think: float, first_after: float, fresh_cache: bool) -> None:
     folder = Path(tempfile.mkdtemp(prefix="cudalens-gpu-save-"))
     for name in ("transpose.cu", "transpose_ref.py"):
         shutil.copy(DATA / name, folder / name)
     path = folder / "transpose.cu"
     text = path.read_text()
     client = Client()
-    await client.start_io(sys.executable, "-m", "cudalens.server", "--log-level", "info")
+    env = dict(os.environ)
+    if fresh_cache:  # a first save after install: no fast build, precompiled header or bindings from earlier runs
+        env["XDG_CACHE_HOME"] = str(folder / "cache")
+    await client.start_io(sys.executable, "-m", "cudalens.server", "--log-level", "info", env=env)
     caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
     await client.initialize_async(types.InitializeParams(
         capabilities=caps, root_uri=folder.as_uri(), initialization_options={"settings": on_save(test=True, time=True)},
@@ -120,8 +131,10 @@ async def main(repeat: int, think: float) -> None:
     uri = path.as_uri()
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "cuda-cpp", 1, text)))
     rows = []
+    await asyncio.sleep(first_after)  # a person reading the file first: the worker's warm-up runs meanwhile
     seconds, verdict = await save_and_wait(client, uri)
-    rows.append(("save → verdict + timing, cold", [seconds], verdict))
+    when = f", {first_after:g} s after the server started" if first_after else ""
+    rows.append((f"save → verdict + timing, cold{' (fresh caches)' if fresh_cache else ''}{when}", [seconds], verdict))
     warm = []
     for _ in range(repeat):
         seconds, verdict = await save_and_wait(client, uri)
@@ -170,5 +183,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--think", type=float, default=5.0, help="seconds between saves in the second hints row")
+    parser.add_argument("--first-save-after", type=float, default=0.0,
+                        help="seconds between opening the file and its first save")
+    parser.add_argument("--fresh-cache", action="store_true",
+                        help="the server's caches in a new folder (XDG_CACHE_HOME): a first save after install")
     args = parser.parse_args()
-    asyncio.run(main(args.repeat, args.think))
+    asyncio.run(main(args.repeat, args.think, args.first_save_after, args.fresh_cache))

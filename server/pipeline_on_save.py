@@ -182,6 +182,8 @@ async def _gpu_missing(job: SaveJob, runtime: GpuRuntime, note: Callable[[str], 
 def _take_test(run: LastRun, job: SaveJob, outcome: JobResult) -> None:
     kernels = list(job.kernels) if job.kernels else None
     run.outcome = outcome
+    if outcome.payload.get("builds"):  # how its extensions were built ("fast NAME", "declined NAME: why"): the log
+        logger.info("%s: %s", Path(job.path).name, "; ".join(outcome.payload["builds"]))
     run.findings += outcome_findings(job.path, job.text, outcome, kernels)
     if outcome.payload.get("test"):
         run.test = TestResult.from_json(outcome.payload["test"])
