@@ -17,6 +17,8 @@ from cudalens.profiler.occupancy import Occupancy
 from cudalens.profiler.ptxas import KernelResources
 from cudalens.profiler.results import TimingResult
 
+# "test": build and the correctness test; "time": and the timing; "full": and the ncu profile; "profile": build,
+# test and profile without timing (a beam or tree search profiles a candidate it timed earlier when it expands it)
 EvaluationKind = Literal["full", "test", "time", "profile"]
 CorrectnessStatus = Literal["passed", "failed", "crashed", "timeout", "not_run"]
 
