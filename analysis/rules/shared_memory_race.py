@@ -65,6 +65,12 @@ def _pair(first: np.ndarray, second: np.ndarray, cross_warp: bool) -> tuple[int,
         others = first[(first // 32 != b // 32) if cross_warp else (first != b)]
         if others.size:
             return int(others[0]), b
+    if cross_warp:  # beyond the first eight: one writer read by the whole block (thread 0 and warp 1's lanes)
+        warps = np.unique(first // 32)
+        later = second if warps.size > 1 else second[second // 32 != warps[0]]
+        if later.size:
+            b = int(later[0])
+            return int(first[first // 32 != b // 32][0]), b
     return None
 
 
@@ -101,7 +107,8 @@ class SharedMemoryRace(Rule):
     ## Known problems
     Loops are sampled for two iterations; hazards that need more iterations to appear are missed.
     Accesses whose index depends on loaded data are not judged. Warp-synchronous code that relies on
-    `volatile` without `__syncwarp()` is reported: it is a race on current GPUs.
+    `volatile` without `__syncwarp()` is reported: it is a race on current GPUs. When every racing pair is
+    inside one warp the message says so, and that a `__syncwarp()` between the accesses orders them.
 
     ## Example
     ```cuda
@@ -139,11 +146,17 @@ class SharedMemoryRace(Rule):
                       else "write-after-read" if second.write and not first.write else "write-after-write")
             unproven = "; unproven: a condition on the way to it could not be evaluated, so which threads get " \
                 "there is a guess" if guessed else ""
+            # every racing pair is inside one warp (a cross-warp pair is reported whenever there is one, `_pair`):
+            # warp-synchronous code, whose fix is a __syncwarp() — a __syncthreads() inside `if (tid < 32)`
+            # would hang the block
+            barrier = (f"no barrier between them (threads {t1} and {t2} are lanes of one warp, which since Volta do "
+                       f"not run in lockstep: a __syncwarp() between the two accesses orders them)"
+                       if t1 // 32 == t2 // 32 else "no __syncthreads() between them")
             yield kernel.finding(
                 type(self), second.node,
                 f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {'writes' if second.write else 'reads'}"
                 f" the element that thread {t1} {'wrote' if first.write else 'read'} through "
-                f"`{kernel.text(first.node)}` with no __syncthreads() between them{unproven}",
+                f"`{kernel.text(first.node)}` with {barrier}{unproven}",
                 Severity.ERROR if proven else Severity.INFO, holds=[key in r for r in per_run],
                 related=((first.node, f"thread {t1} {'writes' if first.write else 'reads'} it here"),),
                 evidence={"byte_offset": offset, "thread_a": t1, "thread_b": t2},
