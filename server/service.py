@@ -40,6 +40,7 @@ from cudalens.server.pipeline_on_save import (
     Pipelines,
     Plan,
     SaveJob,
+    build_ahead,
     plan_for,
     profile_request,
     run_on_save,
@@ -96,6 +97,8 @@ class Service:
         self._nonempty: set[str] = set()  # URIs whose last published diagnostics were not empty
         self.runtime = GpuRuntime()
         self.pipelines = Pipelines()
+        self._built_ahead: set[str] = set()  # .cu files whose build was started when they opened
+        self._tasks: set[asyncio.Task] = set()  # those builds (a task must be held until it is done)
         self.launches = WorkspaceLaunches()
 
     # --- documents -------------------------------------------------------------------------------------
@@ -103,6 +106,20 @@ class Service:
         state = self.documents.open(uri, path, version, text, language_id)
         if state is not None:
             self._schedule(state, 0.0, Priority.OPEN)
+            self._build_ahead(state.path, text)
+
+    def _build_ahead(self, path: str, text: str) -> None:
+        """Once a file per session: its first save then finds its extension built (pipeline_on_save.build_ahead)."""
+        if path in self._built_ahead or not path.endswith(".cu") or not plan_for(self.settings.on_save, path, text).test:
+            return
+        self._built_ahead.add(path)
+        try:
+            task = asyncio.get_running_loop().create_task(
+                build_ahead(path, text, self.settings.on_save, self.runtime, self.settings.worker))
+        except RuntimeError:  # no loop (the service driven outside the server): the first save builds it
+            return
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def change(self, uri: str, version: int | None, text: str, resynced: bool = False) -> None:
         """`resynced`: the change carried the whole text, so the server's copy is the editor's again."""
@@ -248,6 +265,8 @@ class Service:
         await asyncio.get_running_loop().run_in_executor(None, prepare_standby, request, request.path, "")
 
     def close_all(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()  # a build ahead: its job's process group is killed with it
         self.scheduler.close()
         self.pipelines.cancel_all()
         self.runtime.close()

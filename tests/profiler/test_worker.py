@@ -285,3 +285,16 @@ def test_the_warm_up_starts_the_fast_builds_header_and_a_first_build_waits_for_n
             time.sleep(1)
     finally:
         pool.close()
+
+
+def test_the_build_job_builds_only_a_cu_file_and_runs_nothing_of_it(pool, tmp_path):
+    """The job the server runs when a .cu file opens: a .py file is not built ahead (its builds run its code), a
+    .cu file without a torch host function has nothing to bind."""
+    script = tmp_path / "model.py"
+    script.write_text("raise SystemExit('this must not run')\n")
+    skipped = pool.run(JobRequest(id="b1", kind="build", payload={"path": str(script)}, timeout_s=60))
+    assert skipped.status == "ok" and "a .py file's builds run its code" in skipped.payload["skipped"]
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("__global__ void k(float* x) { x[threadIdx.x] = 0.f; }\n")
+    none = pool.run(JobRequest(id="b2", kind="build", payload={"path": str(kernel)}, timeout_s=60))
+    assert none.status == "ok" and "has no torch host function" in none.payload["skipped"]

@@ -64,3 +64,21 @@ async def test_an_illegal_access_is_cl902_and_the_server_lives_on(bare_client: L
     other = open_doc(bare_client, right, right.read_text())
     save(bare_client, other)  # the next job gets a fresh worker and a working CUDA context
     await wait_until(lambda: any("trials passed" in m for m in ends(bare_client)), "the next test to pass", COLD_S)
+
+
+async def test_a_cu_file_is_built_when_it_opens_and_its_first_save_reuses_the_build(bare_client: LanguageClient):
+    """With onSave.test on, opening a .cu file builds its extension in the worker (compile only: the `build` job);
+    the first save's test then finds it built (its build line is the same module)."""
+    await start(bare_client, bare_client.root, {"settings": {"onSave": {"test": True}, "logLevel": "info"}})
+    path = copy(bare_client.root, "transpose.cu", "transpose_ref.py")
+    uri = open_doc(bare_client, path, path.read_text())
+    built = await wait_until(
+        lambda: next((m.message for m in bare_client.log_messages if "ahead of its first save" in m.message), None),
+        "the build on open", COLD_S,
+    )
+    assert "'built': 'cudalens_transpose_" in built and "fast " in built, built
+    save(bare_client, uri)
+    await wait_until(lambda: ends(bare_client) or None, "the save's verdict", COLD_S)
+    assert "trials passed" in ends(bare_client)[-1]
+    builds = [m.message for m in bare_client.log_messages if m.message.startswith("transpose.cu: fast ")]
+    assert builds and builds[-1].split("(")[1] in built  # the same stable/key: nothing built again

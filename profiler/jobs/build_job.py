@@ -1,0 +1,30 @@
+"""Builds a `.cu` file's extension as the `test` job would (content-named, the fast build where it can), and
+nothing else: no reference module is imported and no kernel launched, so none of the user's code runs. The
+server asks for it when a `.cu` file with a reference opens while `onSave.test` is on, so that its first save finds
+the bindings, the precompiled header and, for an unchanged file, the module itself built.
+
+payload: {"path"}; returns {"built": NAME, "builds": [...], "seconds": S} or {"skipped": why}.
+"""
+
+from __future__ import annotations
+
+import runpy
+import time
+from pathlib import Path
+
+sibling = runpy.run_path(str(Path(__file__).resolve().parents[1] / "jobs_lib" / "jobkit.py"))["sibling"]
+
+
+def run(payload: dict) -> dict:
+    loader, fast = sibling("problem_loader"), sibling("fast_inline")
+    path = Path(payload["path"])
+    if path.suffix.lower() != ".cu":
+        return {"skipped": "only a .cu file is built ahead (a .py file's builds run its code)"}
+    text = path.read_text(encoding="utf-8", errors="replace")
+    functions = loader.host_functions(text)
+    if not functions:
+        return {"skipped": f"{path.name} has no torch host function"}
+    first, start = len(fast.LOG), time.perf_counter()
+    name = loader.build_name(path, text)
+    loader.compile_cuda(name, text, functions, payload)
+    return {"built": name, "builds": fast.LOG[first:], "seconds": time.perf_counter() - start}
