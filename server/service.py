@@ -97,8 +97,9 @@ class Service:
         self._nonempty: set[str] = set()  # URIs whose last published diagnostics were not empty
         self.runtime = GpuRuntime()
         self.pipelines = Pipelines()
-        self._built_ahead: set[str] = set()  # .cu files whose build was started when they opened
-        self._tasks: set[asyncio.Task] = set()  # those builds (a task must be held until it is done)
+        self._built_ahead: set[str] = set()  # .cu files built (or to be built) when they opened
+        self._build_next: tuple[str, str] | None = None  # the one waiting for its turn
+        self._builder: asyncio.Task | None = None
         self.launches = WorkspaceLaunches()
 
     # --- documents -------------------------------------------------------------------------------------
@@ -109,17 +110,28 @@ class Service:
             self._build_ahead(state.path, text)
 
     def _build_ahead(self, path: str, text: str) -> None:
-        """Once a file per session: its first save then finds its extension built (pipeline_on_save.build_ahead)."""
+        """Once a file per session: its first save then finds its extension built (pipeline_on_save.build_ahead).
+        One at a time, and only the latest file opened waits for the next turn: a save waits for one build at
+        most (an editor restoring ten tabs would otherwise queue ten in the worker ahead of it)."""
         if path in self._built_ahead or not path.endswith(".cu") or not plan_for(self.settings.on_save, path, text).test:
             return
+        if self._build_next is not None:
+            self._built_ahead.discard(self._build_next[0])  # dropped, not built: a reopen tries again
         self._built_ahead.add(path)
-        try:
-            task = asyncio.get_running_loop().create_task(
-                build_ahead(path, text, self.settings.on_save, self.runtime, self.settings.worker))
-        except RuntimeError:  # no loop (the service driven outside the server): the first save builds it
-            return
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._build_next = (path, text)
+        if self._builder is None or self._builder.done():
+            try:
+                self._builder = asyncio.get_running_loop().create_task(self._builds())
+            except RuntimeError:  # no loop (the service driven outside the server): the first save builds it
+                self._build_next = None
+
+    async def _builds(self) -> None:
+        while self._build_next is not None:
+            (path, text), self._build_next = self._build_next, None
+            try:
+                await build_ahead(path, text, self.settings.on_save, self.runtime, self.settings.worker)
+            except Exception as exc:  # a build ahead is a convenience: the save reports what matters
+                logger.info("building %s ahead of its first save failed: %s", Path(path).name, exc)
 
     def change(self, uri: str, version: int | None, text: str, resynced: bool = False) -> None:
         """`resynced`: the change carried the whole text, so the server's copy is the editor's again."""
@@ -265,8 +277,8 @@ class Service:
         await asyncio.get_running_loop().run_in_executor(None, prepare_standby, request, request.path, "")
 
     def close_all(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()  # a build ahead: its job's process group is killed with it
+        if self._builder is not None:
+            self._builder.cancel()  # a build ahead: its job's process group is killed with it
         self.scheduler.close()
         self.pipelines.cancel_all()
         self.runtime.close()
