@@ -212,9 +212,11 @@ def _prune(folder: Path, keep: int) -> None:
 def _precompiled_header(stable: str, build: Path, flags: dict) -> tuple[Path, threading.Thread | None]:
     """The lite header to include, precompiled with exactly the flags torch's ninja file gives `.cpp` files (one
     per flag set, shared by every build). Without a precompiled header the glue still compiles, only slower.
-    The first build with a flag set precompiles it in a thread (returned) while the bindings, the glue and the
-    kernels compile: the glue uses the `.gch` only when it is in place by then (it appears whole, by rename), and
-    every later build does. On a fresh machine that takes the header's ≈ 15 s off the first build."""
+    The first build with a flag set precompiles it in a thread (returned: the build waits for it at its end, so
+    that a short-lived process leaves it made) while the bindings, the glue and the kernels compile: the glue uses
+    the `.gch` only when it is in place by then (it appears whole, by rename), and every later build does. On a
+    fresh machine that takes the header's ≈ 15 s off the first build. A thread already at it (the worker's
+    warm-up) is left to finish on its own: None."""
     from torch.utils import cpp_extension
 
     scratch = build / "pch-probe"
@@ -251,11 +253,12 @@ def _precompiled_header(stable: str, build: Path, flags: dict) -> tuple[Path, th
     shared.mkdir(parents=True, exist_ok=True)
     _write_if_changed(shared_header, _LITE_HEADER)  # the glue includes it from here, precompiled or not yet
     with _PRECOMPILING_LOCK:  # one thread a header in this process (the file lock below is per process)
-        thread = _PRECOMPILING.get(shared)
-        if thread is None or not thread.is_alive():
-            thread = threading.Thread(target=_precompile, args=(command, shared), name="cudalens-pch", daemon=True)
-            _PRECOMPILING[shared] = thread
-            thread.start()
+        running = _PRECOMPILING.get(shared)
+        if running is not None and running.is_alive():
+            return shared_header, None  # the warm-up's: this build need not wait for it
+        thread = threading.Thread(target=_precompile, args=(command, shared), name="cudalens-pch", daemon=True)
+        _PRECOMPILING[shared] = thread
+        thread.start()
     return shared_header, thread
 
 

@@ -163,9 +163,10 @@ def test_the_first_build_precompiles_the_header_beside_its_compiles(tmp_path, mo
     flags = fast.build_flags({})
     header, thread = fast._precompiled_header("relu_x", build, flags)
     assert thread is not None and header.name == "cudalens_torch_lite.h" and header.read_text() == fast._LITE_HEADER
-    other = tmp_path / "fast_builds" / "warmup"  # another build of the same flags meanwhile: the same thread
+    other = tmp_path / "fast_builds" / "warmup"  # another build of the same flags meanwhile: no second thread
     other.mkdir()
-    assert fast._precompiled_header("warmup", other, flags) == (header, thread)
+    assert fast._precompiled_header("warmup", other, flags) == (header, None)
+    assert fast._PRECOMPILING[header.parent] is thread
     thread.join()
     assert (header.parent / "cudalens_torch_lite.h.gch").is_file(), (header.parent / "failed.txt").read_text()
     assert not list(header.parent.glob("*.gch.*"))  # no partial file left
