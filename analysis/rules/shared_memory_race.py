@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from itertools import combinations
 
@@ -149,9 +150,14 @@ class SharedMemoryRace(Rule):
             # every racing pair is inside one warp (a cross-warp pair is reported whenever there is one, `_pair`):
             # warp-synchronous code, whose fix is a __syncwarp() — a __syncthreads() inside `if (tid < 32)`
             # would hang the block
+            # in every run it was seen in, and with blocks of more than one warp: in a block of one warp every pair
+            # is, and a launch with bigger blocks (one the analysis did not see) can make it a race across warps
+            seen = [(run, r[key]) for run, r in zip(kernel.runs, per_run, strict=True) if key in r]
+            in_a_warp = any(math.prod(run.block) > 32 for run, _ in seen) and all(
+                hit[2][1] // 32 == hit[2][2] // 32 for _, hit in seen)
             barrier = (f"no barrier between them (threads {t1} and {t2} are lanes of one warp, which since Volta do "
                        f"not run in lockstep: a __syncwarp() between the two accesses orders them)"
-                       if t1 // 32 == t2 // 32 else "no __syncthreads() between them")
+                       if in_a_warp else "no __syncthreads() between them")
             yield kernel.finding(
                 type(self), second.node,
                 f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {'writes' if second.write else 'reads'}"
