@@ -68,6 +68,12 @@ def _apart(requests: list[GlobalRequest | None], kernel: KernelModel, index: int
             return f"`{' × '.join(params)}{shift}` elements apart"  # `NH × T`
     if len({e for _, e in samples}) == 1 and not follows_data:
         return None
+    # every run, whatever its block: the parameters took other values and the stride stayed, so it is not theirs
+    # (`weight[idx[blockIdx.x] * emb_size + 4 * threadIdx.x]`); a loaded value the index follows may still set it
+    strides = {stride_of(q) for q in requests if q is not None}
+    values = {tuple(dict(cfg.params).get(p) for p in params) for cfg in kernel.configs}
+    if follows_data and len(strides) == 1 and None not in strides and len(values) > 1:
+        return "a run-time stride apart (the loaded value the index follows may set it)"
     return f"a run-time stride apart (it depends on {', '.join(f'`{p}`' for p in params)})"
 
 
