@@ -13,6 +13,7 @@ from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from tests.agents.fake_openai import FakeOpenAI, reply
+from tests.agents.kernelbench_cpu import fenced
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "optimize_problems.py"
 
@@ -25,41 +26,48 @@ def _problems():
     return module
 
 
-@pytest.mark.gpu
-@pytest.mark.timeout(1200)
-@pytest.mark.parametrize("evaluator_kind", ["isolated", "profiler"])
-def test_relu_loop_ends_on_the_fast_candidate(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, evaluator_kind: str
-) -> None:
+def _relu():
+    """The ReLU problem of benchmarks/optimize_problems.py, on a CUDA device (else the test skips)."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA device here")
     op = _problems()
-    problem = op.PROBLEMS[0]
+    return op, op.PROBLEMS[0]
+
+
+def _relu_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[str], settings: LoopSettings,
+               evaluator_settings: ProfilerEvaluatorSettings):
+    """The loop on the ReLU problem with a Coder that replays `replies` (candidate sources), from its start."""
+    op, problem = _relu()
     monkeypatch.setenv("GPU_TEST_KEY", "sk-gpu-test")
-    fence = "```python\n{}```\n"
-    script = [
-        reply(fence.format(problem.wrong)),
-        reply(fence.format(problem.slow)),
-        reply(fence.format(problem.fast)),
-    ]
-    evaluator = ProfilerEvaluator(
-        op.reference_file(problem),
-        ProfilerEvaluatorSettings(timeout_s=600, fresh_worker=evaluator_kind == "isolated"),
-    )
+    script = [reply(fenced(source)) for source in replies]
+    evaluator = ProfilerEvaluator(op.reference_file(problem), evaluator_settings)
     with FakeOpenAI(script) as fake:
         loop = OptimizeLoop(
             evaluator,
             CoderClient(CoderSettings(base_url=fake.base_url, model="m", api_key_env="GPU_TEST_KEY")),
             op.reference_file(problem),
             kernel="relu_kernel",
-            settings=LoopSettings(rounds=3, patience=5),
+            settings=settings,
             run_root=tmp_path / "runs",
         )
         try:
-            result = loop.run(problem.start)
+            return loop.run(problem.start)
         finally:
             evaluator.close()
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("evaluator_kind", ["isolated", "profiler"])
+def test_relu_loop_ends_on_the_fast_candidate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, evaluator_kind: str
+) -> None:
+    _, problem = _relu()
+    result = _relu_loop(
+        tmp_path, monkeypatch, [problem.wrong, problem.slow, problem.fast], LoopSettings(rounds=3, patience=5),
+        ProfilerEvaluatorSettings(timeout_s=600, fresh_worker=evaluator_kind == "isolated"),
+    )
     assert [r.evaluation.correct for r in result.rounds] == [True, False, True, True]
     assert result.best_round == 3 and result.best_source == problem.fast and result.best_speedup > 0
 
@@ -70,29 +78,12 @@ def test_a_wide_search_profiles_a_candidate_when_it_is_expanded(tmp_path: Path, 
     """Beam of 2, three requests: round 0 is profiled in its own job (it is always expanded), the two children of
     the first wave are timed without ncu, and the one the third request expands is profiled before the Coder is
     asked about it; a leaf never expanded keeps no profile."""
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch has no CUDA device here")
-    op = _problems()
-    problem = op.PROBLEMS[0]
-    monkeypatch.setenv("GPU_TEST_KEY", "sk-gpu-test")
-    fence = "```python\n{}```\n"
+    _, problem = _relu()
     # the first wave: slow and fast (in either order), then one more from the faster of them
-    script = [reply(fence.format(problem.slow)), reply(fence.format(problem.fast)), reply(fence.format(problem.wrong))]
-    evaluator = ProfilerEvaluator(op.reference_file(problem), ProfilerEvaluatorSettings(timeout_s=600))
-    with FakeOpenAI(script) as fake:
-        loop = OptimizeLoop(
-            evaluator,
-            CoderClient(CoderSettings(base_url=fake.base_url, model="m", api_key_env="GPU_TEST_KEY")),
-            op.reference_file(problem),
-            kernel="relu_kernel",
-            settings=LoopSettings(rounds=3, patience=5, search="beam", width=2),
-            run_root=tmp_path / "runs",
-        )
-        try:
-            result = loop.run(problem.start)
-        finally:
-            evaluator.close()
+    result = _relu_loop(
+        tmp_path, monkeypatch, [problem.slow, problem.fast, problem.wrong],
+        LoopSettings(rounds=3, patience=5, search="beam", width=2), ProfilerEvaluatorSettings(timeout_s=600),
+    )
     rounds = {r.index: r for r in result.rounds}
     assert rounds[0].evaluation.profiles and "ncu" in dict(rounds[0].evaluation.stages)
     expanded = {r.parent for r in result.rounds if r.index > 2}
@@ -118,11 +109,9 @@ def test_a_profiled_round_warms_a_spare_ncu_target_before_its_build(tmp_path: Pa
 
     from cudalens.profiler.ncu import standby
 
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available() or shutil.which("ncu") is None:
-        pytest.skip("needs a CUDA device and ncu")
-    op = _problems()
-    problem = op.PROBLEMS[0]
+    op, problem = _relu()
+    if shutil.which("ncu") is None:
+        pytest.skip("needs ncu")
     evaluator = ProfilerEvaluator(op.reference_file(problem), ProfilerEvaluatorSettings(timeout_s=600))
     try:
         assert evaluator.evaluate(problem.slow).profiles
