@@ -96,13 +96,16 @@ def plan_for(on_save: OnSave, path: str, text: str) -> Plan:
     )
 
 
-async def build_ahead(path: str, text: str, on_save: OnSave, runtime: GpuRuntime, worker: WorkerSettings) -> None:
-    """When a `.cu` file that its save would test opens: its extension built in the worker now (the `build` job:
-    a compile, nothing of the user's run), so that the first save finds the bindings (≈ 15 s on the H200) and the
-    precompiled header done. A save meanwhile waits for it in the worker's queue, and finds it built."""
-    if Path(path).suffix.lower() != ".cu" or not plan_for(on_save, path, text).test or not Path(path).is_file():
-        return
-    if isinstance(await runtime.gpu(), NoGpu):
+def builds_ahead(on_save: OnSave, path: str, text: str) -> bool:
+    """A `.cu` file that its save would test: built when it opens (build_ahead)."""
+    return Path(path).suffix.lower() == ".cu" and plan_for(on_save, path, text).test
+
+
+async def build_ahead(path: str, runtime: GpuRuntime, worker: WorkerSettings) -> None:
+    """A file `builds_ahead` chose: its extension built in the worker now (the `build` job: a compile, nothing of
+    the user's run), so that the first save finds the bindings (≈ 15 s on the H200) and the precompiled header
+    done. A save meanwhile waits for it in the worker's queue, and finds it built."""
+    if not Path(path).is_file() or isinstance(await runtime.gpu(), NoGpu):
         return
     outcome = await runtime.run(worker, "build", {"path": path})
     said = outcome.payload if outcome.status == "ok" else ((outcome.error or "").strip().splitlines() or [outcome.status])[-1]

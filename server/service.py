@@ -41,6 +41,7 @@ from cudalens.server.pipeline_on_save import (
     Plan,
     SaveJob,
     build_ahead,
+    builds_ahead,
     plan_for,
     profile_request,
     run_on_save,
@@ -98,7 +99,7 @@ class Service:
         self.runtime = GpuRuntime()
         self.pipelines = Pipelines()
         self._built_ahead: set[str] = set()  # .cu files built (or to be built) when they opened
-        self._build_next: tuple[str, str] | None = None  # the one waiting for its turn
+        self._build_next: tuple[str, str] | None = None  # the one waiting for its turn, and its text
         self._builder: asyncio.Task | None = None
         self.launches = WorkspaceLaunches()
 
@@ -113,7 +114,7 @@ class Service:
         """Once a file per session: its first save then finds its extension built (pipeline_on_save.build_ahead).
         One at a time, and only the latest file opened waits for the next turn: a save waits for one build at
         most (an editor restoring ten tabs would otherwise queue ten in the worker ahead of it)."""
-        if path in self._built_ahead or not path.endswith(".cu") or not plan_for(self.settings.on_save, path, text).test:
+        if path in self._built_ahead or not builds_ahead(self.settings.on_save, path, text):
             return
         if self._build_next is not None:
             self._built_ahead.discard(self._build_next[0])  # dropped, not built: a reopen tries again
@@ -128,8 +129,10 @@ class Service:
     async def _builds(self) -> None:
         while self._build_next is not None:
             (path, text), self._build_next = self._build_next, None
+            if not builds_ahead(self.settings.on_save, path, text):  # the settings changed while it waited
+                continue
             try:
-                await build_ahead(path, text, self.settings.on_save, self.runtime, self.settings.worker)
+                await build_ahead(path, self.runtime, self.settings.worker)
             except Exception as exc:  # a build ahead is a convenience: the save reports what matters
                 logger.info("building %s ahead of its first save failed: %s", Path(path).name, exc)
 
