@@ -147,11 +147,10 @@ class SharedMemoryRace(Rule):
                       else "write-after-read" if second.write and not first.write else "write-after-write")
             unproven = "; unproven: a condition on the way to it could not be evaluated, so which threads get " \
                 "there is a guess" if guessed else ""
-            # every racing pair is inside one warp (a cross-warp pair is reported whenever there is one, `_pair`):
-            # warp-synchronous code, whose fix is a __syncwarp() — a __syncthreads() inside `if (tid < 32)`
-            # would hang the block
-            # in every run it was seen in, and with blocks of more than one warp: in a block of one warp every pair
-            # is, and a launch with bigger blocks (one the analysis did not see) can make it a race across warps
+            # every racing pair inside one warp (`_pair` reports a cross-warp one whenever there is one), in every
+            # run it was seen in, and with blocks wider than a warp (in a block of one warp every pair is, and a
+            # launch the analysis did not see can race across warps): warp-synchronous code, whose fix is a
+            # __syncwarp() — a __syncthreads() inside `if (tid < 32)` would hang the block
             seen = [(run, r[key]) for run, r in zip(kernel.runs, per_run, strict=True) if key in r]
             in_a_warp = any(math.prod(run.block) > 32 for run, _ in seen) and all(
                 hit[2][1] // 32 == hit[2][2] // 32 for _, hit in seen)
