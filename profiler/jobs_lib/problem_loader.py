@@ -121,14 +121,22 @@ def content_addressed_builds() -> Iterator[None]:
 def built_fast_or_else(original: Callable[..., Any], fast_name: str, name: str, *args: Any, **kwargs: Any) -> Any:
     """The fast split build under `fast_name` (docs/fast-builds.md); where it declines or fails, torch's
     load_inline under `name`, whose messages are the ones a user should see."""
-    fast = sibling("fast_inline")
+    fast, failed = sibling("fast_inline"), sibling("failed_builds")
+    root = fast.build_root()
+    if (message := failed.remembered(root, name)) is not None:
+        fast.LOG.append(f"failed before {fast_name}: not compiled again")
+        raise RuntimeError(f"{message}\n{failed.NOTE}")
     try:
         return fast.fast_load_inline(original, fast_name, *args, **kwargs)
     except fast.Declined as exc:
         fast.LOG.append(f"declined {fast_name}: {exc}")
     except Exception as exc:  # a compile error, or a torch whose private helpers differ
         fast.LOG.append(f"fell back {fast_name}: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[-1][:200]}")
-    return original(name, *args, **kwargs)
+    try:
+        return original(name, *args, **kwargs)
+    except Exception as exc:
+        failed.remember(root, name, exc)
+        raise
 
 
 Rewrite = Callable[[Path, str], str]
