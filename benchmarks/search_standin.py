@@ -287,6 +287,26 @@ class Row:
     result: OptimizeResult | None = None
     first_s: float = 0.0  # round 0: the starting file's evaluation (on a fresh machine: the cold builds)
 
+    def where_the_time_went(self) -> str:
+        """Seconds by evaluation stage over the run (a stage holds a GPU's lease, but for "profile on
+        expansion", which includes its wait for one), the failing builds' share, and the Coder's."""
+        if self.result is None:
+            return ""
+        stages: dict[str, float] = {}
+        failing = llm = 0.0
+        for node in self.result.rounds:
+            llm += node.seconds_llm
+            if node.evaluation is None or node.duplicate_of is not None:
+                continue
+            for stage, secs in node.evaluation.stages:
+                stages[stage] = stages.get(stage, 0.0) + secs
+            if not node.evaluation.compile.ok:
+                failing += node.seconds_eval
+        parts = [f"{name} {secs:.1f} s" for name, secs in stages.items()]
+        requests = len(self.result.rounds) - 1
+        return (f"time: {', '.join(parts)}; failing candidates {failing:.1f} s (building ahead included); "
+                f"Coder {llm:.1f} s over {requests} requests")
+
     @property
     def per_minute(self) -> float:
         return 60 * self.evaluations / self.wall_s if self.wall_s else 0.0
@@ -392,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{row.wrong:>5} {row.failing:>4} {row.wall_s:>7.1f} {row.per_minute:>8.1f} "
                   f"{row.per_minute_after_first:>8.1f}  {row.best_params}",
                   flush=True)
+            print(f"{'':<12} {row.where_the_time_went()}", flush=True)
             if args.timing_check and row.result and row.result.best_source and row.best_ms:
                 alone = timed_alone(family, row.result.best_source, args)
                 if alone:
