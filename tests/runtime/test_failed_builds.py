@@ -55,7 +55,9 @@ def test_a_second_load_of_sources_that_failed_raises_the_same_compiler_output_wi
 
 def test_only_a_compilers_error_is_kept(tmp_path: Path) -> None:
     for text in ("Error building extension 'k': nvcc error   : 'cicc' died due to signal 9 (Kill signal)",
-                 "Error building extension 'k': fatal error: No space left on device"):
+                 "Error building extension 'k': fatal error: No space left on device",
+                 "Error building extension 'k': cuda.cu:1:10: fatal error: cutlass/cutlass.h: No such file or directory",
+                 "Error building extension 'k': error: undefined reference to `cublasSgemm_v2'"):
         failed.remember(tmp_path, "k", RuntimeError(text))
         assert failed.remembered(tmp_path, "k") is None
     failed.remember(tmp_path, "k", ImportError("Error building extension 'k': error"))
@@ -64,8 +66,12 @@ def test_only_a_compilers_error_is_kept(tmp_path: Path) -> None:
     assert failed.remembered(tmp_path, "k") == "Error building extension 'k': a.cpp:1:30: error: expected ';'"
 
 
-def test_another_compiler_does_not_see_the_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_another_compiler_or_include_path_does_not_see_the_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     failed.remember(tmp_path, "k", RuntimeError("Error building extension 'k': a.cpp:1:30: error: expected ';'"))
+    assert failed.remembered(tmp_path, "k") is not None
+    monkeypatch.setenv("CPATH", str(tmp_path / "include"))
+    assert failed.remembered(tmp_path, "k") is None
+    monkeypatch.delenv("CPATH")
     other = tmp_path / "g++-other"
     other.write_text("#!/bin/sh\n")
     other.chmod(0o755)
