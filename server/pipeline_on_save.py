@@ -104,8 +104,8 @@ def builds_ahead(on_save: OnSave, path: str, text: str) -> bool:
 async def build_ahead(path: str, runtime: GpuRuntime, worker: WorkerSettings) -> None:
     """A file `builds_ahead` chose: its extension built in the worker now (the `build` job: a compile, nothing of
     the user's run), so that the first save finds the bindings (≈ 15 s on the H200) and the precompiled header
-    done. A save meanwhile waits for it in the worker's queue, and finds it built."""
-    if not Path(path).is_file() or isinstance(await runtime.gpu(), NoGpu):
+    done. A save meanwhile waits for it in the worker's queue, and finds it built. The caller checks for a GPU."""
+    if not Path(path).is_file():
         return
     outcome = await runtime.run(worker, "build", {"path": path})
     said = outcome.payload if outcome.status == "ok" else ((outcome.error or "").strip().splitlines() or [outcome.status])[-1]

@@ -48,7 +48,7 @@ from cudalens.server.pipeline_on_save import (
 )
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ClientTrust, ParsedSettings, ServerSettings
-from cudalens.server.status import status_payload
+from cudalens.server.status import Busy
 from cudalens.server.trust import effective
 from cudalens.server.verdicts import add_verdicts, specs
 from cudalens.workspace.config import load_config
@@ -102,6 +102,7 @@ class Service:
         self._build_next: tuple[str, str] | None = None  # the one waiting for its turn, and its text
         self._builder: asyncio.Task | None = None
         self.launches = WorkspaceLaunches()
+        self._busy = Busy(lambda payload: self.out.status(payload))
 
     # --- documents -------------------------------------------------------------------------------------
     def open(self, uri: str, path: str, version: int | None, text: str, language_id: str | None = None) -> None:
@@ -131,8 +132,12 @@ class Service:
             (path, text), self._build_next = self._build_next, None
             if not builds_ahead(self.settings.on_save, path, text):  # the settings changed while it waited
                 continue
+            gpu = await self.runtime.gpu()
+            if isinstance(gpu, NoGpu):
+                continue
             try:
-                await build_ahead(path, self.runtime, self.settings.worker)
+                with self._busy.doing(gpu, f"building {Path(path).name} ahead of its first save"):
+                    await build_ahead(path, self.runtime, self.settings.worker)
             except Exception as exc:  # a build ahead is a convenience: the save reports what matters
                 logger.info("building %s ahead of its first save failed: %s", Path(path).name, exc)
 
@@ -307,12 +312,8 @@ class Service:
         """Runs `plan` on the document's saved file with progress; keeps and shows the results. None when it
         failed (the user was told) or was cancelled by the editor's cancel button."""
         job = job or self.job_for(state)
-        gpu = await self.runtime.gpu()
-        self.out.status(status_payload(gpu, busy=True, message=f"running {Path(state.path).name}"))
-        try:
+        with self._busy.doing(await self.runtime.gpu(), f"running {Path(state.path).name}"):
             return await self._run_plan(state, plan, job)
-        finally:
-            self.out.status(status_payload(gpu))
 
     async def _run_plan(self, state: DocState, plan: Plan, job: SaveJob) -> LastRun | None:
         progress = self.out.work_done(f"cudalens: {Path(state.path).name}", lambda: self.pipelines.cancel(state.uri))

@@ -3,6 +3,8 @@ GPU there). `{gpu: name | null, busy: bool, message?: str}`; clients that do not
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
@@ -17,3 +19,25 @@ def status_payload(gpu: GpuFacts | NoGpu, busy: bool = False, message: str | Non
     if text is not None:
         payload["message"] = text
     return payload
+
+
+class Busy:
+    """What the status item says while jobs overlap (a build ahead and a save, two files' saves): the latest job
+    still running, and idle only when none is."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
+        self._send = send
+        self._doing: dict[int, str] = {}
+        self._next = 0
+
+    @contextlib.contextmanager
+    def doing(self, gpu: GpuFacts | NoGpu, message: str) -> Iterator[None]:
+        key, self._next = self._next, self._next + 1
+        self._doing[key] = message
+        self._send(status_payload(gpu, busy=True, message=message))
+        try:
+            yield
+        finally:
+            del self._doing[key]
+            still = next(reversed(self._doing.values()), None)
+            self._send(status_payload(gpu, busy=still is not None, message=still))

@@ -67,8 +67,8 @@ async def test_an_illegal_access_is_cl902_and_the_server_lives_on(bare_client: L
 
 
 async def test_a_cu_file_is_built_when_it_opens_and_its_first_save_reuses_the_build(bare_client: LanguageClient):
-    """With onSave.test on, opening a .cu file builds its extension in the worker (compile only: the `build` job);
-    the first save's test then finds it built (its build line is the same module)."""
+    """With onSave.test on, opening a .cu file builds its extension in the worker (compile only: the `build` job),
+    and the status item says so; the first save's test then finds it built (its build line is the same module)."""
     await start(bare_client, bare_client.root, {"settings": {"onSave": {"test": True}, "logLevel": "info"}})
     path = copy(bare_client.root, "transpose.cu", "transpose_ref.py")
     uri = open_doc(bare_client, path, path.read_text())
@@ -77,6 +77,8 @@ async def test_a_cu_file_is_built_when_it_opens_and_its_first_save_reuses_the_bu
         "the build on open", COLD_S,
     )
     assert "'built': 'cudalens_transpose_" in built and "fast " in built, built
+    said = [s.get("message") if isinstance(s, dict) else getattr(s, "message", None) for s in bare_client.statuses]
+    assert "building transpose.cu ahead of its first save" in said  # the status item says why the GPU is busy
     save(bare_client, uri)
     await wait_until(lambda: ends(bare_client) or None, "the save's verdict", COLD_S)
     assert "trials passed" in ends(bare_client)[-1]
