@@ -41,7 +41,10 @@ def apply_edit(client: LanguageClient, params: types.ApplyWorkspaceEditParams) -
 
 
 def record_status(client: LanguageClient, params) -> None:
-    client.statuses.append(params)
+    """Kept in `status_payload`'s shape (a message only where there is one), whichever form the client decoded."""
+    if not isinstance(params, dict):
+        params = {k: getattr(params, k, None) for k in ("gpu", "busy", "message")}
+    client.statuses.append({k: v for k, v in params.items() if v is not None or k == "gpu"})
 
 
 def make_client() -> LanguageClient:

@@ -173,13 +173,9 @@ async def test_a_right_pure_pytorch_model_passes_on_cpu(bare_client: LanguageCli
     assert "testing: trial 5/5" in reports(bare_client), reports(bare_client)  # progress per trial
     # the status item says the server is busy while the run lasts, and idle after
     await wait_until(lambda: len(bare_client.statuses) >= 3, "busy and idle statuses")
-    busy = [_status(s) for s in bare_client.statuses[1:]]
+    busy = bare_client.statuses[1:]
     assert busy[0]["busy"] is True and busy[0]["message"] == "running relu.py"
     assert busy[-1]["busy"] is False
-
-
-def _status(params) -> dict:
-    return params if isinstance(params, dict) else {k: getattr(params, k, None) for k in ("gpu", "busy", "message")}
 
 
 @needs_torch

@@ -77,7 +77,7 @@ async def test_a_cu_file_is_built_when_it_opens_and_its_first_save_reuses_the_bu
         "the build on open", COLD_S,
     )
     assert "'built': 'cudalens_transpose_" in built and "fast " in built, built
-    said = [s.get("message") if isinstance(s, dict) else getattr(s, "message", None) for s in bare_client.statuses]
+    said = [s.get("message") for s in bare_client.statuses]
     assert "building transpose.cu ahead of its first save" in said  # the status item says why the GPU is busy
     save(bare_client, uri)
     await wait_until(lambda: ends(bare_client) or None, "the save's verdict", COLD_S)
