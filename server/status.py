@@ -27,12 +27,11 @@ class Busy:
 
     def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
         self._send = send
-        self._doing: dict[int, str] = {}
-        self._next = 0
+        self._doing: dict[object, str] = {}  # in the order the jobs began
 
     @contextlib.contextmanager
     def doing(self, gpu: GpuFacts | NoGpu, message: str) -> Iterator[None]:
-        key, self._next = self._next, self._next + 1
+        key = object()
         self._doing[key] = message
         self._send(status_payload(gpu, busy=True, message=message))
         try:
