@@ -196,8 +196,10 @@ class OptimizeLoop:
                 self._no_profiles = True
             if profiled is not None and (profiled.profiles or profiled.notes):
                 old = rec.evaluation
+                # the profile's own stages (its wait for the lease among them), apart from the evaluation's
+                expansion = tuple((f"expansion: {name}", s) for name, s in profiled.stages)
                 evaluation = replace(old, profiles=profiled.profiles, notes=(*old.notes, *profiled.notes),
-                                     stages=(*old.stages, ("profile on expansion", secs)))
+                                     stages=(*old.stages, *expansion))
                 out = replace(rec, evaluation=evaluation, verdict=self._judge(rec.source, evaluation, list(rec.cheats)),
                               seconds_eval=rec.seconds_eval + secs)
         finally:

@@ -24,7 +24,7 @@ from cudalens.agents.evaluation import CandidateEvaluator
 from cudalens.agents.gpu_specs import GpuSpecs, detect_gpu_specs
 from cudalens.agents.optimize_loop import LoopProgress, LoopSettings, OptimizeLoop, OptimizeResult
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
-from cudalens.agents.resources import WithCompileResources
+from cudalens.agents.resources import WithCompileResources, compile_resources
 from cudalens.agents.search.devices import DeviceLeases, visible_gpus
 from cudalens.agents.search.ray_backend import RayEvaluator, RaySettings, RayUnavailable, connect
 from cudalens.analysis.api import analyze_text
@@ -46,8 +46,17 @@ class OptimizeSpec:
     gpu: GpuSpecs | None = None  # None: this machine's (asks nvidia-smi: build the run off an event loop)
     runs_dir: Path | None = None  # None: no run log
     cpu_slots: int = 1  # evaluations at once where there is no GPU (or the evaluator's device is "cpu")
-    build_ahead: bool = False  # build each candidate's extensions on a CPU core before its GPU lease
+    # build each candidate's extensions (and its ptxas resources) on a CPU core before its GPU lease; None: when
+    # the search has several candidates in flight (width > 1), whose builds then overlap one another's GPU time
+    build_ahead: bool | None = None
     ray: RaySettings | None = None  # evaluations as Ray tasks on this cluster instead of this host's GPUs
+
+
+def _builds_ahead(spec: OptimizeSpec) -> bool:
+    """Ray's tasks build on their own nodes; here, when set, or when several candidates are in flight."""
+    if spec.ray is not None:
+        return False
+    return spec.build_ahead if spec.build_ahead is not None else spec.loop.width > 1 and spec.loop.search != "chain"
 
 
 def devices_for(spec: OptimizeSpec) -> list[str]:
@@ -81,7 +90,7 @@ class OptimizeRun:
             ]
         self.leases = DeviceLeases(
             [WithCompileResources(e, spec.path) for e in self.evaluators], self.devices,
-            build=self._build_ahead if spec.build_ahead and spec.ray is None else None,
+            build=self._build_ahead if _builds_ahead(spec) else None,
         )
         self.loop = OptimizeLoop(
             self.leases,
@@ -102,15 +111,18 @@ class OptimizeRun:
         return [f for f in report.findings if kernel is None or f.kernel in (None, kernel)]
 
     def _build_ahead(self, source: str) -> None:
-        """The candidate's `load_inline` extensions built into the cache in a process of their own, so the
-        evaluation under the GPU lease finds them built."""
-        if "load_inline" not in source:
-            return
-        with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
-            path = Path(folder) / "candidate.py"
-            path.write_text(source, encoding="utf-8")
-            prebuild([str(path)], python=self.spec.evaluator.python, timeout=self.spec.evaluator.timeout_s,
-                     workers=1)
+        """The candidate's `load_inline` extensions built into the cache in a process of their own, and its
+        ptxas resources compiled into the profiler's build cache beside it, so that the evaluation under the GPU
+        lease finds both built (WithCompileResources then reads the cache)."""
+        resources = threading.Thread(target=compile_resources, args=(self.spec.path, source), daemon=True)
+        resources.start()
+        if "load_inline" in source:
+            with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
+                path = Path(folder) / "candidate.py"
+                path.write_text(source, encoding="utf-8")
+                prebuild([str(path)], python=self.spec.evaluator.python, timeout=self.spec.evaluator.timeout_s,
+                         workers=1)
+        resources.join()
 
     def run(self) -> OptimizeResult:
         return self.loop.run(self.spec.source)

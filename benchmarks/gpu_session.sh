@@ -59,7 +59,9 @@ for stage in "$@"; do
                     --out "$OUT/search-runs" 2>&1 | tee "$OUT/search-bench.log" | tail -40 ;;
     search-rate) timeout $(left 400) python3 benchmarks/search_standin.py --problems 19_ReLU --policies tree \
                    --evaluations "${SEARCH_EVALS:-32}" --width 8 --llm-seconds 10 --timeout 120 --timing-check \
-                   --out "$OUT/search-rate-runs" 2>&1 | tee "$OUT/search-rate.log" | tail -10 ;;
+                   --out "$OUT/search-rate-runs" 2>&1 | tee "$OUT/search-rate.log" | tail -10
+                 # the rounds' folders are deeper than what a call brings back
+                 tar -czf "$OUT/search-rate-runs.tgz" -C "$OUT" search-rate-runs && rm -rf "$OUT/search-rate-runs" ;;
     # carry .cudaforge (benchmarks/cudaforge_side_by_side.py says what it holds)
     cudaforge) timeout $(left 570) python3 benchmarks/cudaforge_side_by_side.py 2>&1 | tee "$OUT/cudaforge.log" | tail -12 ;;
     # carry .ray (benchmarks/ray_slim.sh makes it): on a one-GPU cluster on loopback, the same candidates local

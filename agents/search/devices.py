@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cudalens.agents.evaluation import CandidateEvaluator, Evaluation, EvaluationKind
 
@@ -67,14 +68,18 @@ class DeviceLeases:
         """The evaluation on the first free device and that device's name; (None, "") when `halt` was set
         before a device was free."""
         halt = halt or threading.Event()
-        if self._build is not None:
+        before: list[tuple[str, float]] = []
+        if self._build is not None and kind != "profile":  # a profile's candidate was built for its test
             with self._build_slots:
                 if halt.is_set():
                     return None, ""
+                started = time.perf_counter()
                 try:
                     self._build(source)
                 except Exception:  # a build ahead only warms the cache: the evaluation reports the failure
                     pass
+                before.append(("build ahead", time.perf_counter() - started))
+        waiting = time.perf_counter()
         while True:
             try:
                 lease = self._free.get(timeout=0.1)
@@ -82,12 +87,15 @@ class DeviceLeases:
             except queue.Empty:
                 if halt.is_set():
                     return None, ""
+        before.append(("lease wait", time.perf_counter() - waiting))
         try:
             if halt.is_set():
                 return None, ""
-            return lease.evaluator.evaluate(source, kind), lease.device
+            evaluation = lease.evaluator.evaluate(source, kind)
         finally:
             self._free.put(lease)
+        # where a candidate's time went, the lease's wait included (the search's pace is the GPUs' busy time)
+        return replace(evaluation, stages=(*before, *evaluation.stages)), lease.device
 
     def cancel(self) -> None:
         """Kill whatever each device is running."""

@@ -93,7 +93,7 @@ def test_a_wide_search_profiles_a_candidate_when_it_is_expanded(tmp_path: Path, 
         stages = dict(r.evaluation.stages)
         assert "ncu" not in stages
         if r.index in expanded:
-            assert r.evaluation.profiles and "profile on expansion" in stages
+            assert r.evaluation.profiles and "expansion: ncu" in stages
             assert r.verdict is not None and r.verdict.status == "measured" and r.verdict.roofline
         else:
             assert not r.evaluation.profiles
