@@ -91,16 +91,19 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
             raise Declined(f"{key}={a[key]!r}")
     sources = split_sources(a)
     flags = build_flags(a)
-    stable = f"{a['name']}_{_digest(sources.bindings, repr(sorted(flags.items())))}"
+    # the module's name is the bindings' digest, not the load's own `name`: candidates that differ only in it (an
+    # LLM renames its extension at will) share one bindings build, the ≈ 15 s of torch's headers
+    stable = f"cudalens_ext_{_digest(sources.bindings, repr(sorted(flags.items())))}"
     key = _digest(sources.device, sources.glue, sources.cuda)
     build = build_root() / stable
     candidate = build / "cand" / key
     library = candidate / f"{stable}.so"
     if not library.exists():
-        with _locked(build / ".lock"):
+        with _free_lane(build) as lane:
             if not library.exists():
-                _build(stable, sources, flags, build, candidate, bool(a.get("verbose")))
-                _prune(build / "cand", keep=KEEP_CANDIDATES)
+                _build(stable, sources, flags, lane, candidate, bool(a.get("verbose")))
+        with _locked(build / ".prune.lock"):
+            _prune(build / "cand", keep=KEEP_CANDIDATES)
     else:
         os.utime(candidate)  # recently used: the last to be pruned
     LOG.append(f"fast {a['name']} ({stable}/{key})")
@@ -160,39 +163,84 @@ def build_root() -> Path:
     return folder
 
 
-def _build(stable: str, sources: Sources, flags: dict, build: Path, candidate: Path, verbose: bool) -> None:
+def _build(stable: str, sources: Sources, flags: dict, lane: Path, candidate: Path, verbose: bool) -> None:
+    """One candidate in `lane`: its glue and kernels compile while the bindings do (the first time a set of
+    declarations is seen), then they are linked with the bindings' object."""
     from torch.utils import cpp_extension
 
     candidate.mkdir(parents=True, exist_ok=True)
     cuda_path = candidate / "cuda.cu"
     _write_if_changed(cuda_path, sources.cuda)
-    pch, precompiling = _precompiled_header(stable, build, flags)
-    _write_if_changed(build / "main.cpp", sources.bindings)
-    # the glue's `#line`s name the build's own copy of cuda.cu, not the candidate's: an edit of device code only
+    pch, precompiling = _precompiled_header(stable, lane, flags)
+    bindings = _Bindings(stable, sources.bindings, flags, lane.parent / "bindings", verbose)
+    # the glue's `#line`s name the lane's own copy of cuda.cu, not the candidate's: an edit of device code only
     # then leaves glue.cpp as it was, and ninja does not compile it again (on 2 cores it is ≈ 3 s, the longer
     # of the two halves). Its messages are never shown (a failed split build falls back to load_inline's).
-    _write_if_changed(build / "cuda.cu", sources.cuda)
-    _write_if_changed(build / "glue.cpp", glue_text(sources, pch, build / "cuda.cu"))
-    _write_if_changed(build / "kernels.cu", sources.device.replace("CUDA_SOURCE_PATH", str(cuda_path)))
+    _write_if_changed(lane / "cuda.cu", sources.cuda)
+    _write_if_changed(lane / "glue.cpp", glue_text(sources, pch, lane / "cuda.cu"))
+    _write_if_changed(lane / "kernels.cu", sources.device.replace("CUDA_SOURCE_PATH", str(cuda_path)))
     try:
-        _torch_call(
-            cpp_extension._write_ninja_file_and_build_library,
-            name=stable,
-            sources=[str(build / n) for n in ("main.cpp", "glue.cpp", "kernels.cu")],
-            build_directory=str(build),
-            verbose=verbose,
-            with_cuda=True,
-            with_sycl=False,
-            extra_sycl_cflags=[],
-            is_standalone=False,
-            **flags,
-        )
+        ldflags = _torch_call(cpp_extension._prepare_ldflags, extra_ldflags=[*flags["extra_ldflags"], str(bindings.obj)],
+                              with_cuda=True, with_sycl=False, verbose=verbose, is_standalone=False)
+        _compile_objects(lane, stable, ["glue.cpp", "kernels.cu"], {**flags, "extra_ldflags": ldflags})
+        bindings.wait()
+        _torch_call(cpp_extension._run_ninja_build, build_directory=str(lane), verbose=verbose,
+                    error_prefix=f"Error linking {stable}")
     finally:
+        bindings.wait(raising=False)
         if precompiling is not None:
             precompiling.join()
     tmp = candidate / f".{stable}.so.{os.getpid()}"
-    shutil.copy2(build / f"{stable}.so", tmp)
+    shutil.copy2(lane / f"{stable}.so", tmp)
     os.replace(tmp, candidate / f"{stable}.so")
+
+
+def _compile_objects(folder: Path, stable: str, names: list[str], flags: dict) -> None:
+    """torch's ninja file for `names` in `folder` (its flags, its object names), and ninja run on the objects
+    only: the link comes after, once every object it needs is there."""
+    from torch.utils import cpp_extension
+
+    _torch_call(
+        cpp_extension._write_ninja_file_to_build_library,
+        path=str(folder / "build.ninja"), name=stable, sources=[str(folder / n) for n in names],
+        with_cuda=True, with_sycl=False, is_standalone=False, extra_sycl_cflags=[], **flags,
+    )
+    objects = re.findall(r"^build (\S+\.o): (?:cuda_)?compile ", (folder / "build.ninja").read_text(), re.M)
+    run = subprocess.run(["ninja", "-C", str(folder), *objects], capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        raise RuntimeError(f"compiling {', '.join(names)} failed: {run.stdout[-2000:]}")
+
+
+class _Bindings:
+    """load_inline's `main.cpp` for one set of declarations, compiled once into `folder/main.o` (in a thread, so
+    that a first build compiles it beside its glue and kernels) and linked into every candidate of the set."""
+
+    def __init__(self, stable: str, text: str, flags: dict, folder: Path, verbose: bool) -> None:
+        self.folder, self.obj = folder, folder / "main.o"
+        self._done = folder / "main.o.done"  # written after a whole build: a killed one leaves no half object
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if not self._done.exists():
+            self._thread = threading.Thread(target=self._compile, args=(stable, text, flags, verbose),
+                                            name="cudalens-bindings", daemon=True)
+            self._thread.start()
+
+    def _compile(self, stable: str, text: str, flags: dict, verbose: bool) -> None:
+        try:
+            with _locked(self.folder / ".lock"):
+                if self._done.exists():
+                    return
+                _write_if_changed(self.folder / "main.cpp", text)
+                _compile_objects(self.folder, stable, ["main.cpp"], flags)
+                self._done.write_text("")
+        except BaseException as exc:  # raised in the building thread by wait()
+            self._error = exc
+
+    def wait(self, raising: bool = True) -> None:
+        if self._thread is not None:
+            self._thread.join()
+        if raising and self._error is not None:
+            raise self._error
 
 
 def glue_text(sources: Sources, pch: Path, cuda_path: Path) -> str:
@@ -311,6 +359,30 @@ def _import(stable: str, library: Path) -> ModuleType:
     it already made for the same spec name: a package-qualified name unique to the candidate keeps them apart
     (CPython looks the init function up by the last component)."""
     return load_by_path(f"cudalens_{library.parent.name}.{stable}", library)
+
+
+@contextlib.contextmanager
+def _free_lane(build: Path) -> Iterator[Path]:
+    """A folder of `build` that no other build uses now: candidates of one set of declarations build at once,
+    one a lane (a search builds several ahead of their GPU time), and a file saved again and again keeps using
+    lane 0, where its unchanged glue object is still up to date. All busy: wait for one."""
+    lanes = max(2, os.cpu_count() or 2)
+    for i in range(lanes):
+        lane = build / f"lane{i}"
+        lane.mkdir(parents=True, exist_ok=True)
+        with open(lane / ".lock", "a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            try:
+                yield lane
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+            return
+    lane = build / f"lane{os.getpid() % lanes}"
+    with _locked(lane / ".lock"):
+        yield lane
 
 
 @contextlib.contextmanager

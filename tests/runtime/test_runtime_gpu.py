@@ -125,3 +125,23 @@ def test_optimize_problems_build_on_the_fast_path_and_keep_their_verdicts(proble
         out = test_job.run({"path": str(path)})
         assert out["test"]["status"] == expected, (kind, out["test"]["message"], out["builds"])
         assert any(line.startswith("fast ") for line in out["builds"]), out["builds"]
+
+
+def test_candidates_that_rename_their_extension_share_one_bindings_build(test_job, tmp_path):
+    """An LLM renames its `load_inline` extension at will: the bindings (torch's headers, ≈ 15 s) are built once
+    for a set of declarations, whatever the name; the kernels are each candidate's own."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from optimize_problems import PROBLEMS
+
+    fast = PROBLEMS[0].fast
+    built = []
+    for i, name in enumerate(("relu_first_name", "relu_second_name")):
+        path = tmp_path / f"{name}.py"
+        source = fast.replace("__global__", f"/* variant {i} */ __global__", 1)
+        path.write_text(source.replace('load_inline(name="', f'load_inline(name="{name}_', 1))
+        out = test_job.run({"path": str(path)})
+        assert out["test"]["status"] == "passed", (name, out["test"]["message"], out["builds"])
+        [line] = [b for b in out["builds"] if b.startswith("fast ")]
+        built.append(line.split("(")[1].rstrip(")").split("/"))  # "fast NAME (MODULE/KERNELS)"
+    (first_module, first_kernels), (second_module, second_kernels) = built
+    assert first_module == second_module and first_kernels != second_kernels

@@ -184,3 +184,12 @@ def test_an_edit_of_device_code_leaves_the_glue_as_it_was():
     edited = RELU.replace("__global__", "/* edited */ __global__", 1)
     assert edited != RELU and glue(edited) == glue(RELU)
     assert "/build/cuda.cu" in glue(RELU)
+
+
+def test_builds_of_one_set_of_declarations_take_different_lanes_and_a_lone_build_lane_0(tmp_path):
+    """Candidates sharing their bindings build at once, each in a lane of its own; a file saved again and again
+    always finds lane 0 free, where its unchanged glue object is."""
+    with fast._free_lane(tmp_path) as first, fast._free_lane(tmp_path) as second:
+        assert (first.name, second.name) == ("lane0", "lane1")
+    with fast._free_lane(tmp_path) as again:
+        assert again.name == "lane0"
