@@ -45,11 +45,20 @@ _FINDING_HINTS = {
 }
 
 
+# a compiler's own message ("cuda.cu(28): error: …", "main.cpp:7:3: error: …"), before any other line with "error"
+_COMPILER_ERROR = re.compile(r"(?:\(\d+\)|:\d+(?::\d+)?):\s*(?:fatal\s+)?error\b")
+# a traceback's source line ("    raise RuntimeError(message) from e") names an error class, not the error
+_TRACEBACK_SOURCE = re.compile(r"^\s+(?:raise\b|File \")")
+
+
 def _first_error(log: str) -> tuple[str, int | None]:
-    for line in log.splitlines():
-        if re.search(r"\berror\b|Error:|Error\b", line):
-            m = re.search(r"\((\d+)\)|:(\d+):", line)
-            return line.strip()[:300], int(next(g for g in m.groups() if g)) if m else None
+    lines = log.splitlines()
+    found = next((ln for ln in lines if _COMPILER_ERROR.search(ln)), None) or next(
+        (ln for ln in lines if re.search(r"\berror\b|Error:|Error\b", ln) and not _TRACEBACK_SOURCE.match(ln)), None
+    )
+    if found is not None:
+        m = re.search(r"\((\d+)\)|:(\d+):", found)
+        return found.strip()[:300], int(next(g for g in m.groups() if g)) if m else None
     tail = [ln for ln in log.strip().splitlines() if ln.strip()]
     return (tail[-1].strip()[:300] if tail else "the build failed without a message"), None
 

@@ -305,3 +305,20 @@ def test_verdict_becomes_a_cl910_finding_and_round_trips_json() -> None:
 
     assert Verdict.from_json(v.to_json()) == v
     assert "| `smsp__thread_inst_executed_per_inst_executed.ratio` |" in render_markdown(v)
+
+
+def test_a_build_traceback_names_the_compilers_error_not_the_raise_that_carried_it() -> None:
+    """A load_inline failure reaches the Judge as a Python traceback around ninja's output: the verdict quotes
+    nvcc's first error and its line, not the `raise RuntimeError(...)` source line above it."""
+    log = (
+        'Traceback (most recent call last):\n'
+        '  File "/x/problem_loader.py", line 128, in built_fast_or_else\n'
+        '    raise RuntimeError(f"{message}\\n{failed.NOTE}")\n'
+        "RuntimeError: Error building extension 'relu': [1/3] nvcc -c cuda.cu -o cuda.cuda.o\n"
+        "FAILED: [code=2] cuda.cuda.o\n"
+        '/root/.cache/torch_extensions/relu/cuda.cu(28): error: expected a ";"\n'
+        "1 error detected in the compilation of \"cuda.cu\".\n"
+    )
+    v = judge(JudgeInput("k", compile=CompileOutcome(ok=False, log=log)))
+    assert 'expected a ";"' in v.critical_issue and "raise" not in v.critical_issue
+    assert v.evidence[0].line == 28
