@@ -39,7 +39,8 @@ async def test_save_gives_verdict_timing_and_ncu_hints_on_the_uncoalesced_line(b
     assert 7 in hint_lines  # `out[c * rows + r] = in[r * cols + c];`
     assert "CL901" not in codes(params.diagnostics) and "CL902" not in codes(params.diagnostics)
     assert "CL910" in codes(params.diagnostics)  # the Judge's measured verdict on the kernel
-    [end] = ends(bare_client)
+    # the hints are published before the save's progress ends
+    [end] = await wait_until(lambda: ends(bare_client) or None, "the save's progress to end", 60)
     assert "trials passed" in end and "vs PyTorch" in end and "profile hint" in end
     name = text.index("transpose_naive")
     position = types.Position(text[:name].count("\n"), name - text.rfind("\n", 0, name) - 1 + 1)
