@@ -69,7 +69,8 @@ for stage in "$@"; do
     # both ways; compare the best variants. Both paths follow measured times, so they part where two variants
     # time within noise: on this CPU-only machine both the tree (0.67x and 0.26x) and the chain (0.28x and 1.35x)
     # ended on different variants; on the GPU a chain, whose prompts depend on fewer comparisons, is the test.
-    # On the H200 (103d22c) the comparison took 4 min and two 12-round chains did not fit the rest: 8 rounds each
+    # On the H200 (103d22c) the comparison took 4 min and two 12-round chains did not fit the rest: 8 rounds each.
+    # Two chains that each followed their own times parted (2026-12-02): the Ray one now replays the local one
     ray-search)
       site=$(mktemp -d); tar -xJf .ray/ray-slim-py312.tar.xz -C "$site"
       RAY="env PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} python3 -m ray.scripts.scripts"
@@ -77,13 +78,16 @@ for stage in "$@"; do
         --disable-usage-stats --temp-dir=/tmp/clray >"$OUT/ray-start.log" 2>&1 || tail -5 "$OUT/ray-start.log"
       PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" timeout $(left 240) python3 benchmarks/ray_same_results.py \
         --ray 127.0.0.1:6390 --problem 19_ReLU --count 6 2>&1 | tee "$OUT/ray-same.log" | tail -9
+      # the chain local, then through Ray with the local run's replies replayed in order (--replay): the same
+      # candidates both ways, so "the same best" is a comparison of the two paths' verdicts and times alone
       half=$(( $(left 540) / 2 ))
       for via in local ray; do
-        extra=(); [ $via = ray ] && extra=(--ray 127.0.0.1:6390)
+        extra=(); [ $via = ray ] && extra=(--ray 127.0.0.1:6390 --replay "$(ls -d "$OUT"/ray-chain-local/*/ | head -1)")
         PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" timeout $half python3 benchmarks/search_standin.py \
           --problems 19_ReLU --policies chain --evaluations 8 --width 1 --llm-seconds 1 --timeout 120 "${extra[@]}" \
-          2>&1 | tee "$OUT/ray-search-$via.log" | tail -6
+          --out "$OUT/ray-chain-$via" 2>&1 | tee "$OUT/ray-search-$via.log" | tail -6
       done
+      tar -czf "$OUT/ray-chains.tgz" -C "$OUT" ray-chain-local ray-chain-ray && rm -rf "$OUT"/ray-chain-*
       $RAY stop --force >/dev/null 2>&1 ;;
     *) echo "unknown stage $stage" ;;
   esac

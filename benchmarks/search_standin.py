@@ -266,6 +266,34 @@ class StandIn:
         return reply(text, delay_s=self.llm_seconds, prompt_tokens=3000, completion_tokens=len(source) // 4)
 
 
+class Replay:
+    """The responder of a run replayed: the replies a chain got, in the order it asked (`round-NN/reply.md` of
+    its run log), whatever the prompts now say. A chain asks one request at a time, so the replayed run evaluates
+    the same candidates in the same order; where a path's measured times differ, the prompts may differ, the
+    candidates do not."""
+
+    def __init__(self, run: Path, llm_seconds: float = 0.0) -> None:
+        self.replies = [f.read_text() for f in sorted(run.glob("round-*/reply.md"))]
+        if not self.replies:
+            raise SystemExit(f"search_standin: {run} holds no round-NN/reply.md to replay")
+        self.llm_seconds, self._next, self._lock = llm_seconds, 0, threading.Lock()
+
+    def __call__(self, body: dict) -> Scripted:
+        with self._lock:
+            k, self._next = self._next, self._next + 1
+        text = self.replies[k] if k < len(self.replies) else "Nothing more to replay."
+        return reply(text, delay_s=self.llm_seconds, prompt_tokens=3000, completion_tokens=len(text) // 4)
+
+
+def best_of_run(run: Path) -> tuple[int | None, str]:
+    """A run log's best round and the best candidate's parameters (its `// standin:` mark)."""
+    summary = json.loads((run / "summary.json").read_text())
+    best = summary.get("best_round")
+    source = run / f"round-{best:02d}" / "source.py" if best is not None else None
+    found = MARK.search(source.read_text()) if source is not None and source.exists() else None
+    return best, found.group(1) if found else "-"
+
+
 def _methods_named(prompt: str) -> set[str]:
     from cudalens.agents.judge.methods import METHODS
 
@@ -328,7 +356,10 @@ def run_one(family: Family, policy: str, args: argparse.Namespace, runs: Path) -
     with tempfile.TemporaryDirectory(prefix="cudalens-standin-") as tmp:
         path = Path(tmp) / f"{family.name}.py"
         path.write_text(start)
-        with FakeOpenAI(responder=StandIn(family, args.seed, llm_seconds=args.llm_seconds)) as fake:
+        replay = getattr(args, "replay", None)
+        responder = (Replay(Path(replay), args.llm_seconds) if replay
+                     else StandIn(family, args.seed, llm_seconds=args.llm_seconds))
+        with FakeOpenAI(responder=responder) as fake:
             spec = OptimizeSpec(
                 str(path), start, None,
                 CoderSettings(base_url=fake.base_url, model="standin", api_key_env=key),
@@ -392,8 +423,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-ms", type=float, default=100.0)
     parser.add_argument("--ray", metavar="ADDRESS", help="evaluate as Ray tasks on this (loopback) cluster")
     parser.add_argument("--out", default=None, help="where the run logs go (default: a temporary folder)")
+    parser.add_argument("--replay", metavar="RUN", help="a chain's run folder: its replies again, in order, and "
+                        "whether this run's best is that run's")
     args = parser.parse_args(argv)
     names = ["row_sum_cpu"] if args.cpu else [p for p in args.problems.split(",") if p]
+    if args.replay and (args.policies != "chain" or len(names) != 1):
+        parser.error("--replay replays one chain: give --policies chain and the one problem it ran")
     unknown = [n for n in names if n not in FAMILIES]
     if unknown:
         parser.error(f"unknown problem(s) {', '.join(unknown)}; known: {', '.join(FAMILIES)}")
@@ -413,6 +448,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"{row.per_minute_after_first:>8.1f}  {row.best_params}",
                   flush=True)
             print(f"{'':<12} {row.where_the_time_went()}", flush=True)
+            if args.replay and row.result is not None:
+                was, params = best_of_run(Path(args.replay))
+                same = was == row.result.best_round
+                ok = ok and same
+                print(f"{'':<12} replayed {args.replay}: best round {row.result.best_round} {row.best_params}, "
+                      f"that run's {was} {params}: {'the same' if same else 'DIFFERENT'}", flush=True)
             if args.timing_check and row.result and row.result.best_source and row.best_ms:
                 alone = timed_alone(family, row.result.best_source, args)
                 if alone:

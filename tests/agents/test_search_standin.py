@@ -73,3 +73,17 @@ def test_the_search_machinery_runs_on_cpu_with_the_standin(tmp_path: Path) -> No
     assert row.best_speedup is not None and row.best_params.startswith("{")
     assert {n.device for n in result.rounds if n.evaluation is not None} <= {"cpu0", "cpu1"}
     assert (result.run_dir / "summary.md").read_text().count("#") > 5
+
+
+def test_a_replayed_chain_evaluates_the_same_candidates_and_reads_its_best_back(tmp_path: Path) -> None:
+    """`--replay RUN` gives a chain the replies another run got, in order: the same candidates, whatever the
+    prompts say now (how the Ray path is compared with the local one on the GPU)."""
+    args = argparse.Namespace(evaluations=3, width=1, seed=0, llm_seconds=0.0, no_profile=True, timeout=120.0,
+                              budget_ms=20.0, cpu_slots=1, no_build_ahead=True)
+    first = search_standin.run_one(FAMILY, "chain", args, tmp_path / "first").result
+    again = search_standin.run_one(
+        FAMILY, "chain", argparse.Namespace(**vars(args), replay=str(first.run_dir)), tmp_path / "again"
+    ).result
+    assert [n.source for n in again.rounds] == [n.source for n in first.rounds]
+    # which of them is best follows the timings (on a loaded CPU, noise): on the GPU the stage compares them
+    assert search_standin.best_of_run(first.run_dir)[0] == first.best_round
