@@ -1,8 +1,8 @@
 """Evaluations as Ray tasks on an existing Ray cluster (`cudalens optimize --ray ADDRESS`), for more GPUs than one
-host has. The Coder, the tree and the policies stay in this process; each evaluation is a task asking for one GPU
-(`num_gpus=1`, so Ray's own scheduling keeps two evaluations off one GPU) that runs the profiler's evaluator on
-the node that got it and sends back the typed `Evaluation`. Nothing of this process's environment travels with a
-task: the Coder's key stays here.
+host has. The Coder, the tree and the policies stay in this process; each slot of the search is a Ray actor
+holding one GPU (`num_gpus=1`, so Ray's own scheduling keeps two evaluations off one GPU) for the run, with the
+profiler's evaluator on the node that got it; an evaluation is a call to it that sends back the typed
+`Evaluation`. Nothing of this process's environment travels with a call: the Coder's key stays here.
 
 Ray is an optional extra (`pip install 'cudalens[ray]'`); it is imported only when a run asks for it.
 """
@@ -59,64 +59,86 @@ def connect(settings: RaySettings) -> int:
     return int(resources.get("CPU", 0) // max(settings.cpus_per_task, 1e-9))
 
 
-def _evaluate_on_node(reference: str, settings: ProfilerEvaluatorSettings, source: str,
-                      kind: EvaluationKind) -> Evaluation:
-    """The task's body, on whichever node Ray chose: a fresh evaluator whose worker is the node's own
-    interpreter (the one running this task, with cudalens and torch), ended however the task ends — a cancel
-    arrives as KeyboardInterrupt and still closes it."""
-    import ray
+class NodeEvaluator:
+    """The Ray actor behind one slot: a `ProfilerEvaluator` living on the node that got its GPU (its worker the
+    node's own interpreter, with cudalens and torch), kept for the run like a local device's — torch imported
+    once, the warm ncu targets kept — instead of one started and ended for every candidate. Threaded (two
+    calls at once), so that `cancel` reaches the evaluation in flight."""
 
-    evaluator = ProfilerEvaluator(reference, replace(settings, python=sys.executable))
-    try:
-        evaluation = evaluator.evaluate(source, kind)
-    finally:
-        evaluator.close()
-    node = ray.get_runtime_context().get_node_id()
-    return replace(evaluation, notes=(*evaluation.notes, f"ray node {node[:12]}"))
+    def __init__(self, reference: str, settings: ProfilerEvaluatorSettings) -> None:
+        import ray
+
+        self.evaluator = ProfilerEvaluator(reference, replace(settings, python=sys.executable))
+        self.node = ray.get_runtime_context().get_node_id()
+
+    def evaluate(self, source: str, kind: EvaluationKind) -> Evaluation:
+        evaluation = self.evaluator.evaluate(source, kind)
+        return replace(evaluation, notes=(*evaluation.notes, f"ray node {self.node[:12]}"))
+
+    def cancel(self) -> None:
+        self.evaluator.cancel()
+
+    def close(self) -> None:
+        self.evaluator.close()
 
 
 _REMOTE: dict[str, Any] = {}
 
 
-def _remote(ray: Any) -> Any:
-    if "evaluate" not in _REMOTE:
-        _REMOTE["evaluate"] = ray.remote(max_retries=0)(_evaluate_on_node)
-    return _REMOTE["evaluate"]
+def _actor_class(ray: Any) -> Any:
+    if "actor" not in _REMOTE:
+        _REMOTE["actor"] = ray.remote(max_restarts=0, max_task_retries=0, max_concurrency=2)(NodeEvaluator)
+    return _REMOTE["actor"]
 
 
 @dataclass
 class RayEvaluator:
-    """A `CandidateEvaluator` whose evaluations are Ray tasks; one slot of `DeviceLeases` per task the cluster
-    can run at once. `cancel` cancels the task in flight (and its worker with it)."""
+    """A `CandidateEvaluator` whose evaluations run in a Ray actor holding one GPU (`gpus_per_task`) of the
+    cluster for the run; one slot of `DeviceLeases` per GPU. Started at the first evaluation; an actor that died
+    (its node lost, its process killed) is replaced at the next. `cancel` kills the job in flight; `close` ends
+    the actor, its worker and its ncu targets."""
 
     reference_source: str
     settings: ProfilerEvaluatorSettings
     ray_settings: RaySettings
-    _running: Any = field(default=None, init=False, repr=False)
+    _actor: Any = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def _node_evaluator(self, ray: Any) -> Any:
+        with self._lock:  # the secrets to hide travel as names (settings.secret_env), never as values
+            if self._actor is None:
+                self._actor = _actor_class(ray).options(
+                    num_gpus=self.ray_settings.gpus_per_task, num_cpus=self.ray_settings.cpus_per_task
+                ).remote(self.reference_source, self.settings)
+            return self._actor
 
     def evaluate(self, source: str, kind: EvaluationKind = "full") -> Evaluation:
         ray = _ray()
-        task = _remote(ray).options(num_gpus=self.ray_settings.gpus_per_task,
-                                    num_cpus=self.ray_settings.cpus_per_task)
-        with self._lock:  # the secrets to hide travel as names (settings.secret_env), never as values
-            ref = self._running = task.remote(self.reference_source, self.settings, source, kind)
+        actor = self._node_evaluator(ray)
         try:
-            return ray.get(ref)
+            return ray.get(actor.evaluate.remote(source, kind))
         except ray.exceptions.RayError as exc:
-            cancelled = isinstance(exc, ray.exceptions.TaskCancelledError)
-            message = "cancelled" if cancelled else str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
+            if isinstance(exc, ray.exceptions.RayActorError):
+                with self._lock:  # the next evaluation starts another
+                    self._actor = None if self._actor is actor else self._actor
+            message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
             return Evaluation(source_hash(source), CompileOutcome(ok=True),
                               CorrectnessOutcome("crashed", message=f"the Ray task failed: {message}"[:300]))
-        finally:
-            with self._lock:
-                self._running = None
 
     def cancel(self) -> None:
         with self._lock:
-            ref = self._running
-        if ref is not None:
-            _ray().cancel(ref)
+            actor = self._actor
+        if actor is not None:
+            actor.cancel.remote()
 
     def close(self) -> None:
-        self.cancel()
+        with self._lock:
+            actor, self._actor = self._actor, None
+        if actor is None:
+            return
+        ray = _ray()
+        try:
+            ray.get(actor.close.remote(), timeout=60)
+        except Exception:  # a dead or stuck actor: killed below all the same
+            pass
+        ray.kill(actor)

@@ -80,7 +80,7 @@ def cluster():
             time.sleep(2)
 
 
-def test_evaluations_run_as_ray_tasks_on_both_nodes(cluster: str, tmp_path: Path, monkeypatch) -> None:
+def test_evaluations_run_in_ray_actors_on_both_nodes(cluster: str, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("CUDALENS_RAY_KEY", "sk-ray-SECRET-0000")
     ray_settings = RaySettings(cluster, gpus_per_task=0, cpus_per_task=1, node_ip="127.0.0.1")
     assert connect(ray_settings) == 2
@@ -109,3 +109,30 @@ def test_evaluations_run_as_ray_tasks_on_both_nodes(cluster: str, tmp_path: Path
     nodes = {note for n in evaluated for note in n.evaluation.notes if note.startswith("ray node ")}
     assert len(nodes) == 2  # the tasks ran on the head and on the second node
     assert len(evaluated) == 4 and result.stop_reason == "rounds" and result.best_source is not None
+
+
+def test_a_cancel_reaches_the_candidate_running_in_a_ray_actor(cluster: str) -> None:
+    """A slot is an actor on a node, kept for the run: a cancel from here kills the candidate it is running (a
+    hang), the actor lives on and evaluates the next candidate, and close ends it."""
+    import threading
+
+    from cudalens.agents.search.ray_backend import RayEvaluator
+
+    ray_settings = RaySettings(cluster, gpus_per_task=0, cpus_per_task=1, node_ip="127.0.0.1")
+    connect(ray_settings)
+    settings = ProfilerEvaluatorSettings(device="cpu", timeout_s=600, budget_ms=30, profile=False)
+    evaluator = RayEvaluator(START, settings, ray_settings)
+    try:
+        assert evaluator.evaluate(START, "test").correct  # the actor is up, torch imported in its worker
+        done: list = []
+        hang = threading.Thread(target=lambda: done.append(evaluator.evaluate(
+            model_new("import time\ntime.sleep(3600)\nreturn x.sum(dim=1)"), "test")))
+        hang.start()
+        time.sleep(5)
+        evaluator.cancel()
+        hang.join(timeout=120)
+        # killed by the cancel, not by the call's own limit (20× the reference's, floor 10 s: a "timeout")
+        assert not hang.is_alive() and done and done[0].correctness.status == "crashed", done
+        assert evaluator.evaluate(START, "test").correct  # the same actor, a new worker
+    finally:
+        evaluator.close()
