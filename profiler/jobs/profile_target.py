@@ -1,7 +1,8 @@
 """The program ncu and compute-sanitizer watch: builds a file's candidate and calls it on seeded inputs.
 
 `python profile_target.py PAYLOAD.json` (payload as for the `test` job, plus "reps", and "inputs": "small" for
-the smallest inputs the reference accepts: jobs_lib/small_inputs.py; the sanitizers ask for them). Builds happen
+the smallest inputs the reference accepts: jobs_lib/small_inputs.py; the sanitizers ask for them). "reps": 0
+builds and stops there: no input is made and nothing goes to the GPU. Builds happen
 before the first launch, so with `--target-processes application-only` nvcc is never profiled. What it ran is
 announced on stderr (`cudalens-inputs: {json}`). Exit status 0 when the calls returned, 1 (one line on stderr)
 when they raised. Standard library at top level.
@@ -90,10 +91,15 @@ def main(argv: list[str]) -> int:
 
         device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
         problem = _problem(payload, device)
-        candidate = correctness.place(problem.make_candidate(), device, None)
+        made = problem.make_candidate()
         announce_build_dirs(problem.module_names)  # after make_candidate: a .cu file is built there
         for folder in sibling("fast_inline").BUILD_DIRS:
             print(f"cudalens-build-dir: {folder}", file=sys.stderr)
+        if int(payload.get("reps", 1)) == 0:
+            # a build ahead (profiler/prebuild.py): nothing placed on the GPU and no inputs made, so it never
+            # shares the GPU with a candidate timed meanwhile (a search builds ahead while its GPU times another)
+            return 0
+        candidate = correctness.place(made, device, None)
         torch.manual_seed(int(payload.get("seed", 42)))
         inputs = correctness.make_inputs(problem.get_inputs, device)
         shapes = [list(x.shape) for x in inputs if isinstance(x, torch.Tensor)]

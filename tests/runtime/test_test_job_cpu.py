@@ -93,3 +93,31 @@ def test_profile_target_and_prebuild_run_as_processes(data_dir, tmp_path):
     assert proc.returncode == 1 and "no ModelNew" in proc.stderr
     [build] = prebuild([str(data_dir / "kb_relu_right.py")])
     assert build.ok, build.message
+
+
+def test_a_build_ahead_makes_no_inputs_and_runs_nothing(tmp_path):
+    """prebuild (reps 0) builds and stops: a search builds candidates ahead while its GPU times another one, so
+    a build ahead must not put inputs or a model on that GPU. Here inputs that cannot be made do not fail it."""
+    from cudalens.profiler.prebuild import prebuild
+
+    path = tmp_path / "model.py"
+    path.write_text(
+        "import torch\nimport torch.nn as nn\n\n"
+        "class Model(nn.Module):\n    def forward(self, x):\n        return x\n\n"
+        "class ModelNew(Model):\n    pass\n\n"
+        "def get_inputs():\n    raise RuntimeError('inputs were made')\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    [build] = prebuild([str(path)])
+    assert build.ok, build.message
+    import json
+    import subprocess
+    import sys
+
+    from cudalens.profiler.job_modules import job_script
+
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps({"path": str(path), "device": "cpu", "reps": 1}))
+    proc = subprocess.run([sys.executable, job_script("profile_target"), str(payload)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 1 and "inputs were made" in proc.stderr
