@@ -56,7 +56,8 @@ for stage in "$@"; do
                                --out "$OUT/whole-model-transformer" 2>&1 | tee "$OUT/whole-model-transformer.log" | tail -60 ;;
     search-bench) timeout $(left 560) python3 benchmarks/search_standin.py --problems "${SEARCH_PROBLEMS:-19_ReLU,23_Softmax,47_Sum}" \
                     --policies chain,beam,tree --evaluations 8 --width 8 --llm-seconds 3 --timeout 120 --timing-check \
-                    --out "$OUT/search-runs" 2>&1 | tee "$OUT/search-bench.log" | tail -40 ;;
+                    --out "$OUT/search-runs" 2>&1 | tee "$OUT/search-bench.log" | tail -40
+                  tar -czf "$OUT/search-runs.tgz" -C "$OUT" search-runs && rm -rf "$OUT/search-runs" ;;
     search-rate) timeout $(left 400) python3 benchmarks/search_standin.py --problems 19_ReLU --policies tree \
                    --evaluations "${SEARCH_EVALS:-32}" --width 8 --llm-seconds 10 --timeout 120 --timing-check \
                    --out "$OUT/search-rate-runs" 2>&1 | tee "$OUT/search-rate.log" | tail -10
