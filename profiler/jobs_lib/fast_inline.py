@@ -77,6 +77,7 @@ class Sources:
 # torch/extension.h adds the C++ frontend (nn, optim, data, autograd's API): 23 s of g++ against 13 s here
 _LIGHT_PRELUDE = ["#include <torch/types.h>", "#include <torch/csrc/Exceptions.h>",
                   "#include <torch/csrc/utils/pybind.h>"]
+_EXTENSION_H = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][ \t]*$', re.M)
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\])*"', re.S)
 
 
@@ -173,7 +174,8 @@ def split_sources(a: dict) -> Sources:
     bindings = (["#include <torch/extension.h>"] if implicit else []) + declared + module
     light = None
     if implicit and module and not units.bindings and declarations_only(cpp):
-        light = "\n".join([*_LIGHT_PRELUDE, *declared, *module])
+        # prototypes need its types, not its frontend: an `#include <torch/extension.h>` of theirs goes too
+        light = "\n".join([*_LIGHT_PRELUDE, *(_EXTENSION_H.sub("", c) for c in declared), *module])
     device = ("#include <cuda.h>\n#include <cuda_runtime.h>\n" if implicit else "") + _DEVICE_PRELUDE + units.device
     return Sources("\n".join(bindings), cuda_text, device, units.glue, light)
 

@@ -283,7 +283,8 @@ def compile_cuda(ext_name: str, text: str, functions: list[tuple[str, str]], pay
         load_inline,
         ext_name.rsplit("_", 1)[0],  # the file's name without the content hash: its bindings build is reused
         ext_name,
-        cpp_sources=["#include <torch/extension.h>\n" + "\n".join(d for _, d in functions if d)],
+        # prototypes only (load_inline includes torch/extension.h itself): the fast path's light bindings
+        cpp_sources=["\n".join(d for _, d in functions if d)],
         cuda_sources=[text],
         functions=[n for n, _ in functions],
         extra_cuda_cflags=flags,
