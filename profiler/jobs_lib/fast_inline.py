@@ -73,10 +73,11 @@ class Sources:
     light_bindings: str | None = None
 
 
-# what `torch::Tensor f(torch::Tensor x, int64_t n);` and `m.def("f", torch::wrap_pybind_function(f))` need;
-# torch/extension.h adds the C++ frontend (nn, optim, data, autograd's API): 23 s of g++ against 13 s here
-_LIGHT_PRELUDE = ["#include <torch/types.h>", "#include <torch/csrc/Exceptions.h>",
-                  "#include <torch/csrc/utils/pybind.h>"]
+# what `torch::Tensor f(torch::Tensor x, int64_t n);` and `m.def("f", torch::wrap_pybind_function(f))` need: the
+# Tensor class and torch's pybind casters, not ATen's operators (torch/types.h: ATen/ATen.h) nor the C++
+# frontend (torch/extension.h: nn, optim, data). g++ here: 22.8 s for load_inline's main.cpp, 6.6 s for this
+_LIGHT_PRELUDE = ["#include <torch/csrc/Exceptions.h>", "#include <torch/csrc/utils/pybind.h>",
+                  "namespace torch { using namespace at; }"]
 _EXTENSION_H = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][ \t]*$', re.M)
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\])*"', re.S)
 
@@ -200,7 +201,7 @@ def _build(stable: str, sources: Sources, flags: dict, lane: Path, candidate: Pa
     cuda_path = candidate / "cuda.cu"
     _write_if_changed(cuda_path, sources.cuda)
     pch, precompiling = _precompiled_header(stable, lane, flags)
-    bindings = _Bindings(stable, sources, flags, lane.parent / "bindings", verbose, pch)
+    bindings = _Bindings(stable, sources, flags, lane.parent / "bindings", verbose)
     # the glue's `#line`s name the lane's own copy of cuda.cu, not the candidate's: an edit of device code only
     # then leaves glue.cpp as it was, and ninja does not compile it again (on 2 cores it is ≈ 3 s, the longer
     # of the two halves). Its messages are never shown (a failed split build falls back to load_inline's).
@@ -242,27 +243,25 @@ def _compile_objects(folder: Path, stable: str, names: list[str], flags: dict) -
 class _Bindings:
     """load_inline's `main.cpp` for one set of declarations, compiled once into `folder/main.o` (in a thread, so
     that a first build compiles it beside its glue and kernels) and linked into every candidate of the set.
-    Where the declarations allow it, the light `main.cpp` over the precompiled header (≈ 8 s of g++ here
-    against 23 s for torch/extension.h); should that fail to compile, load_inline's own."""
+    Where the declarations allow it, the light `main.cpp` (≈ 7 s of g++ here against 23 s for
+    torch/extension.h); should that fail to compile, load_inline's own."""
 
-    def __init__(self, stable: str, sources: Sources, flags: dict, folder: Path, verbose: bool, pch: Path) -> None:
+    def __init__(self, stable: str, sources: Sources, flags: dict, folder: Path, verbose: bool) -> None:
         self.folder, self.obj = folder, folder / "main.o"
         self._done = folder / "main.o.done"  # written after a whole build: a killed one leaves no half object
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         if not self._done.exists():
-            self._thread = threading.Thread(target=self._compile, args=(stable, sources, flags, pch),
+            self._thread = threading.Thread(target=self._compile, args=(stable, sources, flags),
                                             name="cudalens-bindings", daemon=True)
             self._thread.start()
 
-    def _compile(self, stable: str, sources: Sources, flags: dict, pch: Path) -> None:
+    def _compile(self, stable: str, sources: Sources, flags: dict) -> None:
         try:
             with _locked(self.folder / ".lock"):
                 if self._done.exists():
                     return
-                texts = [sources.bindings]
-                if sources.light_bindings is not None:  # its first line: the header, precompiled once it is there
-                    texts.insert(0, f'#include "{pch}"\n{sources.light_bindings}')
+                texts = [sources.light_bindings, sources.bindings] if sources.light_bindings else [sources.bindings]
                 for i, text in enumerate(texts):
                     _write_if_changed(self.folder / "main.cpp", text)
                     try:

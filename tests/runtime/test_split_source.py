@@ -210,13 +210,16 @@ def test_declarations_only_cpp_sources_get_the_light_bindings():
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_the_light_bindings_compile_with_torchs_own_flags(tmp_path, monkeypatch):
-    """The light main.cpp (torch/types.h and torch's pybind headers, not torch/extension.h) compiles with the
-    flags torch's ninja writer gives main.cpp, `wrap_pybind_function` and all. (CPU torch: compile only.)"""
+    """The light main.cpp (the Tensor class and torch's pybind casters, not torch/extension.h) compiles with
+    the flags torch's ninja writer gives main.cpp, `wrap_pybind_function` and the types of a prototype an LLM
+    may write all. (CPU torch: compile only.)"""
     cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
     monkeypatch.setattr(cpp_extension, "CUDA_HOME", str(Path(_cuda_include()).parent))
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
-    sources = fast.split_sources({"name": "relu", "cpp_sources": "torch::Tensor run(torch::Tensor x);",
-                                  "cuda_sources": RELU, "functions": ["run"]})
+    cpp = ("#include <vector>\nstd::vector<torch::Tensor> run(torch::Tensor x, c10::optional<torch::Tensor> b, "
+           "int64_t n, double s, bool f, torch::Scalar a, at::ScalarType t, std::optional<int64_t> k, "
+           "at::IntArrayRef shape, std::tuple<torch::Tensor, torch::Tensor> p);")
+    sources = fast.split_sources({"name": "relu", "cpp_sources": cpp, "cuda_sources": RELU, "functions": ["run"]})
     (tmp_path / "main.cpp").write_text(sources.light_bindings)
     fast._compile_objects(tmp_path, "cudalens_ext_test", ["main.cpp"], fast.build_flags({}))
     assert (tmp_path / "main.o").stat().st_size > 0
@@ -231,7 +234,7 @@ def test_light_bindings_that_do_not_compile_give_way_to_torch_extension_h(tmp_pa
                                   "cuda_sources": RELU, "functions": ["run"]})
     broken = fast.Sources(sources.bindings, sources.cuda, sources.device, sources.glue, "#error not enough")
     folder = tmp_path / "bindings"
-    fast._Bindings("cudalens_ext_test", broken, fast.build_flags({}), folder, False, tmp_path / "none.h").wait()
+    fast._Bindings("cudalens_ext_test", broken, fast.build_flags({}), folder, False).wait()
     assert (folder / "main.o.done").read_text() == "full"
     assert "torch/extension.h" in (folder / "main.cpp").read_text()
     assert any("light bindings of cudalens_ext_test failed" in line for line in fast.LOG)
