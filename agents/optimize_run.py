@@ -84,10 +84,13 @@ class OptimizeRun:
         else:
             self.devices = devices_for(spec)
             gpus = settings.device != "cpu" and not self.devices[0].startswith("cpu")
-            self.evaluators = [
+            evaluators = [
                 ProfilerEvaluator(spec.source, replace(settings, visible_device=d if gpus else None))
                 for d in self.devices
             ]
+            for evaluator in evaluators:  # their workers come up while round 0 builds
+                evaluator.warm()
+            self.evaluators = evaluators
         self.leases = DeviceLeases(
             [WithCompileResources(e, spec.path) for e in self.evaluators], self.devices,
             build=self._build_ahead if _builds_ahead(spec) else None,

@@ -14,6 +14,7 @@ import math
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import Counter
@@ -35,7 +36,7 @@ from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
 from cudalens.profiler.protocol import JobRequest
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
-from cudalens.profiler.worker_client import WorkerPool, WorkerStartError
+from cudalens.profiler.worker_client import GPU_WARMUP, WorkerPool, WorkerStartError
 
 
 @dataclass(frozen=True)
@@ -73,23 +74,45 @@ class ProfilerEvaluator:
     # warms its ncu target and a spare for the next while it is built and tested (round 0 included: its target
     # starts during its cold build instead of after it, ≈ 4 s of the first round on the H200)
     _on_gpu: bool = field(default=False, init=False, repr=False)
+    _pool_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _closed: bool = field(default=False, init=False, repr=False)  # close() ran: warm() starts nothing after it
 
     def __post_init__(self) -> None:
         self._on_gpu = self.settings.visible_device is not None and self.settings.device != "cpu"
 
     def _worker_pool(self) -> WorkerPool:
-        if self._pool is None:
-            child_env.hide(*self.settings.secret_env)
-            # the one GPU of this evaluator (the search runs one per GPU): added to the clean environment
-            device = {"CUDA_VISIBLE_DEVICES": self.settings.visible_device} if self.settings.visible_device else None
-            # candidates are the LLM's code: their relative writes land in a scratch folder, not the project
-            self._scratch = tempfile.mkdtemp(prefix="cudalens-candidates-")
-            self._pool = WorkerPool(python=self.settings.python, env=device, warmup={"modules": ["torch"]},
-                                    cwd=self._scratch)
+        with self._pool_lock:  # warm() starts it from a thread of its own
+            return self._new_pool() if self._pool is None else self._pool
+
+    def _new_pool(self) -> WorkerPool:
+        child_env.hide(*self.settings.secret_env)
+        # the one GPU of this evaluator (the search runs one per GPU): added to the clean environment
+        device = {"CUDA_VISIBLE_DEVICES": self.settings.visible_device} if self.settings.visible_device else None
+        # candidates are the LLM's code: their relative writes land in a scratch folder, not the project
+        self._scratch = tempfile.mkdtemp(prefix="cudalens-candidates-")
+        warmup = GPU_WARMUP if self._on_gpu else {"modules": ["torch"]}
+        self._pool = WorkerPool(python=self.settings.python, env=device, warmup=warmup, cwd=self._scratch)
         return self._pool
+
+    def warm(self) -> None:
+        """Start the worker now, in the background (its warm-up imports torch and, on a GPU, starts the
+        precompiled header), so that round 0's build, ahead or in it, finds them under way. Errors are the
+        first evaluation's to report."""
+        def start() -> None:
+            with self._pool_lock:
+                pool = None if self._closed else self._pool or self._new_pool()
+            try:
+                if pool is not None:
+                    pool.start()
+            except Exception:
+                pass
+
+        threading.Thread(target=start, name="cudalens-evaluator-warm", daemon=True).start()
 
     def close(self) -> None:
         standby.drop_owner(self._standby_owner)  # the warm ncu targets waiting for a round that will not come
+        with self._pool_lock:
+            self._closed = True
         self._close_pool()
 
     def _close_pool(self) -> None:

@@ -12,14 +12,11 @@ import logging
 
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu, detect_gpu
 from cudalens.profiler.protocol import JobRequest, JobResult
-from cudalens.profiler.worker_client import WorkerPool
+from cudalens.profiler.worker_client import GPU_WARMUP, WorkerPool
 from cudalens.profiler.worker_settings import WorkerSettings
 
 logger = logging.getLogger("cudalens.server")
 
-# torch imported, the CUDA context made, and the fast builds' precompiled header started for the flags `.cu` files
-# build with (profiler/jobs_lib/fast_inline.py): the first save waits for none of them
-WARMUP = {"modules": ["torch"], "cuda": True, "precompile": ["-O3", "-lineinfo"]}
 # How `WorkerPool` words a worker that never came up (a bad `worker.python`): not the user's kernel's fault.
 _START_FAILURES = ("cannot start the worker", "the worker (", "the worker died while warming up")
 
@@ -47,7 +44,7 @@ class GpuRuntime:
             self._pool.close()
             self._pool = None
         if self._pool is None:
-            self._pool = WorkerPool(python=settings.python, warmup=WARMUP, keep_warm=True)
+            self._pool = WorkerPool(python=settings.python, warmup=GPU_WARMUP, keep_warm=True)
             self._python = settings.python
         return self._pool
 

@@ -343,6 +343,10 @@ def _precompiled_header(stable: str, build: Path, flags: dict) -> tuple[Path, th
         running = _PRECOMPILING.get(shared)
         if running is not None and running.is_alive():
             return shared_header, None  # the warm-up's: this build need not wait for it
+        if _held_elsewhere(shared / ".lock"):
+            # another process is making it (a worker's warm-up, while a build ahead runs): this build goes on
+            # without it, and does not wait for it to end either
+            return shared_header, None
         thread = threading.Thread(target=_precompile, args=(command, shared), name="cudalens-pch", daemon=True)
         _PRECOMPILING[shared] = thread
         thread.start()
@@ -422,6 +426,18 @@ def _free_lane(build: Path) -> Iterator[Path]:
     lane = build / f"lane{os.getpid() % lanes}"
     with _locked(lane / ".lock"):
         yield lane
+
+
+def _held_elsewhere(path: Path) -> bool:
+    """Whether another process holds the lock `_locked(path)` takes (probed, not kept)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
 
 
 @contextlib.contextmanager

@@ -265,14 +265,14 @@ def test_jobs_run_in_the_pool_working_folder(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.timeout(600)
 def test_the_warm_up_starts_the_fast_builds_header_and_a_first_build_waits_for_no_second_one(tmp_path, monkeypatch):
-    """The server's warm-up (server/gpu_runtime.WARMUP) starts precompiling the header in the worker; it appears
+    """The server's warm-up (worker_client.GPU_WARMUP) starts precompiling the header in the worker; it appears
     whole in the cache while the worker waits for its first job."""
     import time
 
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA device here")
-    from cudalens.server.gpu_runtime import WARMUP
+    from cudalens.profiler.worker_client import GPU_WARMUP as WARMUP
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     pool = WorkerPool(warmup=WARMUP)

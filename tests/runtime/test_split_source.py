@@ -238,3 +238,25 @@ def test_light_bindings_that_do_not_compile_give_way_to_torch_extension_h(tmp_pa
     assert (folder / "main.o.done").read_text() == "full"
     assert "torch/extension.h" in (folder / "main.cpp").read_text()
     assert any("light bindings of cudalens_ext_test failed" in line for line in fast.LOG)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_a_build_does_not_wait_for_a_header_another_process_is_precompiling(tmp_path, monkeypatch):
+    """A worker's warm-up precompiles the header while a build ahead (another process) runs: that build goes on
+    over the plain header and does not wait for the other's precompile to end."""
+    import fcntl
+
+    cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
+    monkeypatch.setattr(cpp_extension, "CUDA_HOME", str(Path(_cuda_include()).parent))
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    started = []
+    monkeypatch.setattr(fast, "_precompile", lambda command, shared: started.append(shared))
+    build = tmp_path / "fast_builds" / "relu_x"
+    build.mkdir(parents=True)
+    flags = fast.build_flags({"extra_cuda_cflags": ["-O1"]})
+    header, thread = fast._precompiled_header("relu_x", build, flags)
+    thread.join()
+    with open(header.parent / ".lock", "a") as other:  # another open file: flock's "other process"
+        fcntl.flock(other, fcntl.LOCK_EX)
+        assert fast._precompiled_header("relu_x", build, flags) == (header, None)
+    assert started == [header.parent]  # no second precompile started
