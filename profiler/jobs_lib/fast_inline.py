@@ -114,9 +114,7 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
             raise Declined(f"{key}={a[key]!r}")
     sources = split_sources(a)
     flags = build_flags(a)
-    # the module's name is the bindings' digest, not the load's own `name`: candidates that differ only in it (an
-    # LLM renames its extension at will) share one bindings build, the ≈ 15 s of torch's headers
-    stable = f"cudalens_ext_{_digest(sources.bindings, repr(sorted(flags.items())))}"
+    stable = module_name(a, sources, flags)
     key = _digest(sources.device, sources.glue, sources.cuda)
     build = build_root() / stable
     candidate = build / "cand" / key
@@ -132,6 +130,16 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
     LOG.append(f"fast {a['name']} ({stable}/{key})")
     BUILD_DIRS.append(str(candidate))
     return _import(stable, library)
+
+
+def module_name(a: dict, sources: Sources, flags: dict) -> str:
+    """The module's name (TORCH_EXTENSION_NAME, its build folder): the bindings' digest, not the load's own
+    `name`, so that candidates differing only in it (an LLM renames its extension at will) share one bindings
+    build, the ≈ 15 s of torch's headers; unless the sources name it themselves
+    (`TORCH_LIBRARY(TORCH_EXTENSION_NAME, m)` is then `torch.ops.<name>` to the Python that calls it)."""
+    own = [a.get("cpp_sources"), a.get("cuda_sources")]
+    named = any("TORCH_EXTENSION_NAME" in t for v in own for t in ([v] if isinstance(v, str) else v or []))
+    return f"{a['name'] if named else 'cudalens_ext'}_{_digest(sources.bindings, repr(sorted(flags.items())))}"
 
 
 def build_flags(a: dict) -> dict[str, list[str]]:

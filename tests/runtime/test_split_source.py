@@ -260,3 +260,13 @@ def test_a_build_does_not_wait_for_a_header_another_process_is_precompiling(tmp_
         fcntl.flock(other, fcntl.LOCK_EX)
         assert fast._precompiled_header("relu_x", build, flags) == (header, None)
     assert started == [header.parent]  # no second precompile started
+
+
+def test_the_module_is_named_by_its_bindings_unless_the_sources_name_it():
+    def name(ext: str, cpp: str = "torch::Tensor run(torch::Tensor x);") -> str:
+        a = {"name": ext, "cpp_sources": cpp, "cuda_sources": RELU, "functions": ["run"]}
+        return fast.module_name(a, fast.split_sources(a), fast.build_flags(a))
+
+    assert name("relu_a") == name("relu_b") and name("relu_a").startswith("cudalens_ext_")
+    own = "torch::Tensor run(torch::Tensor x);\nTORCH_LIBRARY(TORCH_EXTENSION_NAME, m) { m.def(\"run\", run); }"
+    assert name("relu_a", own).startswith("relu_a_") and name("relu_b", own).startswith("relu_b_")
