@@ -369,7 +369,7 @@ def run_one(family: Family, policy: str, args: argparse.Namespace, runs: Path) -
                 ProfilerEvaluatorSettings(device="cpu" if family.cpu else None, profile=not args.no_profile,
                                           timeout_s=args.timeout, budget_ms=args.budget_ms),
                 gpu=DEFAULT_GPU if family.cpu else None, runs_dir=runs, cpu_slots=args.cpu_slots,
-                build_ahead=not family.cpu and not args.no_build_ahead,
+                build_ahead=False if family.cpu or args.no_build_ahead else None,  # None: as `cudalens optimize`
                 ray=RaySettings(args.ray, gpus_per_task=0 if family.cpu else 1, node_ip="127.0.0.1")
                 if getattr(args, "ray", None) else None,
             )
