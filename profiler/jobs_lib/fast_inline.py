@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,15 +120,16 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
     build = build_root() / stable
     candidate = build / "cand" / key
     library = candidate / f"{stable}.so"
+    took = ""
     if not library.exists():
         with _free_lane(build) as lane:
             if not library.exists():
-                _build(stable, sources, flags, lane, candidate, bool(a.get("verbose")))
+                took = " " + _build(stable, sources, flags, lane, candidate, bool(a.get("verbose")))
         with _locked(build / ".prune.lock"):
             _prune(build / "cand", keep=KEEP_CANDIDATES)
     else:
         os.utime(candidate)  # recently used: the last to be pruned
-    LOG.append(f"fast {a['name']} ({stable}/{key})")
+    LOG.append(f"fast {a['name']} ({stable}/{key}){took}")
     BUILD_DIRS.append(str(candidate))
     return _import(stable, library)
 
@@ -200,11 +202,14 @@ def build_root() -> Path:
     return folder
 
 
-def _build(stable: str, sources: Sources, flags: dict, lane: Path, candidate: Path, verbose: bool) -> None:
+def _build(stable: str, sources: Sources, flags: dict, lane: Path, candidate: Path, verbose: bool) -> str:
     """One candidate in `lane`: its glue and kernels compile while the bindings do (the first time a set of
-    declarations is seen), then they are linked with the bindings' object."""
+    declarations is seen), then they are linked with the bindings' object. Says where its time went (a first
+    build on a fresh machine is a first save's or round's longest part)."""
     from torch.utils import cpp_extension
 
+    started = time.perf_counter()
+    marks: dict[str, float] = {}
     candidate.mkdir(parents=True, exist_ok=True)
     cuda_path = candidate / "cuda.cu"
     _write_if_changed(cuda_path, sources.cuda)
@@ -220,16 +225,26 @@ def _build(stable: str, sources: Sources, flags: dict, lane: Path, candidate: Pa
         ldflags = _torch_call(cpp_extension._prepare_ldflags, extra_ldflags=[*flags["extra_ldflags"], str(bindings.obj)],
                               with_cuda=True, with_sycl=False, verbose=verbose, is_standalone=False)
         _compile_objects(lane, stable, ["glue.cpp", "kernels.cu"], {**flags, "extra_ldflags": ldflags})
+        marks["glue+kernels"] = time.perf_counter()
         bindings.wait()
+        marks["then the bindings"] = time.perf_counter()
         _torch_call(cpp_extension._run_ninja_build, build_directory=str(lane), verbose=verbose,
                     error_prefix=f"Error linking {stable}")
+        marks["link"] = time.perf_counter()
     finally:
         bindings.wait(raising=False)
         if precompiling is not None:
             precompiling.join()
+    marks["then the header"] = time.perf_counter()
     tmp = candidate / f".{stable}.so.{os.getpid()}"
     shutil.copy2(lane / f"{stable}.so", tmp)
     os.replace(tmp, candidate / f"{stable}.so")
+    steps, last = [], started
+    for step, at in marks.items():
+        steps.append(f"{step} {at - last:.1f} s")
+        last = at
+    made = "bindings compiled" if bindings.compiled_here else "bindings reused"
+    return f"in {time.perf_counter() - started:.1f} s ({', '.join(steps)}; {made})"
 
 
 def _compile_objects(folder: Path, stable: str, names: list[str], flags: dict) -> None:
@@ -259,7 +274,8 @@ class _Bindings:
         self._done = folder / "main.o.done"  # written after a whole build: a killed one leaves no half object
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
-        if not self._done.exists():
+        self.compiled_here = not self._done.exists()  # (or waited for another build compiling them)
+        if self.compiled_here:
             self._thread = threading.Thread(target=self._compile, args=(stable, sources, flags),
                                             name="cudalens-bindings", daemon=True)
             self._thread.start()

@@ -5,6 +5,7 @@ timing, ncu line attribution, compute-sanitizer and validate. Run on the GPU mac
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -142,6 +143,6 @@ def test_candidates_that_rename_their_extension_share_one_bindings_build(test_jo
         out = test_job.run({"path": str(path)})
         assert out["test"]["status"] == "passed", (name, out["test"]["message"], out["builds"])
         [line] = [b for b in out["builds"] if b.startswith("fast ")]
-        built.append(line.split("(")[1].rstrip(")").split("/"))  # "fast NAME (MODULE/KERNELS)"
+        built.append(re.search(r"\((\w+)/(\w+)\)", line).groups())  # "fast NAME (MODULE/KERNELS) in …"
     (first_module, first_kernels), (second_module, second_kernels) = built
     assert first_module == second_module and first_kernels != second_kernels
