@@ -26,7 +26,13 @@ from cudalens.agents.optimize_loop import LoopProgress, LoopSettings, OptimizeLo
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
 from cudalens.agents.resources import WithCompileResources, compile_resources
 from cudalens.agents.search.devices import DeviceLeases, visible_gpus
-from cudalens.agents.search.ray_backend import RayEvaluator, RaySettings, RayUnavailable, connect
+from cudalens.agents.search.ray_backend import (
+    RayEvaluator,
+    RaySettings,
+    RayUnavailable,
+    build_on_every_node,
+    connect,
+)
 from cudalens.analysis.api import analyze_text
 from cudalens.analysis.findings import Finding
 from cudalens.profiler.gpu_specs import gpu_count
@@ -53,9 +59,7 @@ class OptimizeSpec:
 
 
 def _builds_ahead(spec: OptimizeSpec) -> bool:
-    """Ray's tasks build on their own nodes; here, when set, or when several candidates are in flight."""
-    if spec.ray is not None:
-        return False
+    """When set, or when several candidates are in flight (on this host's CPUs, or on each Ray node's)."""
     return spec.build_ahead if spec.build_ahead is not None else spec.loop.width > 1 and spec.loop.search != "chain"
 
 
@@ -119,7 +123,9 @@ class OptimizeRun:
         lease finds both built (WithCompileResources then reads the cache)."""
         resources = threading.Thread(target=compile_resources, args=(self.spec.path, source), daemon=True)
         resources.start()
-        if "load_inline" in source:
+        if "load_inline" in source and self.spec.ray is not None:  # on the nodes, whichever actor gets it
+            build_on_every_node(source, self.spec.ray, self.spec.evaluator.timeout_s)
+        elif "load_inline" in source:
             with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
                 path = Path(folder) / "candidate.py"
                 path.write_text(source, encoding="utf-8")

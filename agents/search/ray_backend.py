@@ -59,6 +59,42 @@ def connect(settings: RaySettings) -> int:
     return int(resources.get("CPU", 0) // max(settings.cpus_per_task, 1e-9))
 
 
+_REMOTE: dict[str, Any] = {}  # the remote function and actor class, made once Ray is imported
+
+
+def _build_here(source: str, timeout: float) -> tuple[str, bool]:
+    """A Ray task on one node: the candidate's extensions built into that node's cache (profiler/prebuild.py,
+    nothing run on its GPU), and the node's id with whether it built."""
+    import tempfile
+    from pathlib import Path
+
+    import ray
+
+    from cudalens.profiler.prebuild import prebuild
+
+    with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
+        path = Path(folder) / "candidate.py"
+        path.write_text(source, encoding="utf-8")
+        [build] = prebuild([str(path)], python=sys.executable, timeout=timeout, workers=1)
+    return ray.get_runtime_context().get_node_id(), build.ok
+
+
+def build_on_every_node(source: str, settings: RaySettings, timeout: float) -> list[tuple[str, bool]]:
+    """Builds the candidate ahead on every node with a slot's resources (GPUs, or CPUs on a CPU-only cluster), at
+    once: whichever actor gets it then finds it in its node's cache, and its GPU is not held while it builds.
+    The tasks ask for no CPU (`num_cpus=0`): the actors hold what the nodes have; the caller bounds how many run."""
+    ray = _ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    kind = "GPU" if settings.gpus_per_task > 0 else "CPU"
+    nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get(kind, 0) > 0]
+    if "build" not in _REMOTE:
+        _REMOTE["build"] = ray.remote(max_retries=0)(_build_here)
+    refs = [_REMOTE["build"].options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
+            .remote(source, timeout) for node in nodes]
+    return list(ray.get(refs))
+
+
 class NodeEvaluator:
     """The Ray actor behind one slot: a `ProfilerEvaluator` living on the node that got its GPU (its worker the
     node's own interpreter, with cudalens and torch), kept for the run like a local device's — torch imported
@@ -80,9 +116,6 @@ class NodeEvaluator:
 
     def close(self) -> None:
         self.evaluator.close()
-
-
-_REMOTE: dict[str, Any] = {}
 
 
 def _actor_class(ray: Any) -> Any:

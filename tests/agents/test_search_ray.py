@@ -136,3 +136,20 @@ def test_a_cancel_reaches_the_candidate_running_in_a_ray_actor(cluster: str) -> 
         assert evaluator.evaluate(START, "test").correct  # the same actor, a new worker
     finally:
         evaluator.close()
+
+
+def test_a_candidate_is_built_ahead_on_every_node(cluster: str) -> None:
+    """Whichever node's actor gets a candidate finds it built there: the build ahead is a task on each node
+    (asking for no CPU: the actors hold them), not on the GPU an actor holds."""
+    from cudalens.agents.search.ray_backend import RayEvaluator, build_on_every_node
+
+    ray_settings = RaySettings(cluster, gpus_per_task=0, cpus_per_task=1, node_ip="127.0.0.1")
+    connect(ray_settings)
+    settings = ProfilerEvaluatorSettings(device="cpu", timeout_s=300, budget_ms=30, profile=False)
+    holding = RayEvaluator(START, settings, ray_settings)
+    try:
+        assert holding.evaluate(START, "test").correct  # an actor holds one node's only CPU
+        built = build_on_every_node(START, ray_settings, timeout=300)
+    finally:
+        holding.close()
+    assert len({node for node, _ in built}) == 2 and all(ok for _, ok in built), built
