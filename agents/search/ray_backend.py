@@ -9,6 +9,7 @@ Ray is an optional extra (`pip install 'cudalens[ray]'`); it is imported only wh
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from dataclasses import dataclass, field, replace
@@ -72,11 +73,25 @@ def _build_here(source: str, timeout: float) -> tuple[str, bool]:
 
     from cudalens.profiler.prebuild import prebuild
 
-    with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
-        path = Path(folder) / "candidate.py"
-        path.write_text(source, encoding="utf-8")
-        [build] = prebuild([str(path)], python=sys.executable, timeout=timeout, workers=1)
+    # Ray hides the GPUs from a task that asks for none; torch builds for the GPU it sees (an actor's would be
+    # built for sm_90a on an H200), so the build sees the node's first, where it only asks its architecture
+    hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if hidden == "" and _node_has_gpus(ray):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+    try:
+        with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
+            path = Path(folder) / "candidate.py"
+            path.write_text(source, encoding="utf-8")
+            [build] = prebuild([str(path)], python=sys.executable, timeout=timeout, workers=1)
+    finally:
+        if hidden is not None:
+            os.environ["CUDA_VISIBLE_DEVICES"] = hidden
     return ray.get_runtime_context().get_node_id(), build.ok
+
+
+def _node_has_gpus(ray: Any) -> bool:
+    node = ray.get_runtime_context().get_node_id()
+    return any(n["NodeID"] == node and n.get("Resources", {}).get("GPU", 0) > 0 for n in ray.nodes())
 
 
 def build_on_every_node(source: str, settings: RaySettings, timeout: float) -> list[tuple[str, bool]]:
