@@ -3,7 +3,7 @@ server's "Optimize kernel" / "Fix with Coder" both describe a run as an `Optimiz
 
 Evaluations run one per device (agents/search/devices.py): an evaluator, with its own worker, for each GPU of
 `CUDA_VISIBLE_DEVICES` (all that nvidia-smi lists when it is unset), or `cpu_slots` of them without a GPU; with
-`ray`, as Ray tasks on a cluster (agents/search/ray_backend.py), one slot per task it can run at once.
+`ray`, in Ray actors on a cluster (agents/search/ray_backend.py), one slot per GPU it has.
 The run owns what it starts (the evaluators' workers and warm ncu targets): `close()` ends them, and
 `run_async` is how an event loop awaits it — cancelling the awaiting task stops the run and every candidate in
 flight before the CancelledError goes on.
@@ -55,7 +55,7 @@ class OptimizeSpec:
     # build each candidate's extensions (and its ptxas resources) on a CPU core before its GPU lease; None: when
     # the search has several candidates in flight (width > 1), whose builds then overlap one another's GPU time
     build_ahead: bool | None = None
-    ray: RaySettings | None = None  # evaluations as Ray tasks on this cluster instead of this host's GPUs
+    ray: RaySettings | None = None  # evaluations in Ray actors on this cluster instead of this host's GPUs
 
 
 def _builds_ahead(spec: OptimizeSpec) -> bool:

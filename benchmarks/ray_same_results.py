@@ -1,5 +1,5 @@
 """Ray changes where a candidate runs, not its result (issue 17): the same candidates evaluated by the local
-evaluator and as Ray tasks on a cluster, one after the other, side by side.
+evaluator and in a Ray actor on a cluster, one after the other, side by side.
 
     python benchmarks/ray_same_results.py --ray 127.0.0.1:6390 [--problem 19_ReLU] [--cpu] [--count 6]
 
@@ -58,7 +58,7 @@ def main() -> int:
     slots = connect(cluster)
     local = ProfilerEvaluator(family.reference, settings)
     remote = RayEvaluator(family.reference, settings, cluster)
-    print(f"{family.name}: {args.count} candidates, local then as Ray tasks ({slots} slot(s) at {args.ray})")
+    print(f"{family.name}: {args.count} candidates, local then through Ray ({slots} slot(s) at {args.ray})")
     print(f"{'candidate':<14} {'local':>9} {'ray':>9} {'local ms':>9} {'ray ms':>9} {'diff':>7}")
     ok = True
     try:

@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-slots", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--budget-ms", type=float, default=100.0)
-    parser.add_argument("--ray", metavar="ADDRESS", help="evaluate as Ray tasks on this (loopback) cluster")
+    parser.add_argument("--ray", metavar="ADDRESS", help="evaluate in Ray actors on this (loopback) cluster")
     parser.add_argument("--out", default=None, help="where the run logs go (default: a temporary folder)")
     parser.add_argument("--replay", metavar="RUN", help="a chain's run folder: its replies again, in order, and "
                         "whether this run's best is that run's")

@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     search.add_argument(
         "--ray", metavar="ADDRESS",
-        help="run the evaluations as Ray tasks (num_gpus=1) on this Ray cluster (needs cudalens[ray] here and "
+        help="run the evaluations in Ray actors (num_gpus=1 each) on this Ray cluster (needs cudalens[ray] here and "
         "cudalens with torch on its nodes)",
     )
     search.add_argument(

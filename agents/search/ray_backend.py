@@ -1,4 +1,4 @@
-"""Evaluations as Ray tasks on an existing Ray cluster (`cudalens optimize --ray ADDRESS`), for more GPUs than one
+"""Evaluations on an existing Ray cluster (`cudalens optimize --ray ADDRESS`), for more GPUs than one
 host has. The Coder, the tree and the policies stay in this process; each slot of the search is a Ray actor
 holding one GPU (`num_gpus=1`, so Ray's own scheduling keeps two evaluations off one GPU) for the run, with the
 profiler's evaluator on the node that got it; an evaluation is a call to it that sends back the typed
@@ -171,7 +171,7 @@ class RayEvaluator:
                     self._actor = None if self._actor is actor else self._actor
             message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
             return Evaluation(source_hash(source), CompileOutcome(ok=True),
-                              CorrectnessOutcome("crashed", message=f"the Ray task failed: {message}"[:300]))
+                              CorrectnessOutcome("crashed", message=f"the Ray evaluation failed: {message}"[:300]))
 
     def cancel(self) -> None:
         with self._lock:

@@ -1,4 +1,4 @@
-"""`--ray`: evaluations as Ray tasks on a real local Ray cluster — a head and a second node on loopback, CPU-only,
+"""`--ray`: evaluations in Ray actors on a real local Ray cluster — a head and a second node on loopback, CPU-only,
 CPU-torch candidates — started here with `ray start`, no mock of Ray."""
 
 from __future__ import annotations
