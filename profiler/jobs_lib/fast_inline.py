@@ -78,7 +78,7 @@ class Sources:
 # Tensor class and torch's pybind casters, not ATen's operators (torch/types.h: ATen/ATen.h) nor the C++
 # frontend (torch/extension.h: nn, optim, data). g++ here: 22.8 s for load_inline's main.cpp, 6.6 s for this
 _LIGHT_PRELUDE = ["#include <torch/csrc/Exceptions.h>", "#include <torch/csrc/utils/pybind.h>",
-                  "namespace torch { using namespace at; }"]
+                  "namespace torch { using namespace at; using Dtype = at::ScalarType; }"]  # torch/types.h's names
 _EXTENSION_H = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][ \t]*$', re.M)
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\])*"', re.S)
 

@@ -218,7 +218,7 @@ def test_the_light_bindings_compile_with_torchs_own_flags(tmp_path, monkeypatch)
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
     cpp = ("#include <vector>\nstd::vector<torch::Tensor> run(torch::Tensor x, c10::optional<torch::Tensor> b, "
            "int64_t n, double s, bool f, torch::Scalar a, at::ScalarType t, std::optional<int64_t> k, "
-           "at::IntArrayRef shape, std::tuple<torch::Tensor, torch::Tensor> p);")
+           "at::IntArrayRef shape, std::tuple<torch::Tensor, torch::Tensor> p, torch::Dtype d, py::object o);")
     sources = fast.split_sources({"name": "relu", "cpp_sources": cpp, "cuda_sources": RELU, "functions": ["run"]})
     (tmp_path / "main.cpp").write_text(sources.light_bindings)
     fast._compile_objects(tmp_path, "cudalens_ext_test", ["main.cpp"], fast.build_flags({}))
