@@ -69,8 +69,8 @@ class Sources:
     cuda: str  # load_inline's cuda.cu (implicit headers + the user's CUDA)
     device: str  # the nvcc unit
     glue: str  # the g++ unit
-    # main.cpp over the headers its declarations and the pybind11 module need (torch/types.h, pybind), not the
-    # whole of torch/extension.h: where `cpp_sources` only declares functions; None: only `bindings` will do
+    # main.cpp over what its declarations and the pybind11 module need (the Tensor class, torch's pybind casters),
+    # not torch/extension.h: where `cpp_sources` only declares functions; None: only `bindings` will do
     light_bindings: str | None = None
 
 
@@ -438,9 +438,7 @@ def _free_lane(build: Path) -> Iterator[Path]:
         lane = build / f"lane{i}"
         lane.mkdir(parents=True, exist_ok=True)
         with open(lane / ".lock", "a") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not _try_flock(handle):
                 continue
             try:
                 yield lane
@@ -456,12 +454,19 @@ def _held_elsewhere(path: Path) -> bool:
     """Whether another process holds the lock `_locked(path)` takes (probed, not kept)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _try_flock(handle):
             return True
         fcntl.flock(handle, fcntl.LOCK_UN)
         return False
+
+
+def _try_flock(handle: Any) -> bool:
+    """Takes the exclusive lock of an open file now, or says it is held."""
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
