@@ -37,6 +37,7 @@ from cudalens.analysis.api import analyze_text
 from cudalens.analysis.findings import Finding
 from cudalens.profiler.gpu_specs import gpu_count
 from cudalens.profiler.prebuild import prebuild
+from cudalens.profiler.processes import CancelToken
 
 
 @dataclass(frozen=True)
@@ -117,20 +118,20 @@ class OptimizeRun:
         report = analyze_text(self.spec.path, candidate)
         return [f for f in report.findings if kernel is None or f.kernel in (None, kernel)]
 
-    def _build_ahead(self, source: str) -> None:
+    def _build_ahead(self, source: str, cancel: CancelToken) -> None:
         """The candidate's `load_inline` extensions built into the cache in a process of their own, and its
         ptxas resources compiled into the profiler's build cache beside it, so that the evaluation under the GPU
         lease finds both built (WithCompileResources then reads the cache)."""
         resources = threading.Thread(target=compile_resources, args=(self.spec.path, source), daemon=True)
         resources.start()
         if "load_inline" in source and self.spec.ray is not None:  # on the nodes, whichever actor gets it
-            build_on_every_node(source, self.spec.ray, self.spec.evaluator.timeout_s)
+            build_on_every_node(source, self.spec.ray, self.spec.evaluator.timeout_s, cancel)
         elif "load_inline" in source:
             with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
                 path = Path(folder) / "candidate.py"
                 path.write_text(source, encoding="utf-8")
                 prebuild([str(path)], python=self.spec.evaluator.python, timeout=self.spec.evaluator.timeout_s,
-                         workers=1)
+                         workers=1, cancel=cancel)
         resources.join()
 
     def run(self) -> OptimizeResult:

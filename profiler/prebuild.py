@@ -24,13 +24,16 @@ class Build:
     message: str = ""
 
 
-def prebuild(paths: list[str], *, python: str = sys.executable, timeout: float = 600.0, workers: int = 8) -> list[Build]:
+def prebuild(paths: list[str], *, python: str = sys.executable, timeout: float = 600.0, workers: int = 8,
+             cancel: processes.CancelToken | None = None) -> list[Build]:
+    """`cancel` kills the builds in flight (`processes.Cancelled` is raised)."""
+
     def one(path: str) -> Build:
         with tempfile.TemporaryDirectory(prefix="cudalens-build-") as tmp:
             payload = Path(tmp) / "payload.json"
             payload.write_text(json.dumps({"path": str(Path(path).resolve()), "reps": 0}))
             start = time.monotonic()
-            run = processes.run([python, job_script("profile_target"), str(payload)], timeout=timeout)
+            run = processes.run([python, job_script("profile_target"), str(payload)], timeout=timeout, cancel=cancel)
             tail = run.output.strip().splitlines()[-1] if run.output.strip() else ""
             return Build(path, run.returncode == 0, time.monotonic() - start, "timed out" if run.timed_out else tail)
 

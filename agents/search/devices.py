@@ -3,7 +3,8 @@ GPU), and a candidate holds a device's lease while it is tested, timed and profi
 runs never share a GPU (timings that overlap are wrong). Candidates wait for the first device that is free.
 
 Building is not timing: `build`, when given, runs before the lease on up to `build_slots` candidates at once (the
-CPU cores), so that a candidate arrives at its GPU with its extension already in the build cache.
+CPU cores), so that a candidate arrives at its GPU with its extension already in the build cache; a cancel kills
+the builds in flight through the token it is given.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from cudalens.agents.evaluation import CandidateEvaluator, Evaluation, EvaluationKind
+from cudalens.profiler.processes import CancelToken
 
 
 def visible_gpus(environ: dict[str, str] | None = None, count: int | None = None) -> list[str]:
@@ -45,7 +47,7 @@ class DeviceLeases:
         self,
         evaluators: Sequence[CandidateEvaluator],
         devices: Sequence[str] | None = None,
-        build: Callable[[str], None] | None = None,
+        build: Callable[[str, CancelToken], None] | None = None,
         build_slots: int | None = None,
     ) -> None:
         if not evaluators:
@@ -57,6 +59,7 @@ class DeviceLeases:
             self._free.put(lease)
         self._build = build
         self._build_slots = threading.BoundedSemaphore(max(1, build_slots or os.cpu_count() or 1))
+        self._cancel_builds = CancelToken()  # cancel(): the builds ahead in flight are killed too
 
     @property
     def size(self) -> int:
@@ -75,7 +78,7 @@ class DeviceLeases:
                     return None, ""
                 started = time.perf_counter()
                 try:
-                    self._build(source)
+                    self._build(source, self._cancel_builds)
                 except Exception:  # a build ahead only warms the cache: the evaluation reports the failure
                     pass
                 before.append(("build ahead", time.perf_counter() - started))
@@ -98,7 +101,8 @@ class DeviceLeases:
         return replace(evaluation, stages=(*before, *evaluation.stages)), lease.device
 
     def cancel(self) -> None:
-        """Kill whatever each device is running."""
+        """Kill whatever each device is running, and the builds ahead."""
+        self._cancel_builds.cancel()
         for lease in self.leases:
             killer = getattr(lease.evaluator, "cancel", None)
             if killer is not None:

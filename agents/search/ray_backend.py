@@ -23,6 +23,7 @@ from cudalens.agents.evaluation import (
     source_hash,
 )
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
+from cudalens.profiler.processes import Cancelled, CancelToken
 
 
 class RayUnavailable(RuntimeError):
@@ -94,7 +95,8 @@ def _node_has_gpus(ray: Any) -> bool:
     return any(n["NodeID"] == node and n.get("Resources", {}).get("GPU", 0) > 0 for n in ray.nodes())
 
 
-def build_on_every_node(source: str, settings: RaySettings, timeout: float) -> list[tuple[str, bool]]:
+def build_on_every_node(source: str, settings: RaySettings, timeout: float,
+                        cancel: CancelToken | None = None) -> list[tuple[str, bool]]:
     """Builds the candidate ahead on every node with a slot's resources (GPUs, or CPUs on a CPU-only cluster), at
     once: whichever actor gets it then finds it in its node's cache, and its GPU is not held while it builds.
     The tasks ask for no CPU (`num_cpus=0`): the actors hold what the nodes have; the caller bounds how many run."""
@@ -107,6 +109,11 @@ def build_on_every_node(source: str, settings: RaySettings, timeout: float) -> l
         _REMOTE["build"] = ray.remote(max_retries=0)(_build_here)
     refs = [_REMOTE["build"].options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
             .remote(source, timeout) for node in nodes]
+    while ray.wait(refs, num_returns=len(refs), timeout=0.2)[1]:  # `cancel` cancels the tasks still building
+        if cancel is not None and cancel.cancelled:
+            for ref in refs:
+                ray.cancel(ref, force=True)
+            raise Cancelled("the build ahead was cancelled")
     return list(ray.get(refs))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -255,3 +256,27 @@ def test_the_wall_time_budget_stops_every_branch(key_env: str, tmp_path: Path) -
         result = _search(fake, key_env, tmp_path, rounds=20, search="tree", width=2, patience=100,
                          budget_seconds=4.0).run(START)
     assert result.stop_reason == "budget" and len(fake.requests) < 20
+
+
+def test_a_cancel_kills_the_builds_ahead_in_flight() -> None:
+    """Cancel stops every branch: a candidate still building ahead (a cold build is ≈ 25 s) is killed with it,
+    not waited for."""
+
+    from cudalens.profiler import processes
+
+    def build(source: str, cancel: processes.CancelToken) -> None:  # a build that would take two minutes
+        processes.run([sys.executable, "-c", "import time; time.sleep(120)"], timeout=300, cancel=cancel)
+
+    settings = ProfilerEvaluatorSettings(device="cpu", timeout_s=120, budget_ms=50)
+    leases = DeviceLeases([ProfilerEvaluator(REFERENCE, settings)], ["cpu0"], build=build)
+    halt, out = threading.Event(), []
+    branch = threading.Thread(target=lambda: out.append(leases.evaluate(START, "test", halt)))
+    try:
+        branch.start()
+        time.sleep(1.0)
+        halt.set()
+        leases.cancel()
+        branch.join(timeout=60)
+    finally:
+        leases.close()
+    assert not branch.is_alive() and out == [(None, "")]

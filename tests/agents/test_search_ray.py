@@ -153,3 +153,28 @@ def test_a_candidate_is_built_ahead_on_every_node(cluster: str) -> None:
     finally:
         holding.close()
     assert len({node for node, _ in built}) == 2 and all(ok for _, ok in built), built
+
+
+def test_a_cancel_stops_the_builds_ahead_on_the_nodes(cluster: str) -> None:
+    import threading
+
+    from cudalens.agents.search.ray_backend import build_on_every_node
+    from cudalens.profiler.processes import Cancelled, CancelToken
+
+    ray_settings = RaySettings(cluster, gpus_per_task=0, cpus_per_task=1, node_ip="127.0.0.1")
+    connect(ray_settings)
+    slow = "import time\ntime.sleep(120)\n" + START  # its module takes two minutes to load
+    cancel, raised = CancelToken(), []
+
+    def build() -> None:
+        try:
+            build_on_every_node(slow, ray_settings, timeout=300, cancel=cancel)
+        except Cancelled:
+            raised.append(True)
+
+    branch = threading.Thread(target=build)
+    branch.start()
+    time.sleep(3)
+    cancel.cancel()
+    branch.join(timeout=60)
+    assert not branch.is_alive() and raised == [True]
