@@ -126,7 +126,11 @@ class NodeEvaluator:
     def __init__(self, reference: str, settings: ProfilerEvaluatorSettings) -> None:
         import ray
 
-        self.evaluator = ProfilerEvaluator(reference, replace(settings, python=sys.executable))
+        # the GPU Ray gave this actor (its CUDA_VISIBLE_DEVICES), named as a local device's is: the worker's
+        # warm-up then makes the CUDA context and the header, and round 0 warms its ncu targets, as on a host
+        gpu = os.environ.get("CUDA_VISIBLE_DEVICES") if ray.get_gpu_ids() else None
+        self.evaluator = ProfilerEvaluator(reference, replace(settings, python=sys.executable, visible_device=gpu or None))
+        self.evaluator.warm()
         self.node = ray.get_runtime_context().get_node_id()
 
     def evaluate(self, source: str, kind: EvaluationKind) -> Evaluation:
