@@ -20,6 +20,7 @@ from cudalens.agents.evaluation import (
     CorrectnessOutcome,
     Evaluation,
 )
+from cudalens.agents.gpu_specs import DEFAULT_GPU
 from cudalens.agents.judge.verdict import Verdict
 from cudalens.agents.optimize_loop import LoopProgress, LoopSettings, OptimizeLoop, needs_profile
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
@@ -280,3 +281,32 @@ def test_a_cancel_kills_the_builds_ahead_in_flight() -> None:
     finally:
         leases.close()
     assert not branch.is_alive() and out == [(None, "")]
+
+
+@pytest.mark.parametrize(("search", "width", "ahead"), [("beam", 2, True), ("chain", 1, False)])
+def test_a_wide_search_builds_ahead_of_its_lease_and_a_chain_does_not(
+    key_env: str, tmp_path: Path, search: str, width: int, ahead: bool
+) -> None:
+    """`cudalens optimize` and the server give no build_ahead: a search with several candidates in flight then
+    builds each before its device's lease, and every evaluation says how long it waited for that lease."""
+    from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
+
+    variants = [model_new(f"return x.sum(dim=1) + {i} * 0.0") for i in range(2)]
+    with FakeOpenAI([reply(fenced(v)) for v in variants]) as fake:
+        spec = OptimizeSpec(
+            str(tmp_path / "row_sum.py"), START, "row_sum",
+            CoderSettings(base_url=fake.base_url, model="fake", api_key_env=key_env),
+            LoopSettings(rounds=2, patience=10, search=search, width=width, anti_cheat=CPU_POLICY),
+            ProfilerEvaluatorSettings(device="cpu", timeout_s=120, budget_ms=30, profile=False),
+            gpu=DEFAULT_GPU,
+        )
+        run = OptimizeRun(spec)
+        try:
+            result = run.run()
+        finally:
+            run.close()
+    evaluated = [n for n in result.rounds if n.evaluation is not None and n.duplicate_of is None]
+    assert len(evaluated) == 3
+    for node in evaluated:
+        stages = dict(node.evaluation.stages)
+        assert "lease wait" in stages and ("build ahead" in stages) == ahead, stages
