@@ -54,6 +54,7 @@ namespace torch { using namespace at; }
 """
 LOG: list[str] = []  # one line per load: "fast NAME (…)" or "declined NAME: reason"; read by the harness
 KEEP_CANDIDATES = 64  # per bindings set: a long optimize run must not fill the disk (each .so is a few MB)
+KEEP_MODULES = 32  # sets of declarations: each folder holds its bindings, its lanes and up to KEEP_CANDIDATES
 _PRECOMPILING: dict[Path, threading.Thread] = {}
 _PRECOMPILING_LOCK = threading.Lock()
 BUILD_DIRS: list[str] = []  # where each fast build's `cuda.cu` is, for tools that name it bare (the sanitizer)
@@ -127,8 +128,11 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
                 took = " " + _build(stable, sources, flags, lane, candidate, bool(a.get("verbose")))
         with _locked(build / ".prune.lock"):
             _prune(build / "cand", keep=KEEP_CANDIDATES)
+        with _locked(build.parent / ".prune.lock"):
+            _prune_modules(build.parent, keep=KEEP_MODULES, using=build)
     else:
         os.utime(candidate)  # recently used: the last to be pruned
+    os.utime(build)
     LOG.append(f"fast {a['name']} ({stable}/{key}){took}")
     BUILD_DIRS.append(str(candidate))
     return _import(stable, library)
@@ -213,7 +217,9 @@ def _build(stable: str, sources: Sources, flags: dict, lane: Path, candidate: Pa
     candidate.mkdir(parents=True, exist_ok=True)
     cuda_path = candidate / "cuda.cu"
     _write_if_changed(cuda_path, sources.cuda)
-    pch, precompiling = _precompiled_header(stable, lane, flags)
+    # the header of every module folder and of the worker's warm-up, at the fast builds' root (a lane's
+    # parent is its module's folder, whose parent is the root)
+    pch, precompiling = _precompiled_header(stable, lane, flags, root=lane.parent.parent)
     bindings = _Bindings(stable, sources, flags, lane.parent / "bindings", verbose)
     # the glue's `#line`s name the lane's own copy of cuda.cu, not the candidate's: an edit of device code only
     # then leaves glue.cpp as it was, and ninja does not compile it again (on 2 cores it is ≈ 3 s, the longer
@@ -320,14 +326,30 @@ def _prune(folder: Path, keep: int) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _precompiled_header(stable: str, build: Path, flags: dict) -> tuple[Path, threading.Thread | None]:
+def _prune_modules(root: Path, keep: int, using: Path) -> None:
+    """Removes all but the `keep` most recently used module folders (an LLM that keeps changing its functions'
+    signatures makes one a change), except `using` and any folder whose lanes or bindings another build holds."""
+    try:
+        folders = sorted((p for p in root.iterdir() if (p / "cand").is_dir() and p != using),
+                         key=lambda p: p.stat().st_mtime)
+    except OSError:
+        return
+    for old in folders[:max(0, len(folders) - (keep - 1))]:
+        locks = [*old.glob("lane*/.lock"), old / "bindings" / ".lock"]
+        if not any(_held_elsewhere(lock) for lock in locks if lock.exists()):
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _precompiled_header(stable: str, build: Path, flags: dict, root: Path | None = None
+                        ) -> tuple[Path, threading.Thread | None]:
     """The lite header to include, precompiled with exactly the flags torch's ninja file gives `.cpp` files (one
     per flag set, shared by every build). Without a precompiled header the glue still compiles, only slower.
     The first build with a flag set precompiles it in a thread (returned: the build waits for it at its end, so
     that a short-lived process leaves it made) while the bindings, the glue and the kernels compile: the glue uses
     the `.gch` only when it is in place by then (it appears whole, by rename), and every later build does. On a
     fresh machine that takes the header's ≈ 15 s off the first build. A thread already at it (the worker's
-    warm-up) is left to finish on its own: None."""
+    warm-up) is left to finish on its own: None. `build` is the folder of this build's own files; the header is
+    made once in `root`'s `pch/` (default: build's parent, the fast builds' root), for every build and the warm-up."""
     from torch.utils import cpp_extension
 
     scratch = build / "pch-probe"
@@ -355,7 +377,7 @@ def _precompiled_header(stable: str, build: Path, flags: dict) -> tuple[Path, th
     except Exception as exc:  # torch's private writer moved: build without the precompiled header
         LOG.append(f"no precompiled header: {exc}")
         return header, None
-    shared = build.parent / "pch" / _digest(" ".join(command), _LITE_HEADER)
+    shared = (root or build.parent) / "pch" / _digest(" ".join(command), _LITE_HEADER)
     shared_header = shared / "cudalens_torch_lite.h"
     if (shared / "failed.txt").exists():  # tried once with these flags: not again on every build
         return header, None
