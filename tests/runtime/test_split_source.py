@@ -270,3 +270,24 @@ def test_the_module_is_named_by_its_bindings_unless_the_sources_name_it():
     assert name("relu_a") == name("relu_b") and name("relu_a").startswith("cudalens_ext_")
     own = "torch::Tensor run(torch::Tensor x);\nTORCH_LIBRARY(TORCH_EXTENSION_NAME, m) { m.def(\"run\", run); }"
     assert name("relu_a", own).startswith("relu_a_") and name("relu_b", own).startswith("relu_b_")
+
+
+def test_old_sets_of_declarations_are_pruned_but_not_one_another_build_is_using(tmp_path):
+    import fcntl
+    import os
+    import time
+
+    folders = []
+    for i in range(5):
+        folder = tmp_path / f"cudalens_ext_{i}"
+        (folder / "cand").mkdir(parents=True)
+        (folder / "lane0").mkdir()
+        (folder / "lane0" / ".lock").touch()
+        os.utime(folder, (time.time() - 100 + i, time.time() - 100 + i))
+        folders.append(folder)
+    (tmp_path / "pch").mkdir()  # not a module folder
+    with open(folders[0] / "lane0" / ".lock", "a") as held:  # the oldest, but a build holds its lane
+        fcntl.flock(held, fcntl.LOCK_EX)
+        fast._prune_modules(tmp_path, keep=3, using=folders[4])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cudalens_ext_0", "cudalens_ext_2", "cudalens_ext_3",
+                                                          "cudalens_ext_4", "pch"]
