@@ -161,6 +161,7 @@ class RayEvaluator:
     settings: ProfilerEvaluatorSettings
     ray_settings: RaySettings
     _actor: Any = field(default=None, init=False, repr=False)
+    _running: Any = field(default=None, init=False, repr=False)  # the evaluation's call in flight
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def _node_evaluator(self, ray: Any) -> Any:
@@ -174,8 +175,10 @@ class RayEvaluator:
     def evaluate(self, source: str, kind: EvaluationKind = "full") -> Evaluation:
         ray = _ray()
         actor = self._node_evaluator(ray)
+        with self._lock:
+            ref = self._running = actor.evaluate.remote(source, kind)
         try:
-            return ray.get(actor.evaluate.remote(source, kind))
+            return ray.get(ref)
         except ray.exceptions.RayError as exc:
             if isinstance(exc, ray.exceptions.RayActorError):
                 with self._lock:  # the next evaluation starts another
@@ -183,12 +186,25 @@ class RayEvaluator:
             message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
             return Evaluation(source_hash(source), CompileOutcome(ok=True),
                               CorrectnessOutcome("crashed", message=f"the Ray evaluation failed: {message}"[:300]))
+        finally:
+            with self._lock:
+                self._running = None
 
     def cancel(self) -> None:
+        """The call in flight cancelled where it still waits (an actor not yet placed, a call not yet begun), and
+        the job it runs killed; returns once the actor has taken the cancel (a cancel still on its way must not
+        land on the evaluation after this one), or after 2 s (an actor that is not up has nothing to kill)."""
         with self._lock:
-            actor = self._actor
-        if actor is not None:
-            actor.cancel.remote()
+            actor, running = self._actor, self._running
+        if actor is None:
+            return
+        ray = _ray()
+        if running is not None:
+            ray.cancel(running)
+        try:
+            ray.get(actor.cancel.remote(), timeout=2)
+        except Exception:
+            pass
 
     def close(self) -> None:
         with self._lock:
