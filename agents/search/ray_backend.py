@@ -161,7 +161,7 @@ class RayEvaluator:
     settings: ProfilerEvaluatorSettings
     ray_settings: RaySettings
     _actor: Any = field(default=None, init=False, repr=False)
-    _running: Any = field(default=None, init=False, repr=False)  # the evaluation's call in flight
+    _stop: threading.Event | None = field(default=None, init=False, repr=False)  # set by cancel() for the call
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def _node_evaluator(self, ray: Any) -> Any:
@@ -175,9 +175,19 @@ class RayEvaluator:
     def evaluate(self, source: str, kind: EvaluationKind = "full") -> Evaluation:
         ray = _ray()
         actor = self._node_evaluator(ray)
+        stop = threading.Event()
         with self._lock:
-            ref = self._running = actor.evaluate.remote(source, kind)
+            self._stop = stop
+        ref = actor.evaluate.remote(source, kind)
         try:
+            # after a cancel the call has a few seconds to end (its job killed); one that has not begun (an actor
+            # not yet placed: no free GPU) is left to close(), and the branch goes on
+            waited = 0.0
+            while not ray.wait([ref], timeout=0.2)[0]:
+                waited = waited + 0.2 if stop.is_set() else 0.0
+                if waited >= 10:
+                    return Evaluation(source_hash(source), CompileOutcome(ok=True),
+                                      CorrectnessOutcome("crashed", message="cancelled before the Ray actor began"))
             return ray.get(ref)
         except ray.exceptions.RayError as exc:
             if isinstance(exc, ray.exceptions.RayActorError):
@@ -188,21 +198,20 @@ class RayEvaluator:
                               CorrectnessOutcome("crashed", message=f"the Ray evaluation failed: {message}"[:300]))
         finally:
             with self._lock:
-                self._running = None
+                self._stop = None
 
     def cancel(self) -> None:
-        """The call in flight cancelled where it still waits (an actor not yet placed, a call not yet begun), and
-        the job it runs killed; returns once the actor has taken the cancel (a cancel still on its way must not
-        land on the evaluation after this one), or after 2 s (an actor that is not up has nothing to kill)."""
+        """Kills the job the actor runs, and lets the call in flight go (see evaluate); returns once the actor has
+        taken the cancel (one still on its way must not land on the evaluation after this one), or after 2 s (an
+        actor that is not up has nothing to kill)."""
         with self._lock:
-            actor, running = self._actor, self._running
+            actor, stop = self._actor, self._stop
+        if stop is not None:
+            stop.set()
         if actor is None:
             return
-        ray = _ray()
-        if running is not None:
-            ray.cancel(running)
         try:
-            ray.get(actor.cancel.remote(), timeout=2)
+            _ray().get(actor.cancel.remote(), timeout=2)
         except Exception:
             pass
 
@@ -213,7 +222,7 @@ class RayEvaluator:
             return
         ray = _ray()
         try:
-            ray.get(actor.close.remote(), timeout=60)
+            ray.get(actor.close.remote(), timeout=10)  # an actor never placed answers nothing
         except Exception:  # a dead or stuck actor: killed below all the same
             pass
         ray.kill(actor)

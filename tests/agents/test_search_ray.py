@@ -180,3 +180,26 @@ def test_a_cancel_stops_the_builds_ahead_on_the_nodes(cluster: str) -> None:
     cancel.cancel()
     branch.join(timeout=60)
     assert not branch.is_alive() and raised == [True]
+
+
+def test_a_cancel_lets_go_of_an_actor_the_cluster_cannot_place(cluster: str) -> None:
+    """An actor that asks for more than any node has waits to be placed; a cancel still ends the evaluation
+    waiting on it (the run stops), and close ends the actor."""
+    import threading
+
+    from cudalens.agents.search.ray_backend import RayEvaluator
+
+    connect(RaySettings(cluster, gpus_per_task=0, cpus_per_task=1, node_ip="127.0.0.1"))
+    too_big = RaySettings(cluster, gpus_per_task=0, cpus_per_task=64, node_ip="127.0.0.1")
+    settings = ProfilerEvaluatorSettings(device="cpu", timeout_s=300, budget_ms=30, profile=False)
+    evaluator = RayEvaluator(START, settings, too_big)
+    out: list = []
+    waiting = threading.Thread(target=lambda: out.append(evaluator.evaluate(START, "test")))
+    try:
+        waiting.start()
+        time.sleep(2)
+        evaluator.cancel()
+        waiting.join(timeout=60)
+    finally:
+        evaluator.close()
+    assert not waiting.is_alive() and out and "cancelled before the Ray actor began" in out[0].correctness.message
