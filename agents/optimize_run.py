@@ -12,7 +12,6 @@ flight before the CancelledError goes on.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -36,7 +35,7 @@ from cudalens.agents.search.ray_backend import (
 from cudalens.analysis.api import analyze_text
 from cudalens.analysis.findings import Finding
 from cudalens.profiler.gpu_specs import gpu_count
-from cudalens.profiler.prebuild import prebuild
+from cudalens.profiler.prebuild import prebuild_source
 from cudalens.profiler.processes import CancelToken
 
 
@@ -127,11 +126,8 @@ class OptimizeRun:
         if "load_inline" in source and self.spec.ray is not None:  # on the nodes, whichever actor gets it
             build_on_every_node(source, self.spec.ray, self.spec.evaluator.timeout_s, cancel)
         elif "load_inline" in source:
-            with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
-                path = Path(folder) / "candidate.py"
-                path.write_text(source, encoding="utf-8")
-                prebuild([str(path)], python=self.spec.evaluator.python, timeout=self.spec.evaluator.timeout_s,
-                         workers=1, cancel=cancel)
+            prebuild_source(source, python=self.spec.evaluator.python, timeout=self.spec.evaluator.timeout_s,
+                            cancel=cancel)
         resources.join()
 
     def run(self) -> OptimizeResult:

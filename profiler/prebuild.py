@@ -39,3 +39,13 @@ def prebuild(paths: list[str], *, python: str = sys.executable, timeout: float =
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, paths))
+
+
+def prebuild_source(source: str, *, python: str = sys.executable, timeout: float = 600.0,
+                    cancel: processes.CancelToken | None = None) -> Build:
+    """`prebuild` of a source that is not a file yet (a search's candidate), from a scratch folder of its own."""
+    with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
+        path = Path(folder) / "candidate.py"
+        path.write_text(source, encoding="utf-8")
+        [build] = prebuild([str(path)], python=python, timeout=timeout, workers=1, cancel=cancel)
+    return build

@@ -64,35 +64,24 @@ def connect(settings: RaySettings) -> int:
 _REMOTE: dict[str, Any] = {}  # the remote function and actor class, made once Ray is imported
 
 
-def _build_here(source: str, timeout: float) -> tuple[str, bool]:
-    """A Ray task on one node: the candidate's extensions built into that node's cache (profiler/prebuild.py,
-    nothing run on its GPU), and the node's id with whether it built."""
-    import tempfile
-    from pathlib import Path
-
+def _build_here(source: str, timeout: float, gpus: bool) -> tuple[str, bool]:
+    """A Ray task on one node (`gpus`: one of the cluster's GPU nodes): the candidate's extensions built into that
+    node's cache (profiler/prebuild.py, nothing run on its GPU), and the node's id with whether it built."""
     import ray
 
-    from cudalens.profiler.prebuild import prebuild
+    from cudalens.profiler.prebuild import prebuild_source
 
     # Ray hides the GPUs from a task that asks for none; torch builds for the GPU it sees (an actor's would be
     # built for sm_90a on an H200), so the build sees the node's first, where it only asks its architecture
     hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if hidden == "" and _node_has_gpus(ray):
+    if hidden == "" and gpus:
         os.environ["CUDA_VISIBLE_DEVICES"] = "0"
     try:
-        with tempfile.TemporaryDirectory(prefix="cudalens-build-ahead-") as folder:
-            path = Path(folder) / "candidate.py"
-            path.write_text(source, encoding="utf-8")
-            [build] = prebuild([str(path)], python=sys.executable, timeout=timeout, workers=1)
+        build = prebuild_source(source, python=sys.executable, timeout=timeout)
     finally:
         if hidden is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = hidden
     return ray.get_runtime_context().get_node_id(), build.ok
-
-
-def _node_has_gpus(ray: Any) -> bool:
-    node = ray.get_runtime_context().get_node_id()
-    return any(n["NodeID"] == node and n.get("Resources", {}).get("GPU", 0) > 0 for n in ray.nodes())
 
 
 def build_on_every_node(source: str, settings: RaySettings, timeout: float,
@@ -108,7 +97,7 @@ def build_on_every_node(source: str, settings: RaySettings, timeout: float,
     if "build" not in _REMOTE:
         _REMOTE["build"] = ray.remote(max_retries=0)(_build_here)
     refs = [_REMOTE["build"].options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
-            .remote(source, timeout) for node in nodes]
+            .remote(source, timeout, kind == "GPU") for node in nodes]
     while ray.wait(refs, num_returns=len(refs), timeout=0.2)[1]:  # `cancel` cancels the tasks still building
         if cancel is not None and cancel.cancelled:
             for ref in refs:
