@@ -28,7 +28,8 @@ for stage in "$@"; do
       timeout $(left 540) python3 benchmarks/judge_suite/run.py --only "$cases" --out benchmarks/judge_suite/out 2>&1 \
         | tee "$OUT/$stage.log" | tail -70
       cp -r benchmarks/judge_suite/out "$OUT/judge-suite" ;;
-    gpu-tests) timeout $(left 450) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
+    # GPU_TESTS: which tests (paths or node ids; default all of them)
+    gpu-tests) timeout $(left 450) python3 -m pytest -m gpu -q -rs -p no:cacheprovider ${GPU_TESTS:-tests} 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     gpu-tests-server) timeout $(left 400) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/server tests/runtime 2>&1 | tee "$OUT/gpu-tests-server.log" | tail -25 ;;
     # a first save after install (new caches), right after the server starts and 30 s after it (issue 13: ≤ 10 s)
     first-save) for after in 0 30; do
@@ -55,7 +56,7 @@ for stage in "$@"; do
     whole-model-transformer) timeout $(left 540) python3 benchmarks/gpu_whole_model.py transformer \
                                --out "$OUT/whole-model-transformer" 2>&1 | tee "$OUT/whole-model-transformer.log" | tail -60 ;;
     search-bench) timeout $(left 560) python3 benchmarks/search_standin.py --problems "${SEARCH_PROBLEMS:-19_ReLU,23_Softmax,47_Sum}" \
-                    --policies chain,beam,tree --evaluations 8 --width 8 --llm-seconds 3 --timeout 120 --timing-check \
+                    --policies chain,beam,tree --evaluations "${SEARCH_EVALS:-8}" --width "${SEARCH_WIDTH:-8}" --llm-seconds 3 --timeout 120 --timing-check \
                     --out "$OUT/search-runs" 2>&1 | tee "$OUT/search-bench.log" | tail -40
                   tar -czf "$OUT/search-runs.tgz" -C "$OUT" search-runs && rm -rf "$OUT/search-runs" ;;
     search-rate) timeout $(left 400) python3 benchmarks/search_standin.py --problems 19_ReLU --policies tree \
