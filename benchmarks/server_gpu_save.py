@@ -46,6 +46,7 @@ class Client(LanguageClient):
         self.ends: list[tuple[float, str]] = []
         self.published: list[tuple[float, types.PublishDiagnosticsParams]] = []
         self.changed = asyncio.Event()
+        self.logs: list[tuple[float, str]] = []  # every log message, for the first save's timeline
 
         @self.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
         def create(params: types.WorkDoneProgressCreateParams) -> None:
@@ -67,6 +68,7 @@ class Client(LanguageClient):
 
         @self.feature(types.WINDOW_LOG_MESSAGE)
         def log(params: types.LogMessageParams) -> None:
+            self.logs.append((time.perf_counter(), params.message))
             if any(w in params.message for w in (": fast ", "declined ", "fell back ")):
                 print(f"  (server log: {params.message[:300]})", flush=True)  # how each save's extension was built
 
@@ -122,6 +124,7 @@ async def main(repeat: int, think: float, first_after: float, fresh_cache: bool)
     env = dict(os.environ)
     if fresh_cache:  # a first save after install: no fast build, precompiled header or bindings from earlier runs
         env["XDG_CACHE_HOME"] = str(folder / "cache")
+    began = time.perf_counter()
     await client.start_io(sys.executable, "-m", "cudalens.server", "--log-level", "info", env=env)
     caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
     await client.initialize_async(types.InitializeParams(
@@ -132,7 +135,13 @@ async def main(repeat: int, think: float, first_after: float, fresh_cache: bool)
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "cuda-cpp", 1, text)))
     rows = []
     await asyncio.sleep(first_after)  # a person reading the file first: the worker's warm-up runs meanwhile
+    saved = time.perf_counter()
     seconds, verdict = await save_and_wait(client, uri)
+    # where the first save's time went: the server's log up to its verdict, in seconds since the server started
+    print(f"  (first save at +{saved - began:.1f} s; its verdict at +{saved - began + seconds:.1f} s)")
+    for at, message in client.logs:
+        if at <= saved + seconds:
+            print(f"  (+{at - began:5.1f} s) {message[:200]}")
     when = f", {first_after:g} s after the server started" if first_after else ""
     rows.append((f"save → verdict + timing, cold{' (fresh caches)' if fresh_cache else ''}{when}", [seconds], verdict))
     warm = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import queue
 import signal
@@ -38,6 +39,7 @@ from cudalens.profiler.protocol import (
     encode,
 )
 
+logger = logging.getLogger("cudalens.profiler")
 WORKER_MAIN = Path(__file__).with_name("worker_main.py")
 JOBS_DIR = Path(__file__).with_name("jobs")
 STDERR_TAIL_BYTES = 4000
@@ -313,11 +315,17 @@ class WorkerPool:
                 self._worker.close()
             worker = Worker(self.spec)
             self._worker = worker
+            began = time.perf_counter()
             worker.start()
             if self.warmup is not None:
+                started = time.perf_counter() - began
                 self.warmup_result = worker.run(JobRequest(self.new_id(), "warmup", dict(self.warmup), 600.0))
                 if not worker.alive:
                     raise WorkerStartError(f"the worker died while warming up: {self.warmup_result.error}")
+                # what a first job waited for (the first save's split, docs/runtime.md)
+                parts = ", ".join(f"{k} {v:.1f} s" for k, v in self.warmup_result.payload.get("seconds", {}).items())
+                logger.info("worker started in %.1f s, warm %.1f s later (%s)", started,
+                            time.perf_counter() - began - started, parts)
         return self._worker
 
     def run(self, request: JobRequest, on_progress: ProgressCallback | None = None) -> JobResult:

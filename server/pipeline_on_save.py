@@ -11,6 +11,7 @@ import asyncio
 import functools
 import logging
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,6 +153,7 @@ async def run_on_save(
                 report(f"testing: {message}", 10 + int(60 * fraction) if fraction is not None else None)
 
             testing = asyncio.ensure_future(runtime.run(worker, "test", {"path": job.path, "time": plan.time}, relay))
+            tested_from = time.perf_counter()
         if compiling is not None:
             run.compile = await compiling
             if run.compile.skipped:
@@ -164,6 +166,8 @@ async def run_on_save(
             if (failed := start_failure(outcome)) is not None:
                 note(f"cudalens: the worker could not start ({failed}); check the `worker.python` setting")
                 return run
+            logger.info("%s: tested in %.1f s (the worker's queue included)", Path(job.path).name,
+                        time.perf_counter() - tested_from)
             _take_test(run, job, outcome)
             if run.test is None or not run.test.passed:
                 return run
