@@ -46,7 +46,7 @@ STDERR_TAIL_BYTES = 4000
 # the warm-up of a worker with a GPU (the server's, an optimize run's): torch imported, the CUDA context made, and
 # the fast builds' precompiled header started for the flags `.cu` files and `-O3` load_inline sources build with
 # (profiler/jobs_lib/fast_inline.py), so that the first save or round waits for none of them
-GPU_WARMUP = {"modules": ["torch"], "cuda": True, "precompile": ["-O3", "-lineinfo"]}
+GPU_WARMUP = {"modules": ["torch"], "cuda": True, "profiler": True, "precompile": ["-O3", "-lineinfo"]}
 ProgressCallback = Callable[[Progress], None]
 
 _EOF = object()

@@ -279,6 +279,7 @@ def test_the_warm_up_starts_the_fast_builds_header_and_a_first_build_waits_for_n
     try:
         assert pool.run(job()).status == "ok"
         assert pool.warmup_result.payload["precompiling"] is True
+        assert "profiler" in pool.warmup_result.payload["seconds"]  # CUPTI started for the first timing
         deadline = time.monotonic() + 300
         while not list(tmp_path.glob("cudalens/fast_builds/*/pch/*/cudalens_torch_lite.h.gch")):
             assert time.monotonic() < deadline and not list(tmp_path.glob("cudalens/fast_builds/*/pch/*/failed.txt"))
