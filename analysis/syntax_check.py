@@ -12,6 +12,7 @@ import re
 import warnings
 from functools import cached_property
 
+from cudalens.analysis import python_ast
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.embedded import extract_cuda_sources
 from cudalens.analysis.incremental import reparse
@@ -27,7 +28,7 @@ def _python_errors(text: str) -> int:
     with warnings.catch_warnings():  # an invalid escape in a string is a SyntaxWarning on stderr, not an error
         warnings.simplefilter("ignore")
         try:
-            ast.parse(text)
+            python_ast.parse(text)
             errors = 0
         except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a NUL byte (3.11)
             errors = 1
@@ -77,7 +78,7 @@ def top_level_names(text: str, path: str) -> dict[str, int]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                module = ast.parse(text)
+                module = python_ast.parse(text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return {}
         names: dict[str, int] = {}

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
+from cudalens.analysis import python_ast
+
 # bytes, and alignment where it differs from the size
 PRIMITIVE_SIZES: dict[str, int] = {
     "char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1,
@@ -166,7 +168,7 @@ class TypeTable:
         text = re.sub(r"\b[A-Za-z_]\w*\b", name_of, text)
         text = re.sub(r"(?<=\d)[uUlL]+\b", "", text)
         try:
-            return _arith(ast.parse(text.strip(), mode="eval").body)
+            return _arith(python_ast.parse(text.strip(), mode="eval").body)
         except (SyntaxError, ArithmeticError, ValueError):
             return None
 

@@ -21,6 +21,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from cudalens.analysis import python_ast
+
 if __package__:  # cudalens.profiler.anti_cheat
     from cudalens.profiler.results import CheatFinding
 else:  # loaded by path in the worker, which imports nothing of cudalens
@@ -177,7 +179,7 @@ def check_candidate(source: str, policy: AntiCheatPolicy | None = None) -> list[
     """Everything suspicious about one candidate file; any `reject` finding disqualifies it."""
     policy = policy or AntiCheatPolicy()
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse(source)
     except SyntaxError:
         return []  # the evaluator reports it as a compile error with the line
     aliases = _aliases(tree)

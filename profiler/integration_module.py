@@ -16,6 +16,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudalens.analysis import python_ast
 from cudalens.profiler.job_modules import JOBS_LIB_DIR, job_module
 from cudalens.profiler.model_profile import ModelError
 
@@ -42,7 +43,7 @@ class Accepted:
 def problem_call(problem: Path) -> dict:
     """The `CUDALENS_CALL` a problem file written by `cudalens model` declares."""
     try:
-        tree = ast.parse(problem.read_text(encoding="utf-8"), str(problem))
+        tree = python_ast.parse(problem.read_text(encoding="utf-8"), str(problem))
     except (OSError, SyntaxError, ValueError) as exc:
         raise IntegrationError(f"{problem}: cannot be read as Python ({exc})") from None
     for node in tree.body:

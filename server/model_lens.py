@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from cudalens.analysis import python_ast
 from cudalens.server.commands import FIND_HOT_OPS
 from cudalens.server.convert import Positions
 
@@ -27,7 +28,7 @@ def model_classes(text: str) -> tuple[list[ModelClass], str | None]:
     """The top-level `nn.Module` subclasses, and the entry that builds the model (None: the KernelBench
     convention; no classes when the file has no entry or does not parse)."""
     try:
-        tree = ast.parse(text)
+        tree = python_ast.parse(text)
     except (SyntaxError, ValueError):
         return [], None
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}

@@ -3,10 +3,11 @@ of the same name in the current file. Anything else is a `NoCodeError` with a on
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+from cudalens.analysis import python_ast
 
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.S | re.M)
 _KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?[\w:<>,\s*&]*?\b(\w+)\s*\(")
@@ -39,7 +40,7 @@ def _is_model_file(text: str) -> bool:
     if "class ModelNew" not in text:
         return False
     try:
-        ast.parse(text)
+        python_ast.parse(text)
     except SyntaxError:
         return False
     return True
