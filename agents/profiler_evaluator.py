@@ -81,7 +81,7 @@ class ProfilerEvaluator:
         self._on_gpu = self.settings.visible_device is not None and self.settings.device != "cpu"
 
     def _worker_pool(self) -> WorkerPool:
-        with self._pool_lock:  # warm() starts it from a thread of its own
+        with self._pool_lock:  # warm() may make it beside an evaluation (a Ray actor runs two calls at once)
             return self._new_pool() if self._pool is None else self._pool
 
     def _new_pool(self) -> WorkerPool:
@@ -98,16 +98,10 @@ class ProfilerEvaluator:
         """Start the worker now, in the background (its warm-up imports torch and, on a GPU, starts the
         precompiled header), so that round 0's build, ahead or in it, finds them under way. Errors are the
         first evaluation's to report."""
-        def start() -> None:
-            with self._pool_lock:
-                pool = None if self._closed else self._pool or self._new_pool()
-            try:
-                if pool is not None:
-                    pool.start()
-            except Exception:
-                pass
-
-        threading.Thread(target=start, name="cudalens-evaluator-warm", daemon=True).start()
+        with self._pool_lock:
+            pool = None if self._closed else self._pool or self._new_pool()
+        if pool is not None:
+            pool.prestart()
 
     def close(self) -> None:
         standby.drop_owner(self._standby_owner)  # the warm ncu targets waiting for a round that will not come
