@@ -84,7 +84,11 @@ async def test_a_cu_file_is_built_when_it_opens_and_its_first_save_reuses_the_bu
     save(bare_client, uri)
     await wait_until(lambda: ends(bare_client) or None, "the save's verdict", COLD_S)
     assert "trials passed" in ends(bare_client)[-1]
-    builds = [m.message for m in bare_client.log_messages if m.message.startswith("transpose.cu: fast ")]
+    # the log's notifications come from the logging handler's own queue: the verdict may come first
+    builds = await wait_until(
+        lambda: [m.message for m in bare_client.log_messages if m.message.startswith("transpose.cu: fast ")] or None,
+        "the save's build line", 10,
+    )
     def modules(line: str) -> set[str]:  # "fast NAME (MODULE/KERNELS)", a fresh build's "… in 12.3 s (…)" after it
         return set(re.findall(r"\((\w+/\w+)\)", line))
 
