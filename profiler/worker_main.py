@@ -33,6 +33,7 @@ import traceback  # noqa: E402
 
 _jobkit = runpy.run_path(os.path.join(_HERE, "jobs_lib", "jobkit.py"))
 protocol = _jobkit["sibling"]("../protocol")
+_background = _jobkit["sibling"]("background")
 
 # Text of an exception after which the CUDA context of this process cannot be used again.
 _BROKEN_CONTEXT = re.compile(
@@ -122,6 +123,8 @@ def run_job(request, channel, jobs):
     broken = False
     try:
         module = jobs.job(request.kind)
+        if not getattr(module, "BESIDE_WARM_UP", False):
+            _background.wait()
         run = module.run
         try:
             takes_ctx = len(inspect.signature(run).parameters) >= 2

@@ -166,8 +166,9 @@ async def run_on_save(
             if (failed := start_failure(outcome)) is not None:
                 note(f"cudalens: the worker could not start ({failed}); check the `worker.python` setting")
                 return run
-            logger.info("%s: tested in %.1f s (the worker's queue included)", Path(job.path).name,
-                        time.perf_counter() - tested_from)
+            spent = outcome.payload.get("seconds") or {}
+            logger.info("%s: tested in %.1f s (the worker's queue included%s)", Path(job.path).name,
+                        time.perf_counter() - tested_from, "".join(f"; {k} {v:.1f} s" for k, v in spent.items()))
             _take_test(run, job, outcome)
             if run.test is None or not run.test.passed:
                 return run

@@ -15,6 +15,9 @@ from pathlib import Path
 sibling = runpy.run_path(str(Path(__file__).resolve().parents[1] / "jobs_lib" / "jobkit.py"))["sibling"]
 
 
+BESIDE_WARM_UP = True  # it compiles only: it need not wait for the warm-up's profiler session (jobs_lib/background.py)
+
+
 def run(payload: dict) -> dict:
     loader, fast = sibling("problem_loader"), sibling("fast_inline")
     path = Path(payload["path"])

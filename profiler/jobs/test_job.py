@@ -6,6 +6,8 @@ payload: {"path", "reference"?, "trials"?, "seed"?, "device"?, "precision"?, "at
           "allow_torch_ops"?: bool, "limit_factor"?, "limit_floor_s"?}
 returns: {"test": TestResult json, "timing": TimingResult json | None, "kernels": [names], "error": str | None,
           "builds": ["fast NAME (…)" | "declined NAME: why" | "fell back NAME: why", ...],
+          "seconds": {"load"?, "check"?, "warm-up"?, "timing"?} (where the job's time went, the wait for the
+          worker's warm-up included: the server logs it),
           "context_broken"?: true (the file replaced a clock the timing trusts: this worker retires)}
 
 The anti-cheat checks (profiler/anti_cheat.py) are part of the test: the static ones on a `.py` candidate, the
@@ -16,12 +18,18 @@ passed; every finding goes to the result with its code and line.
 from __future__ import annotations
 
 import runpy
+import time
 import traceback
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 sibling = runpy.run_path(str(Path(__file__).resolve().parents[1] / "jobs_lib" / "jobkit.py"))["sibling"]
+
+
+# the build (load) and the trials run beside the warm-up's profiler session; the timing, which opens its own,
+# waits for it (jobs_lib/background.py)
+BESIDE_WARM_UP = True
 
 
 def run(payload: dict, ctx: Any = None) -> dict:
@@ -71,6 +79,8 @@ def _run(payload: dict, ctx: Any) -> dict:
     results = sibling("../results")
     if ctx is not None:
         ctx.progress("building", 0.1)
+    seconds: dict[str, float] = {}
+    began = time.perf_counter()
     try:
         problem = loader.load_problem(payload)
     except loader.ProblemError as exc:
@@ -80,7 +90,9 @@ def _run(payload: dict, ctx: Any) -> dict:
         status = "crashed" if correctness.is_crash(str(exc)) else "error"
         result = results.TestResult(status, message=message, traceback=traceback.format_exc())
         return {"test": result.to_json(), "timing": None, "kernels": [], "error": message}
+    seconds["load"] = time.perf_counter() - began
     limits = {k: float(payload[k]) for k in ("limit_factor", "limit_floor_s") if payload.get(k) is not None}
+    began = time.perf_counter()
     test = correctness.check(
         problem.make_reference,
         problem.make_candidate,
@@ -96,16 +108,23 @@ def _run(payload: dict, ctx: Any) -> dict:
         **limits,
     )
     test = with_static_checks(test, payload)
+    seconds["check"] = time.perf_counter() - began
     timing = None
     if payload.get("time") and test.passed:
         if ctx is not None:
             ctx.progress("timing against PyTorch", 0.7)
+        waited = sibling("background").wait()  # the warm-up's profiler session, which the build and trials ran beside
+        if waited >= 0.05:
+            seconds["warm-up"] = waited
+        began = time.perf_counter()
         timing, test = _time(problem, payload, test, ctx)
+        seconds["timing"] = time.perf_counter() - began
     return {
         "test": test.to_json(),
         "timing": None if timing is None else timing.to_json(),
         "kernels": problem.kernel_names,
         "error": None,
+        "seconds": {k: round(v, 3) for k, v in seconds.items()},
     }
 
 

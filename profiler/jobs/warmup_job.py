@@ -10,6 +10,9 @@ from pathlib import Path
 sibling = runpy.run_path(str(Path(__file__).resolve().parents[1] / "jobs_lib" / "jobkit.py"))["sibling"]
 
 
+BESIDE_WARM_UP = True  # it starts the warm-up's threads (jobs_lib/background.py)
+
+
 def run(payload: dict) -> dict:
     timings: dict[str, float] = {}
     missing: dict[str, str] = {}
@@ -37,18 +40,22 @@ def run(payload: dict) -> dict:
         # save finds it made (on a fresh H200 it was half of that save's 30.6 s)
         fast = sibling("fast_inline")
         precompiling = fast.warm_precompiled_header(list(payload["precompile"])) is not None
+    profiling = False
     if payload.get("profiler") and cuda:
         # the timing's kernel_ms opens torch.profiler sessions: CUPTI starts, and the profiler's event parser
-        # loads, in the first one, which was otherwise the first save's test (after the header: it needs the CPU)
-        from torch.profiler import ProfilerActivity, profile
+        # loads, in the first one (≈ 2.8 s on the H200), which was otherwise the first save's test. In a thread, so
+        # that the build of a file that just opened, which needs none of it, does not wait for it (jobs that do
+        # wait: worker_main.run_job); no CUPTI: the timing says so where it needs kernel_ms
+        sibling("background").start("profiler", _profiler_session)
+        profiling = True
+    return {"seconds": timings, "missing": missing, "cuda": cuda, "precompiling": precompiling, "profiling": profiling}
 
-        start = time.perf_counter()
-        try:
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                torch.ones(1, device="cuda").add_(1)
-                torch.cuda.synchronize()
-            prof.events()
-            timings["profiler"] = time.perf_counter() - start
-        except Exception as exc:  # no CUPTI: the timing says so where it needs kernel_ms
-            missing["torch.profiler"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-    return {"seconds": timings, "missing": missing, "cuda": cuda, "precompiling": precompiling}
+
+def _profiler_session() -> None:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        torch.ones(1, device="cuda").add_(1)
+        torch.cuda.synchronize()
+    prof.events()

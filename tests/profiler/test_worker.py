@@ -279,13 +279,44 @@ def test_the_warm_up_starts_the_fast_builds_header_and_a_first_build_waits_for_n
     try:
         assert pool.run(job()).status == "ok"
         assert pool.warmup_result.payload["precompiling"] is True
-        assert "profiler" in pool.warmup_result.payload["seconds"]  # CUPTI started for the first timing
+        assert pool.warmup_result.payload["profiling"] is True  # CUPTI starts, in a thread, for the first timing
         deadline = time.monotonic() + 300
         while not list(tmp_path.glob("cudalens/fast_builds/*/pch/*/cudalens_torch_lite.h.gch")):
             assert time.monotonic() < deadline and not list(tmp_path.glob("cudalens/fast_builds/*/pch/*/failed.txt"))
             time.sleep(1)
     finally:
         pool.close()
+
+
+def test_a_build_runs_beside_the_warm_ups_threads_and_every_other_job_waits_for_them(tmp_path):
+    """The warm-up's profiler session runs in a thread (jobs_lib/background.py): the build of a file that just
+    opened starts beside it, a job that may launch work on the GPU starts only after it, and says how long it
+    waited."""
+    from cudalens.profiler.worker_client import JOBS_DIR
+
+    kit = JOBS_DIR.parent / "jobs_lib" / "jobkit.py"
+    head = f"import runpy, time\nbackground = runpy.run_path({str(kit)!r})['sibling']('background')\n"
+    (tmp_path / "warmup_job.py").write_text(head + textwrap.dedent("""
+        BESIDE_WARM_UP = True
+        def run(payload):
+            background.start("slow", lambda: time.sleep(2))
+            return {}
+    """))
+    for kind, beside in (("beside", True), ("after", False)):
+        (tmp_path / f"{kind}_job.py").write_text(head + textwrap.dedent(f"""
+            BESIDE_WARM_UP = {beside}
+            def run(payload):
+                return {{"slow_done": "slow" in background.seconds, "waited": background.last_wait_s}}
+        """))
+    pool = WorkerPool(jobs_dir=tmp_path, warmup={})
+    try:
+        beside = pool.run(JobRequest("b", "beside", {}, 30))
+        after = pool.run(JobRequest("a", "after", {}, 30))
+    finally:
+        pool.close()
+    assert beside.status == "ok" and after.status == "ok", (beside.error, after.error)
+    assert beside.payload["slow_done"] is False
+    assert after.payload["slow_done"] is True and after.payload["waited"] > 1.0
 
 
 def test_the_build_job_builds_only_a_cu_file_and_runs_nothing_of_it(pool, tmp_path):

@@ -24,6 +24,8 @@ def test_timing_after_pass(test_job, data_dir):
     out = test_job.run({"path": str(data_dir / "kb_relu_right.py"), "device": "cpu", "time": True, "budget_ms": 5})
     assert out["timing"]["candidate"]["samples_ms"]
     assert out["timing"]["speedup"] > 0
+    # where the job's time went, for the server's log (a first save's test on a fresh GPU is mostly first uses)
+    assert set(out["seconds"]) == {"load", "check", "timing"} and all(v >= 0 for v in out["seconds"].values())
 
 
 def test_missing_file_is_one_line_error(test_job, data_dir):
