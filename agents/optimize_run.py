@@ -69,6 +69,16 @@ def devices_for(spec: OptimizeSpec) -> list[str]:
     return gpus or [f"cpu{i}" for i in range(max(1, spec.cpu_slots))]
 
 
+def local_evaluator(source: str, settings: ProfilerEvaluatorSettings, device: str) -> ProfilerEvaluator:
+    """The evaluator of one of devices_for's slots, as a run makes it: on a GPU it sees only that one and warms
+    up for it (the CUDA context, the precompiled header, the first ncu target), and its worker starts now, so
+    that it comes up while round 0 builds. The benchmarks make theirs here too."""
+    gpu = settings.device != "cpu" and not device.startswith("cpu")
+    evaluator = ProfilerEvaluator(source, replace(settings, visible_device=device if gpu else None))
+    evaluator.warm()
+    return evaluator
+
+
 class OptimizeRun:
     def __init__(
         self, spec: OptimizeSpec, on_progress: Callable[[LoopProgress], None] | None = None
@@ -87,14 +97,7 @@ class OptimizeRun:
             ]
         else:
             self.devices = devices_for(spec)
-            gpus = settings.device != "cpu" and not self.devices[0].startswith("cpu")
-            evaluators = [
-                ProfilerEvaluator(spec.source, replace(settings, visible_device=d if gpus else None))
-                for d in self.devices
-            ]
-            for evaluator in evaluators:  # their workers come up while round 0 builds
-                evaluator.warm()
-            self.evaluators = evaluators
+            self.evaluators = [local_evaluator(spec.source, settings, d) for d in self.devices]
         self.leases = DeviceLeases(
             [WithCompileResources(e, spec.path) for e in self.evaluators], self.devices,
             build=self._build_ahead if _builds_ahead(spec) else None,

@@ -10,6 +10,7 @@ variables to keep out of it and out of this process's environment block.
 
 from __future__ import annotations
 
+import logging
 import math
 import shutil
 import sys
@@ -37,6 +38,8 @@ from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profi
 from cudalens.profiler.protocol import JobRequest
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.worker_client import GPU_WARMUP, WorkerPool, WorkerStartError
+
+logger = logging.getLogger("cudalens.agents")
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,10 @@ class ProfilerEvaluator:
             finally:
                 self._job = None
             evaluation = evaluation_from_job(source, status, data, error, self.settings.timeout_s)
+            # where a round's time went (a first round's is mostly the worker's start and the first build)
+            spent = "".join(f"; {k} {v:.1f} s" for k, v in (data.get("seconds") or {}).items())
+            logger.info("candidate %s in %.1f s (the worker's start included%s)", status,
+                        time.perf_counter() - started, spent)
             self._on_gpu = self._on_gpu or evaluation.device.startswith("cuda")
             evaluation = replace(evaluation, builds=tuple(data.get("builds") or ()),
                                  stages=(("build+test+time", time.perf_counter() - started),))

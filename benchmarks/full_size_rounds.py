@@ -35,7 +35,8 @@ from cudaforge_side_by_side import reference as swish_reference  # noqa: E402
 from optimize_problems import HEAD, SUM_FAST, SUM_REF  # noqa: E402
 from swish_cases import swish_file  # noqa: E402
 
-from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings  # noqa: E402
+from cudalens.agents.optimize_run import OptimizeSpec, devices_for, local_evaluator  # noqa: E402
+from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings  # noqa: E402
 
 GOAL_S = 10.0
 
@@ -152,7 +153,8 @@ def main() -> int:
         ref, cand, anchor = every[name]
         work = Path(tempfile.mkdtemp(prefix=f"cudalens-full-{name}-"))
         os.environ["TORCH_EXTENSIONS_DIR"] = str(work / "ext")  # an empty build cache for round 1
-        evaluator = ProfilerEvaluator(ref, ProfilerEvaluatorSettings(timeout_s=600.0))
+        settings = ProfilerEvaluatorSettings(timeout_s=600.0)  # as `cudalens optimize` makes it
+        evaluator = local_evaluator(ref, settings, devices_for(OptimizeSpec(f"{name}.py", ref, evaluator=settings))[0])
         later: list[float] = []
         try:
             for k in range(1, args.rounds + 1):
