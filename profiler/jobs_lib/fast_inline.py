@@ -225,13 +225,24 @@ def _build(stable: str, sources: Sources, flags: dict, lane: Path, candidate: Pa
     # then leaves glue.cpp as it was, and ninja does not compile it again (on 2 cores it is ≈ 3 s, the longer
     # of the two halves). Its messages are never shown (a failed split build falls back to load_inline's).
     _write_if_changed(lane / "cuda.cu", sources.cuda)
-    _write_if_changed(lane / "glue.cpp", glue_text(sources, pch, lane / "cuda.cu"))
+    # while the header is not precompiled yet (a machine's first build), the glue includes only what it calls
+    light = None if pch.with_name(pch.name + ".gch").exists() else sibling("light_glue").prelude(
+        sources.glue, Path(cpp_extension.include_paths()[0]))
+    _write_if_changed(lane / "glue.cpp", glue_text(sources, pch, lane / "cuda.cu", light))
     _write_if_changed(lane / "kernels.cu", sources.device.replace("CUDA_SOURCE_PATH", str(cuda_path)))
     try:
         ldflags = _torch_call(cpp_extension._prepare_ldflags, extra_ldflags=[*flags["extra_ldflags"], str(bindings.obj)],
                               with_cuda=True, with_sycl=False, verbose=verbose, is_standalone=False)
-        _compile_objects(lane, stable, ["glue.cpp", "kernels.cu"], {**flags, "extra_ldflags": ldflags})
-        marks["glue+kernels"] = time.perf_counter()
+        objects_flags = {**flags, "extra_ldflags": ldflags}
+        try:
+            _compile_objects(lane, stable, ["glue.cpp", "kernels.cu"], objects_flags)
+        except _CompileFailed as exc:
+            if light is None or "glue.o" not in exc.failed:
+                raise
+            LOG.append(f"light glue of {stable} failed to compile: the ATen header instead")
+            _write_if_changed(lane / "glue.cpp", glue_text(sources, pch, lane / "cuda.cu"))
+            _compile_objects(lane, stable, ["glue.cpp", "kernels.cu"], objects_flags)
+        marks["glue+kernels" if light is None else "light glue+kernels"] = time.perf_counter()
         bindings.wait()
         marks["then the bindings"] = time.perf_counter()
         _torch_call(cpp_extension._run_ninja_build, build_directory=str(lane), verbose=verbose,
@@ -266,7 +277,14 @@ def _compile_objects(folder: Path, stable: str, names: list[str], flags: dict) -
     objects = re.findall(r"^build (\S+\.o): (?:cuda_)?compile ", (folder / "build.ninja").read_text(), re.M)
     run = subprocess.run(["ninja", "-C", str(folder), *objects], capture_output=True, text=True, check=False)
     if run.returncode != 0:
-        raise RuntimeError(f"compiling {', '.join(names)} failed: {run.stdout[-2000:]}")
+        failed = " ".join(re.findall(r"^FAILED: (.*)$", run.stdout, re.M))
+        raise _CompileFailed(f"compiling {', '.join(names)} failed: {run.stdout[-2000:]}", failed)
+
+
+class _CompileFailed(RuntimeError):
+    def __init__(self, message: str, failed: str) -> None:
+        super().__init__(message)
+        self.failed = failed  # ninja's FAILED: lines (the targets that did not build)
 
 
 class _Bindings:
@@ -312,8 +330,9 @@ class _Bindings:
             raise self._error
 
 
-def glue_text(sources: Sources, pch: Path, cuda_path: Path) -> str:
-    return f'#include "{pch}"\n' + sources.glue.replace("CUDA_SOURCE_PATH", str(cuda_path))
+def glue_text(sources: Sources, pch: Path, cuda_path: Path, light: str | None = None) -> str:
+    """The glue over the (precompiled) lite header `pch`, or over `light` (light_glue.prelude) instead."""
+    return (light or f'#include "{pch}"\n') + sources.glue.replace("CUDA_SOURCE_PATH", str(cuda_path))
 
 
 def _prune(folder: Path, keep: int) -> None:

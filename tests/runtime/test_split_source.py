@@ -291,3 +291,60 @@ def test_old_sets_of_declarations_are_pruned_but_not_one_another_build_is_using(
         fast._prune_modules(tmp_path, keep=3, using=folders[4])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cudalens_ext_0", "cudalens_ext_2", "cudalens_ext_3",
                                                           "cudalens_ext_4", "pch"]
+
+
+LIGHT_GLUE_HOST = r"""
+__global__ void fill_kernel(float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 1.f; }
+
+std::vector<torch::Tensor> run(torch::Tensor x, torch::Tensor w) {
+    TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat, "x must be a float CUDA tensor");
+    auto xc = x.contiguous();
+    auto out = torch::zeros({xc.size(0), w.size(1)}, xc.options());
+    auto more = at::empty({4}, torch::TensorOptions().dtype(torch::kFloat).device(x.device()));
+    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "run", ([&] { (void)xc.data_ptr<scalar_t>(); }));
+    fill_kernel<<<1, 32>>>(out.data_ptr<float>(), (int)out.numel());
+    return {out, more, out.view({-1}).to(torch::kHalf), torch::empty_like(x)};
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_a_first_glue_compiles_over_the_operators_it_calls_alone(tmp_path, monkeypatch):
+    """Before the header is precompiled, the glue includes the Tensor class and the operators it calls (ATen's
+    one header each), not ATen.h, and compiles over them with torch's own flags. (CPU torch: compile only.)"""
+    cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
+    monkeypatch.setattr(cpp_extension, "CUDA_HOME", str(Path(_cuda_include()).parent))
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    light_glue = sibling("light_glue")
+    sources = fast.split_sources({"name": "g", "cpp_sources": "std::vector<torch::Tensor> run(torch::Tensor x, "
+                                  "torch::Tensor w);", "cuda_sources": LIGHT_GLUE_HOST, "functions": ["run"]})
+    prelude = light_glue.prelude(sources.glue, Path(cpp_extension.include_paths()[0]))
+    assert [ln for ln in prelude.splitlines() if "ATen/ops/" in ln] == [
+        f"#include <ATen/ops/{op}.h>" for op in ("empty", "empty_like", "zeros")]  # not TensorOptions, kFloat
+    assert "ATen/ATen.h" not in prelude and "#include <ATen/Dispatch.h>" in prelude
+    (tmp_path / "cuda.cu").write_text(sources.cuda)
+    (tmp_path / "glue.cpp").write_text(fast.glue_text(sources, tmp_path / "unused.h", tmp_path / "cuda.cu", prelude))
+    fast._compile_objects(tmp_path, "cudalens_ext_test", ["glue.cpp"], fast.build_flags({}))
+    assert (tmp_path / "glue.o").stat().st_size > 0
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_a_first_glue_that_needs_more_compiles_again_over_the_whole_header(tmp_path, monkeypatch):
+    """Tensor arithmetic needs ATen's operators header (Functions.h): the light glue fails, the build says so
+    and compiles the glue again over the lite header; its objects then link. (CPU torch has no libtorch_cuda to
+    link against: the link is where the build stops here; on a GPU it goes on.)"""
+    cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
+    monkeypatch.setattr(cpp_extension, "CUDA_HOME", str(Path(_cuda_include()).parent))
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    cuda = RELU.replace("    return y;\n", "    return y * 2.0f + x;\n")
+    sources = fast.split_sources({"name": "relu", "cpp_sources": "torch::Tensor run(torch::Tensor x);",
+                                  "cuda_sources": cuda, "functions": ["run"]})
+    lane = tmp_path / "cudalens_ext_x" / "lane0"
+    lane.mkdir(parents=True)
+    fast.LOG.clear()
+    with pytest.raises(RuntimeError, match="Error linking relu_x"):
+        fast._build("relu_x", sources, fast.build_flags({}), lane, lane.parent / "cand" / "a", False)
+    assert fast.LOG == ["light glue of relu_x failed to compile: the ATen header instead"]
+    glue = (lane / "glue.cpp").read_text()
+    assert glue.startswith(f'#include "{tmp_path / "pch"}') and "y * 2.0f + x" in glue
+    assert (lane / "glue.o").is_file() and (lane / "kernels.cuda.o").is_file()
