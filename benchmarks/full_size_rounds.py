@@ -7,7 +7,9 @@ profile with per-line counters. The problems, at the sizes KernelBench's files g
 - 47_Sum_reduction_over_a_dimension 128×4096×4095 over dim 1 (a reduction, 8.6 GB in): optimize_problems.py's
   fast sum;
 - 1_Square_matrix_multiplication_ N=4096 (a matmul): a 32×32 shared-memory tiled kernel.
-Round 1 of each starts from an empty build cache and a new worker (the first round of a run); each later round
+Round 1 of each starts from a new worker and an empty TORCH_EXTENSIONS_DIR (the first round of a run), but keeps
+the fast builds' precompiled header and bindings from earlier runs on the machine (for a round 1 without them:
+cudaforge_side_by_side.py, which empties that cache too); each later round
 takes a new candidate (another comment in its CUDA, so that it rebuilds, as every round of a loop does).
 
     python benchmarks/full_size_rounds.py [--problems 25_Swish,47_Sum,1_Matmul] [--rounds 3]
@@ -163,7 +165,7 @@ def main() -> int:
                 ok &= correct
                 if k > 1 and correct:
                     later.append(seconds)
-                kind = "cold: new worker, empty build cache" if k == 1 else "new candidate"
+                kind = "new worker; the fast builds' header and bindings kept" if k == 1 else "new candidate"
                 print(f"{name} round {k} ({kind}): {seconds:.1f} s, {'correct' if correct else 'FAILED'}; {said}",
                       flush=True)
         finally:
