@@ -35,7 +35,7 @@ from cudalens.profiler import child_env, processes
 from cudalens.profiler.ncu import metrics as M
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
-from cudalens.profiler.protocol import JobRequest
+from cudalens.profiler.protocol import JobRequest, seconds_text
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.worker_client import GPU_WARMUP, WorkerPool, WorkerStartError
 
@@ -158,13 +158,12 @@ class ProfilerEvaluator:
             finally:
                 self._job = None
             evaluation = evaluation_from_job(source, status, data, error, self.settings.timeout_s)
+            took = time.perf_counter() - started
             # where a round's time went (a first round's is mostly the worker's start and the first build)
-            spent = "".join(f"; {k} {v:.1f} s" for k, v in (data.get("seconds") or {}).items())
-            logger.info("candidate %s in %.1f s (the worker's start included%s)", status,
-                        time.perf_counter() - started, spent)
+            spent = seconds_text(data, "; ")
+            logger.info("candidate %s in %.1f s (the worker's start included%s)", status, took, spent and f"; {spent}")
             self._on_gpu = self._on_gpu or evaluation.device.startswith("cuda")
-            evaluation = replace(evaluation, builds=tuple(data.get("builds") or ()),
-                                 stages=(("build+test+time", time.perf_counter() - started),))
+            evaluation = replace(evaluation, builds=tuple(data.get("builds") or ()), stages=(("build+test+time", took),))
             if (
                 kind in ("full", "profile")
                 and self.settings.profile

@@ -56,6 +56,11 @@ class JobRequest:
     timeout_s: float = 60.0
 
 
+def seconds_text(payload: dict, sep: str = ", ") -> str:
+    """A job's own split of its time (a warm-up's or a test's `seconds`), for a log line: `torch 4.7 s, …`."""
+    return sep.join(f"{k} {v:.1f} s" for k, v in (payload.get("seconds") or {}).items())
+
+
 @dataclass(frozen=True)
 class JobResult:
     """Worker → parent (status ok/error), or made by the parent itself (timeout/crash/cancelled)."""

@@ -37,6 +37,7 @@ from cudalens.profiler.protocol import (
     ProtocolError,
     decode,
     encode,
+    seconds_text,
 )
 
 logger = logging.getLogger("cudalens.profiler")
@@ -323,9 +324,8 @@ class WorkerPool:
                 if not worker.alive:
                     raise WorkerStartError(f"the worker died while warming up: {self.warmup_result.error}")
                 # what a first job waited for (the first save's split, docs/runtime.md)
-                parts = ", ".join(f"{k} {v:.1f} s" for k, v in self.warmup_result.payload.get("seconds", {}).items())
                 logger.info("worker started in %.1f s, warm %.1f s later (%s)", started,
-                            time.perf_counter() - began - started, parts)
+                            time.perf_counter() - began - started, seconds_text(self.warmup_result.payload))
         return self._worker
 
     def run(self, request: JobRequest, on_progress: ProgressCallback | None = None) -> JobResult:

@@ -25,7 +25,7 @@ from cudalens.profiler.compile_findings import CompileReport, compile_report_asy
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
-from cudalens.profiler.protocol import JobResult
+from cudalens.profiler.protocol import JobResult, seconds_text
 from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
 from cudalens.profiler.worker_settings import WorkerSettings
@@ -166,9 +166,9 @@ async def run_on_save(
             if (failed := start_failure(outcome)) is not None:
                 note(f"cudalens: the worker could not start ({failed}); check the `worker.python` setting")
                 return run
-            spent = outcome.payload.get("seconds") or {}
+            spent = seconds_text(outcome.payload, "; ")
             logger.info("%s: tested in %.1f s (the worker's queue included%s)", Path(job.path).name,
-                        time.perf_counter() - tested_from, "".join(f"; {k} {v:.1f} s" for k, v in spent.items()))
+                        time.perf_counter() - tested_from, spent and f"; {spent}")
             _take_test(run, job, outcome)
             if run.test is None or not run.test.passed:
                 return run
