@@ -116,6 +116,14 @@ def cudaforge_round(cudaforge: Path, work: Path, ref: str, test: str, env: dict[
     return seconds, True, f"{said}; ncu {seconds - t_bench:.1f} s, {metrics}"
 
 
+def run_evaluator(reference_source: str) -> ProfilerEvaluator:
+    """The evaluator `cudalens optimize` would make here (optimize_run.local_evaluator, its first slot), its
+    worker starting now."""
+    settings = ProfilerEvaluatorSettings(timeout_s=600.0)
+    slot = devices_for(OptimizeSpec("reference.py", reference_source, evaluator=settings))[0]
+    return local_evaluator(reference_source, settings, slot)
+
+
 def cudalens_round(evaluator: ProfilerEvaluator, test: str) -> tuple[float, bool, str]:
     t0 = time.perf_counter()
     evaluation = evaluator.evaluate(test)
@@ -153,7 +161,6 @@ def main() -> int:
     os.environ["TORCH_EXTENSIONS_DIR"] = str(work_root / "cudalens-ext")  # an empty build cache for round 1
     # and no fast build, precompiled header or bindings from earlier runs (profiler/jobs_lib/fast_inline.py)
     os.environ["XDG_CACHE_HOME"] = str(work_root / "cache")
-    settings = ProfilerEvaluatorSettings(timeout_s=600.0)
     evaluator: ProfilerEvaluator | None = None
     print(f"25_Swish {args.rows}×{args.cols}; CudaForge files from {args.cudaforge}; ncu: {env and 'clock-control none'}")
     ok = True
@@ -166,7 +173,7 @@ def main() -> int:
             if evaluator is None:
                 # as `cudalens optimize` makes it, its worker started here (not during CudaForge's round): round 1
                 # is a run's round 0
-                evaluator = local_evaluator(ref, settings, devices_for(OptimizeSpec("ref.py", ref, evaluator=settings))[0])
+                evaluator = run_evaluator(ref)
             cl_s, cl_ok, cl_said = cudalens_round(evaluator, test)
             ok &= cf_ok and cl_ok
             ratio = f"cudalens {cf_s / cl_s:.1f}× faster (goal >= 8×)" if cf_ok and cl_ok else "not comparable"

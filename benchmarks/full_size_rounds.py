@@ -32,13 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from cudaforge_side_by_side import cudalens_round  # noqa: E402
+from cudaforge_side_by_side import cudalens_round, run_evaluator  # noqa: E402
 from cudaforge_side_by_side import reference as swish_reference  # noqa: E402
 from optimize_problems import HEAD, SUM_FAST, SUM_REF  # noqa: E402
 from swish_cases import swish_file  # noqa: E402
-
-from cudalens.agents.optimize_run import OptimizeSpec, devices_for, local_evaluator  # noqa: E402
-from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings  # noqa: E402
 
 GOAL_S = 10.0
 
@@ -155,8 +152,7 @@ def main() -> int:
         ref, cand, anchor = every[name]
         work = Path(tempfile.mkdtemp(prefix=f"cudalens-full-{name}-"))
         os.environ["TORCH_EXTENSIONS_DIR"] = str(work / "ext")  # an empty build cache for round 1
-        settings = ProfilerEvaluatorSettings(timeout_s=600.0)  # as `cudalens optimize` makes it
-        evaluator = local_evaluator(ref, settings, devices_for(OptimizeSpec(f"{name}.py", ref, evaluator=settings))[0])
+        evaluator = run_evaluator(ref)  # as `cudalens optimize` makes it
         later: list[float] = []
         try:
             for k in range(1, args.rounds + 1):
