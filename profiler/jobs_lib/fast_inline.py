@@ -230,6 +230,7 @@ def _build(stable: str, sources: Sources, flags: dict, lane: Path, candidate: Pa
         sources.glue, Path(cpp_extension.include_paths()[0]))
     _write_if_changed(lane / "glue.cpp", glue_text(sources, pch, lane / "cuda.cu", light))
     _write_if_changed(lane / "kernels.cu", sources.device.replace("CUDA_SOURCE_PATH", str(cuda_path)))
+    _write_if_changed(lane / sibling("split_source").LAUNCHERS_FILE, "// the launchers' #line name (split_source)\n")
     try:
         ldflags = _torch_call(cpp_extension._prepare_ldflags, extra_ldflags=[*flags["extra_ldflags"], str(bindings.obj)],
                               with_cuda=True, with_sycl=False, verbose=verbose, is_standalone=False)

@@ -348,3 +348,25 @@ def test_a_first_glue_that_needs_more_compiles_again_over_the_whole_header(tmp_p
     glue = (lane / "glue.cpp").read_text()
     assert glue.startswith(f'#include "{tmp_path / "pch"}') and "y * 2.0f + x" in glue
     assert (lane / "glue.o").is_file() and (lane / "kernels.cuda.o").is_file()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_every_file_nvccs_dependency_list_names_is_there_so_ninja_keeps_the_kernels(tmp_path, monkeypatch):
+    """torch's ninja file has nvcc write the kernels' dependencies (`-MD -MF`, torch with CUDA); a file it names
+    that does not exist makes ninja compile the kernels again before every link (the launchers' `#line` name did:
+    1.6 s for a 0.3 s link on the H200). Every name in nvcc's list is a file where nvcc ran, the lane."""
+    cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
+    monkeypatch.setattr(cpp_extension, "CUDA_HOME", str(Path(_cuda_include()).parent))
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    sources = fast.split_sources({"name": "relu", "cpp_sources": "torch::Tensor run(torch::Tensor x);",
+                                  "cuda_sources": RELU, "functions": ["run"]})
+    lane = tmp_path / "cudalens_ext_x" / "lane0"
+    lane.mkdir(parents=True)
+    with pytest.raises(RuntimeError, match="Error linking relu_x"):  # CPU torch: no libtorch_cuda to link
+        fast._build("relu_x", sources, fast.build_flags({}), lane, lane.parent / "cand" / "a", False)
+    run = subprocess.run(["nvcc", "-MD", "-MF", "deps.d", "-arch=sm_90", "-std=c++17", "-c", "kernels.cu", "-o",
+                          "k.o"], cwd=lane, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    names = (lane / "deps.d").read_text().replace("\\\n", " ").split(":", 1)[1].split()
+    assert split.LAUNCHERS_FILE in names
+    assert [n for n in names if not (lane / n).exists()] == []
