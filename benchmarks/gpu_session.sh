@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save
+# Stages: accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -36,6 +36,9 @@ for stage in "$@"; do
                   timeout $(left 280) python3 benchmarks/server_gpu_save.py --repeat 1 --think 0 --fresh-cache \
                     --first-save-after $after 2>&1 | tee -a "$OUT/first-save.log" | grep -v "^$" | tail -8
                 done ;;
+    # where a first build's time goes: torch's import, each command alone, the link with other linkers
+    first-build) timeout $(left 200) python3 benchmarks/first_build_phases.py 2>"$OUT/first-build.err" | tee "$OUT/first-build.log"
+                 cp "$(python3 -c 'import torch.utils.cpp_extension as c; print(c.__file__)')" "$OUT/" ;;
     runtime-bench) timeout $(left 570) python3 benchmarks/gpu_runtime.py 2>&1 | tee "$OUT/runtime-bench.log" | tail -40 ;;
     profiler-bench) timeout $(left 570) python3 benchmarks/profiler_speed.py --full 2>&1 | tee "$OUT/profiler-bench.log" | tail -20 ;;
     optimize-bench) timeout $(left 300) python3 benchmarks/gpu_optimize_loop.py 2>&1 | tee "$OUT/optimize-bench.log" | tail -60 ;;

@@ -141,7 +141,7 @@ async def main(repeat: int, think: float, first_after: float, fresh_cache: bool)
     print(f"  (first save at +{saved - began:.1f} s; its verdict at +{saved - began + seconds:.1f} s)")
     for at, message in client.logs:
         if at <= saved + seconds:
-            print(f"  (+{at - began:5.1f} s) {message[:200]}")
+            print(f"  (+{at - began:5.1f} s) {message[:400]}")
     when = f", {first_after:g} s after the server started" if first_after else ""
     rows.append((f"save → verdict + timing, cold{' (fresh caches)' if fresh_cache else ''}{when}", [seconds], verdict))
     warm = []
