@@ -149,16 +149,23 @@ def module_name(a: dict, sources: Sources, flags: dict) -> str:
 
 
 def build_flags(a: dict) -> dict[str, list[str]]:
-    """load_inline's flag arguments, plus `-lineinfo` (line tables only, no change to the code: ncu needs them)
-    and, for the glue, nvcc's host optimization level: host code moved out of cuda.cu keeps the level nvcc
-    would have compiled it at."""
+    """load_inline's flag arguments, plus `-lineinfo` (line tables only, no change to the code: ncu needs them).
+    These build the bindings, as load_inline builds its main.cpp; the glue adds to them (glue_flags)."""
     flags = {k: list(a.get(k) or []) for k in ("extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths")}
     if "-lineinfo" not in flags["extra_cuda_cflags"]:
         flags["extra_cuda_cflags"].append("-lineinfo")
-    host_level = [f for f in flags["extra_cuda_cflags"] if re.fullmatch(r"-O[0-3s]", f)]
-    if host_level and not any(f.startswith("-O") for f in flags["extra_cflags"]):
-        flags["extra_cflags"].append(host_level[-1])
     return flags
+
+
+def glue_flags(flags: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The glue's (and its precompiled header's): nvcc's host optimization level too, so that host code moved out
+    of cuda.cu keeps the level nvcc would have compiled it at. Not the bindings': load_inline compiles main.cpp
+    with `extra_cflags` alone (at g++'s -O0 unless they say otherwise), and -O3 made their first, longest compile
+    a quarter slower (here: 6.5 s against 4.9 s)."""
+    host_level = [f for f in flags["extra_cuda_cflags"] if re.fullmatch(r"-O[0-3s]", f)]
+    if not host_level or any(f.startswith("-O") for f in flags["extra_cflags"]):
+        return flags
+    return {**flags, "extra_cflags": [*flags["extra_cflags"], host_level[-1]]}
 
 
 def split_sources(a: dict) -> Sources:
@@ -219,7 +226,8 @@ def _build(stable: str, sources: Sources, flags: dict, lane: Path, candidate: Pa
     _write_if_changed(cuda_path, sources.cuda)
     # the header of every module folder and of the worker's warm-up, at the fast builds' root (a lane's
     # parent is its module's folder, whose parent is the root)
-    pch, precompiling = _precompiled_header(stable, lane, flags, root=lane.parent.parent)
+    glue = glue_flags(flags)
+    pch, precompiling = _precompiled_header(stable, lane, glue, root=lane.parent.parent)
     bindings = _Bindings(stable, sources, flags, lane.parent / "bindings", verbose)
     # the glue's `#line`s name the lane's own copy of cuda.cu, not the candidate's: an edit of device code only
     # then leaves glue.cpp as it was, and ninja does not compile it again (on 2 cores it is ≈ 3 s, the longer
@@ -234,7 +242,7 @@ def _build(stable: str, sources: Sources, flags: dict, lane: Path, candidate: Pa
     try:
         ldflags = _torch_call(cpp_extension._prepare_ldflags, extra_ldflags=[*flags["extra_ldflags"], str(bindings.obj)],
                               with_cuda=True, with_sycl=False, verbose=verbose, is_standalone=False)
-        objects_flags = {**flags, "extra_ldflags": ldflags}
+        objects_flags = {**glue, "extra_ldflags": ldflags}
         try:
             _compile_objects(lane, stable, ["glue.cpp", "kernels.cu"], objects_flags)
         except _CompileFailed as exc:
@@ -425,7 +433,7 @@ def warm_precompiled_header(extra_cuda_cflags: list[str]) -> threading.Thread | 
     worker's warm-up calls it. None: nothing to do (already there, or it cannot be made here)."""
     build = build_root() / "warmup"
     build.mkdir(parents=True, exist_ok=True)
-    return _precompiled_header("warmup", build, build_flags({"extra_cuda_cflags": list(extra_cuda_cflags)}))[1]
+    return _precompiled_header("warmup", build, glue_flags(build_flags({"extra_cuda_cflags": list(extra_cuda_cflags)})))[1]
 
 
 def _precompile(command: list[str], shared: Path) -> None:

@@ -4,6 +4,7 @@ halves compile with the real compilers (nvcc for the device unit, g++ over torch
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -132,11 +133,12 @@ def _cuda_include() -> str:
     pytest.skip("no CUDA toolkit headers found next to nvcc")
 
 
-def test_the_glue_keeps_the_host_optimization_nvcc_would_have_used():
+def test_the_glue_keeps_the_host_optimization_nvcc_would_have_used_and_the_bindings_load_inlines():
     flags = fast.build_flags({"extra_cuda_cflags": ["-O3"], "extra_cflags": None})
-    assert flags["extra_cuda_cflags"] == ["-O3", "-lineinfo"] and flags["extra_cflags"] == ["-O3"]
-    assert fast.build_flags({"extra_cuda_cflags": ["-O3"], "extra_cflags": ["-O1"]})["extra_cflags"] == ["-O1"]
-    assert fast.build_flags({})["extra_cflags"] == []  # nvcc's default host level is g++'s default too
+    assert flags["extra_cuda_cflags"] == ["-O3", "-lineinfo"] and flags["extra_cflags"] == []  # main.cpp's
+    assert fast.glue_flags(flags)["extra_cflags"] == ["-O3"] and flags["extra_cflags"] == []
+    assert fast.glue_flags(fast.build_flags({"extra_cuda_cflags": ["-O3"], "extra_cflags": ["-O1"]}))["extra_cflags"] == ["-O1"]
+    assert fast.glue_flags(fast.build_flags({}))["extra_cflags"] == []  # nvcc's default host level is g++'s too
 
 
 def test_old_candidates_are_pruned_least_recently_used_first(tmp_path):
@@ -363,7 +365,12 @@ def test_every_file_nvccs_dependency_list_names_is_there_so_ninja_keeps_the_kern
     lane = tmp_path / "cudalens_ext_x" / "lane0"
     lane.mkdir(parents=True)
     with pytest.raises(RuntimeError, match="Error linking relu_x"):  # CPU torch: no libtorch_cuda to link
-        fast._build("relu_x", sources, fast.build_flags({}), lane, lane.parent / "cand" / "a", False)
+        fast._build("relu_x", sources, fast.build_flags({"extra_cuda_cflags": ["-O3"]}), lane,
+                    lane.parent / "cand" / "a", False)
+    # (and the glue gets nvcc's host level, the bindings load_inline's main.cpp flags: none)
+    cflags = {f.parent.name: re.search(r"^cflags = (.*)$", f.read_text(), re.M).group(1).split()
+              for f in (lane / "build.ninja", lane.parent / "bindings" / "build.ninja")}
+    assert "-O3" in cflags["lane0"] and "-O3" not in cflags["bindings"]
     run = subprocess.run(["nvcc", "-MD", "-MF", "deps.d", "-arch=sm_90", "-std=c++17", "-c", "kernels.cu", "-o",
                           "k.o"], cwd=lane, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
