@@ -91,6 +91,16 @@ class Progress:
 
 
 @dataclass(frozen=True)
+class Prepare:
+    """Parent → worker: a job of `kind` with `payload` is coming (its `JobRequest` follows once the worker is free).
+    The job module's `prepare(payload)`, where it has one, starts now, beside the job that runs, what needs nothing
+    that job is making ready: a build's compiles while the warm-up imports torch. Never answered."""
+
+    kind: str
+    payload: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Shutdown:
     """Parent → worker: finish nothing more, exit now."""
 
@@ -105,13 +115,14 @@ class Failure:
 
 
 if TYPE_CHECKING:  # an annotation only: the worker may run on a Python older than 3.10
-    Message = Hello | JobRequest | JobResult | Progress | Shutdown | Failure
+    Message = Hello | JobRequest | JobResult | Progress | Prepare | Shutdown | Failure
 
 KINDS: dict[str, type] = {
     "hello": Hello,
     "job": JobRequest,
     "result": JobResult,
     "progress": Progress,
+    "prepare": Prepare,
     "shutdown": Shutdown,
     "failure": Failure,
 }

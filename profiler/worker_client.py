@@ -33,6 +33,7 @@ from cudalens.profiler.protocol import (
     Hello,
     JobRequest,
     JobResult,
+    Prepare,
     Progress,
     ProtocolError,
     decode,
@@ -195,6 +196,16 @@ class Worker:
             status = "timeout" if message is None else "crash"
             return JobResult(request.id, request.kind, status, error=error, duration_s=time.monotonic() - start)
 
+    def prepare(self, kind: str, payload: dict) -> None:
+        """Tell the worker a job of `kind` is coming (protocol.Prepare), while it runs another one (its warm-up)."""
+        try:
+            with self._write_lock:
+                assert self._proc is not None and self._proc.stdin is not None
+                self._proc.stdin.write((encode(Prepare(kind, payload)) + "\n").encode())
+                self._proc.stdin.flush()
+        except (OSError, ValueError):
+            pass  # the worker is gone: the job itself finds out
+
     # -- internals -------------------------------------------------------------------------------------------
 
     def _read(self, proc: subprocess.Popen[bytes]) -> None:
@@ -280,6 +291,9 @@ class WorkerPool:
         self._lock = threading.Lock()  # one job at a time: there is one GPU
         self._state_lock = threading.Lock()
         self._running: tuple[str, Worker] | None = None
+        # the worker being started and warmed up, and the jobs submitted meanwhile that it is told of once it is up
+        self._warming: Worker | None = None
+        self._to_prepare: list[JobRequest] = []
         self._cancelled: set[str] = set()
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cudalens-pool")
         self._ids = itertools.count(1)
@@ -317,20 +331,45 @@ class WorkerPool:
             worker = Worker(self.spec)
             self._worker = worker
             began = time.perf_counter()
-            worker.start()
-            if self.warmup is not None:
-                started = time.perf_counter() - began
-                self.warmup_result = worker.run(JobRequest(self.new_id(), "warmup", dict(self.warmup), 600.0))
-                if not worker.alive:
-                    raise WorkerStartError(f"the worker died while warming up: {self.warmup_result.error}")
-                # what a first job waited for (the first save's split, docs/runtime.md)
-                logger.info("worker started in %.1f s, warm %.1f s later (%s)", started,
-                            time.perf_counter() - began - started, seconds_text(self.warmup_result.payload))
+            with self._state_lock:
+                self._warming = worker
+            try:
+                worker.start()
+                with self._state_lock:
+                    waiting, self._to_prepare = self._to_prepare, []
+                for request in waiting:
+                    worker.prepare(request.kind, request.payload)
+                if self.warmup is not None:
+                    started = time.perf_counter() - began
+                    self.warmup_result = worker.run(JobRequest(self.new_id(), "warmup", dict(self.warmup), 600.0))
+                    if not worker.alive:
+                        raise WorkerStartError(f"the worker died while warming up: {self.warmup_result.error}")
+                    # what a first job waited for (the first save's split, docs/runtime.md)
+                    logger.info("worker started in %.1f s, warm %.1f s later (%s)", started,
+                                time.perf_counter() - began - started, seconds_text(self.warmup_result.payload))
+            finally:
+                with self._state_lock:
+                    self._warming, self._to_prepare = None, []
         return self._worker
+
+    def _prepare_while_warming(self, request: JobRequest) -> None:
+        """A job submitted while a worker starts and warms up (torch's import, seconds): the worker is told of it
+        (protocol.Prepare), so that its job module starts what it can beside the warm-up: a `.cu` file's build
+        compiles its bindings and glue while torch imports (fast_inline.start_early). Not while a job runs: its
+        timings must not share the CPU with compilers."""
+        with self._state_lock:
+            warming = self._warming
+            if warming is None:
+                return
+            if warming.hello is None:
+                self._to_prepare.append(request)
+                return
+        warming.prepare(request.kind, request.payload)
 
     def run(self, request: JobRequest, on_progress: ProgressCallback | None = None) -> JobResult:
         """Run one job and wait for its result; never raises for anything the job or the worker does."""
         cancelled = JobResult(request.id, request.kind, "cancelled")
+        self._prepare_while_warming(request)
         while not self._lock.acquire(timeout=0.05):  # another job, or a worker warming up, holds it
             if self._take_cancel(request.id):
                 return cancelled

@@ -19,7 +19,6 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or ".") == _HERE:
     del sys.path[0]
 
-import importlib.util  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
@@ -34,6 +33,7 @@ import traceback  # noqa: E402
 _jobkit = runpy.run_path(os.path.join(_HERE, "jobs_lib", "jobkit.py"))
 protocol = _jobkit["sibling"]("../protocol")
 _background = _jobkit["sibling"]("background")
+_torch_install = _jobkit["sibling"]("torch_install")
 
 # Text of an exception after which the CUDA context of this process cannot be used again.
 _BROKEN_CONTEXT = re.compile(
@@ -82,15 +82,17 @@ class _JobModules:
     def __init__(self, folder):
         self.folder = folder
         self._loaded = {}
+        self._lock = threading.Lock()  # a Prepare loads its job's module in the stdin reader's thread
 
     def _load(self, name, path):
         stamp = os.stat(path).st_mtime_ns
-        cached = self._loaded.get(path)
-        if cached and cached[0] == stamp:
-            return cached[1]
-        module = _jobkit["load_by_path"](f"_cudalens_jobs.{name}", path, fresh=True)
-        self._loaded[path] = (stamp, module)
-        return module
+        with self._lock:
+            cached = self._loaded.get(path)
+            if cached and cached[0] == stamp:
+                return cached[1]
+            module = _jobkit["load_by_path"](f"_cudalens_jobs.{name}", path, fresh=True)
+            self._loaded[path] = (stamp, module)
+            return module
 
     def job(self, kind):
         if not _KIND_NAME.match(kind):
@@ -153,21 +155,6 @@ def run_job(request, channel, jobs):
     )
 
 
-def _torch_versions():
-    """torch's version and CUDA version without importing torch (that takes seconds)."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        return None, None
-    version_file = os.path.join(next(iter(spec.submodule_search_locations)), "version.py")
-    values = {}
-    try:
-        with open(version_file, encoding="utf-8") as fh:
-            exec(compile(fh.read(), version_file, "exec"), values)
-    except Exception:
-        return "unknown", None
-    return str(values.get("__version__", "unknown")), values.get("cuda")
-
-
 def _nvml_facts():
     """(driver version, first GPU name, GPU count) from NVML, which needs no CUDA context."""
     import ctypes
@@ -196,7 +183,7 @@ def _nvml_facts():
 
 
 def hello():
-    torch_version, torch_cuda = _torch_versions()
+    torch_version, torch_cuda = _torch_install.versions()  # without importing torch: that takes seconds
     driver, gpu, count = _nvml_facts()
     return protocol.Hello(
         protocol.PROTOCOL_VERSION,
@@ -220,7 +207,7 @@ def _die(code):
         os._exit(code)
 
 
-def _read_stdin(inbox, source):
+def _read_stdin(inbox, source, jobs):
     for raw in source:
         try:
             message = protocol.decode(raw)
@@ -228,8 +215,23 @@ def _read_stdin(inbox, source):
             message = protocol.Failure(f"worker: {exc}")  # answered in order, after the jobs before it
         if isinstance(message, protocol.Shutdown):
             os._exit(0)
+        if isinstance(message, protocol.Prepare):
+            threading.Thread(target=_prepare, args=(message, jobs), daemon=True, name=f"prepare {message.kind}").start()
+            continue
         inbox.put(message)
     _die(0)  # the parent closed our stdin: it is gone or done with us
+
+
+def _prepare(message, jobs):
+    """A job's `prepare(payload)`, beside the job that runs now (protocol.Prepare). A hint: what it fails to do,
+    the job does itself, so a failure is only written to stderr."""
+    try:
+        prepare = getattr(jobs.job(message.kind), "prepare", None)
+        if callable(prepare):
+            prepare(dict(message.payload))
+    except Exception as exc:
+        print(f"cudalens worker: preparing a {message.kind} job failed: {type(exc).__name__}: {str(exc)[:300]}",
+              file=sys.stderr)
 
 
 def _watch_parent(parent):
@@ -254,7 +256,7 @@ def main(argv):
     jobs = _JobModules(jobs_dir)
     inbox = queue.Queue()
     channel.send(hello())
-    threading.Thread(target=_read_stdin, args=(inbox, source), daemon=True).start()
+    threading.Thread(target=_read_stdin, args=(inbox, source, jobs), daemon=True).start()
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     while True:
         message = inbox.get()

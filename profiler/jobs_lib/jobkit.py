@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 
 _HERE = Path(__file__).resolve().parent
+# a worker loads siblings from two threads (a job's and a Prepare's), and one loaded once must be one module.
+# Reentrant: a sibling that runs loads its own
+_SIBLINGS = threading.RLock()
 
 
 def load_by_path(key: str, path: str | Path, *, fresh: bool = False, source: str | None = None) -> ModuleType:
@@ -45,4 +49,5 @@ def sibling(name: str) -> ModuleType:
     """The module `name` ("harness_timing" for jobs_lib/harness_timing.py, "../results" for profiler/results.py,
     "../jobs/test_job"), loaded once per process."""
     path = (_HERE / f"{name}.py").resolve()
-    return load_by_path("_cudalens_job_" + path.stem, path)
+    with _SIBLINGS:
+        return load_by_path("_cudalens_job_" + path.stem, path)

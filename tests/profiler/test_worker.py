@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -267,8 +269,6 @@ def test_jobs_run_in_the_pool_working_folder(tmp_path):
 def test_the_warm_up_starts_the_fast_builds_header_and_a_first_build_waits_for_no_second_one(tmp_path, monkeypatch):
     """The server's warm-up (worker_client.GPU_WARMUP) starts precompiling the header in the worker; it appears
     whole in the cache while the worker waits for its first job."""
-    import time
-
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA device here")
@@ -330,3 +330,44 @@ def test_the_build_job_builds_only_a_cu_file_and_runs_nothing_of_it(pool, tmp_pa
     kernel.write_text("__global__ void k(float* x) { x[threadIdx.x] = 0.f; }\n")
     none = pool.run(JobRequest(id="b2", kind="build", payload={"path": str(kernel)}, timeout_s=60))
     assert none.status == "ok" and "has no torch host function" in none.payload["skipped"]
+
+
+def test_a_job_submitted_while_the_worker_warms_up_is_prepared_beside_the_warm_up(tmp_path):
+    """protocol.Prepare: a job asked for while the worker starts and warms up (torch's import) has its module's
+    `prepare(payload)` run at once, beside the warm-up, and then runs as usual; a job asked for while the warm
+    worker runs another is not prepared (its compilers would share the CPU with that job's timings). A kind with
+    no `prepare`, or none at all, is only a hint: the worker goes on."""
+    (tmp_path / "warmup_job.py").write_text(textwrap.dedent("""
+        import time
+        def run(payload):
+            began = time.time()
+            time.sleep(2)
+            return {"began": began, "ended": time.time()}
+    """))
+    (tmp_path / "slow_job.py").write_text(textwrap.dedent("""
+        import time
+        PREPARED = []
+        def prepare(payload):
+            PREPARED.append((payload["n"], time.time()))
+        def run(payload):
+            time.sleep(payload.get("sleep", 0))
+            return {"prepared": PREPARED}
+    """))
+    pool = WorkerPool(jobs_dir=tmp_path, warmup={})
+    try:
+        pool.prestart()
+        time.sleep(0.5)  # the worker is up and warming up
+        pool._prepare_while_warming(JobRequest("nothing", "no_such_kind", {}, 30))  # a hint the worker ignores
+        first = pool.run(JobRequest("a", "slow", {"n": 1}, 30))
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            busy = ex.submit(pool.run, JobRequest("b", "slow", {"n": 2, "sleep": 1}, 30))
+            time.sleep(0.3)  # "b" runs on the warm worker; "c" waits for it, and is not prepared meanwhile
+            last = ex.submit(pool.run, JobRequest("c", "slow", {"n": 3}, 30)).result()
+            busy.result()
+    finally:
+        pool.close()
+    assert first.status == "ok" and last.status == "ok", (first.error, last.error)
+    warm = pool.warmup_result.payload
+    prepared = dict(first.payload["prepared"])
+    assert list(prepared) == [1] and warm["began"] <= prepared[1] < warm["ended"]
+    assert dict(last.payload["prepared"]) == prepared  # the same worker, and no prepare of "b" or "c"
