@@ -31,3 +31,18 @@ def run(payload: dict) -> dict:
     name = loader.build_name(path, text)
     loader.compile_cuda(name, text, functions, payload)
     return {"built": name, "builds": fast.LOG[first:], "seconds": time.perf_counter() - start}
+
+
+def prepare(payload: dict) -> None:
+    """While the worker warms up (protocol.Prepare): the compiles of this build that need no torch imported, started
+    now (fast_inline.start_early). A server opening a `.cu` file as it starts asks for the build during the warm-up's
+    torch import (3-5 s), and the bindings, a first build's longest compile, take longer than that."""
+    loader = sibling("problem_loader")
+    path = Path(payload["path"])
+    if path.suffix.lower() != ".cu":
+        return
+    text = path.read_text(encoding="utf-8", errors="replace")
+    functions = loader.host_functions(text)
+    if functions:
+        fast_name, kwargs = loader.cuda_load_arguments(loader.build_name(path, text), text, functions, payload)
+        sibling("fast_inline").start_early(fast_name, **kwargs)

@@ -9,6 +9,7 @@ result is the module load_inline would give (same flags from torch's own ninja w
 
 Whenever this path declines (see split_source) or fails, the caller builds with torch's load_inline, whose
 errors are the ones the user should see. Standard library at top level; torch is imported inside functions.
+`start_early` begins a build's torch-free compiles before torch is imported (a worker's warm-up).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import contextlib
 import fcntl
 import hashlib
 import inspect
+import json
 import os
 import re
 import runpy
@@ -58,6 +60,13 @@ KEEP_MODULES = 32  # sets of declarations: each folder holds its bindings, its l
 _PRECOMPILING: dict[Path, threading.Thread] = {}
 _PRECOMPILING_LOCK = threading.Lock()
 BUILD_DIRS: list[str] = []  # where each fast build's `cuda.cu` is, for tools that name it bare (the sanitizer)
+_EARLY: dict[str, threading.Thread] = {}  # a folder → the thread that waits for its early compile (start_early)
+_EARLY_BUILT: dict[str, list[str]] = {}  # a folder → the objects its early compile made, until a build checks them
+_EARLY_LOCK = threading.Lock()
+_EARLY_NINJA = "cudalens-early.ninja"
+_NAME = "@TORCH_EXTENSION_NAME@"  # the module's name in a remembered command line
+# torch's ninja rule for a `.cpp` file (torch/utils/cpp_extension.py `_write_ninja_file`, Linux)
+_COMPILE_COMMAND = "$cxx -MMD -MF $out.d $cflags -c $in -o $out $post_cflags"
 
 
 class Declined(Exception):
@@ -105,15 +114,7 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
         raise Declined(f"arguments load_inline does not take: {exc}") from None
     call.apply_defaults()
     a = call.arguments
-    for key, ok in (
-        ("cuda_sources", lambda v: bool(v)),
-        ("sycl_sources", lambda v: not v),
-        ("is_python_module", lambda v: v is True),
-        ("with_cuda", lambda v: v is not False),
-        ("build_directory", lambda v: not v),
-    ):
-        if key in a and not ok(a[key]):
-            raise Declined(f"{key}={a[key]!r}")
+    _check_arguments(a)
     sources = split_sources(a)
     flags = build_flags(a)
     stable = module_name(a, sources, flags)
@@ -123,6 +124,7 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
     library = candidate / f"{stable}.so"
     took = ""
     if not library.exists():
+        _await_early(build / "lane0")  # a glue compiled there before torch was imported: that lane is the one
         with _free_lane(build) as lane:
             if not library.exists():
                 took = " " + _build(stable, sources, flags, lane, candidate, bool(a.get("verbose")))
@@ -136,6 +138,19 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
     LOG.append(f"fast {a['name']} ({stable}/{key}){took}")
     BUILD_DIRS.append(str(candidate))
     return _import(stable, library)
+
+
+def _check_arguments(a: dict) -> None:
+    """Declines what load_inline would build differently from this path."""
+    for key, ok in (
+        ("cuda_sources", lambda v: bool(v)),
+        ("sycl_sources", lambda v: not v),
+        ("is_python_module", lambda v: v is True),
+        ("with_cuda", lambda v: v is not False),
+        ("build_directory", lambda v: not v),
+    ):
+        if key in a and not ok(a[key]):
+            raise Declined(f"{key}={a[key]!r}")
 
 
 def module_name(a: dict, sources: Sources, flags: dict) -> str:
@@ -205,10 +220,13 @@ def split_sources(a: dict) -> Sources:
 def build_root() -> Path:
     """One folder for every process of this user and torch: the worker's build is the ncu target's (which
     runs with its own TORCH_EXTENSIONS_DIR), so a profile never rebuilds."""
-    import torch
+    version = sibling("torch_install").versions()[0]  # torch.__version__, without importing torch
+    if version in (None, "unknown"):
+        import torch
 
+        version = torch.__version__
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cudalens" / "fast_builds"
-    folder = base / f"py{sys.version_info[0]}{sys.version_info[1]}_torch{torch.__version__}".replace("+", "_")
+    folder = base / f"py{sys.version_info[0]}{sys.version_info[1]}_torch{version}".replace("+", "_")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -283,8 +301,16 @@ def _compile_objects(folder: Path, stable: str, names: list[str], flags: dict) -
         path=str(folder / "build.ninja"), name=stable, sources=[str(folder / n) for n in names],
         with_cuda=True, with_sycl=False, is_standalone=False, extra_sycl_cflags=[], **flags,
     )
-    objects = re.findall(r"^build (\S+\.o): (?:cuda_)?compile ", (folder / "build.ninja").read_text(), re.M)
+    ninja = (folder / "build.ninja").read_text()
+    if any(n.endswith(".cpp") for n in names):
+        _remember_cpp_variables(ninja, stable, flags)
+    objects = re.findall(r"^build (\S+\.o): (?:cuda_)?compile ", ninja, re.M)
+    with _EARLY_LOCK:
+        early = {o: _mtime(folder / o) for o in _EARLY_BUILT.pop(str(folder), [])}
     run = subprocess.run(["ninja", "-C", str(folder), *objects], capture_output=True, text=True, check=False)
+    for obj, before in early.items():
+        if _mtime(folder / obj) != before:  # torch's command line was not the early one: ninja compiled it again
+            LOG.append(f"early {obj} of {stable} compiled again: torch's flags are not the ones guessed")
     if run.returncode != 0:
         failed = " ".join(re.findall(r"^FAILED: (.*)$", run.stdout, re.M))
         raise _CompileFailed(f"compiling {', '.join(names)} failed: {run.stdout[-2000:]}", failed)
@@ -339,7 +365,7 @@ class _Bindings:
             raise self._error
 
 
-def glue_text(sources: Sources, pch: Path, cuda_path: Path, light: str | None = None) -> str:
+def glue_text(sources: Sources, pch: Path | None, cuda_path: Path, light: str | None = None) -> str:
     """The glue over the (precompiled) lite header `pch`, or over `light` (light_glue.prelude) instead."""
     return (light or f'#include "{pch}"\n') + sources.glue.replace("CUDA_SOURCE_PATH", str(cuda_path))
 
@@ -436,6 +462,183 @@ def warm_precompiled_header(extra_cuda_cflags: list[str]) -> threading.Thread | 
     return _precompiled_header("warmup", build, glue_flags(build_flags({"extra_cuda_cflags": list(extra_cuda_cflags)})))[1]
 
 
+# load_inline's defaults for what start_early reads (its signature is torch's, which is not imported yet)
+_LOAD_INLINE_DEFAULTS = {"functions": None, "extra_cflags": None, "extra_cuda_cflags": None, "extra_ldflags": None,
+                         "extra_include_paths": None, "build_directory": None, "verbose": False, "with_cuda": None,
+                         "is_python_module": True, "with_pytorch_error_handling": True, "no_implicit_headers": False}
+
+
+def start_early(name: str, **kwargs: Any) -> list[str]:
+    """Starts the compiles of `load_inline(name, **kwargs)`'s fast build that need no torch imported: the bindings
+    (a first build's longest compile: 7-8 s of g++ on the H200) and, before the precompiled header exists, the
+    light glue, each in its folder with torch's command line for it, so that the build, once torch is imported,
+    finds them made or being made. A worker's warm-up imports torch for 3-5 s first; this runs beside it
+    (build_job.prepare). Returns what it started ([]: nothing to do, or nothing it can tell).
+
+    The command line is the one torch's ninja writer gave the last build of these flags with this torch and
+    environment (remembered by `_compile_objects`), or, the first time, the one it would give (`_guess_cpp_variables`).
+    ninja keeps an object only when its command line is the one it was made with, so a wrong guess costs one more
+    compile, never a wrong module; the build's log says so."""
+    a = {**_LOAD_INLINE_DEFAULTS, **kwargs, "name": name}
+    try:
+        _check_arguments(a)
+        sources = split_sources(a)
+    except Declined:
+        return []
+    flags = build_flags(a)
+    stable = module_name(a, sources, flags)
+    root = build_root()
+    build = root / stable
+    if (build / "cand" / _digest(sources.device, sources.glue, sources.cuda) / f"{stable}.so").exists():
+        return []
+    started = []
+    bindings = build / "bindings"
+    variables = _cpp_variables(flags, stable)
+    if variables and not (bindings / "main.o.done").exists() and _start_compile(
+            bindings, {"main.cpp": sources.light_bindings or sources.bindings}, "main.o", variables):
+        started.append("bindings")
+    torch_dir = sibling("torch_install").folder()
+    variables = _cpp_variables(glue_flags(flags), stable)
+    # with the header precompiled, the glue takes a second over it once torch is imported
+    if variables and torch_dir and not any(root.glob("pch/*/cudalens_torch_lite.h.gch")):
+        lane = build / "lane0"
+        light = sibling("light_glue").prelude(sources.glue, torch_dir / "include")
+        files = {"cuda.cu": sources.cuda, "glue.cpp": glue_text(sources, None, lane / "cuda.cu", light)}
+        if _start_compile(lane, files, "glue.o", variables):
+            started.append("glue")
+    if started:
+        LOG.append(f"early {stable}: {' and '.join(started)} compiling before torch's import")
+    return started
+
+
+def _start_compile(folder: Path, files: dict[str, str], obj: str, variables: dict[str, str]) -> bool:
+    """`obj` compiled from `files` (the first one named after it) in `folder` by ninja, under the folder's lock
+    (the one its build takes), in the background; False where another build holds the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = open(folder / ".lock", "a")  # released by the thread that waits for ninja
+    if not _try_flock(handle):
+        handle.close()
+        return False
+    try:
+        for file, text in files.items():
+            _write_if_changed(folder / file, text)
+        source = next(f for f in files if f.endswith(".cpp"))
+        # the rule and build line as torch writes them, so that ninja's record of the command is torch's
+        (folder / _EARLY_NINJA).write_text("\n".join([
+            "ninja_required_version = 1.3", *(f"{k} = {variables[k]}" for k in ("cxx", "cflags", "post_cflags")),
+            "rule compile", f"  command = {variables['command']}", "  depfile = $out.d", "  deps = gcc",
+            f"build {obj}: compile {os.path.abspath(folder / source)}", ""]))
+        began = time.perf_counter()
+        ninja = subprocess.Popen(["ninja", "-C", str(folder), "-f", _EARLY_NINJA, obj],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+        return False
+
+    def finish() -> None:
+        code = ninja.wait()
+        with _EARLY_LOCK:
+            if code == 0:
+                _EARLY_BUILT[str(folder)] = [obj]
+        LOG.append(f"early {obj} of {folder.parent.name} {'in' if code == 0 else 'failed after'} "
+                   f"{time.perf_counter() - began:.1f} s")
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+    thread = threading.Thread(target=finish, name=f"cudalens-early-{obj}", daemon=True)
+    with _EARLY_LOCK:
+        _EARLY[str(folder)] = thread
+    thread.start()
+    return True
+
+
+def _await_early(folder: Path) -> None:
+    """Waits for the early compile in `folder`, if one was started in this process (its lock is then free)."""
+    with _EARLY_LOCK:
+        thread = _EARLY.pop(str(folder), None)
+    if thread is not None:
+        thread.join()
+
+
+def _cpp_variables(flags: dict[str, list[str]], name: str) -> dict[str, str] | None:
+    """cxx, cflags, post_cflags and the compile rule's command of torch's ninja file for a `.cpp` file of module
+    `name` built with `flags`: remembered from the last build, else guessed; None: neither."""
+    try:
+        variables = json.loads(_remembered_path(flags).read_text())
+    except (OSError, ValueError):
+        variables = _guess_cpp_variables(flags)
+    if not isinstance(variables, dict) or not all(isinstance(variables.get(k), str) for k in
+                                                  ("cxx", "cflags", "post_cflags", "command")):
+        return None
+    return {**variables, "cflags": variables["cflags"].replace(_NAME, name)}
+
+
+def _remembered_path(flags: dict[str, list[str]]) -> Path:
+    """Where torch's command line for these flags is kept: per torch (the root), interpreter and what torch reads
+    from the environment to make it."""
+    env = [os.environ.get(k) for k in ("CXX", "CUDA_HOME", "CUDA_PATH", "CUDA_INC_PATH", "CUDNN_HOME", "CUDNN_PATH",
+                                        "TORCH_NO_COMPILER_WRAPPER", "PATH")]
+    key = repr((sys.executable, env, flags.get("extra_cflags"), flags.get("extra_include_paths")))
+    return build_root() / "torch-flags" / f"{_digest(key)}.json"
+
+
+def _remember_cpp_variables(ninja: str, name: str, flags: dict[str, list[str]]) -> None:
+    """Keeps what torch's ninja file `ninja` says a `.cpp` file of module `name` compiles with, for start_early."""
+    variables = _ninja_variables(ninja, raw=True)
+    command = re.search(r"^rule compile\n  command = (.*)$", ninja, re.M)
+    if command is None or not all(k in variables for k in ("cxx", "cflags", "post_cflags")):
+        return
+    kept = {"cxx": variables["cxx"], "cflags": variables["cflags"].replace(f"-DTORCH_EXTENSION_NAME={name}", f"-DTORCH_EXTENSION_NAME={_NAME}"),
+            "post_cflags": variables["post_cflags"], "command": command.group(1)}
+    path = _remembered_path(flags)
+    text = json.dumps(kept, indent=1)
+    if not path.exists() or path.read_text(errors="replace") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+
+
+def _guess_cpp_variables(flags: dict[str, list[str]]) -> dict[str, str] | None:
+    """What torch's ninja writer (`_write_ninja_file_to_build_library`, with_cuda, on Linux) gives a `.cpp` file,
+    worked out without importing torch: the compiler (CXX, behind ccache or sccache where torch's writer wraps
+    it), the module's defines, the include folders (yours, torch's, CUDA's as torch finds it, Python's), -fPIC
+    and the C++ standard its writer names. None where torch adds flags only its import can tell (the pybind11
+    and libstdc++ ABI flags of torch ≤ 2.9)."""
+    import shlex
+    import shutil
+    import sysconfig
+
+    torch_dir = sibling("torch_install").folder()
+    try:
+        writer = (torch_dir / "utils" / "cpp_extension.py").read_text(encoding="utf-8") if torch_dir else ""
+    except OSError:
+        return None
+    std = re.search(r"cflags = common_cflags \+ \['-fPIC', '(-std=c\+\+\w+)'\] \+ extra_cflags", writer)
+    if std is None or re.search(r"\+=?\s*_get_(?:pybind11|glibcxx)_abi_build_flags\(\)", writer):
+        return None
+    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if cuda_home is None:
+        nvcc = shutil.which("nvcc")
+        cuda_home = os.path.dirname(os.path.dirname(nvcc)) if nvcc else "/usr/local/cuda"
+        if not nvcc and not os.path.exists(cuda_home):
+            return None
+    system = [str(torch_dir / "include"), str(torch_dir / "include" / "torch" / "csrc" / "api" / "include")]
+    system += [p for p in (os.path.join(cuda_home, "include"), os.environ.get("CUDA_INC_PATH")) if p and p != "/usr/include"]
+    cudnn = os.environ.get("CUDNN_HOME") or os.environ.get("CUDNN_PATH")
+    system += [os.path.join(cudnn, "include")] if cudnn else []
+    system.append(sysconfig.get_path("include", scheme="posix_prefix"))
+    cflags = [f"-DTORCH_EXTENSION_NAME={_NAME}", "-DTORCH_API_INCLUDE_EXTENSION_H",
+              *(f"-I{shlex.quote(os.path.abspath(p.strip()))}" for p in flags.get("extra_include_paths") or []),
+              *(f"-isystem {shlex.quote(p)}" for p in system), "-fPIC", std.group(1),
+              *(f.strip() for f in flags.get("extra_cflags") or [])]
+    compiler = [os.environ.get("CXX", "c++")]
+    if "def _wrap_compiler" in writer and not os.environ.get("TORCH_NO_COMPILER_WRAPPER"):
+        compiler = [*(w for w in ("ccache", "sccache") if shutil.which(w))][:1] + compiler
+    return {"cxx": shlex.join(compiler), "cflags": " ".join(cflags), "post_cflags": "", "command": _COMPILE_COMMAND}
+
+
 def _precompile(command: list[str], shared: Path) -> None:
     with _locked(shared / ".lock"):
         if (shared / "cudalens_torch_lite.h.gch").exists():
@@ -453,12 +656,13 @@ def _precompile(command: list[str], shared: Path) -> None:
         os.replace(tmp, shared / "cudalens_torch_lite.h.gch")
 
 
-def _ninja_variables(text: str) -> dict[str, str]:
+def _ninja_variables(text: str, raw: bool = False) -> dict[str, str]:
+    """A ninja file's top-level variables, unescaped (`$$` is `$`), or as written (`raw`)."""
     out = {}
     for line in text.splitlines():
         m = re.match(r"^(\w+)\s*=\s*(.*)$", line)
         if m:
-            out[m.group(1)] = m.group(2).replace("$$", "$")
+            out[m.group(1)] = m.group(2) if raw else m.group(2).replace("$$", "$")
     return out
 
 
@@ -529,6 +733,13 @@ def _locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def _write_if_changed(path: Path, text: str) -> None:

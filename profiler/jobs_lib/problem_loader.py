@@ -274,20 +274,25 @@ def build_name(path: Path, text: str) -> str:
 def compile_cuda(ext_name: str, text: str, functions: list[tuple[str, str]], payload: dict) -> Any:
     from torch.utils.cpp_extension import load_inline
 
-    flags = ["-O3", "-lineinfo", *payload.get("extra_cuda_cflags", [])]
-    kwargs: dict[str, Any] = {}
-    if payload.get("build_directory"):
-        Path(payload["build_directory"]).mkdir(parents=True, exist_ok=True)
-        kwargs["build_directory"] = payload["build_directory"]
-    return built_fast_or_else(
-        load_inline,
-        ext_name.rsplit("_", 1)[0],  # the file's name without the content hash: its bindings build is reused
-        ext_name,
+    fast_name, kwargs = cuda_load_arguments(ext_name, text, functions, payload)
+    if kwargs.get("build_directory"):
+        Path(kwargs["build_directory"]).mkdir(parents=True, exist_ok=True)
+    return built_fast_or_else(load_inline, fast_name, ext_name, **kwargs)
+
+
+def cuda_load_arguments(ext_name: str, text: str, functions: list[tuple[str, str]],
+                        payload: dict) -> tuple[str, dict[str, Any]]:
+    """The fast build's name and load_inline's keyword arguments for a `.cu` file (compile_cuda; the build job's
+    early start, before torch is imported, reads them too)."""
+    kwargs: dict[str, Any] = dict(
         # prototypes only (load_inline includes torch/extension.h itself): the fast path's light bindings
         cpp_sources=["\n".join(d for _, d in functions if d)],
         cuda_sources=[text],
         functions=[n for n, _ in functions],
-        extra_cuda_cflags=flags,
+        extra_cuda_cflags=["-O3", "-lineinfo", *payload.get("extra_cuda_cflags", [])],
         verbose=False,
-        **kwargs,
     )
+    if payload.get("build_directory"):
+        kwargs["build_directory"] = payload["build_directory"]
+    # the file's name without the content hash: its bindings build is reused
+    return ext_name.rsplit("_", 1)[0], kwargs
