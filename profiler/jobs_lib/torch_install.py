@@ -5,6 +5,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -17,6 +18,7 @@ def folder() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+@functools.cache  # a process's torch does not change; every fast build's folder is named by it
 def versions() -> tuple[str | None, str | None]:
     """(torch's version, the CUDA version it was built with): `torch.__version__` and `torch.version.cuda`. (None,
     None): no torch; ("unknown", None): its version file did not run."""
