@@ -163,13 +163,7 @@ class Worker:
         start = time.monotonic()
         self._cancelled.clear()
         self._stderr.truncate(0)
-        try:
-            with self._write_lock:
-                assert self._proc is not None and self._proc.stdin is not None
-                self._proc.stdin.write((encode(request) + "\n").encode())
-                self._proc.stdin.flush()
-        except (OSError, ValueError):
-            pass  # the worker is dead; the reader reports EOF below
+        self._send(request)  # a dead worker: the reader reports EOF below
         end = deadline = start + request.timeout_s
         timeout_text = _timeout_text(request.timeout_s)
         while True:
@@ -198,13 +192,17 @@ class Worker:
 
     def prepare(self, kind: str, payload: dict) -> None:
         """Tell the worker a job of `kind` is coming (protocol.Prepare), while it runs another one (its warm-up)."""
+        self._send(Prepare(kind, payload))  # a dead worker: the job itself finds out
+
+    def _send(self, message: JobRequest | Prepare) -> None:
+        """One line to the worker, from any thread; nothing where the worker is gone."""
         try:
             with self._write_lock:
                 assert self._proc is not None and self._proc.stdin is not None
-                self._proc.stdin.write((encode(Prepare(kind, payload)) + "\n").encode())
+                self._proc.stdin.write((encode(message) + "\n").encode())
                 self._proc.stdin.flush()
         except (OSError, ValueError):
-            pass  # the worker is gone: the job itself finds out
+            pass
 
     # -- internals -------------------------------------------------------------------------------------------
 

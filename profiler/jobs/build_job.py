@@ -20,13 +20,10 @@ BESIDE_WARM_UP = True  # it compiles only: it need not wait for the warm-up's pr
 
 def run(payload: dict) -> dict:
     loader, fast = sibling("problem_loader"), sibling("fast_inline")
-    path = Path(payload["path"])
-    if path.suffix.lower() != ".cu":
-        return {"skipped": "only a .cu file is built ahead (a .py file's builds run its code)"}
-    text = path.read_text(encoding="utf-8", errors="replace")
-    functions = loader.host_functions(text)
-    if not functions:
-        return {"skipped": f"{path.name} has no torch host function"}
+    found = _to_build(payload)
+    if isinstance(found, str):
+        return {"skipped": found}
+    path, text, functions = found
     first, start = len(fast.LOG), time.perf_counter()
     name = loader.build_name(path, text)
     loader.compile_cuda(name, text, functions, payload)
@@ -37,12 +34,21 @@ def prepare(payload: dict) -> None:
     """While the worker warms up (protocol.Prepare): the compiles of this build that need no torch imported, started
     now (fast_inline.start_early). A server opening a `.cu` file as it starts asks for the build during the warm-up's
     torch import (3-5 s), and the bindings, a first build's longest compile, take longer than that."""
-    loader = sibling("problem_loader")
-    path = Path(payload["path"])
-    if path.suffix.lower() != ".cu":
-        return
-    text = path.read_text(encoding="utf-8", errors="replace")
-    functions = loader.host_functions(text)
-    if functions:
+    found = _to_build(payload)
+    if not isinstance(found, str):
+        loader = sibling("problem_loader")
+        path, text, functions = found
         fast_name, kwargs = loader.cuda_load_arguments(loader.build_name(path, text), text, functions, payload)
         sibling("fast_inline").start_early(fast_name, **kwargs)
+
+
+def _to_build(payload: dict) -> tuple[Path, str, list[tuple[str, str]]] | str:
+    """The `.cu` file, its text and its torch host functions, or why there is nothing to build."""
+    path = Path(payload["path"])
+    if path.suffix.lower() != ".cu":
+        return "only a .cu file is built ahead (a .py file's builds run its code)"
+    text = path.read_text(encoding="utf-8", errors="replace")
+    functions = sibling("problem_loader").host_functions(text)
+    if not functions:
+        return f"{path.name} has no torch host function"
+    return path, text, functions

@@ -118,9 +118,8 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
     sources = split_sources(a)
     flags = build_flags(a)
     stable = module_name(a, sources, flags)
-    key = _digest(sources.device, sources.glue, sources.cuda)
     build = build_root() / stable
-    candidate = build / "cand" / key
+    candidate = _candidate(build, sources)
     library = candidate / f"{stable}.so"
     took = ""
     if not library.exists():
@@ -135,9 +134,14 @@ def fast_load_inline(original: Any, *args: Any, **kwargs: Any) -> ModuleType:
     else:
         os.utime(candidate)  # recently used: the last to be pruned
     os.utime(build)
-    LOG.append(f"fast {a['name']} ({stable}/{key}){took}")
+    LOG.append(f"fast {a['name']} ({stable}/{candidate.name}){took}")
     BUILD_DIRS.append(str(candidate))
     return _import(stable, library)
+
+
+def _candidate(build: Path, sources: Sources) -> Path:
+    """The folder of the module built from `sources` in module folder `build`, named by what it compiles."""
+    return build / "cand" / _digest(sources.device, sources.glue, sources.cuda)
 
 
 def _check_arguments(a: dict) -> None:
@@ -489,7 +493,7 @@ def start_early(name: str, **kwargs: Any) -> list[str]:
     stable = module_name(a, sources, flags)
     root = build_root()
     build = root / stable
-    if (build / "cand" / _digest(sources.device, sources.glue, sources.cuda) / f"{stable}.so").exists():
+    if (_candidate(build, sources) / f"{stable}.so").exists():
         return []
     started = []
     bindings = build / "bindings"
