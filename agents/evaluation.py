@@ -15,7 +15,7 @@ from typing import Literal, Protocol
 
 from cudalens.profiler.occupancy import Occupancy
 from cudalens.profiler.ptxas import KernelResources
-from cudalens.profiler.results import TimingResult
+from cudalens.worker.child.results import TimingResult
 
 # "test": build and the correctness test; "time": and the timing; "full": and the ncu profile; "profile": build,
 # test and profile without timing (a beam or tree search profiles a candidate it timed earlier when it expands it)

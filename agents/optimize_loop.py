@@ -44,8 +44,9 @@ from cudalens.agents.search.tree import (
     render_tree,
     status_of,
 )
+from cudalens.analysis import python_ast
 from cudalens.analysis.findings import Finding
-from cudalens.profiler.anti_cheat import AntiCheatPolicy, CheatFinding, check_candidate, rejected
+from cudalens.worker.child.anti_cheat import AntiCheatPolicy, CheatFinding, check_candidate, rejected
 
 __all__ = ["LoopProgress", "LoopSettings", "OptimizeLoop", "OptimizeResult", "RoundKind", "RoundRecord"]
 
@@ -431,7 +432,7 @@ class OptimizeLoop:
             self.settings.anti_cheat.require_custom_kernel, True, self.settings.anti_cheat.reference_dtype
         )
         # the user's own kernel is judged, not rejected: only warnings from the anti-cheat checks
-        cheats = [replace(c, severity="warn") for c in check_candidate(source, policy)]
+        cheats = [replace(c, severity="warn") for c in check_candidate(source, policy, python_ast.parse)]
         evaluation, secs, device = self._evaluate(source)
         rec = RoundRecord(
             0,
@@ -452,7 +453,7 @@ class OptimizeLoop:
     def _evaluate_round(
         self, k: int, e: Expansion, label: str, candidate: str, usage: Usage, llm_s: float
     ) -> RoundRecord | None:
-        cheats = check_candidate(candidate, self.settings.anti_cheat)
+        cheats = check_candidate(candidate, self.settings.anti_cheat, python_ast.parse)
         if rejected(cheats):
             return RoundRecord(
                 k, e.kind, candidate, None, self._judge(candidate, None, cheats), tuple(cheats), usage,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cudalens.profiler.typed_json import setting
+from cudalens.worker.child.typed_json import setting
 
 if TYPE_CHECKING:
     from cudalens.agents.optimize_loop import LoopSettings
@@ -29,7 +29,7 @@ class OptimizeSettings:
         """The loop's settings for a run ("Fix with Coder": `repair_only`)."""
         # imported here: the server reads these settings at start, and the loop brings the OpenAI client (≈ 0.9 s)
         from cudalens.agents.optimize_loop import LoopSettings
-        from cudalens.profiler.anti_cheat import AntiCheatPolicy
+        from cudalens.worker.child.anti_cheat import AntiCheatPolicy
 
         policy = AntiCheatPolicy(require_custom_kernel=not self.allow_torch_ops, allow_torch_compute=self.allow_torch_ops)
         return LoopSettings(

@@ -35,9 +35,9 @@ from cudalens.profiler import child_env, processes
 from cudalens.profiler.ncu import metrics as M
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
-from cudalens.profiler.protocol import JobRequest, seconds_text
-from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
-from cudalens.profiler.worker_client import GPU_WARMUP, WorkerPool, WorkerStartError
+from cudalens.worker.child.protocol import JobRequest, seconds_text
+from cudalens.worker.child.results import NcuProfile, TestResult, TimingResult
+from cudalens.worker.pool import GPU_WARMUP, WorkerPool, WorkerStartError
 
 logger = logging.getLogger("cudalens.agents")
 
@@ -243,7 +243,7 @@ def _from_lines(rows: list) -> dict[str, float]:
 
 
 def base(name: str) -> str:
-    from cudalens.profiler.results import base_kernel_name
+    from cudalens.worker.child.results import base_kernel_name
 
     return base_kernel_name(name)
 

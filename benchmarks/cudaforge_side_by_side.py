@@ -159,7 +159,7 @@ def main() -> int:
     env = ncu_wrapper(work_root)
     ref = reference(args.rows, args.cols)
     os.environ["TORCH_EXTENSIONS_DIR"] = str(work_root / "cudalens-ext")  # an empty build cache for round 1
-    # and no fast build, precompiled header or bindings from earlier runs (profiler/jobs_lib/fast_inline.py)
+    # and no fast build, precompiled header or bindings from earlier runs (worker/child/lib/fast_inline.py)
     os.environ["XDG_CACHE_HOME"] = str(work_root / "cache")
     evaluator: ProfilerEvaluator | None = None
     print(f"25_Swish {args.rows}×{args.cols}; CudaForge files from {args.cudaforge}; ncu: {env and 'clock-control none'}")

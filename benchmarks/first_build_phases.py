@@ -39,9 +39,9 @@ def main() -> int:
     import torch
 
     print(f"{'import torch, in this process':<58} {time.perf_counter() - start:6.2f} s  (torch {torch.__version__})")
-    from cudalens.profiler import job_modules
+    from cudalens.worker.child.lib import fast_inline, problem_loader
 
-    loader, fast = job_modules.job_module("problem_loader"), job_modules.job_module("fast_inline")
+    loader, fast = problem_loader, fast_inline
     text = path.read_text()
     start = time.perf_counter()
     loader.compile_cuda(loader.build_name(path, text), text, loader.host_functions(text), {})

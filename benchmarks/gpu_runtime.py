@@ -41,18 +41,17 @@ def main() -> int:
 
     import torch
 
-    from cudalens.profiler.job_modules import job_module
     from cudalens.profiler.ncu import locate
     from cudalens.profiler.ncu.line_hints import line_findings
     from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
     from cudalens.profiler.prebuild import prebuild
     from cudalens.profiler.sanitizer import run_sanitizer, sanitizer_findings
     from cudalens.profiler.validate import summarize, validate_file
+    from cudalens.worker.child.jobs import test_job
 
     print(f"torch {torch.__version__}, CUDA {torch.version.cuda}, "
           f"GPU {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none'}, "
           f"ncu {locate.find_ncu()}, compute-sanitizer {locate.find_sanitizer()}", file=sys.stderr)
-    test_job = job_module("test_job")
     files = ["kb_relu_cuda_right.py", "kb_relu_cuda_wrong.py", "transpose.cu", "bank_conflict.cu",
              "illegal_access.cu", "shared_race.cu"]
 

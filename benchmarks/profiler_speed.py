@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from cudalens.profiler.compile import CompileOptions, compile_python
-from cudalens.profiler.protocol import JobRequest
-from cudalens.profiler.worker_client import Worker, WorkerPool
+from cudalens.worker.child.protocol import JobRequest
+from cudalens.worker.pool import Worker, WorkerPool
 
 MODEL_NEW = '''
 import torch

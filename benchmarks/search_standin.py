@@ -55,7 +55,7 @@ from cudalens.agents.optimize_loop import LoopSettings, OptimizeResult  # noqa: 
 from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec  # noqa: E402
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings  # noqa: E402
 from cudalens.agents.search.ray_backend import RaySettings  # noqa: E402
-from cudalens.profiler.anti_cheat import AntiCheatPolicy  # noqa: E402
+from cudalens.worker.child.anti_cheat import AntiCheatPolicy  # noqa: E402
 from tests.agents.fake_openai import FakeOpenAI, Scripted, reply  # noqa: E402
 from tests.agents.kernelbench_cpu import REFERENCE as ROW_SUM_REF  # noqa: E402
 

@@ -100,12 +100,13 @@ def main() -> int:
 
     import torch
 
-    from cudalens.profiler.job_modules import job_module
+    from cudalens.worker.child.jobs import test_job
+    from cudalens.worker.child.lib import harness_correctness, harness_timing, problem_loader
 
     if not torch.cuda.is_available():
         print("timing_overhead.py needs a GPU", file=sys.stderr)
         return 2
-    timing, correctness, loader = job_module("harness_timing"), job_module("harness_correctness"), job_module("problem_loader")
+    timing, correctness, loader = harness_timing, harness_correctness, problem_loader
     swish_file = runpy.run_path(str(ROOT / "benchmarks" / "swish_cases.py"))["swish_file"]
     folder = Path(tempfile.mkdtemp(prefix="cudalens-timing-overhead-"))
     path = folder / "swish.py"
@@ -158,10 +159,10 @@ def main() -> int:
         print("--- 5. the test job", flush=True)
         del inputs, x, out, candidate, reference
         torch.cuda.empty_cache()
-        from cudalens.profiler.results import TimingResult
+        from cudalens.worker.child.results import TimingResult
 
         began = time.perf_counter()
-        result = job_module("test_job").run({"path": str(path), "time": True})
+        result = test_job.run({"path": str(path), "time": True})
         say("job s", f"{time.perf_counter() - began:.1f}")
         say("job test", result["test"]["status"] + " " + result["test"]["message"])
         if result.get("timing"):

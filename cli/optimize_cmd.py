@@ -24,7 +24,7 @@ from cudalens.agents.optimize_settings import OptimizeSettings
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.agents.search.policies import POLICIES
 from cudalens.agents.search.ray_backend import RaySettings, RayUnavailable
-from cudalens.profiler.worker_settings import WorkerSettings
+from cudalens.worker.settings import WorkerSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,8 +11,8 @@ from cudalens.cli.progress import StageProgress
 from cudalens.profiler.ncu import metrics as M
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
-from cudalens.profiler.results import KernelMetrics
 from cudalens.profiler.sanitizer import TOOLS, run_sanitizer, sanitizer_findings
+from cudalens.worker.child.results import KernelMetrics
 
 # (label, metric, format) of the per-kernel summary
 SUMMARY = (

@@ -10,9 +10,9 @@ import sys
 from cudalens.analysis.api import analyze_text
 from cudalens.cli.gpu_options import add_common_arguments, existing_file
 from cudalens.cli.progress import StageProgress
-from cudalens.profiler.results import TestResult, TimingResult
 from cudalens.profiler.run_findings import outcome_findings, timing_findings
-from cudalens.profiler.run_job import run_job
+from cudalens.worker.child.results import TestResult, TimingResult
+from cudalens.worker.run_job import run_job
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cudalens.profiler.cpp_source import (
+from cudalens.worker.child.cpp_source import (
     TORCH_MARKERS,
     closing_bracket,
     directive_end,

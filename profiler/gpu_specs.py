@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from cudalens.profiler import processes
 from cudalens.profiler.occupancy import ArchLimits, arch_limits
-from cudalens.profiler.protocol import JobRequest
+from cudalens.worker.child.protocol import JobRequest
 
 if TYPE_CHECKING:
-    from cudalens.profiler.worker_client import WorkerPool
+    from cudalens.worker.pool import WorkerPool
 
 MB = 1024 * 1024
 

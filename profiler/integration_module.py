@@ -1,7 +1,7 @@
 """The integration module `cudalens model --integrate` writes: each accepted kernel registered as a
 torch.library custom op (a fake implementation too, so torch.compile traces it) and swapped into the model
 through a TorchFunctionMode, only for the arguments it was verified on. The machinery is
-`jobs_lib/op_calls.py`, copied beside the module as `cudalens_op_calls.py` so that the model's code needs torch
+`lib/op_calls.py`, copied beside the module as `cudalens_op_calls.py` so that the model's code needs torch
 only; the generated file is data (which call, which candidate file) and jobkit's `load_by_path`, its text
 copied in.
 """
@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cudalens.analysis import python_ast
-from cudalens.profiler.job_modules import JOBS_LIB_DIR, job_module
 from cudalens.profiler.model_profile import ModelError
+from cudalens.worker.child.lib import jobkit
+from cudalens.worker.jobs import LIB_DIR
 
 MODULE_NAME = "cudalens_kernels"
 RUNTIME_NAME = "cudalens_op_calls"
@@ -72,7 +73,7 @@ def write(folder: Path, accepted: list[Accepted], source: str) -> Path:
     for a in accepted:
         digest.update(a.candidate.read_bytes())
     namespace = f"cudalens_{digest.hexdigest()[:10]}"  # a kernel's source changes: a new op, never a clash
-    shutil.copyfile(JOBS_LIB_DIR / "op_calls.py", folder / f"{RUNTIME_NAME}.py")
+    shutil.copyfile(LIB_DIR / "op_calls.py", folder / f"{RUNTIME_NAME}.py")
     specs = ",\n".join(
         "    " + repr({"namespace": namespace, "name": a.name, "candidate": a.candidate.name,
                        "function": a.call["function"], "positional": a.call["positional"],
@@ -81,7 +82,7 @@ def write(folder: Path, accepted: list[Accepted], source: str) -> Path:
     )
     path = folder / f"{MODULE_NAME}.py"
     # The model's program may lack cudalens: the module carries jobkit's loader, text and all.
-    loader = inspect.getsource(job_module("jobkit").load_by_path)
+    loader = inspect.getsource(jobkit.load_by_path)
     path.write_text(TEMPLATE.format(source=source, specs=specs, runtime=RUNTIME_NAME, load_by_path=loader),
                     encoding="utf-8")
     return path

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudalens.profiler.run_job import run_job
+from cudalens.worker.run_job import run_job
 
 _TARGET = re.compile(r"^(?P<path>.+?):(?P<entry>[A-Za-z_]\w*)$")
 _SHORT_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",
@@ -42,7 +42,7 @@ class ModelCall:
     calls: float  # per forward
     us: float  # per forward, on the profile's clock (device time on a GPU, CPU time on a CPU)
     share: float
-    advice: str  # yes | maybe | unlikely | no (jobs_lib/op_advice.py)
+    advice: str  # yes | maybe | unlikely | no (lib/op_advice.py)
     why: str
     arguments: tuple[tuple[str, Any], ...]
     kernels: tuple[KernelTime, ...] = ()

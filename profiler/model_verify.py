@@ -11,8 +11,8 @@ from pathlib import Path
 from cudalens.profiler import integration_module
 from cudalens.profiler.integration_module import Accepted
 from cudalens.profiler.model_profile import ModelError, last_line
-from cudalens.profiler.results import Measurement, OutputCheck
-from cudalens.profiler.run_job import run_job
+from cudalens.worker.child.results import Measurement, OutputCheck
+from cudalens.worker.run_job import run_job
 
 
 @dataclass(frozen=True)

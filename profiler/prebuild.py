@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cudalens.profiler import processes
-from cudalens.profiler.job_modules import job_script
+from cudalens.worker.jobs import child_command
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def prebuild(paths: list[str], *, python: str = sys.executable, timeout: float =
             payload = Path(tmp) / "payload.json"
             payload.write_text(json.dumps({"path": str(Path(path).resolve()), "reps": 0}))
             start = time.monotonic()
-            run = processes.run([python, job_script("profile_target"), str(payload)], timeout=timeout, cancel=cancel)
+            run = processes.run(child_command(python, "jobs.profile_target", str(payload)), timeout=timeout, cancel=cancel)
             tail = run.output.strip().splitlines()[-1] if run.output.strip() else ""
             return Build(path, run.returncode == 0, time.monotonic() - start, "timed out" if run.timed_out else tail)
 

@@ -1,5 +1,5 @@
 """Run-time results → findings: CL901 test failure, CL902 crash, CL903 slower than reference on the kernel, and
-the anti-cheat findings (CL906–CL909, CL911, profiler/anti_cheat.py) at their lines. `cudalens test`, `cudalens
+the anti-cheat findings (CL906–CL909, CL911, worker/child/anti_cheat.py) at their lines. `cudalens test`, `cudalens
 check --test` and the save-time test all turn a `test` job's outcome into findings here.
 (CL904 per-line profile hints: `cudalens.profiler.ncu.line_hints`; CL905 sanitizer: `cudalens.profiler.sanitizer`.)"""
 
@@ -18,11 +18,11 @@ from cudalens.analysis.rules.kernel_crash import KernelCrash
 from cudalens.analysis.rules.slower_than_reference import SlowerThanReference
 from cudalens.analysis.rules.test_failure import TestFailure
 from cudalens.profiler import processes
-from cudalens.profiler.job_modules import job_module
 from cudalens.profiler.ncu.line_map import line_span
-from cudalens.profiler.protocol import JobResult
-from cudalens.profiler.results import CheatFinding, TestResult, TimingResult
-from cudalens.profiler.run_job import run_job
+from cudalens.worker.child.lib import problem_loader
+from cudalens.worker.child.protocol import JobResult
+from cudalens.worker.child.results import CheatFinding, TestResult, TimingResult
+from cudalens.worker.run_job import run_job
 
 _MODEL_NEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
 _GLOBAL = re.compile(r"__global__\s+(?:\w+\s+)*?(\w+)\s*\(")
@@ -61,7 +61,7 @@ def has_test(path: str, text: str) -> bool:
     if path.endswith(".py"):
         return "ModelNew" in text
     if path.endswith((".cu", ".cuh")):
-        return job_module("problem_loader").reference_for(Path(path), text, None) is not None
+        return problem_loader.reference_for(Path(path), text, None) is not None
     return False
 
 

@@ -15,11 +15,11 @@ from pathlib import Path
 from cudalens.analysis.findings import Finding, Related, Severity
 from cudalens.analysis.rules.sanitizer_error import SanitizerError
 from cudalens.profiler import processes
-from cudalens.profiler.job_modules import job_script
 from cudalens.profiler.ncu import locate
 from cudalens.profiler.ncu.line_map import LineMapper, line_span
 from cudalens.profiler.ncu.profile import target_env
-from cudalens.profiler.results import SanitizerIssue, SanitizerResult
+from cudalens.worker.child.results import SanitizerIssue, SanitizerResult
+from cudalens.worker.jobs import child_command
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 
@@ -110,7 +110,7 @@ def run_sanitizer(
     timeout: float = 300.0, small: bool = True,
 ) -> SanitizerResult:
     """compute-sanitizer `tool` over one call of the file's candidate, time-boxed to `timeout` s. With `small`
-    (the default) on the smallest inputs its reference accepts (profiler/jobs_lib/small_inputs.py): every access
+    (the default) on the smallest inputs its reference accepts (worker/child/lib/small_inputs.py): every access
     is instrumented, and racecheck on a full-size 4096² matmul ran past 300 s. The result says what was run."""
     if tool not in TOOLS:
         return SanitizerResult(tool, error=f"unknown sanitizer tool {tool!r} (one of {', '.join(TOOLS)})")
@@ -124,7 +124,7 @@ def run_sanitizer(
         payload.write_text(json.dumps({"path": str(Path(path).resolve()), "reference": reference, "reps": 1,
                                        "inputs": "small" if small else "full"}))
         run = processes.run(
-            sanitizer_command(tool, sanitizer, [python, job_script("profile_target"), str(payload)]),
+            sanitizer_command(tool, sanitizer, child_command(python, "jobs.profile_target", str(payload))),
             timeout=timeout, env=target_env(path, text),
         )
     seconds = time.monotonic() - began

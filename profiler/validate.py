@@ -23,8 +23,8 @@ from cudalens.analysis.findings import Finding
 from cudalens.profiler.ncu import line_hints
 from cudalens.profiler.ncu.line_map import LineMapper
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
-from cudalens.profiler.results import LineCounters, NcuProfile, SanitizerResult
 from cudalens.profiler.sanitizer import run_sanitizer
+from cudalens.worker.child.results import LineCounters, NcuProfile, SanitizerResult
 
 CATEGORIES = ("coalescing", "bank-conflicts", "divergence", "races")
 

@@ -11,9 +11,9 @@ import asyncio
 import logging
 
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu, detect_gpu
-from cudalens.profiler.protocol import JobRequest, JobResult
-from cudalens.profiler.worker_client import GPU_WARMUP, WorkerPool
-from cudalens.profiler.worker_settings import WorkerSettings
+from cudalens.worker.child.protocol import JobRequest, JobResult
+from cudalens.worker.pool import GPU_WARMUP, WorkerPool
+from cudalens.worker.settings import WorkerSettings
 
 logger = logging.getLogger("cudalens.server")
 

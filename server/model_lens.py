@@ -14,7 +14,7 @@ from cudalens.server.commands import FIND_HOT_OPS
 from cudalens.server.convert import Positions
 
 FIND_HOT_OPS_TITLE = "Find hot ops"
-DEFAULT_ENTRY = "model_and_inputs"  # jobs_lib/model_entry.py's
+DEFAULT_ENTRY = "model_and_inputs"  # lib/model_entry.py's
 _MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
 
 

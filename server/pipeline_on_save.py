@@ -25,12 +25,12 @@ from cudalens.profiler.compile_findings import CompileReport, compile_report_asy
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
-from cudalens.profiler.protocol import JobResult, seconds_text
-from cudalens.profiler.results import NcuProfile, TestResult, TimingResult
 from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
-from cudalens.profiler.worker_settings import WorkerSettings
 from cudalens.server.gpu_runtime import GpuRuntime, start_failure
 from cudalens.server.settings import OnSave
+from cudalens.worker.child.protocol import JobResult, seconds_text
+from cudalens.worker.child.results import NcuProfile, TestResult, TimingResult
+from cudalens.worker.settings import WorkerSettings
 
 logger = logging.getLogger("cudalens.server")
 

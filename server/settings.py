@@ -3,9 +3,9 @@
 pyproject.toml (which may choose rules and display only: analysis/workspace_keys.py).
 
 One schema: `ServerSettings` nests the Coder's (agents/coder/settings.py), the loop's (agents/optimize_settings.py)
-and the worker's (profiler/worker_settings.py) schemas, which the CLI's flags share; every field declares its
+and the worker's (worker/settings.py) schemas, which the CLI's flags share; every field declares its
 default, range, words and VS Code scope (`setting`), and settings_export.py writes package.json's contributions
-and the docs' tables from them. Values are checked by the one coercion, profiler/typed_json.py. A bad value never
+and the docs' tables from them. Values are checked by the one coercion, worker/child/typed_json.py. A bad value never
 stops the server: it is reported (the caller shows it once and logs it) and the default is kept, as
 jedi-language-server does with its initialization options. The defaults are the safe ones for every client —
 nothing runs on save unless the user turns it on. What the editor says about workspace trust (the `trust`
@@ -21,8 +21,8 @@ from typing import Any, Literal
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_settings import OptimizeSettings
 from cudalens.analysis.config import AnalysisConfig
-from cudalens.profiler.typed_json import UNSET, TypeMismatch, coerce, field_hints, setting
-from cudalens.profiler.worker_settings import WorkerSettings
+from cudalens.worker.child.typed_json import UNSET, TypeMismatch, coerce, field_hints, setting
+from cudalens.worker.settings import WorkerSettings
 
 
 @dataclass(frozen=True)

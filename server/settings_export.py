@@ -21,7 +21,8 @@ from dataclasses import MISSING, Field, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from cudalens.profiler.typed_json import (
+from cudalens.server.settings import ServerSettings, camel
+from cudalens.worker.child.typed_json import (
     DOC,
     RESTRICTED,
     SCOPE,
@@ -34,7 +35,6 @@ from cudalens.profiler.typed_json import (
     setting,
     value_range,
 )
-from cudalens.server.settings import ServerSettings, camel
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE_JSON = REPO / "vscode-client" / "package.json"

@@ -1,11 +1,12 @@
 """Shared test configuration: the `gpu` marker skips with a reason where no NVIDIA GPU is present; how many
-pytest-xdist workers `-n auto` (pyproject's addopts) starts."""
+pytest-xdist workers `-n auto` (pyproject's addopts) starts; `gone(pid)`, for the tests of child processes."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -36,3 +37,24 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def wait_gone(pid: int, wait_s: float = 10.0) -> bool:
+    """True once `pid` has exited (a zombie waiting for init to reap it counts as gone)."""
+    end = time.monotonic() + wait_s
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def gone():
+    return wait_gone

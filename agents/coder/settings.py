@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlparse
 
-from cudalens.profiler.typed_json import setting
+from cudalens.worker.child.typed_json import setting
 
 # Sent as the key to an endpoint on this machine that needs none (a local vLLM or llama.cpp server): the openai
 # package insists on some key, and nothing secret is sent.

@@ -14,7 +14,7 @@ from cudalens.agents.evaluation import (
 from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.findings import Finding
-from cudalens.profiler.results import CheatFinding, TimingResult
+from cudalens.worker.child.results import CheatFinding, TimingResult
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Literal, Protocol
 from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.verdict import Verdict
 from cudalens.agents.search.tree import Expansion, RoundKind, RoundRecord, SearchTree
-from cudalens.profiler.anti_cheat import rejected
+from cudalens.worker.child.anti_cheat import rejected
 
 SearchPolicyName = Literal["chain", "beam", "tree"]
 POLICIES: tuple[SearchPolicyName, ...] = ("chain", "beam", "tree")

@@ -13,7 +13,7 @@ from typing import Literal
 from cudalens.agents.coder.usage import Usage
 from cudalens.agents.evaluation import Evaluation
 from cudalens.agents.judge import Verdict
-from cudalens.profiler.anti_cheat import CheatFinding, rejected
+from cudalens.worker.child.anti_cheat import CheatFinding, rejected
 
 RoundKind = Literal["initial", "first", "repair", "optimize"]
 

@@ -9,7 +9,7 @@ import io
 import re
 from collections.abc import Iterator
 
-from cudalens.profiler.results import KernelMetrics, LineCounters
+from cudalens.worker.child.results import KernelMetrics, LineCounters
 
 _LOG = re.compile(r"^==[A-Z]+==")
 _LABELLED = re.compile(r"^(Kernel Name|Function Name|File Path):\s*(.+)$", re.IGNORECASE)

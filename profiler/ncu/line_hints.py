@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.rules.profile_line_hint import ProfileLineHint
 from cudalens.profiler.ncu.line_map import line_span
-from cudalens.profiler.results import LineCounters
+from cudalens.worker.child.results import LineCounters
 
 # A line is worth a hint when its waste is at least this share of its own traffic...
 EXCESS_SECTOR_SHARE = 0.25

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from cudalens.analysis.findings import Span
-from cudalens.profiler.results import LineCounters
+from cudalens.worker.child.results import LineCounters
 
 _CONTEXT = 2  # lines either side that must match for a line of a generated file to map
 _SUMMED = (

@@ -15,11 +15,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cudalens.profiler import processes
-from cudalens.profiler.job_modules import job_module, job_script
 from cudalens.profiler.ncu import csv_pages, line_map, locate, standby
 from cudalens.profiler.ncu.metrics import METRICS, SOURCE_METRICS, kernel_filter
 from cudalens.profiler.processes import CancelToken, Finished
-from cudalens.profiler.results import KernelMetrics, LineCounters, NcuProfile
+from cudalens.worker.child.lib import problem_loader
+from cudalens.worker.child.results import KernelMetrics, LineCounters, NcuProfile
+from cudalens.worker.jobs import child_command
 
 _UNKNOWN_METRIC = re.compile(r"(?:Failed to find metric|[Mm]etric)\s+['\"]?([A-Za-z0-9_.]+__[A-Za-z0-9_.]+)")
 _PERMISSION = "ERR_NVGPUCTRPERM"
@@ -88,9 +89,8 @@ def profile_file(request: ProfileRequest, cancel: CancelToken | None = None) -> 
     ncu = locate.find_ncu()
     if ncu is None:
         return NcuProfile(error="Nsight Compute (ncu) not found: install the CUDA toolkit or set CUDALENS_NCU")
-    loader = job_module("problem_loader")
-    kernels = request.kernels or tuple(loader.kernel_names(text))
-    reference = loader.reference_for(path, text, request.reference)
+    kernels = request.kernels or tuple(problem_loader.kernel_names(text))
+    reference = problem_loader.reference_for(path, text, request.reference)
     ref_text = reference.read_text(errors="replace") if reference and reference.exists() else ""
     key = cache_key(text, ref_text, kernels, ncu, str(path))
     cached = cache_dir(request) / f"{key}.json"
@@ -128,7 +128,7 @@ def ncu_command(ncu: str, kernels: tuple[str, ...], metrics: list[str], report: 
 def standby_command(ncu: str, metrics: list[str], report: Path, python: str, launch_count: int) -> list[str]:
     """A standby's ncu: no kernel filter (it does not know the next file's kernels), profiling only between the
     target's cudaProfilerStart/Stop."""
-    cmd = ncu_command(ncu, (), metrics, report, [python, job_script("profile_target"), "--standby"], launch_count)
+    cmd = ncu_command(ncu, (), metrics, report, child_command(python, "jobs.profile_target", "--standby"), launch_count)
     return [*cmd[:1], "--profile-from-start", "off", *cmd[1:]]
 
 
@@ -183,7 +183,7 @@ def _run(
                 warm.discard()
             # one kept warm for the next save: the spare, or a new one
             standby.start(key, command_for, env, owner=request.standby_owner)
-    target = [request.python, job_script("profile_target"), str(payload)]
+    target = child_command(request.python, "jobs.profile_target", str(payload))
     report = tmp / "profile.ncu-rep"
     metrics = list(METRICS)
     warnings: list[str] = []
@@ -253,7 +253,7 @@ def _read_with_ncu_report(ncu: str, report: Path, metrics: list[str], request: P
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [extras, os.environ.get("PYTHONPATH")]))}
     source_metrics = ",".join(f"{k}={v}" for k, v in SOURCE_METRICS.items())
     run = processes.run(
-        [sys.executable, job_script("ncu_report_dump"), str(report), ",".join(metrics), source_metrics],
+        child_command(sys.executable, "jobs.ncu_report_dump", str(report), ",".join(metrics), source_metrics),
         timeout=request.timeout, env=env,
     )
     if run.returncode != 0:

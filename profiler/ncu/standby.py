@@ -1,7 +1,7 @@
 """A warm Nsight Compute target for the next profile of a long-lived process (the language server).
 
 Of the ~7 s a profile took on the H200, ~4 s were ncu starting Python, importing torch and making a CUDA
-context. A standby is that much done ahead: ncu already running `profile_target.py --standby`, which has
+context. A standby is that much done ahead: ncu already running `boot.py jobs.profile_target --standby`, which has
 imported torch, made its context and waits on stdin for a payload; ncu profiles only between the target's
 `cudaProfilerStart`/`Stop` (`--profile-from-start off`), around the candidate's calls. The caller keeps only the
 file's kernels (no `--kernel-name` filter: the standby does not know the next file).

@@ -133,14 +133,14 @@ def test_a_measured_verdict_on_a_correct_kernel_is_from_requested_metrics_only()
 
 
 # Loaded by path in the worker, which imports nothing of cudalens: their codes are literals, checked below.
-WORKER_SIDE = ("profiler/anti_cheat.py", "profiler/jobs/", "profiler/jobs_lib/")
+WORKER_SIDE = ("worker/child/anti_cheat.py", "worker/child/jobs/", "worker/child/lib/")
 
 
 def test_codes_outside_analysis_come_from_the_registry() -> None:
     """profiler/ and agents/ produce CL8xx/CL9xx findings through the rules' classes (`RegisterSpills.code`); the
     worker's literals are codes of the registry's run-time rules; every code they read is a registry code."""
     literal, worker, read = [], set(), set()
-    for path, tree in _sources("profiler", "agents"):
+    for path, tree in _sources("profiler", "worker", "agents"):
         where = str(path.relative_to(ROOT))
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"CL\d{3}", node.value):
@@ -156,7 +156,7 @@ def test_codes_outside_analysis_come_from_the_registry() -> None:
     assert read - set(REGISTRY) == set()
 
 
-OURS = ("analysis", "workspace", "profiler", "agents", "server", "cli")
+OURS = ("analysis", "workspace", "profiler", "worker", "agents", "server", "cli")
 
 
 def _class_homes() -> dict[str, list[str]]:
@@ -171,7 +171,7 @@ def _class_homes() -> dict[str, list[str]]:
 def test_a_value_crossing_folders_has_one_definition() -> None:
     """Measurement and KernelResources are the profiler's: agents/ import them rather than mirror them."""
     homes = _class_homes()
-    assert homes["Measurement"] == ["profiler/results.py"]
+    assert homes["Measurement"] == ["worker/child/results.py"]
     assert homes["KernelResources"] == ["profiler/ptxas.py"]
 
 

@@ -15,7 +15,7 @@ from cudalens.agents.judge.methods import METHODS
 from cudalens.agents.judge.render import render_markdown, verdict_findings
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.profiler.ncu.metrics import METRICS
-from cudalens.profiler.results import CheatFinding, Measurement, TimingResult
+from cudalens.worker.child.results import CheatFinding, Measurement, TimingResult
 
 S = "smsp__warp_issue_stalled_{}_per_warp_active.pct"
 

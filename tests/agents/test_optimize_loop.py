@@ -11,7 +11,7 @@ from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_loop import LoopProgress, LoopSettings, OptimizeLoop
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
-from cudalens.profiler.anti_cheat import AntiCheatPolicy
+from cudalens.worker.child.anti_cheat import AntiCheatPolicy
 from tests.agents.fake_openai import FakeOpenAI, error, reply
 from tests.agents.kernelbench_cpu import FAST, REFERENCE, SLOW, START, WRONG, fenced
 

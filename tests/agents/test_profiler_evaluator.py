@@ -11,7 +11,7 @@ from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
-from cudalens.profiler.anti_cheat import AntiCheatPolicy
+from cudalens.worker.child.anti_cheat import AntiCheatPolicy
 from tests.agents.fake_openai import FakeOpenAI, reply
 from tests.agents.kernelbench_cpu import FAST, REFERENCE, START, WRONG, fenced
 
@@ -73,7 +73,7 @@ def test_profile_becomes_the_judges_metrics_with_line_evidence() -> None:
     from cudalens.agents.judge import JudgeInput, judge
     from cudalens.agents.judge.metrics import derive
     from cudalens.agents.profiler_evaluator import profile_metrics
-    from cudalens.profiler.results import KernelMetrics, LineCounters, NcuProfile
+    from cudalens.worker.child.results import KernelMetrics, LineCounters, NcuProfile
 
     kernel = KernelMetrics(
         "transpose_naive(const float *, float *, int, int)",

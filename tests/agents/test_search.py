@@ -27,8 +27,8 @@ from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvalua
 from cudalens.agents.search.devices import DeviceLeases, visible_gpus
 from cudalens.agents.search.policies import Beam, Chain, Tree, methods_for
 from cudalens.agents.search.tree import RoundRecord, SearchTree, normalised_key, render_tree
-from cudalens.profiler.anti_cheat import AntiCheatPolicy
-from cudalens.profiler.results import Measurement, TimingResult
+from cudalens.worker.child.anti_cheat import AntiCheatPolicy
+from cudalens.worker.child.results import Measurement, TimingResult
 from tests.agents.fake_openai import FakeOpenAI, Scripted, reply
 from tests.agents.kernelbench_cpu import FAST, REFERENCE, SLOW, START, WRONG, fenced, model_new
 

@@ -22,7 +22,7 @@ from cudalens.agents.optimize_loop import LoopSettings
 from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.agents.search.ray_backend import RaySettings, connect
-from cudalens.profiler.anti_cheat import AntiCheatPolicy
+from cudalens.worker.child.anti_cheat import AntiCheatPolicy
 from tests.agents.fake_openai import FakeOpenAI, Scripted, reply
 from tests.agents.kernelbench_cpu import START, fenced, model_new
 

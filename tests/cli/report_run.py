@@ -18,7 +18,7 @@ from cudalens.agents.evaluation import (
 )
 from cudalens.agents.optimize_loop import LoopSettings, OptimizeLoop
 from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
-from cudalens.profiler.anti_cheat import AntiCheatPolicy
+from cudalens.worker.child.anti_cheat import AntiCheatPolicy
 from tests.agents.fake_openai import FakeOpenAI, reply
 from tests.agents.kernelbench_cpu import FAST, REFERENCE, SLOW, START, WRONG, fenced
 

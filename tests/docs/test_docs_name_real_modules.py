@@ -1,6 +1,6 @@
 """Every path and module the docs name exists: a renamed or deleted module must take its docs with it.
 
-Paths under the project's folders (`profiler/jobs/test_job.py`, `benchmarks/server_latency.py`) and dotted
+Paths under the project's folders (`worker/child/jobs/test_job.py`, `benchmarks/server_latency.py`) and dotted
 modules (`cudalens.profiler.run_findings`) in README.md, vscode-client/README.md and docs/**.md.
 """
 
@@ -15,7 +15,7 @@ FOLDERS = ("analysis", "workspace", "profiler", "agents", "server", "cli", "vsco
 _FOLDER = "|".join(re.escape(f) for f in FOLDERS)
 PATH = re.compile(rf"(?<![\w./-])((?:{_FOLDER})/[\w./-]+\.(?:py|ts|md|cu|cuh|json|sh|toml|mjs))")
 MODULE = re.compile(r"\bcudalens\.((?:analysis|workspace|profiler|agents|server|cli)(?:\.\w+)+)")
-PLACEHOLDERS = {"profiler/jobs/foo_job.py", "profiler/jobs_lib/name.py"}  # how a job author names their own file
+PLACEHOLDERS = {"worker/child/jobs/foo_job.py", "worker/child/lib/name.py"}  # how a job author names their own file
 
 
 def documents() -> list[Path]:

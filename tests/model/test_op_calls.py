@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from cudalens.profiler.job_modules import job_module
-
 torch = pytest.importorskip("torch")
-calls = job_module("op_calls")
-render = job_module("problem_render")
+
+from cudalens.worker.child.lib import op_calls as calls  # noqa: E402
+from cudalens.worker.child.lib import problem_render as render  # noqa: E402
+
 F = torch.nn.functional
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudalens.profiler.anti_cheat import AntiCheatPolicy, check_candidate, rejected
+from cudalens.worker.child.anti_cheat import AntiCheatPolicy, check_candidate, rejected
 
 HEADER = '''import torch
 import torch.nn as nn

@@ -1,18 +1,13 @@
-"""The C++ lexing device_only and jobs_lib/split_source share (profiler/cpp_source.py)."""
+"""The C++ lexing device_only and jobs_lib/split_source share (worker/child/cpp_source.py)."""
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
-
-from cudalens.profiler.cpp_source import (
+from cudalens.worker.child.cpp_source import (
     TORCH_MARKERS,
     closing_bracket,
     directive_end,
     skip_comment_or_literal,
 )
-
-JOBS_LIB = Path(__file__).resolve().parents[2] / "profiler" / "jobs_lib"
 
 
 def test_comments_and_literals_end_where_cpp_says() -> None:
@@ -38,7 +33,9 @@ def test_the_closing_bracket_skips_what_is_not_code() -> None:
 
 
 def test_the_worker_side_splitter_uses_the_same_lexing() -> None:
-    split = runpy.run_path(str(JOBS_LIB / "jobkit.py"))["sibling"]("split_source")
-    assert split.cpp_source.TORCH_MARKERS.pattern == TORCH_MARKERS.pattern
+    from cudalens.worker.child import cpp_source
+    from cudalens.worker.child.lib import split_source as split
+
+    assert split.cpp_source is cpp_source and cpp_source.TORCH_MARKERS is TORCH_MARKERS
     items = split.top_level_items('// c\nconst char* s = "};";\n__global__ void k(int* p) { p[0] = \'}\'; }\n')
     assert [(i.line, i.text.split()[0]) for i in items] == [(2, "const"), (3, "__global__")]

@@ -12,7 +12,7 @@ from cudalens.profiler.gpu_specs import (
     facts_for_part,
     lookup_part,
 )
-from cudalens.profiler.worker_client import WorkerPool
+from cudalens.worker.pool import WorkerPool
 
 
 @pytest.mark.parametrize(

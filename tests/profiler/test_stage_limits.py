@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from cudalens.profiler.protocol import JobRequest
-from cudalens.profiler.worker_client import WorkerPool
+from cudalens.worker.child.protocol import JobRequest
+from cudalens.worker.pool import WorkerPool
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Fixtures of the run-time tests: the job modules loaded by path, as the worker loads them."""
+"""Fixtures of the run-time tests: the child's job modules, as the parent imports them."""
 
 from __future__ import annotations
 
@@ -6,34 +6,28 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.profiler import job_modules
+from cudalens.worker.child.jobs import test_job as _test_job
+from cudalens.worker.child.lib import harness_correctness, harness_timing
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
 
-sibling = job_modules.job_module  # a library ("harness_timing") or a job ("test_job"), by path
-
 
 @pytest.fixture(scope="session")
 def correctness():
-    return sibling("harness_correctness")
+    return harness_correctness
 
 
 @pytest.fixture(scope="session")
 def timing():
-    return sibling("harness_timing")
+    return harness_timing
 
 
 @pytest.fixture(scope="session")
 def test_job():
-    return sibling("test_job")
+    return _test_job
 
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA
-
-
-@pytest.fixture(scope="session")
-def job_module():
-    return sibling

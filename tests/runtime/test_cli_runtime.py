@@ -9,10 +9,10 @@ import shutil
 import pytest
 
 from cudalens.cli import profile_cmd, test_cmd, validate_cmd
-from cudalens.profiler.protocol import JobResult
-from cudalens.profiler.results import Measurement, TimingResult
 from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
-from cudalens.profiler.run_job import run_job
+from cudalens.worker.child.protocol import JobResult
+from cudalens.worker.child.results import Measurement, TimingResult
+from cudalens.worker.run_job import run_job
 
 
 def parse(module, argv):

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from cudalens.profiler.results import TestResult  # noqa: E402
+from cudalens.worker.child.results import TestResult  # noqa: E402
 
 
 class Relu(torch.nn.Module):

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.runtime.conftest import sibling
+from cudalens.worker.child.lib import fast_inline as fast
 from tests.runtime.test_split_source import RELU, _cuda_include
 
-fast = sibling("fast_inline")
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 ARGS = {"cpp_sources": "torch::Tensor run(torch::Tensor x);", "cuda_sources": RELU, "functions": ["run"],
         "extra_cuda_cflags": ["-O3"]}

@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.runtime.conftest import sibling
-
-loader = sibling("problem_loader")
-fast = sibling("fast_inline")
-failed = sibling("failed_builds")
+from cudalens.worker.child.lib import failed_builds as failed
+from cudalens.worker.child.lib import fast_inline as fast
+from cudalens.worker.child.lib import problem_loader as loader
 
 BROKEN = "int broken(int x) { return x +; }"
 

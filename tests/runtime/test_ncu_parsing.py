@@ -10,7 +10,7 @@ import pytest
 from cudalens.profiler.ncu import csv_pages, line_hints, line_map
 from cudalens.profiler.ncu.metrics import CUDAFORGE_METRICS, METRICS, kernel_filter
 from cudalens.profiler.ncu.profile import cache_key, ncu_command
-from cudalens.profiler.results import NcuProfile, base_kernel_name
+from cudalens.worker.child.results import NcuProfile, base_kernel_name
 
 GENERATED = "/root/.cache/torch_extensions/py312_cu130/cudalens_transpose_0123456789ab/cuda.cu"
 LOAD_INLINE_HEADER = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
@@ -72,7 +72,7 @@ def test_cl904_on_the_uncoalesced_line(data_dir):
 
 
 def test_cl904_bank_conflict_and_divergence():
-    from cudalens.profiler.results import LineCounters
+    from cudalens.worker.child.results import LineCounters
 
     text = "a\nb\nc\n"
     lines = [
@@ -153,7 +153,7 @@ def test_source_page_with_labelled_cells():
 
 
 def test_lines_map_into_the_python_file_that_embeds_the_cuda(data_dir):
-    from cudalens.profiler.results import LineCounters
+    from cudalens.worker.child.results import LineCounters
 
     py = data_dir / "kb_relu_cuda_right.py"
     text = py.read_text()

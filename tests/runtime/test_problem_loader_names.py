@@ -4,14 +4,13 @@ H200 before)."""
 
 from __future__ import annotations
 
-import runpy
 from pathlib import Path
 
-LOADER = runpy.run_path(str(Path(__file__).resolve().parents[2] / "profiler" / "jobs_lib" / "problem_loader.py"))
+from cudalens.worker.child.lib import problem_loader
 
 
 def test_same_sources_same_name_and_any_change_a_new_one() -> None:
-    name = LOADER["content_name"]
+    name = problem_loader.content_name
     base = name("relu", ["int f();"], ["__global__ void k(){}"], {"extra_cuda_cflags": ["-O3"]})
     assert base == name("relu", ["int f();"], ["__global__ void k(){}"], {"extra_cuda_cflags": ["-O3"], "verbose": True})
     assert base.startswith("relu_") and base.isidentifier()
@@ -22,7 +21,7 @@ def test_same_sources_same_name_and_any_change_a_new_one() -> None:
 def test_the_module_sees_the_content_addressed_load_inline(tmp_path: Path) -> None:
     user = tmp_path / "model_new.py"
     user.write_text("from torch.utils.cpp_extension import load_inline\nSEEN = load_inline.__name__\n")
-    module = LOADER["load_module"](user)
+    module = problem_loader.load_module(user)
     assert module.SEEN == "load_inline"
     from torch.utils import cpp_extension
 

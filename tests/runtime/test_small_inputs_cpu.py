@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from cudalens.profiler.job_modules import job_module, job_script
 from cudalens.profiler.sanitizer import ran_on
+from cudalens.worker.child.lib import small_inputs
+from cudalens.worker.jobs import child_command
 
 
 @pytest.fixture(scope="module")
 def small():
-    return job_module("small_inputs")
+    return small_inputs
 
 
 @pytest.mark.parametrize(("size", "reduced"), [
@@ -80,7 +81,7 @@ def target(tmp_path, forward="x * torch.sigmoid(x)", rows=512, cols=4096, extra=
     path.write_text(PROBLEM.format(forward=forward, rows=rows, cols=cols, extra=extra))
     payload = tmp_path / "payload.json"
     payload.write_text(json.dumps({"path": str(path), "device": "cpu", "reps": 1, "inputs": "small"}))
-    proc = subprocess.run([sys.executable, job_script("profile_target"), str(payload)], capture_output=True,
+    proc = subprocess.run(child_command(sys.executable, "jobs.profile_target", str(payload)), capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return ran_on(proc.stderr)

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.runtime.conftest import sibling
-
-split = sibling("split_source")
-fast = sibling("fast_inline")
+from cudalens.worker.child.lib import fast_inline as fast
+from cudalens.worker.child.lib import split_source as split
 
 RELU = r"""
 #include <torch/extension.h>
@@ -317,7 +315,8 @@ def test_a_first_glue_compiles_over_the_operators_it_calls_alone(tmp_path, monke
     cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
     monkeypatch.setattr(cpp_extension, "CUDA_HOME", str(Path(_cuda_include()).parent))
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
-    light_glue = sibling("light_glue")
+    from cudalens.worker.child.lib import light_glue
+
     sources = fast.split_sources({"name": "g", "cpp_sources": "std::vector<torch::Tensor> run(torch::Tensor x, "
                                   "torch::Tensor w);", "cuda_sources": LIGHT_GLUE_HOST, "functions": ["run"]})
     prelude = light_glue.prelude(sources.glue, Path(cpp_extension.include_paths()[0]))

@@ -46,8 +46,9 @@ def test_cu_without_reference_says_how(test_job, tmp_path):
     assert "k_ref.py" in out["error"]
 
 
-def test_host_function_parsing(job_module):
-    loader = job_module("problem_loader")
+def test_host_function_parsing():
+    from cudalens.worker.child.lib import problem_loader as loader
+
     text = """
 #include <torch/extension.h>
 __global__ void relu_kernel(const float* x, float* y, int n) {}
@@ -68,8 +69,9 @@ void fill(torch::Tensor out, double value = 1.0, int64_t n = 4) {}
     assert loader.kernel_names(text) == ["relu_kernel"]
 
 
-def test_reference_discovery(tmp_path, job_module):
-    loader = job_module("problem_loader")
+def test_reference_discovery(tmp_path):
+    from cudalens.worker.child.lib import problem_loader as loader
+
     cu = tmp_path / "scale.cu"
     cu.write_text("// x\n")
     assert loader.reference_for(cu, "", None) is None
@@ -83,15 +85,15 @@ def test_profile_target_and_prebuild_run_as_processes(data_dir, tmp_path):
     import subprocess
     import sys
 
-    from cudalens.profiler.job_modules import job_script
     from cudalens.profiler.prebuild import prebuild
+    from cudalens.worker.jobs import child_command
 
     payload = tmp_path / "p.json"
     payload.write_text(json.dumps({"path": str(data_dir / "kb_relu_right.py"), "device": "cpu", "reps": 2}))
-    proc = subprocess.run([sys.executable, job_script("profile_target"), str(payload)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(child_command(sys.executable, "jobs.profile_target", str(payload)), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     payload.write_text(json.dumps({"path": str(data_dir / "kb_relu_problem.py"), "device": "cpu"}))
-    proc = subprocess.run([sys.executable, job_script("profile_target"), str(payload)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(child_command(sys.executable, "jobs.profile_target", str(payload)), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "no ModelNew" in proc.stderr
     [build] = prebuild([str(data_dir / "kb_relu_right.py")])
     assert build.ok, build.message
@@ -116,10 +118,10 @@ def test_a_build_ahead_makes_no_inputs_and_runs_nothing(tmp_path):
     import subprocess
     import sys
 
-    from cudalens.profiler.job_modules import job_script
+    from cudalens.worker.jobs import child_command
 
     payload = tmp_path / "p.json"
     payload.write_text(json.dumps({"path": str(path), "device": "cpu", "reps": 1}))
-    proc = subprocess.run([sys.executable, job_script("profile_target"), str(payload)], capture_output=True,
+    proc = subprocess.run(child_command(sys.executable, "jobs.profile_target", str(payload)), capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 1 and "inputs were made" in proc.stderr

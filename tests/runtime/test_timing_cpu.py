@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cudalens.profiler.results import Measurement, TimingResult
+from cudalens.worker.child.results import Measurement, TimingResult
 
 
 def test_measurement_statistics():
@@ -142,7 +142,7 @@ def test_the_cap_ends_repetition_and_says_so(timing):
 
 
 def test_median_interval_uses_the_order_statistics():
-    from cudalens.profiler.results import median_interval
+    from cudalens.worker.child.results import median_interval
 
     xs = list(range(1, 11))  # n = 10: ranks 2 and 9 (Conover's table)
     assert median_interval(xs) == (2, 9)

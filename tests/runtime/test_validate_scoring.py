@@ -6,7 +6,7 @@ import pytest
 
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.profiler import validate
-from cudalens.profiler.results import LineCounters, NcuProfile, SanitizerIssue, SanitizerResult
+from cudalens.worker.child.results import LineCounters, NcuProfile, SanitizerIssue, SanitizerResult
 
 
 def hint(code: str, line: int, end_line: int | None = None) -> Finding:

@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("torch")
 
 from cudalens.cli import test_cmd
-from cudalens.profiler.results import TestResult
 from cudalens.profiler.run_findings import outcome_findings
-from cudalens.profiler.run_job import run_job
+from cudalens.worker.child.results import TestResult
+from cudalens.worker.run_job import run_job
 
 PROBLEM = '''import time
 import torch

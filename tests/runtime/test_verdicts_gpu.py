@@ -89,7 +89,7 @@ def test_fake_clock_at_import_is_cl906_on_its_line(files):
 def test_hung_kernel_is_killed_after_its_derived_limit(files):
     # hole 4: a hang cost the default 600 s
     from cudalens.profiler.run_findings import outcome_findings
-    from cudalens.profiler.run_job import run_job
+    from cudalens.worker.run_job import run_job
 
     path = files["hang"]
     began = time.monotonic()

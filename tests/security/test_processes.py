@@ -159,7 +159,7 @@ def test_children_that_exit_are_reaped_not_left_as_zombies():
 
 
 def test_an_idle_worker_that_dies_is_reaped():
-    from cudalens.profiler.worker_client import Worker
+    from cudalens.worker.pool import Worker
 
     worker = Worker()
     worker.start()

@@ -73,7 +73,7 @@ def reports(client: LanguageClient) -> list[str]:
 
 
 def worker_pids(server_pid: int) -> list[int]:
-    """The server's worker processes (children running worker_main.py)."""
+    """The server's worker processes (children running `boot.py worker_main`)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -83,7 +83,7 @@ def worker_pids(server_pid: int) -> list[int]:
             cmd = (proc / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == server_pid and b"worker_main.py" in cmd:
+        if ppid == server_pid and b"boot.py\0worker_main" in cmd:
             found.append(int(proc.name))
     return found
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from dataclasses import is_dataclass
 
-from cudalens.profiler.typed_json import field_hints, optional, value_range
 from cudalens.server.settings import ClientTrust, OnSave, ServerSettings, parse_settings
 from cudalens.server.trust import RESTRICTED, coder_refusal, effective, run_refusal
+from cudalens.worker.child.typed_json import field_hints, optional, value_range
 
 
 def _numeric_fields(node=None, prefix=""):

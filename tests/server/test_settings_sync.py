@@ -12,10 +12,10 @@ import sys
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_settings import OptimizeSettings
 from cudalens.cli import optimize_cmd
-from cudalens.profiler.typed_json import DOC, UNSET, optional, value_range
-from cudalens.profiler.worker_settings import WorkerSettings
 from cudalens.server import settings_export
 from cudalens.server.settings import ServerSettings, parse_settings
+from cudalens.worker.child.typed_json import DOC, UNSET, optional, value_range
+from cudalens.worker.settings import WorkerSettings
 
 
 def test_generated_files_are_in_sync_with_the_schema():

@@ -5,12 +5,12 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from cudalens.profiler.results import Measurement, TestResult, TimingResult, TrialResult
 from cudalens.server.coder_setup import kernelbench_problem
 from cudalens.server.last_run import badge
 from cudalens.server.offers import Offer, stale_reason
 from cudalens.server.pipeline_on_save import LastRun, plan_for
 from cudalens.server.settings import OnSave, parse_settings
+from cudalens.worker.child.results import Measurement, TestResult, TimingResult, TrialResult
 
 KB = "class Model:\n    pass\ndef get_inputs():\n    return []\nclass ModelNew:\n    pass\n"
 

@@ -78,8 +78,8 @@ def test_package_defaults_are_the_servers(extension_dir: Path, compiled_tests: P
 def test_package_ranges_and_scopes_are_the_schemas(extension_dir: Path) -> None:
     """Every numeric setting's range and every setting's scope are the schema's (`setting(range=..., scope=...)`),
     so the Settings editor refuses what the server would refuse and a workspace cannot set what it may not."""
-    from cudalens.profiler.typed_json import SCOPE, value_range
     from cudalens.server.settings_export import all_leaves
+    from cudalens.worker.child.typed_json import SCOPE, value_range
 
     props = json.loads((extension_dir / "package.json").read_text())["contributes"]["configuration"]["properties"]
     assert set(props) == {f"cudalens.{leaf.key}" for leaf in all_leaves()}

@@ -2,7 +2,7 @@
 // answer to workspace/configuration). Which keys there are and their defaults are package.json's, which
 // `python -m cudalens.server.settings_export` writes from the server's schema: this module only nests the values
 // and turns VS Code's empty ones into null ("unset"). It checks nothing else: the server checks every value with
-// the one coercion (profiler/typed_json.py) and shows, once, what it refuses. Kept free of `vscode`: it reads
+// the one coercion (worker/child/typed_json.py) and shows, once, what it refuses. Kept free of `vscode`: it reads
 // through a getter. Which level of VS Code's settings each value may come from is trust.ts's part.
 import * as path from "node:path";
 import manifest from "../package.json";

@@ -1,0 +1,174 @@
+"""Job `test`: the correctness test of a file, then (when asked and passed) its timing against PyTorch.
+
+payload: {"path", "reference"?, "trials"?, "seed"?, "device"?, "precision"?, "atol"?, "rtol"?,
+          "time"?: bool, "budget_ms"?, "compile_reference"?: bool, "extra_cuda_cflags"?, "build_directory"?,
+          "static_checks"?: bool (default true; the optimize loop checks before it runs a candidate),
+          "allow_torch_ops"?: bool, "limit_factor"?, "limit_floor_s"?}
+returns: {"test": TestResult json, "timing": TimingResult json | None, "kernels": [names], "error": str | None,
+          "builds": ["fast NAME (…)" | "declined NAME: why" | "fell back NAME: why", ...],
+          "seconds": {"load"?, "check"?, "warm-up"?, "timing"?} (where the job's time went, the wait for the
+          worker's warm-up included: the server logs it),
+          "context_broken"?: true (the file replaced a clock the timing trusts: this worker retires)}
+
+The anti-cheat checks (worker/child/anti_cheat.py) are part of the test: the static ones on a `.py` candidate, the
+run-time ones in the harness (inputs, aliasing) and here (clocks). A `reject` finding fails a test whose trials
+passed; every finding goes to the result with its code and line.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .. import anti_cheat, results
+from ..lib import background, clock_guard, fast_inline, harness_correctness, harness_timing, problem_loader
+
+# the build (load) and the trials run beside the warm-up's profiler session; the timing, which opens its own,
+# waits for it (lib/background.py)
+BESIDE_WARM_UP = True
+
+
+def run(payload: dict, ctx: Any = None) -> dict:
+    build_log = fast_inline.LOG
+    guard = clock_guard
+    guard.remember()
+    first = len(build_log)
+    try:
+        out = _run(payload, ctx)
+    except Exception:
+        if not guard.replaced():
+            raise
+        out = {"test": results.TestResult("error", traceback=traceback.format_exc()).to_json(), "timing": None,
+               "kernels": [], "error": None}
+    out["builds"] = build_log[first:]
+    patched = guard.replaced()
+    if patched:
+        # fails whatever it measured; the worker, whose clocks it changed for every later job, retires
+        test = results.TestResult.from_json(out["test"])
+        cheats = [clock_finding(r, payload["path"]) for r in patched]
+        message = f"{cheats[0].message} (timing manipulation)"
+        seen = {(c.code, c.line) for c in test.cheats if c.line}  # the static check saw the same line
+        cheats = [c for c in cheats if (c.code, c.line) not in seen]
+        failed = replace(test, status="failed", message=message, cheats=(*test.cheats, *cheats))
+        return {**out, "test": failed.to_json(), "timing": None, "context_broken": True}
+    return out
+
+
+def clock_finding(replacement: Any, path: str) -> Any:
+    """CL906 at the line that replaced the clock, when that line is in the tested file."""
+    here = replacement.file and Path(replacement.file).resolve() == Path(path).resolve()
+    if here:
+        where = f" at line {replacement.line}"
+    elif replacement.file:
+        where = f" in {replacement.file}:{replacement.line}"
+    else:
+        where = ""
+    return anti_cheat.finding("clock-replaced", f"the file replaces {replacement.name}{where}",
+                              replacement.line if here else 0)
+
+
+def _run(payload: dict, ctx: Any) -> dict:
+    loader = problem_loader
+    correctness = harness_correctness
+    if ctx is not None:
+        ctx.progress("building", 0.1)
+    seconds: dict[str, float] = {}
+    began = time.perf_counter()
+    try:
+        problem = loader.load_problem(payload)
+    except loader.ProblemError as exc:
+        return {"test": results.TestResult("error", message=str(exc)).to_json(), "timing": None, "kernels": [], "error": str(exc)}
+    except Exception as exc:  # the user's module raised while loading (a load_inline build error, ...)
+        message = f"loading {Path(payload['path']).name} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+        status = "crashed" if correctness.is_crash(str(exc)) else "error"
+        result = results.TestResult(status, message=message, traceback=traceback.format_exc())
+        return {"test": result.to_json(), "timing": None, "kernels": [], "error": message}
+    seconds["load"] = time.perf_counter() - began
+    limits = {k: float(payload[k]) for k in ("limit_factor", "limit_floor_s") if payload.get(k) is not None}
+    began = time.perf_counter()
+    test = correctness.check(
+        problem.make_reference,
+        problem.make_candidate,
+        problem.get_inputs,
+        trials=int(payload.get("trials", correctness.DEFAULT_TRIALS)),
+        seed=int(payload.get("seed", 42)),
+        device=payload.get("device"),
+        precision=payload.get("precision"),
+        atol=payload.get("atol"),
+        rtol=payload.get("rtol"),
+        on_trial=None if ctx is None else lambda k, n: ctx.progress(f"trial {k + 1}/{n}", 0.2 + 0.5 * k / n),
+        watch=None if ctx is None else lambda stage, limit_s: ctx.progress(stage, None, limit_s),
+        **limits,
+    )
+    test = with_static_checks(test, payload)
+    seconds["check"] = time.perf_counter() - began
+    timing = None
+    if payload.get("time") and test.passed:
+        if ctx is not None:
+            ctx.progress("timing against PyTorch", 0.7)
+        waited = background.wait()  # the warm-up's profiler session, which the build and trials ran beside
+        if waited >= 0.05:
+            seconds["warm-up"] = waited
+        began = time.perf_counter()
+        timing, test = _time(problem, payload, test, ctx)
+        seconds["timing"] = time.perf_counter() - began
+    return {
+        "test": test.to_json(),
+        "timing": None if timing is None else timing.to_json(),
+        "kernels": problem.kernel_names,
+        "error": None,
+        "seconds": {k: round(v, 3) for k, v in seconds.items()},
+    }
+
+
+def with_static_checks(test: Any, payload: dict) -> Any:
+    """The test with the static anti-cheat findings of a `.py` candidate; a `reject` one fails it."""
+    path = Path(payload["path"])
+    if path.suffix != ".py" or not payload.get("static_checks", True):
+        return test
+    source = path.read_text(encoding="utf-8", errors="replace")
+    policy = anti_cheat.AntiCheatPolicy.for_test(
+        source, bool(payload.get("allow_torch_ops")), "fp32" if test.dtype in ("float32", "") else test.dtype,
+    )
+    found = tuple(anti_cheat.check_candidate(source, policy))
+    if not found:
+        return test
+    test = replace(test, cheats=(*test.cheats, *found))
+    rejects = anti_cheat.rejected(list(found))
+    if test.passed and rejects:
+        where = f" (line {rejects[0].line})" if rejects[0].line else ""
+        more = f"; {len(rejects) - 1} more" if len(rejects) > 1 else ""
+        test = replace(test, status="failed", message=f"{rejects[0].message}{where}{more}")
+    return test
+
+
+def _time(problem: Any, payload: dict, test: Any, ctx: Any) -> tuple[Any, Any]:
+    """The timing, and the test again: failed when the candidate changed its inputs while it was timed."""
+    import torch
+
+    timing = harness_timing
+    correctness = harness_correctness
+    device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+    reference = correctness.place(problem.make_reference(), device, None)
+    candidate = correctness.place(problem.make_candidate(), device, None)
+    torch.manual_seed(int(payload.get("seed", 42)))
+    inputs = correctness.make_inputs(problem.get_inputs, device)
+    saved = correctness.clone_inputs(inputs)
+    watch = None if ctx is None else (lambda stage, limit_s: ctx.progress(stage, 0.8, limit_s))
+    with torch.no_grad():
+        measured = timing.compare(
+            candidate, reference, inputs, device=str(device),
+            budget_ms=float(payload.get("budget_ms", timing.DEFAULT_BUDGET_MS)),
+            compile_reference=bool(payload.get("compile_reference", False)),
+            call_limit=test.limits, watch=watch,
+        )
+    changed = [] if saved is None else correctness.changed_inputs(saved, inputs)
+    if not changed:
+        return measured, test
+    cheat = anti_cheat.finding(
+        "inputs-modified", f"the candidate changed input {changed[0]} while it was timed (its trials left it as it was)", 0,
+    )
+    return None, replace(test, status="failed", message=cheat.message, cheats=(*test.cheats, cheat))

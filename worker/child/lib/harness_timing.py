@@ -1,0 +1,270 @@
+"""Timing, after triton's `do_bench` and torch.utils.benchmark's `Measurement`.
+
+A warm-up call and a sync first; the per-call cost is estimated from a few calls, and the budget in
+milliseconds becomes the first batch of repetitions; events are allocated up front for each batch; before every
+repetition the L2 is flushed by writing a buffer twice its size; one sync at the end of each batch. Batches
+continue (doubling) until the median's 95 % confidence interval is within ±2 % of it, or the cap (10 × the
+budget, 1000 repetitions) comes first, which the measurement's warnings then say. Once, outside the timed
+repetitions, torch.profiler measures the device time of the kernels a call launches (`kernel_ms`, beside the
+events' `call_ms`). On a machine without CUDA the same logic runs with `time.perf_counter` (how the tests
+exercise it). Standard library at top level.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from .. import results
+
+DEFAULT_BUDGET_MS = 100.0  # the first batch of repetitions
+CAP_FACTOR = 10.0  # repetitions stop at budget × this much sampled time, converged or not
+MIN_REPS = 10  # 6 samples or fewer have no interval narrower than their range
+MAX_REPS = 1000
+ESTIMATE_CALLS = 3
+KERNEL_CALLS = 3  # calls profiled for `kernel_ms`, each alone in a profiler session after a flush; their median
+# (one call on the H200 read a 0.28 ms Swish 7 % above the events' median: one sample is one noisy sample)
+FALLBACK_L2_BYTES = 64 * 1024 * 1024
+SUSPICIOUS_SPEEDUP = 10.0  # KernelBench's excessive_speedup_threshold
+# a call whose events take this much longer than its kernels is reported (allocation, host work, syncs)
+OVERHEAD_SHARE = 0.2
+OVERHEAD_MIN_MS = 0.05
+
+
+def repetitions(estimate_ms: float, budget_ms: float, min_reps: int = MIN_REPS, max_reps: int = MAX_REPS) -> int:
+    """How many timed calls fit the budget, never fewer than `min_reps` nor more than `max_reps`."""
+    if estimate_ms <= 0:
+        return max_reps
+    return max(min_reps, min(max_reps, int(budget_ms / estimate_ms)))
+
+
+class _Clock:
+    """perf_counter with the same shape as CUDA events, for machines without a GPU."""
+
+    method = "perf-counter"
+
+    def __init__(self) -> None:
+        self.flush: Callable[[], None] = lambda: None
+
+    def new_pair(self) -> list[float]:
+        return [0.0, 0.0]
+
+    def start(self, pair: list[float]) -> None:
+        pair[0] = time.perf_counter()
+
+    def stop(self, pair: list[float]) -> None:
+        pair[1] = time.perf_counter()
+
+    def sync(self) -> None:
+        pass
+
+    def elapsed_ms(self, pair: list[float]) -> float:
+        return (pair[1] - pair[0]) * 1e3
+
+
+class _CudaClock:
+    method = "cuda-events"
+
+    def __init__(self, device: Any, flush_l2: bool) -> None:
+        import torch
+
+        self.torch = torch
+        self.device = device
+        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or FALLBACK_L2_BYTES
+        self.buffer = torch.empty(2 * l2, dtype=torch.int8, device=device) if flush_l2 else None
+        self.flush = self._flush if flush_l2 else (lambda: None)
+
+    def _flush(self) -> None:
+        self.buffer.zero_()
+
+    def new_pair(self) -> tuple[Any, Any]:
+        Event = self.torch.cuda.Event
+        return (Event(enable_timing=True), Event(enable_timing=True))
+
+    def start(self, pair: tuple[Any, Any]) -> None:
+        pair[0].record()
+
+    def stop(self, pair: tuple[Any, Any]) -> None:
+        pair[1].record()
+
+    def sync(self) -> None:
+        self.torch.cuda.synchronize(self.device)
+
+    def elapsed_ms(self, pair: tuple[Any, Any]) -> float:
+        return pair[0].elapsed_time(pair[1])
+
+
+def make_clock(device: str | None = None, flush_l2: bool = True) -> Any:
+    try:
+        import torch
+    except ImportError:
+        return _Clock()
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    dev = torch.device(device)
+    return _CudaClock(dev, flush_l2) if dev.type == "cuda" else _Clock()
+
+
+def measure(
+    fn: Callable[[], Any],
+    label: str,
+    clock: Any,
+    *,
+    budget_ms: float = DEFAULT_BUDGET_MS,
+    max_ms: float | None = None,
+    min_reps: int = MIN_REPS,
+    max_reps: int = MAX_REPS,
+    target: float | None = None,
+) -> Any:
+    """Times `fn()` (arguments bound by the caller, the same for reference and candidate): a `Measurement`.
+    Repeats until the median's interval is within ±`target` (default ±2 %), `max_ms` of samples (default
+    10 × `budget_ms`) or `max_reps`."""
+    target = results.INTERVAL_TARGET if target is None else target
+    max_ms = budget_ms * CAP_FACTOR if max_ms is None else max_ms
+    fn()  # warm-up: lazy initialisation, autotuning, first-launch module loading
+    clock.sync()
+    estimate = statistics.median(_timed(fn, clock, ESTIMATE_CALLS))
+    samples = _timed(fn, clock, repetitions(estimate, budget_ms, min_reps, max_reps))
+    while len(samples) < max_reps and sum(samples) < max_ms:
+        lo, hi = results.median_interval(samples)
+        median = statistics.median(samples)
+        if median <= 0 or (hi - lo) / 2 <= target * median:
+            break
+        room = int((max_ms - sum(samples)) / max(median, 1e-6))
+        samples += _timed(fn, clock, max(1, min(len(samples), max_reps - len(samples), room)))
+    flushed = clock.method == "cuda-events" and getattr(clock, "buffer", None) is not None
+    return results.Measurement.from_samples(label, samples, clock.method, flushed)
+
+
+def _timed(fn: Callable[[], Any], clock: Any, n: int) -> list[float]:
+    """n timed calls, the L2 flushed before each; events allocated up front, one sync after the last."""
+    pairs = [clock.new_pair() for _ in range(n)]  # up front: no allocation between timed calls
+    for pair in pairs:
+        clock.flush()
+        clock.start(pair)
+        fn()
+        clock.stop(pair)
+    clock.sync()
+    return [clock.elapsed_ms(p) for p in pairs]
+
+
+def kernel_time(fn: Callable[[], Any], clock: Any, calls: int = KERNEL_CALLS) -> tuple[float | None, tuple, str]:
+    """(kernel_ms, kernels, why not): the device time of the kernels, copies and memsets one call launches
+    (median over `calls`, each alone in a torch.profiler session after a flush and a sync), the kernels of the
+    last one by name, longest first. (None, (), reason) where CUDA or the profiler is missing."""
+    if clock.method != "cuda-events":
+        return None, (), ""
+    try:
+        from torch.autograd import DeviceType
+        from torch.profiler import ProfilerActivity, profile
+    except ImportError as exc:
+        return None, (), f"kernel time unavailable: {exc}"
+    totals, by_name = [], {}
+    try:
+        for _ in range(calls):
+            clock.flush()
+            clock.sync()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                fn()
+                clock.sync()
+            device = [e for e in prof.events()
+                      if e.device_type == DeviceType.CUDA and not getattr(e, "is_user_annotation", False)]
+            by_name = {}
+            for e in device:
+                by_name[e.name] = by_name.get(e.name, 0.0) + e.time_range.elapsed_us() / 1e3
+            totals.append(sum(by_name.values()))
+    except Exception as exc:  # a profiler that cannot start (CUPTI in use by ncu, ...): the call time stands
+        return None, (), f"kernel time unavailable: {type(exc).__name__}: {str(exc)[:200]}"
+    if not any(totals):
+        return None, (), "kernel time unavailable: torch.profiler saw no kernels (CUPTI unavailable?)"
+    kernels = tuple(sorted(((name, ms) for name, ms in by_name.items()), key=lambda k: -k[1]))
+    return statistics.median(totals), kernels, ""
+
+
+def with_kernel_time(m: Any, fn: Callable[[], Any], clock: Any) -> Any:
+    """The measurement with `kernel_ms`, and a warning when the call takes much longer than its kernels."""
+    kernel_ms, kernels, why = kernel_time(fn, clock)
+    warnings = list(m.warnings) + ([why] if why else [])
+    if kernel_ms is not None:
+        outside = m.median - kernel_ms
+        if outside > max(OVERHEAD_MIN_MS, OVERHEAD_SHARE * kernel_ms):
+            warnings.append(
+                f"the call takes {m.median:.4g} ms, its kernels {kernel_ms:.4g} ms: {outside:.4g} ms of each call "
+                "is outside its kernels (allocation, host work or a synchronization the GPU waits for)"
+            )
+    return replace(m, kernel_ms=kernel_ms, kernels=kernels, warnings=tuple(warnings))
+
+
+def measure_limit_s(call_limit: Any, max_ms: float) -> float:
+    """How long timing one side may take when each call may take `call_limit`: the warm-up, the probes and the
+    profiled calls at that limit, then the repetitions' cap twice over."""
+    return call_limit.limit_s * (1 + ESTIMATE_CALLS + KERNEL_CALLS) + 2 * max_ms / 1e3
+
+
+def compare(
+    candidate: Callable[..., Any],
+    reference: Callable[..., Any],
+    inputs: list[Any],
+    *,
+    device: str | None = None,
+    budget_ms: float = DEFAULT_BUDGET_MS,
+    compile_reference: bool = False,
+    flush_l2: bool = True,
+    call_limit: Any = None,
+    watch: Callable[[str, float | None], None] | None = None,
+) -> Any:
+    """Candidate vs eager reference (and `torch.compile(reference)` when asked), on the same inputs.
+    `watch(stage, limit_s)` as in the correctness harness: the candidate's timing under a limit derived from
+    `call_limit` (the reference's measured call), the reference's under the job's own."""
+    clock = make_clock(device, flush_l2)
+    watch = watch or (lambda stage, limit_s: None)
+    with _one_cpu_thread(clock):
+        return _compare(candidate, reference, inputs, clock, budget_ms, compile_reference, call_limit, watch)
+
+
+@contextmanager
+def _one_cpu_thread(clock: Any) -> Iterator[None]:
+    """CPU timings run on one thread: with torch's intra-op pool, a busy machine decided them (a one-line
+    `x.sum(dim=1)` measured 8 ms against 0.01 ms while other processes ran on this 2-core machine)."""
+    torch = sys.modules.get("torch")
+    if clock.method == "cuda-events" or torch is None:
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _compare(candidate: Callable[..., Any], reference: Callable[..., Any], inputs: list[Any], clock: Any,
+             budget_ms: float, compile_reference: bool, call_limit: Any, watch: Callable[..., None]) -> Any:
+    def side(fn: Callable[[], Any], label: str) -> Any:
+        return with_kernel_time(measure(fn, label, clock, budget_ms=budget_ms), fn, clock)
+
+    if call_limit is not None:
+        limit = measure_limit_s(call_limit, budget_ms * CAP_FACTOR)
+        watch(f"timing the candidate, limit {limit:.3g} s (a call: {call_limit.describe()})", limit)
+    try:
+        cand = side(lambda: candidate(*inputs), "candidate")
+    finally:
+        watch("timing the reference", None)
+    ref = side(lambda: reference(*inputs), "reference (eager)")
+    if cand.median and ref.median / cand.median > SUSPICIOUS_SPEEDUP:
+        cand = replace(cand, warnings=(*cand.warnings, (
+            f"{ref.median / cand.median:.0f}× faster than eager PyTorch: check that the kernel computes every "
+            f"output (KernelBench flags speedups above {SUSPICIOUS_SPEEDUP:g}×)"
+        )))
+    compiled = None
+    if compile_reference:
+        import torch
+
+        fast = torch.compile(reference)
+        compiled = side(lambda: fast(*inputs), "reference (torch.compile)")
+    return results.TimingResult(cand, ref, compiled)
