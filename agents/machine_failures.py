@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 
 from cudalens.agents.evaluation import Evaluation
+from cudalens.profiler.compile import find_nvcc
+from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
+from cudalens.profiler.run_findings import needs_cuda
 
 # What torch, the driver and the build say when the machine lacks something, one alternative a cause.
 _MACHINE = re.compile(
@@ -38,4 +41,18 @@ def machine_failure(evaluation: Evaluation | None) -> str | None:
         for line in reversed((text or "").splitlines()):
             if _MACHINE.search(line):
                 return line.strip()[:300]
+    return None
+
+
+def machine_problem(path: str, text: str, allow_torch_ops: bool, gpu: GpuFacts | NoGpu) -> str | None:
+    """Why this machine cannot evaluate the candidates, or None: checked before anything is compiled or any
+    Coder round is paid for (the editor's Optimize and `cudalens optimize` alike). Candidates are CUDA kernels
+    (unless `allow_torch_ops` lets a pure-PyTorch file run on the CPU), so they need a GPU, and nvcc to build them."""
+    cuda = needs_cuda(path, text) or not allow_torch_ops
+    if cuda and isinstance(gpu, NoGpu):
+        return (f"cudalens: optimizing needs an NVIDIA GPU to test and time the candidates, and this machine has "
+                f"none: {gpu.reason}. Nothing was sent to the Coder")
+    if cuda and find_nvcc() is None:
+        return ("cudalens: optimizing needs the CUDA toolkit (nvcc) to build the candidates, and none was found "
+                "on PATH or in /usr/local/cuda*. Nothing was sent to the Coder")
     return None

@@ -86,7 +86,7 @@ class OptimizeRun:
         self.spec = spec
         # the Coder's key never reaches candidate code, whatever the evaluator's settings name
         secrets = tuple(dict.fromkeys((*spec.evaluator.secret_env, spec.coder.api_key_env)))
-        settings = replace(spec.evaluator, secret_env=secrets)
+        settings = replace(spec.evaluator, secret_env=secrets, allow_torch_ops=spec.loop.anti_cheat.allow_torch_compute)
         if spec.ray is not None:  # one slot per task the cluster runs at once; Ray places them on GPUs
             slots = connect(spec.ray)
             if slots < 1:

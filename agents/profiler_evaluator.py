@@ -35,6 +35,7 @@ from cudalens.profiler import child_env, processes
 from cudalens.profiler.ncu import metrics as M
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
+from cudalens.profiler.reverify import verified
 from cudalens.worker.child.protocol import JobRequest, seconds_text
 from cudalens.worker.child.results import NcuProfile, TestResult, TimingResult
 from cudalens.worker.pool import GPU_WARMUP, WorkerPool, WorkerStartError
@@ -61,6 +62,9 @@ class ProfilerEvaluatorSettings:
     # the one GPU this evaluator's worker sees (`CUDA_VISIBLE_DEVICES` of its worker), as the parent names it:
     # the search runs one evaluator per GPU (agents/search/devices.py); None: the parent's own
     visible_device: str | None = None
+    # candidates may leave the work to PyTorch's kernels (the loop's policy): the device-time attribution then
+    # does not ask the file's kernels to carry it (worker/child/lib/attribution.py)
+    allow_torch_ops: bool = False
 
 
 @dataclass
@@ -87,10 +91,13 @@ class ProfilerEvaluator:
         with self._pool_lock:  # warm() may make it beside an evaluation (a Ray actor runs two calls at once)
             return self._new_pool() if self._pool is None else self._pool
 
+    def _device_env(self) -> dict[str, str] | None:
+        """The one GPU of this evaluator (the search runs one per GPU): added to its workers' clean environment."""
+        return {"CUDA_VISIBLE_DEVICES": self.settings.visible_device} if self.settings.visible_device else None
+
     def _new_pool(self) -> WorkerPool:
         child_env.hide(*self.settings.secret_env)
-        # the one GPU of this evaluator (the search runs one per GPU): added to the clean environment
-        device = {"CUDA_VISIBLE_DEVICES": self.settings.visible_device} if self.settings.visible_device else None
+        device = self._device_env()
         # candidates are the LLM's code: their relative writes land in a scratch folder, not the project
         self._scratch = tempfile.mkdtemp(prefix="cudalens-candidates-")
         warmup = GPU_WARMUP if self._on_gpu else {"modules": ["torch"]}
@@ -145,6 +152,7 @@ class ProfilerEvaluator:
                 "budget_ms": self.settings.budget_ms,
                 # the loop ran the same static checks before it ran the candidate, with its own policy
                 "static_checks": False,
+                "allow_torch_ops": self.settings.allow_torch_ops,
             }
             if self.settings.device:
                 payload["device"] = self.settings.device
@@ -152,6 +160,9 @@ class ProfilerEvaluator:
             self._job = pool.new_id()
             try:
                 result = pool.run(JobRequest(self._job, "test", payload, self.settings.timeout_s))
+                # a speedup above 10× counts once a fresh worker agrees (profiler/reverify.py)
+                result = verified(result, payload, timeout_s=self.settings.timeout_s, python=self.settings.python,
+                                  env=self._device_env(), cwd=self._scratch)
                 status, data, error = result.status, result.payload or {}, result.error
             except WorkerStartError as exc:
                 status, data, error = "crash", {}, f"cannot start the worker: {exc}"

@@ -54,7 +54,8 @@ def allocator_delta(torch, before: dict[str, float]) -> str:
 
 def harness_side(timing, fn, label, clock, torch) -> None:
     before = allocator(torch)
-    m = timing.with_kernel_time(timing.measure(fn, label, clock), fn, clock)
+    calls = timing.Calls.fixed(fn)
+    m = timing.with_kernel_time(timing.measure(calls, label, clock), calls, clock)
     lo, hi = m.interval
     say(f"{label} call_ms", f"{m.median:.4g} [{lo:.4g}–{hi:.4g}] n={len(m.samples_ms)} IQR {m.spread:.1%}")
     say(f"{label} kernel_ms", "unavailable" if m.kernel_ms is None else f"{m.kernel_ms:.4g}")

@@ -18,12 +18,14 @@ from pathlib import Path
 
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.gpu_specs import KNOWN_GPUS, gpu_by_name
+from cudalens.agents.machine_failures import machine_problem
 from cudalens.agents.optimize_loop import LoopProgress
 from cudalens.agents.optimize_run import OptimizeRun, OptimizeSpec
 from cudalens.agents.optimize_settings import OptimizeSettings
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.agents.search.policies import POLICIES
 from cudalens.agents.search.ray_backend import RaySettings, RayUnavailable
+from cudalens.profiler.gpu_specs import detect_gpu
 from cudalens.worker.settings import WorkerSettings
 
 
@@ -151,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
             f"set the environment variable {args.api_key_env} to the Coder's API key "
             "(or name another with --api-key-env; an endpoint on this machine needs none)"
         )
+    if (why := machine_problem(str(path), source, args.allow_torch_ops, detect_gpu())) is not None:
+        return _fail(why.removeprefix("cudalens: "))  # before anything is compiled or sent
     settings = OptimizeSettings(
         rounds=args.rounds, budget_usd=args.budget, patience=args.patience, allow_torch_ops=args.allow_torch_ops
     ).loop(repair_only=args.repair_only, budget_tokens=args.budget_tokens)

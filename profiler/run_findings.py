@@ -25,6 +25,7 @@ from cudalens.worker.child.results import CheatFinding, TestResult, TimingResult
 from cudalens.worker.run_job import run_job
 
 _MODEL_NEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
+_CUDA_IN_PYTHON = re.compile(r"load_inline|RawKernel|RawModule|__global__")
 _GLOBAL = re.compile(r"__global__\s+(?:\w+\s+)*?(\w+)\s*\(")
 
 
@@ -54,6 +55,17 @@ def test_findings(path: str, text: str, config: AnalysisConfig | None = None) ->
         return []
     outcome = run_job("test", {"path": path}, timeout_s=600.0)
     return outcome_findings(path, text, outcome, analyze_text(path, text, config).kernels)
+
+
+def needs_cuda(path: str, text: str) -> bool:
+    """Has CUDA code (to compile, and to run on a GPU): a .cu/.cuh, or Python that builds a kernel."""
+    suffix = Path(path).suffix.lower()
+    return suffix in (".cu", ".cuh") or (suffix == ".py" and _CUDA_IN_PYTHON.search(text) is not None)
+
+
+def no_gpu_message(what: str, name: str, reason: str) -> str:
+    """What the editor and the terminal say when `what` ("testing", "profiling") cannot run here: one line."""
+    return f"cudalens: {what} {name} needs an NVIDIA GPU, and this machine has none: {reason}"
 
 
 def has_test(path: str, text: str) -> bool:

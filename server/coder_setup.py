@@ -11,9 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
-from cudalens.profiler.compile import find_nvcc
-from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
-from cudalens.server.pipeline_on_save import needs_cuda
 from cudalens.server.settings import ClientTrust, ServerSettings
 from cudalens.server.trust import coder_refusal
 
@@ -38,20 +35,6 @@ def missing_key(settings: ServerSettings) -> str | None:
     return (f"cudalens: the Coder needs an API key: in VS Code run **cudalens: Set API key**; elsewhere start the "
             f"editor with the environment variable {settings.coder.api_key_env} set (`coder.apiKeyEnv` names "
             "another; an endpoint on this machine, `coder.baseUrl`, needs none)")
-
-
-def machine_problem(settings: ServerSettings, path: str, text: str, gpu: GpuFacts | NoGpu) -> str | None:
-    """Why this machine cannot evaluate the candidates, or None: checked before any Coder round is paid for.
-    Candidates are CUDA kernels (unless `optimize.allowTorchOps` lets a pure-PyTorch file run on the CPU), so
-    they need a GPU, and nvcc to build them."""
-    cuda = needs_cuda(path, text) or not settings.optimize.allow_torch_ops
-    if cuda and isinstance(gpu, NoGpu):
-        return (f"cudalens: optimizing needs an NVIDIA GPU to test and time the candidates, and this machine has "
-                f"none: {gpu.reason}. Nothing was sent to the Coder")
-    if cuda and find_nvcc() is None:
-        return ("cudalens: optimizing needs the CUDA toolkit (nvcc) to build the candidates, and none was found "
-                "on PATH or in /usr/local/cuda*. Nothing was sent to the Coder")
-    return None
 
 
 def kernelbench_problem(path: str, text: str) -> str | None:

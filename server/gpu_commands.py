@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from cudalens.profiler.gpu_specs import NoGpu
-from cudalens.profiler.run_findings import has_test
+from cudalens.profiler.run_findings import has_test, needs_cuda, no_gpu_message
 from cudalens.profiler.validate import summarize, validate_file
 from cudalens.server.documents import DocState
-from cudalens.server.pipeline_on_save import LastRun, Plan, needs_cuda
+from cudalens.server.pipeline_on_save import LastRun, Plan
 from cudalens.server.service import run_summary
 from cudalens.server.trust import run_refusal
 
@@ -77,8 +77,7 @@ async def _run(server: CudalensServer, arguments: list[Any], plan: Plan, what: s
         return answer(server, False, "cudalens: " + NO_TEST.format(name=name, stem=Path(state.path).stem))
     gpu = await server.service.runtime.gpu()
     if isinstance(gpu, NoGpu) and (plan.profile or needs_cuda(state.path, state.text)):  # said once, up front
-        return answer(server, False, f"cudalens: {what} {name} needs an NVIDIA GPU, and this machine has none: "
-                                     f"{gpu.reason}")
+        return answer(server, False, no_gpu_message(what, name, gpu.reason))
     run = await run_plan_now(server, state, plan, kernel)
     if run is None:
         return answer(server, False, f"cudalens: {what} {name} was cancelled or failed")

@@ -64,6 +64,15 @@ class GpuRuntime:
         relay = None if on_progress is None else (lambda p: on_progress(p.message, p.fraction))
         return await pool.run_async(request, relay)
 
+    async def run_fresh(self, settings: WorkerSettings, kind: str, payload: dict) -> JobResult:
+        """One job in a worker of its own, closed after it (a re-verification: nothing the pool's worker holds
+        reaches it); cancelling the caller kills it."""
+        pool = WorkerPool(python=settings.python)
+        try:
+            return await pool.run_async(JobRequest(pool.new_id(), kind, payload, settings.timeout_seconds))
+        finally:
+            pool.close()
+
     async def gpu(self) -> GpuFacts | NoGpu:
         """The first GPU (nvidia-smi, asked once, off the loop)."""
         if self._gpu is None:

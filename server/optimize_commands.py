@@ -20,6 +20,7 @@ from lsprotocol import types
 
 from cudalens.agents.coder.ask import ask_coder as agents_ask_coder
 from cudalens.agents.coder.client import CoderCancelled, CoderClient, CoderError
+from cudalens.agents.machine_failures import machine_problem
 from cudalens.agents.optimize_loop import LoopProgress
 from cudalens.agents.optimize_run import OptimizeRun
 from cudalens.analysis.api import KernelInfo
@@ -27,7 +28,6 @@ from cudalens.analysis.positions import split_lines
 from cudalens.server.coder_setup import (
     coder_blocked,
     kernelbench_problem,
-    machine_problem,
     missing_key,
     optimize_spec,
 )
@@ -71,7 +71,7 @@ async def _start(server: CudalensServer, arguments: list[Any], repair_only: bool
     # Each refusal before a Coder round is paid for: the file, the workspace, the machine, the key.
     why = kernelbench_problem(state.path, state.text) or coder_refusal(settings, trust)
     if not why:
-        why = machine_problem(settings, state.path, state.text, await server.service.runtime.gpu())
+        why = machine_problem(state.path, state.text, settings.optimize.allow_torch_ops, await server.service.runtime.gpu())
     why = why or missing_key(settings)
     if why:
         return answer(server, False, why)  # shown, and in VS Code's output once (the extension logs answers)

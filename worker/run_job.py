@@ -14,9 +14,10 @@ from cudalens.worker.pool import WorkerPool
 def run_job(
     kind: str, payload: dict[str, Any], *, timeout_s: float = 600.0, python: str | None = None,
     on_progress: Callable[[str, float | None], None] | None = None, cwd: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> JobResult:
-    """`cwd`: where the job runs (default: here)."""
-    pool = WorkerPool(python=python, cwd=cwd)
+    """`cwd`: where the job runs (default: here); `env`: added to the worker's clean environment."""
+    pool = WorkerPool(python=python, cwd=cwd, env=env)
     relay = None if on_progress is None else (lambda p: on_progress(p.message, p.fraction))
     try:
         request = JobRequest(id=pool.new_id(), kind=kind, payload=payload, timeout_s=timeout_s)

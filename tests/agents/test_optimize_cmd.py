@@ -133,20 +133,20 @@ def test_chain_takes_width_one_only(problem: Path, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU")
-def test_a_machine_that_cannot_run_the_kernel_stops_after_round_0_and_says_why(
+def test_without_a_gpu_optimize_says_so_and_compiles_and_sends_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    """A CUDA KernelBench file on a machine without a GPU (or CUDA toolkit): round 0 fails on the machine, not
-    the kernel, so no repair round goes to the (paid) Coder, and the final line gives the machine's words."""
+    """A CUDA KernelBench file on a machine without a GPU: the editor's words, at once, before any build or Coder
+    round (issue 32: it answered CL901 "CUDA_HOME is not set" after compiling)."""
     monkeypatch.setenv("CLI_TEST_KEY", KEY)
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "relu_model.py"
     path.write_text((Path(__file__).parents[1] / "vscode" / "fixtures" / "relu_model.py").read_text())
     with FakeOpenAI([reply("never asked")]) as fake:
         code = _run([str(path), "--base-url", fake.base_url, "--api-key-env", "CLI_TEST_KEY", "--rounds", "3"])
-    assert code == 1 and fake.requests == []
-    err = capsys.readouterr().err
-    final = [line for line in err.splitlines() if "stopped:" in line][-1]
-    assert "0 Coder round(s)" in final and "stopped: machine (" in final, err
-    assert any(word in final for word in ("CUDA_HOME", "No CUDA GPUs", "NVIDIA driver", "not compiled with CUDA")), final
-    assert "round 0/3: round 0/3" not in err and err.count("round 0/3: evaluating") == 1, err
+    assert code == 2 and fake.requests == []
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("cudalens optimize: optimizing needs an NVIDIA GPU to test and time the candidates, and "
+                          "this machine has none: "), err
+    assert len(err.splitlines()) == 1 and "CL901" not in err and "CUDA_HOME" not in err
+    assert not (tmp_path / ".cudalens").exists()  # no run was started

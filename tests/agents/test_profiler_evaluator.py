@@ -175,6 +175,8 @@ def test_an_isolated_evaluator_gives_each_candidate_a_fresh_worker(tmp_path: Pat
         assert evaluator.evaluate(noting).correct and evaluator.evaluate(noting).correct
     finally:
         evaluator.close()
-    (pid1, cwd1), (pid2, cwd2) = (line.split() for line in pids.read_text().splitlines())
-    assert pid1 != pid2 and cwd1 != cwd2  # another process, another scratch folder
-    assert not Path(cwd1).exists() and not Path(cwd2).exists()  # both deleted with their workers
+    seen = [line.split() for line in pids.read_text().splitlines()]
+    # each candidate in a new process and scratch folder (a speedup above 10× adds a re-run in a fresh process,
+    # profiler/reverify.py, in the same scratch folder)
+    assert len({pid for pid, _ in seen}) == len(seen) and len({cwd for _, cwd in seen}) == 2
+    assert not any(Path(cwd).exists() for _, cwd in seen)  # all deleted with their workers

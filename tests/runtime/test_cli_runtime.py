@@ -39,6 +39,16 @@ def test_cli_test_failure_is_cl901_json(data_dir, capsys):
     assert data["findings"][0]["line"] == 5  # class ModelNew
 
 
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU")
+def test_cli_test_of_a_kernel_without_a_gpu_says_so_as_the_editor_does(data_dir, capsys):
+    # issue 32: it answered CL901 "CUDA_HOME environment variable is not set" after trying to build
+    code = test_cmd.run(parse(test_cmd, [str(data_dir / "kb_relu_cuda_right.py"), "--time"]))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith("cudalens: testing kb_relu_cuda_right.py needs an NVIDIA GPU, and this machine has none: ")
+    assert "CL901" not in err and "CUDA_HOME" not in err
+
+
 def test_cli_usage_errors(tmp_path, capsys):
     assert test_cmd.run(parse(test_cmd, [str(tmp_path / "none.py")])) == 2
     assert profile_cmd.run(parse(profile_cmd, [str(tmp_path / "none.cu")])) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -57,27 +58,97 @@ def test_measure_on_cpu_counts_calls_and_flushes(timing):
     assert m.method == "perf-counter" and not m.l2_flushed
 
 
-def test_compare_on_cpu_uses_same_inputs(timing):
+def test_every_timed_call_gets_inputs_of_its_own_the_same_for_both_sides(timing):
     torch = pytest.importorskip("torch")
-    x = torch.randn(256, 256)
-    seen = []
+    seen: dict[str, list] = {"candidate": [], "reference": []}
 
-    def candidate(a):
-        seen.append(a)
-        return a.relu()
+    def draw(k):
+        return [torch.full((64, 64), float(k))]
 
-    result = timing.compare(candidate, lambda a: torch.relu(a), [x], device="cpu", budget_ms=2.0)
-    assert all(a is x for a in seen)
-    assert result.candidate.samples_ms and result.reference.samples_ms
-    assert result.speedup > 0
+    def side(name):
+        def call(a):
+            seen[name].append((float(a[0, 0]), id(a), a.data_ptr()))
+            return a.relu()
+        return call
+
+    result = timing.compare(side("candidate"), side("reference"), draw, device="cpu", budget_ms=2.0)
+    assert result.candidate.samples_ms and result.reference.samples_ms and result.speedup > 0
+    for calls in seen.values():
+        ks = [k for k, _, _ in calls]
+        assert ks == [float(i) for i in range(len(ks))]  # call k on draw k: a new draw every call
+        # the previous call's inputs are held while the next are drawn: never the same object or address twice in a row
+        assert all(a[1:] != b[1:] for a, b in itertools.pairwise(calls))
+    n = min(len(seen["candidate"]), len(seen["reference"]))
+    assert [k for k, *_ in seen["candidate"][:n]] == [k for k, *_ in seen["reference"][:n]]
 
 
-def test_suspicious_speedup_is_a_warning(timing):
+def test_a_candidate_that_stops_computing_once_its_trials_are_over_fails_while_it_is_timed(timing, correctness):
+    """Issue 32, class 1: it computes for the trials and returns what it remembered afterwards ("2025× faster")."""
     torch = pytest.importorskip("torch")
-    x = torch.randn(512, 512)
-    result = timing.compare(lambda a: a, lambda a: (a @ a).relu(), [x], device="cpu", budget_ms=5.0)
-    assert result.speedup > timing.SUSPICIOUS_SPEEDUP
-    assert any("faster than eager PyTorch" in w for w in result.candidate.warnings)
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return x * torch.sigmoid(x)
+
+    class Lazy(torch.nn.Module):
+        calls, last = 0, None
+
+        def forward(self, x):
+            Lazy.calls += 1
+            if Lazy.calls <= 6:  # the probe's and the five trials' calls
+                Lazy.last = x * torch.sigmoid(x)
+            return Lazy.last
+
+    def get_inputs():
+        return [torch.randn(128, 256)]
+
+    test = correctness.check(Model, Lazy, get_inputs, device="cpu")
+    assert test.passed  # five trials cannot see it
+    fresh = correctness.FreshInputs(get_inputs, torch.device("cpu"), 7)
+    check = correctness.TimedCheck(Model(), fresh, test.atol, test.rtol)
+    with pytest.raises(timing.TimedCallWrong) as wrong:
+        timing.compare(Lazy(), Model(), fresh, check=check, device="cpu", budget_ms=1.0)
+    assert wrong.value.check == "timed-output-wrong"
+    assert "changed behaviour between the correctness trials and the timing" in wrong.value.message
+
+
+def test_an_honest_candidate_has_its_timed_calls_checked_and_passes(timing, correctness):
+    torch = pytest.importorskip("torch")
+    fresh = correctness.FreshInputs(lambda: [torch.randn(64, 64)], torch.device("cpu"), 3)
+    check = correctness.TimedCheck(lambda x: x.relu(), fresh, 1e-4, 1e-4)
+    result = timing.compare(lambda x: x.clamp(min=0), lambda x: x.relu(), fresh, check=check, device="cpu",
+                            budget_ms=1.0)
+    # the last and a random call of each batch, and the last profiled one (none on a CPU)
+    assert result.checked_calls >= 3 and fresh.reproducible
+
+
+def test_a_candidate_replaying_results_for_inputs_it_has_seen_fails_while_it_is_timed(timing, correctness):
+    """Issue 32, class 1: CUDA-L1's policy replayed results remembered by input pointer. On a GPU the caching
+    allocator hands the same addresses out again; here (malloc) the key is the shape: the same class, and the
+    fresh draws' new values defeat either."""
+    torch = pytest.importorskip("torch")
+    remembered: dict[tuple, object] = {}
+
+    def by_address(x):
+        if tuple(x.shape) not in remembered:
+            remembered[tuple(x.shape)] = x.relu()
+        return remembered[tuple(x.shape)]
+
+    fresh = correctness.FreshInputs(lambda: [torch.randn(64, 64)], torch.device("cpu"), 5)
+    with pytest.raises(timing.TimedCallWrong):
+        timing.compare(by_address, lambda x: x.relu(), fresh,
+                       check=correctness.TimedCheck(lambda x: x.relu(), fresh, 1e-4, 1e-4), device="cpu", budget_ms=1.0)
+
+
+def test_inputs_that_get_inputs_does_not_reproduce_are_kept_for_the_check(correctness):
+    torch = pytest.importorskip("torch")
+    rng = iter(range(10_000))
+    fresh = correctness.FreshInputs(lambda: [torch.full((4,), float(next(rng)))], torch.device("cpu"), 0)
+    assert not fresh.reproducible
+    args = fresh(3)
+    drawn = float(args[0][0])
+    args[0].zero_()  # what a candidate might do to its input
+    assert torch.equal(fresh.again(3)[0], torch.full((4,), drawn)) and drawn != 0.0
 
 
 class ScriptedClock:
@@ -162,6 +233,7 @@ def test_speedup_is_shown_with_its_interval():
 
 def test_cpu_timings_have_no_kernel_time(timing):
     torch = pytest.importorskip("torch")
-    result = timing.compare(lambda a: a * 2, lambda a: a + a, [torch.randn(64, 64)], device="cpu", budget_ms=2.0)
+    x = torch.randn(64, 64)
+    result = timing.compare(lambda a: a * 2, lambda a: a + a, lambda k: [x], device="cpu", budget_ms=2.0)
     assert result.candidate.kernel_ms is None and result.candidate.kernels == ()
     assert result.to_json()["candidate"]["call_ms"] == result.candidate.median

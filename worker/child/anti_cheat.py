@@ -25,11 +25,15 @@ from .results import CheatFinding
 
 # check → rule code. CL901: the test cannot run at all (no ModelNew, no forward).
 CHECK_CODES = {
+    "timed-output-wrong": "CL901",
+    "not-reproduced": "CL901",
     "timing-patch": "CL906",
+    "below-physical-bound": "CL906",
     "clock-replaced": "CL906",
     "side-stream": "CL906",
     "threads": "CL906",
     "torch-fallback": "CL907",
+    "library-kernels": "CL907",
     "try-except-fallback": "CL907",
     "calls-reference": "CL907",
     "inherits-reference": "CL907",

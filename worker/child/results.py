@@ -359,12 +359,76 @@ class Measurement:
 
 
 @dataclass(frozen=True)
+class PhysicalBound:
+    """The least time any correct kernel needs for the problem on this GPU (lib/physical_bound.py): the bytes it
+    must move through DRAM and the FLOPs it must do, at the part's fastest. A timing below it is impossible."""
+
+    bytes: int
+    flops: float
+    dram_gbs: float
+    tensor_tflops: float
+    source: str = ""  # where the peaks come from
+
+    @property
+    def bytes_ms(self) -> float:
+        return self.bytes / (self.dram_gbs * 1e9) * 1e3 if self.dram_gbs else 0.0
+
+    @property
+    def flops_ms(self) -> float:
+        return self.flops / (self.tensor_tflops * 1e12) * 1e3 if self.tensor_tflops else 0.0
+
+    @property
+    def ms(self) -> float:
+        return max(self.bytes_ms, self.flops_ms)
+
+    def describe(self) -> str:
+        parts = [f"{self.bytes / 1e9:.4g} GB through DRAM at ≤ {self.dram_gbs:.4g} GB/s = {self.bytes_ms:.4g} ms"]
+        if self.flops:
+            parts.append(f"{self.flops / 1e9:.4g} GFLOP at ≤ {self.tensor_tflops:.4g} TFLOP/s = {self.flops_ms:.4g} ms")
+        return "; ".join(parts) + (f" ({self.source})" if self.source else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "ms": self.ms}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PhysicalBound:
+        return _from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Whose kernels carried a call's device time (lib/attribution.py): the file's own, or others (library
+    kernels, copies, memsets), by name, the longest first."""
+
+    own_ms: float
+    others: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def total_ms(self) -> float:
+        return self.own_ms + sum(ms for _, ms in self.others)
+
+    @property
+    def own_share(self) -> float:
+        return self.own_ms / self.total_ms if self.total_ms else math.nan
+
+    def to_json(self) -> dict[str, Any]:
+        return {"own_ms": self.own_ms, "others": [list(k) for k in self.others], "own_share": self.own_share}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Attribution:
+        return cls(float(data["own_ms"]), tuple((str(n), float(ms)) for n, ms in data.get("others", ())))
+
+
+@dataclass(frozen=True)
 class TimingResult:
     """The candidate against the eager PyTorch reference (and `torch.compile` of it when asked), same inputs."""
 
     candidate: Measurement
     reference: Measurement
     compiled_reference: Measurement | None = None
+    bound: PhysicalBound | None = None  # the least time any correct kernel needs here (None: not known)
+    attribution: Attribution | None = None  # whose kernels carried the candidate's device time (None: not known)
+    checked_calls: int = 0  # timed calls of the candidate whose outputs were compared with the reference's
 
     @property
     def speedup(self) -> float:
@@ -389,6 +453,9 @@ class TimingResult:
             "candidate": self.candidate.to_json(),
             "reference": self.reference.to_json(),
             "compiled_reference": None if self.compiled_reference is None else self.compiled_reference.to_json(),
+            "bound": None if self.bound is None else self.bound.to_json(),
+            "attribution": None if self.attribution is None else self.attribution.to_json(),
+            "checked_calls": self.checked_calls,
             "speedup": self.speedup,
             "speedup_low": lo,
             "speedup_high": hi,
@@ -396,11 +463,14 @@ class TimingResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TimingResult:
-        compiled = data.get("compiled_reference")
+        compiled, bound, attribution = data.get("compiled_reference"), data.get("bound"), data.get("attribution")
         return cls(
             Measurement.from_json(data["candidate"]),
             Measurement.from_json(data["reference"]),
             None if compiled is None else Measurement.from_json(compiled),
+            None if bound is None else PhysicalBound.from_json(bound),
+            None if attribution is None else Attribution.from_json(attribution),
+            int(data.get("checked_calls", 0)),
         )
 
 

@@ -3,7 +3,8 @@
 payload: {"path", "reference"?, "trials"?, "seed"?, "device"?, "precision"?, "atol"?, "rtol"?,
           "time"?: bool, "budget_ms"?, "compile_reference"?: bool, "extra_cuda_cflags"?, "build_directory"?,
           "static_checks"?: bool (default true; the optimize loop checks before it runs a candidate),
-          "allow_torch_ops"?: bool, "limit_factor"?, "limit_floor_s"?}
+          "allow_torch_ops"?: bool, "limit_factor"?, "limit_floor_s"?,
+          "reference_first"?: bool (time the reference before the candidate: a re-verification's order)}
 returns: {"test": TestResult json, "timing": TimingResult json | None, "kernels": [names], "error": str | None,
           "builds": ["fast NAME (…)" | "declined NAME: why" | "fell back NAME: why", ...],
           "seconds": {"load"?, "check"?, "warm-up"?, "timing"?} (where the job's time went, the wait for the
@@ -11,8 +12,9 @@ returns: {"test": TestResult json, "timing": TimingResult json | None, "kernels"
           "context_broken"?: true (the file replaced a clock the timing trusts: this worker retires)}
 
 The anti-cheat checks (worker/child/anti_cheat.py) are part of the test: the static ones on a `.py` candidate, the
-run-time ones in the harness (inputs, aliasing) and here (clocks). A `reject` finding fails a test whose trials
-passed; every finding goes to the result with its code and line.
+run-time ones in the harness (inputs, aliasing; the outputs of timed calls, each on fresh inputs) and here
+(clocks; a time below the physical bound; device time carried by kernels not the file's). A `reject` finding
+fails a test whose trials passed; every finding goes to the result with its code and line.
 """
 
 from __future__ import annotations
@@ -24,7 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from .. import anti_cheat, results
-from ..lib import background, clock_guard, fast_inline, harness_correctness, harness_timing, problem_loader
+from ..lib import (
+    attribution,
+    background,
+    clock_guard,
+    fast_inline,
+    harness_correctness,
+    harness_timing,
+    physical_bound,
+    problem_loader,
+)
 
 # the build (load) and the trials run beside the warm-up's profiler session; the timing, which opens its own,
 # waits for it (lib/background.py)
@@ -32,19 +43,17 @@ BESIDE_WARM_UP = True
 
 
 def run(payload: dict, ctx: Any = None) -> dict:
-    build_log = fast_inline.LOG
-    guard = clock_guard
-    guard.remember()
-    first = len(build_log)
+    clock_guard.remember()
+    first = len(fast_inline.LOG)
     try:
         out = _run(payload, ctx)
     except Exception:
-        if not guard.replaced():
+        if not clock_guard.replaced():
             raise
         out = {"test": results.TestResult("error", traceback=traceback.format_exc()).to_json(), "timing": None,
                "kernels": [], "error": None}
-    out["builds"] = build_log[first:]
-    patched = guard.replaced()
+    out["builds"] = fast_inline.LOG[first:]
+    patched = clock_guard.replaced()
     if patched:
         # fails whatever it measured; the worker, whose clocks it changed for every later job, retires
         test = results.TestResult.from_json(out["test"])
@@ -71,29 +80,27 @@ def clock_finding(replacement: Any, path: str) -> Any:
 
 
 def _run(payload: dict, ctx: Any) -> dict:
-    loader = problem_loader
-    correctness = harness_correctness
     if ctx is not None:
         ctx.progress("building", 0.1)
     seconds: dict[str, float] = {}
     began = time.perf_counter()
     try:
-        problem = loader.load_problem(payload)
-    except loader.ProblemError as exc:
+        problem = problem_loader.load_problem(payload)
+    except problem_loader.ProblemError as exc:
         return {"test": results.TestResult("error", message=str(exc)).to_json(), "timing": None, "kernels": [], "error": str(exc)}
     except Exception as exc:  # the user's module raised while loading (a load_inline build error, ...)
         message = f"loading {Path(payload['path']).name} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
-        status = "crashed" if correctness.is_crash(str(exc)) else "error"
+        status = "crashed" if harness_correctness.is_crash(str(exc)) else "error"
         result = results.TestResult(status, message=message, traceback=traceback.format_exc())
         return {"test": result.to_json(), "timing": None, "kernels": [], "error": message}
     seconds["load"] = time.perf_counter() - began
     limits = {k: float(payload[k]) for k in ("limit_factor", "limit_floor_s") if payload.get(k) is not None}
     began = time.perf_counter()
-    test = correctness.check(
+    test = harness_correctness.check(
         problem.make_reference,
         problem.make_candidate,
         problem.get_inputs,
-        trials=int(payload.get("trials", correctness.DEFAULT_TRIALS)),
+        trials=int(payload.get("trials", harness_correctness.DEFAULT_TRIALS)),
         seed=int(payload.get("seed", 42)),
         device=payload.get("device"),
         precision=payload.get("precision"),
@@ -146,29 +153,58 @@ def with_static_checks(test: Any, payload: dict) -> Any:
 
 
 def _time(problem: Any, payload: dict, test: Any, ctx: Any) -> tuple[Any, Any]:
-    """The timing, and the test again: failed when the candidate changed its inputs while it was timed."""
+    """The timing, and the test again: failed when a timed call's result or inputs differ from the reference's on
+    the same inputs (harness_correctness.TimedCheck), when the time is below what the problem needs on this GPU
+    (CL906, physical_bound), or when the file's kernels did not do the work (CL907, attribution)."""
     import torch
 
-    timing = harness_timing
-    correctness = harness_correctness
     device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
-    reference = correctness.place(problem.make_reference(), device, None)
-    candidate = correctness.place(problem.make_candidate(), device, None)
-    torch.manual_seed(int(payload.get("seed", 42)))
-    inputs = correctness.make_inputs(problem.get_inputs, device)
-    saved = correctness.clone_inputs(inputs)
+    reference = harness_correctness.place(problem.make_reference(), device, None)
+    candidate = harness_correctness.place(problem.make_candidate(), device, None)
+    seed = harness_correctness.trial_seeds(int(payload.get("seed", 42)) ^ harness_correctness.TIMING_SEED, 1)[0]
     watch = None if ctx is None else (lambda stage, limit_s: ctx.progress(stage, 0.8, limit_s))
     with torch.no_grad():
-        measured = timing.compare(
-            candidate, reference, inputs, device=str(device),
-            budget_ms=float(payload.get("budget_ms", timing.DEFAULT_BUDGET_MS)),
-            compile_reference=bool(payload.get("compile_reference", False)),
-            call_limit=test.limits, watch=watch,
-        )
-    changed = [] if saved is None else correctness.changed_inputs(saved, inputs)
-    if not changed:
-        return measured, test
-    cheat = anti_cheat.finding(
-        "inputs-modified", f"the candidate changed input {changed[0]} while it was timed (its trials left it as it was)", 0,
-    )
-    return None, replace(test, status="failed", message=cheat.message, cheats=(*test.cheats, cheat))
+        fresh = harness_correctness.FreshInputs(problem.get_inputs, device, seed)
+        bound = _bound(reference, fresh, device)
+        try:
+            measured = harness_timing.compare(
+                candidate, reference, fresh, check=harness_correctness.TimedCheck(reference, fresh, test.atol, test.rtol),
+                device=str(device), budget_ms=float(payload.get("budget_ms", harness_timing.DEFAULT_BUDGET_MS)),
+                compile_reference=bool(payload.get("compile_reference", False)), call_limit=test.limits, watch=watch,
+                reference_first=bool(payload.get("reference_first", False)),
+            )
+        except harness_timing.TimedCallWrong as wrong:
+            return None, _failed(test, anti_cheat.finding(wrong.check, wrong.message, 0))
+    measured = replace(measured, bound=bound, attribution=_attribution(problem, payload, measured))
+    if bound is not None and measured.candidate.median < bound.ms:
+        return None, _failed(test, anti_cheat.finding("below-physical-bound", (
+            f"the candidate's call took {measured.candidate.median:.4g} ms, but any correct kernel needs at least "
+            f"{bound.ms:.4g} ms on this GPU ({bound.describe()}): the work was not done while it was timed"
+        ), 0))
+    if measured.attribution is not None and (found := attribution.finding(measured.attribution)) is not None:
+        return None, _failed(test, found)
+    return measured, test
+
+
+def _failed(test: Any, cheat: Any) -> Any:
+    return replace(test, status="failed", message=cheat.message, cheats=(*test.cheats, cheat))
+
+
+def _bound(reference: Any, fresh: Any, device: Any) -> Any:
+    """The problem's physical bound on `device`, from one reference call on timed call 0's inputs."""
+    if device.type != "cuda":
+        return None
+    args = fresh(0)
+    flops = physical_bound.least_flops(reference, args)
+    outputs = harness_correctness.flatten(reference(*args))
+    return physical_bound.bound(args, outputs, flops, device)
+
+
+def _attribution(problem: Any, payload: dict, measured: Any) -> Any:
+    """Whose kernels carried the candidate's device time, where the file defines kernels that must carry it."""
+    if not measured.candidate.kernels or payload.get("allow_torch_ops"):
+        return None
+    source = Path(payload["path"]).read_text(encoding="utf-8", errors="replace")
+    if not anti_cheat.defines_kernel(source):
+        return None  # a PyTorch candidate: torch's kernels are its own
+    return attribution.attribute(measured.candidate.kernels, problem.kernel_names, source)

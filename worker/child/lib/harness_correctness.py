@@ -6,7 +6,10 @@ pass on the reference's leftovers; tolerances by dtype (fp32 1e-4, fp16/bf16 1e-
 `get_tolerance_for_precision`, after torchbench); NaN/Inf in the candidate never pass; the inputs unchanged
 after the candidate ran and its outputs not sharing memory with them, unless the reference's behave the same;
 each candidate call under a time limit derived from the reference's measured call; references that cannot tell
-right from wrong are flagged. Standard library at top level, torch inside functions.
+right from wrong are flagged. In each trial the candidate runs first, on a copy of the inputs, and the
+reference after it on the originals, so that no output of the reference for those inputs exists while the
+candidate runs. `TimedCheck` compares timed calls the same way (harness_timing). Standard library at top level,
+torch inside functions.
 """
 
 from __future__ import annotations
@@ -18,8 +21,11 @@ import traceback
 from typing import Any
 
 from .. import anti_cheat, results
+from .harness_timing import TimedCallWrong
 
 DEFAULT_TRIALS = 5
+PROBE_SEED = 0x5EED  # the probe's inputs are drawn under a seed apart from the trials'
+TIMING_SEED = 0x71AED  # and the timed calls' under another
 # A candidate call may take this many times the reference's measured call, and never less than the floor
 # (first-call costs: lazy module loading, a cuBLAS handle): a hung kernel costs seconds, not the job's 600 s.
 LIMIT_FACTOR = 20.0
@@ -166,7 +172,9 @@ def degenerate_reasons(outputs: list[Any], inputs: list[Any], atol: float) -> li
         elif o.numel() > 1 and float(o.max()) == float(o.min()):
             reasons.append(f"reference output {i} is constant ({float(o.flatten()[0]):g} everywhere)")
         for j, inp in enumerate(inputs):
-            if isinstance(inp, torch.Tensor) and (inp.shape, inp.dtype, inp.device) == (out.shape, out.dtype, out.device):
+            # an output in its input's memory is the reference working in place, not a weak test
+            if (isinstance(inp, torch.Tensor) and (inp.shape, inp.dtype, inp.device) == (out.shape, out.dtype, out.device)
+                    and not _overlap(out, inp)):
                 if torch.equal(inp.detach(), out.detach()):
                     reasons.append(
                         f"reference output {i} equals input {j} on these inputs: a kernel that returns its "
@@ -212,18 +220,21 @@ def clone_inputs(values: list[Any]) -> list[Any] | None:
         return None
 
 
-def poison(outputs: list[Any], device: Any) -> None:
-    """Leaves NaN in the blocks the caching allocator will hand to the candidate's outputs next."""
+def poison(sizes: list[int], device: Any) -> None:
+    """Leaves NaN in the blocks the caching allocator will hand to the candidate's outputs next: one block of
+    each size in `sizes` (bytes: the reference's outputs on the trial before, or on the probe)."""
     import torch
 
     if getattr(device, "type", "cpu") != "cuda":
         return
-    blocks = [
-        torch.full(((o.numel() * o.element_size() + 3) // 4,), float("nan"), device=device)
-        for o in outputs
-        if isinstance(o, torch.Tensor)
-    ]
+    blocks = [torch.full(((n + 3) // 4,), float("nan"), device=device) for n in sizes]
     del blocks  # freed, not returned to the driver: the next same-sized allocations reuse them
+
+
+def output_sizes(outputs: list[Any]) -> list[int]:
+    import torch
+
+    return [o.numel() * o.element_size() for o in outputs if isinstance(o, torch.Tensor)]
 
 
 def _sync(device: Any) -> None:
@@ -280,39 +291,22 @@ def check(
     degenerate: list[str] = []
     first_outputs: list[Any] | None = None
     dtype_name, used_atol, used_rtol = "", 0.0, 0.0
-    limit = None
     with torch.no_grad():
+        # the reference once before any trial, on inputs of its own: the first call's costs paid, the candidate's
+        # first limit known, the sizes of its outputs to poison (the candidate runs before it in every trial)
+        torch.manual_seed(trial_seeds(seed ^ PROBE_SEED, 1)[0])
+        try:
+            limit, sizes = _probe(reference, make_inputs(get_inputs, dev, dtype), dev, limit_factor, limit_floor_s)
+        except Exception as exc:
+            return TestResult("reference-error", device=str(dev), message=f"the reference raised: {_one_line(exc)}",
+                              traceback=traceback.format_exc())
         for trial, trial_seed in enumerate(trial_seeds(seed, trials)):
             if on_trial is not None:
                 on_trial(trial, trials)
             torch.manual_seed(trial_seed)
             inputs = make_inputs(get_inputs, dev, dtype)
-            reference_inputs = _clone(inputs)
-            try:
-                began = time.perf_counter()
-                expected = flatten(reference(*reference_inputs))
-                _sync(dev)
-                reference_s = time.perf_counter() - began
-            except Exception as exc:
-                return TestResult("reference-error", tuple(done), device=str(dev),
-                                  message=f"the reference raised on trial {trial}: {_one_line(exc)}",
-                                  traceback=traceback.format_exc(), limits=limit)
-            limit = results.CallLimit(max(reference_s, limit.reference_s if limit else 0.0), limit_factor, limit_floor_s)
-            reference_side = ReferenceSide.after(inputs, reference_inputs, expected)
-            del reference_inputs  # only the inputs the reference changed are kept (reference_side.changed)
-            first = next((o for o in expected if isinstance(o, torch.Tensor)), None)
-            if first is not None and not dtype_name:
-                dtype_name = _dtype_name(first)
-                tol = tolerance_for(dtype_name)
-                used_atol = tol if atol is None else atol
-                used_rtol = tol if rtol is None else rtol
-            if trial == 0:
-                degenerate += degenerate_reasons(expected, inputs, used_atol)
-                first_outputs = expected
-            elif trial == 1 and first_outputs and _same(first_outputs, expected):
-                degenerate.append("the reference gives the same outputs on every trial: get_inputs() may not be random")
-            candidate_inputs = _clone(inputs)  # before poisoning: the clones must not take the poisoned blocks
-            poison(expected, dev)
+            candidate_inputs = _clone(inputs)  # before poisoning: the clone must not take the poisoned blocks
+            poison(sizes, dev)
             watch(f"trial {trial + 1}/{trials}: the candidate's call, limit {limit.describe()}", limit.limit_s)
             try:
                 actual = flatten(candidate(*candidate_inputs))
@@ -329,10 +323,36 @@ def check(
                 )
             finally:
                 watch(f"trial {trial + 1}/{trials}: comparing", None)
+            # the reference runs last, on the original inputs: while the candidate ran, no output of the reference
+            # for these inputs existed for it to find and copy (pygpubench's garbage-collector walk)
+            changed_by_candidate = {j: inputs[j].clone() for j in changed_inputs(inputs, candidate_inputs)}
+            try:
+                began = time.perf_counter()
+                expected = flatten(reference(*inputs))
+                _sync(dev)
+                reference_s = time.perf_counter() - began
+            except Exception as exc:
+                return TestResult("reference-error", tuple(done), device=str(dev),
+                                  message=f"the reference raised on trial {trial}: {_one_line(exc)}",
+                                  traceback=traceback.format_exc(), limits=limit)
+            limit = results.CallLimit(max(reference_s, limit.reference_s), limit_factor, limit_floor_s)
+            sizes = output_sizes(expected)
+            first = next((o for o in expected if isinstance(o, torch.Tensor)), None)
+            if first is not None and not dtype_name:
+                dtype_name = _dtype_name(first)
+                tol = tolerance_for(dtype_name)
+                used_atol = tol if atol is None else atol
+                used_rtol = tol if rtol is None else rtol
+            if trial == 0:
+                degenerate += degenerate_reasons(expected, inputs, used_atol)
+                first_outputs = expected
+            elif trial == 1 and first_outputs and _same(first_outputs, expected):
+                degenerate.append("the reference gives the same outputs on every trial: get_inputs() may not be random")
             checks = _compare_all(expected, actual, atol, rtol)
-            cheats = reference_side.cheats(inputs, candidate_inputs, actual, atol, rtol)
+            cheats = input_cheats(inputs, candidate_inputs, changed_by_candidate, expected, actual, atol, rtol)
             passed = all(c.passed for c in checks) and not cheats
             done.append(results.TrialResult(trial, trial_seed, passed, tuple(checks), cheats=tuple(cheats)))
+            del inputs, candidate_inputs, changed_by_candidate, expected, actual
 
     failed = next((t for t in done if not t.passed), None)
     if any("NaN/Inf" in r for r in degenerate):
@@ -348,50 +368,49 @@ def check(
                       cheats=cheats, limits=limit)
 
 
-class ReferenceSide:
-    """What the reference did to its inputs on one trial, which the candidate may then do too: the inputs it
-    changed (kept, to compare the candidate's with) and the (output, input) pairs whose memory it shares."""
+def _probe(reference: Any, inputs: list[Any], dev: Any, factor: float, floor_s: float) -> tuple[Any, list[int]]:
+    """One reference call before the trials: the candidate's first `CallLimit` and the output sizes to poison."""
+    began = time.perf_counter()
+    outputs = flatten(reference(*inputs))
+    _sync(dev)
+    return results.CallLimit(time.perf_counter() - began, factor, floor_s), output_sizes(outputs)
 
-    def __init__(self, changed: dict[int, Any], aliases: set[tuple[int, int]]) -> None:
-        self.changed = changed
-        self.aliases = aliases
 
-    @classmethod
-    def after(cls, inputs: list[Any], reference_inputs: list[Any], outputs: list[Any]) -> ReferenceSide:
-        changed = {j: reference_inputs[j] for j in changed_inputs(inputs, reference_inputs)}
-        return cls(changed, aliasing(outputs, reference_inputs))
-
-    def cheats(self, inputs: list[Any], candidate_inputs: list[Any], outputs: list[Any], atol: float | None,
-               rtol: float | None) -> list[Any]:
-        """Run-time anti-cheat findings: an input the candidate changed where the reference did not (or not
-        the same way), an output sharing memory with an input where the reference's does not."""
-        found = []
-        for j in changed_inputs(inputs, candidate_inputs):
-            if j not in self.changed:
-                n = differing(inputs[j], candidate_inputs[j])
-                found.append(anti_cheat.finding(
-                    "inputs-modified",
-                    f"the candidate changed input {j} ({n} of {inputs[j].numel()} elements), which the reference "
-                    "leaves unchanged: a kernel that writes its result into its input",
-                    0,
-                ))
-        for j, reference_after in self.changed.items():
-            same = compare(j, reference_after, candidate_inputs[j], atol, rtol)
-            if not same.passed:
-                found.append(anti_cheat.finding(
-                    "inputs-modified",
-                    f"input {j} after the candidate's call differs from the reference's, which changes it in "
-                    f"place: {same.message.removeprefix(f'output {j}').lstrip(': ')}",
-                    0,
-                ))
-        for k, j in sorted(aliasing(outputs, candidate_inputs) - self.aliases):
+def input_cheats(reference_inputs: list[Any], candidate_inputs: list[Any], changed_by_candidate: dict[int, Any],
+                 expected: list[Any], actual: list[Any], atol: float | None, rtol: float | None) -> list[Any]:
+    """Run-time anti-cheat findings of one trial, both sides having run on copies of the same inputs: an input
+    the candidate left otherwise than the reference did (changed where the reference leaves it, or not the way
+    the reference changes it in place); an output sharing memory with an input where the reference's does not.
+    `changed_by_candidate`: the inputs the candidate changed, as they were before (the reference ran on them)."""
+    found = []
+    for j in changed_inputs(reference_inputs, candidate_inputs):
+        same = compare(j, reference_inputs[j], candidate_inputs[j], atol, rtol)
+        if same.passed:
+            continue
+        before = changed_by_candidate.get(j)
+        if before is not None and not differing(before, reference_inputs[j]):
+            n = differing(before, candidate_inputs[j])
             found.append(anti_cheat.finding(
-                "output-aliases-input",
-                f"output {k} shares memory with input {j} (the reference's does not): the result was written "
-                "into the input",
+                "inputs-modified",
+                f"the candidate changed input {j} ({n} of {before.numel()} elements), which the reference "
+                "leaves unchanged: a kernel that writes its result into its input",
                 0,
             ))
-        return found
+        else:
+            found.append(anti_cheat.finding(
+                "inputs-modified",
+                f"input {j} after the candidate's call differs from the reference's, which changes it in "
+                f"place: {same.message.removeprefix(f'output {j}').lstrip(': ')}",
+                0,
+            ))
+    for k, j in sorted(aliasing(actual, candidate_inputs) - aliasing(expected, reference_inputs)):
+        found.append(anti_cheat.finding(
+            "output-aliases-input",
+            f"output {k} shares memory with input {j} (the reference's does not): the result was written "
+            "into the input",
+            0,
+        ))
+    return found
 
 
 def changed_inputs(before: list[Any], after: list[Any]) -> list[int]:
@@ -462,3 +481,76 @@ def _compare_all(expected: list[Any], actual: list[Any], atol: float | None, rto
             f"the candidate returned {len(actual)} outputs, the reference {len(expected)}",
         ))
     return checks
+
+
+class FreshInputs:
+    """The inputs of timed call k: `get_inputs()` under a seed of its own, on the device — a new draw for every
+    call. `again(k)` gives call k's inputs once more, for the reference of a checked call: drawn again where
+    `get_inputs()` gives the same inputs under the same seed (found out once, up front), else a copy kept from
+    before the call (every call then keeps one, so that no call looks different from a checked one)."""
+
+    def __init__(self, get_inputs: Any, device: Any, seed: int) -> None:
+        self.get_inputs, self.device, self.seed = get_inputs, device, seed
+        self.reproducible = _same_values(self._draw(0), self._draw(0))
+        self._kept: tuple[int, list[Any]] | None = None
+
+    def _draw(self, k: int) -> list[Any]:
+        import torch
+
+        torch.manual_seed(self.seed + k)
+        return make_inputs(self.get_inputs, self.device)
+
+    def __call__(self, k: int) -> list[Any]:
+        args = self._draw(k)
+        if not self.reproducible:
+            self._kept = None  # the last call's copy goes before this one's is made
+            self._kept = (k, _clone(args))
+        return args
+
+    def again(self, k: int) -> list[Any]:
+        if self.reproducible:
+            return self._draw(k)
+        assert self._kept is not None and self._kept[0] == k, "again() is for the call just made"
+        return _clone(self._kept[1])
+
+
+class TimedCheck:
+    """After a chosen timed call of the candidate (harness_timing.Calls): the reference on the same inputs, its
+    outputs against the call's, and the call's inputs against the reference's after it. A difference raises
+    `TimedCallWrong`: the candidate passed its trials and then did something else while it was timed."""
+
+    def __init__(self, reference: Any, inputs: FreshInputs, atol: float | None, rtol: float | None) -> None:
+        self.reference, self.inputs, self.atol, self.rtol = reference, inputs, atol, rtol
+
+    def __call__(self, k: int, args: list[Any], out: Any) -> None:
+        actual = flatten(out)
+        _sync(self.inputs.device)
+        fresh = self.inputs.again(k)
+        expected = flatten(self.reference(*fresh))
+        _sync(self.inputs.device)
+        bad = next((c for c in _compare_all(expected, actual, self.atol, self.rtol) if not c.passed), None)
+        if bad is not None:
+            raise TimedCallWrong("timed-output-wrong", (
+                f"timed call {k + 1} returned a wrong result ({bad.message}) after the trials passed: the candidate "
+                "changed behaviour between the correctness trials and the timing"
+            ))
+        for j in changed_inputs(fresh, args):
+            if not compare(j, fresh[j], args[j], self.atol, self.rtol).passed:
+                raise TimedCallWrong("inputs-modified", (
+                    f"timed call {k + 1} left input {j} otherwise than the reference does on the same inputs: the "
+                    "candidate writes into its input while it is timed"
+                ))
+
+
+def _same_values(a: list[Any], b: list[Any]) -> bool:
+    import torch
+
+    def same(x: Any, y: Any) -> bool:
+        if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+            return isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and torch.equal(x, y)
+        try:
+            return bool(x == y)
+        except (TypeError, ValueError, RuntimeError):  # an array's == has no single truth value
+            return False
+
+    return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
