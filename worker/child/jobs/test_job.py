@@ -161,17 +161,20 @@ def _time(problem: Any, payload: dict, test: Any, ctx: Any) -> tuple[Any, Any]:
     device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
     reference = harness_correctness.place(problem.make_reference(), device, None)
     candidate = harness_correctness.place(problem.make_candidate(), device, None)
-    seed = harness_correctness.trial_seeds(int(payload.get("seed", 42)) ^ harness_correctness.TIMING_SEED, 1)[0]
+    seeds = harness_correctness.trial_seeds(int(payload.get("seed", 42)) ^ harness_correctness.TIMING_SEED, 2)
     watch = None if ctx is None else (lambda stage, limit_s: ctx.progress(stage, 0.8, limit_s))
     with torch.no_grad():
-        fresh = harness_correctness.FreshInputs(problem.get_inputs, device, seed)
-        bound = _bound(reference, fresh, device)
+        # the candidate's timed calls and the reference's on draws apart: the reference never computes, before a
+        # candidate's call, the values that call gets (its checks run the reference after it)
+        fresh = harness_correctness.FreshInputs(problem.get_inputs, device, seeds[0])
+        reference_draws = harness_correctness.seeded_draws(problem.get_inputs, device, seeds[1])
+        bound = _bound(reference, reference_draws, device)
         try:
             measured = harness_timing.compare(
                 candidate, reference, fresh, check=harness_correctness.TimedCheck(reference, fresh, test.atol, test.rtol),
                 device=str(device), budget_ms=float(payload.get("budget_ms", harness_timing.DEFAULT_BUDGET_MS)),
                 compile_reference=bool(payload.get("compile_reference", False)), call_limit=test.limits, watch=watch,
-                reference_first=bool(payload.get("reference_first", False)),
+                reference_first=bool(payload.get("reference_first", False)), reference_draw=reference_draws,
             )
         except harness_timing.TimedCallWrong as wrong:
             return None, _failed(test, anti_cheat.finding(wrong.check, wrong.message, 0))
@@ -190,11 +193,11 @@ def _failed(test: Any, cheat: Any) -> Any:
     return replace(test, status="failed", message=cheat.message, cheats=(*test.cheats, cheat))
 
 
-def _bound(reference: Any, fresh: Any, device: Any) -> Any:
-    """The problem's physical bound on `device`, from one reference call on timed call 0's inputs."""
+def _bound(reference: Any, draws: Any, device: Any) -> Any:
+    """The problem's physical bound on `device`, from one reference call on its first timed call's inputs."""
     if device.type != "cuda":
         return None
-    args = fresh(0)
+    args = draws(0)
     flops = physical_bound.least_flops(reference, args)
     outputs = harness_correctness.flatten(reference(*args))
     return physical_bound.bound(args, outputs, flops, device)

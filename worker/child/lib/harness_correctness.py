@@ -483,6 +483,18 @@ def _compare_all(expected: list[Any], actual: list[Any], atol: float | None, rto
     return checks
 
 
+def seeded_draws(get_inputs: Any, device: Any, seed: int) -> Any:
+    """k → `get_inputs()` on the device under the seed `seed + k`."""
+
+    def draw(k: int) -> list[Any]:
+        import torch
+
+        torch.manual_seed(seed + k)
+        return make_inputs(get_inputs, device)
+
+    return draw
+
+
 class FreshInputs:
     """The inputs of timed call k: `get_inputs()` under a seed of its own, on the device — a new draw for every
     call. `again(k)` gives call k's inputs once more, for the reference of a checked call: drawn again where
@@ -490,15 +502,10 @@ class FreshInputs:
     before the call (every call then keeps one, so that no call looks different from a checked one)."""
 
     def __init__(self, get_inputs: Any, device: Any, seed: int) -> None:
-        self.get_inputs, self.device, self.seed = get_inputs, device, seed
+        self.device = device
+        self._draw = seeded_draws(get_inputs, device, seed)
         self.reproducible = _same_values(self._draw(0), self._draw(0))
         self._kept: tuple[int, list[Any]] | None = None
-
-    def _draw(self, k: int) -> list[Any]:
-        import torch
-
-        torch.manual_seed(self.seed + k)
-        return make_inputs(self.get_inputs, self.device)
 
     def __call__(self, k: int) -> list[Any]:
         args = self._draw(k)

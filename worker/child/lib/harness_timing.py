@@ -291,17 +291,19 @@ def compare(
     call_limit: Any = None,
     watch: Callable[[str, float | None], None] | None = None,
     reference_first: bool = False,
+    reference_draw: Callable[[int], list[Any]] | None = None,
 ) -> Any:
-    """Candidate vs eager reference (and `torch.compile(reference)` when asked), call k of each on the inputs
-    `draw(k)`: the same inputs for both, call by call. `check(k, args, out)` after the candidate's chosen calls
-    (`Calls`). `watch(stage, limit_s)` as in the correctness harness: the candidate's timing under a limit derived
+    """Candidate vs eager reference (and `torch.compile(reference)` when asked), call k of the candidate on the
+    inputs `draw(k)`, of the reference on `reference_draw(k)` (default: the same): the same shapes and
+    distribution; the test draws the two sides apart, so that neither times values the other has seen.
+    `check(k, args, out)` after the candidate's chosen calls (`Calls`). `watch(stage, limit_s)` as in the correctness harness: the candidate's timing under a limit derived
     from `call_limit` (the reference's measured call), the reference's under the job's own. `reference_first`:
     the reference is timed before the candidate (a re-verification times them in the other order)."""
     clock = make_clock(device, flush_l2)
     watch = watch or (lambda stage, limit_s: None)
     with _one_cpu_thread(clock):
-        return _compare(candidate, reference, draw, check, clock, budget_ms, compile_reference, call_limit, watch,
-                        reference_first)
+        return _compare(candidate, reference, draw, reference_draw or draw, check, clock, budget_ms,
+                        compile_reference, call_limit, watch, reference_first)
 
 
 @contextmanager
@@ -321,7 +323,7 @@ def _one_cpu_thread(clock: Any) -> Iterator[None]:
 
 
 def _compare(candidate: Callable[..., Any], reference: Callable[..., Any], draw: Callable[[int], list[Any]],
-             check: Any, clock: Any, budget_ms: float, compile_reference: bool, call_limit: Any,
+             reference_draw: Callable[[int], list[Any]], check: Any, clock: Any, budget_ms: float, compile_reference: bool, call_limit: Any,
              watch: Callable[..., None], reference_first: bool) -> Any:
     def side(calls: Calls, label: str) -> Any:
         return with_kernel_time(measure(calls, label, clock, budget_ms=budget_ms), calls, clock)
@@ -337,14 +339,14 @@ def _compare(candidate: Callable[..., Any], reference: Callable[..., Any], draw:
 
     checked = Calls(candidate, draw, check)
     if reference_first:
-        ref = side(Calls(reference, draw), "reference (eager)")
+        ref = side(Calls(reference, reference_draw), "reference (eager)")
         cand = time_candidate()
     else:
         cand = time_candidate()
-        ref = side(Calls(reference, draw), "reference (eager)")
+        ref = side(Calls(reference, reference_draw), "reference (eager)")
     compiled = None
     if compile_reference:
         import torch
 
-        compiled = side(Calls(torch.compile(reference), draw), "reference (torch.compile)")
+        compiled = side(Calls(torch.compile(reference), reference_draw), "reference (torch.compile)")
     return results.TimingResult(cand, ref, compiled, checked_calls=checked.checked)
