@@ -12,8 +12,13 @@ class TestFailure(Rule):
     each, outputs poisoned before every run) the kernel's output differed from the PyTorch reference beyond the
     dtype's tolerance (fp32 1e-4, fp16/bf16 1e-2), had the wrong shape or dtype, or contained NaN/Inf. The
     finding carries the trial, its seed, the number of mismatches and the largest absolute and relative
-    errors. It is also reported, as `info`, when the test passed but cannot tell right from wrong (a
-    reference whose outputs are all zero or nearly so), and as `error` when the test could not run at all.
+    errors. The timing checks the same way: every timed call gets fresh inputs, and the last call of each
+    batch and one chosen at random are compared with the reference on the same inputs (`check:
+    timed-output-wrong`: the kernel changed behaviour between the trials and the timing — it skipped its work,
+    or replayed a result remembered for an input). A speedup above 10× counts only when a fresh process with new
+    seeds agrees (`not-reproduced` when it does not). It is also reported, as `info`, when the test passed but
+    cannot tell right from wrong (a reference whose outputs are all zero or nearly so), and as `error` when the
+    test could not run at all.
 
     ## Why is this bad?
     A fast kernel that computes the wrong answer is worth nothing, and a wrong answer that only shows on some
