@@ -198,9 +198,8 @@ def _bound(reference: Any, draws: Any, device: Any) -> Any:
     if device.type != "cuda":
         return None
     args = draws(0)
-    flops = physical_bound.least_flops(reference, args)
-    outputs = harness_correctness.flatten(reference(*args))
-    return physical_bound.bound(args, outputs, flops, device)
+    flops, out = physical_bound.counted(reference, args)
+    return physical_bound.bound(args, harness_correctness.flatten(out), flops, device)
 
 
 def _attribution(problem: Any, payload: dict, measured: Any) -> Any:

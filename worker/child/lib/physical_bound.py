@@ -44,18 +44,20 @@ def least_bytes(inputs: list[Any], outputs: list[Any], l2_bytes: int) -> int:
     return sum(read.values()) + max(0, sum(written.values()) - l2_bytes)
 
 
-def least_flops(reference: Any, inputs: list[Any]) -> float:
-    """The FLOPs torch counts for one reference call (0 where it counts none, or cannot count)."""
+def counted(reference: Any, inputs: list[Any]) -> tuple[float, Any]:
+    """(the FLOPs torch counts for one reference call — 0 where it counts none or cannot count —, its output)."""
     try:
         from torch.utils.flop_counter import FlopCounterMode
-    except ImportError:
-        return 0.0
-    try:
+
         with FlopCounterMode(display=False) as counter:
-            reference(*inputs)
-        return float(counter.get_total_flops())
-    except Exception:  # an op the counter cannot trace: no FLOP bound, the byte bound stands
-        return 0.0
+            out = reference(*inputs)
+        return float(counter.get_total_flops()), out
+    except Exception:  # no counter here, or an op it cannot trace: no FLOP bound, the byte bound stands
+        return 0.0, reference(*inputs)
+
+
+def least_flops(reference: Any, inputs: list[Any]) -> float:
+    return counted(reference, inputs)[0]
 
 
 def peaks(props: Any) -> tuple[float, float, str]:
