@@ -11,6 +11,10 @@ Tree-sitter speaks UTF-8 byte columns, 0-based; findings speak character columns
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
 
 from cudalens.analysis.findings import Span
 
@@ -28,6 +32,42 @@ def split_lines(text: str) -> list[str]:
     if not any(char in text for char in _OTHER_BREAKS):  # eight searches in C: a tenth of one regex scan
         return text.splitlines(True)  # the same lines, split in C
     return _LINE.findall(text)
+
+
+def without_line_end(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+@dataclass(frozen=True)
+class TextLines:
+    """A text's lines with their line ends, as `split_lines` splits them, and where a 1-based (line, character
+    column) falls in the text: the one conversion the server's edits and `cudalens check --fix` share."""
+
+    lines: Sequence[str]
+
+    @classmethod
+    def of(cls, text: str) -> TextLines:
+        return cls(split_lines(text))
+
+    @property
+    def line_count(self) -> int:
+        """LSP's count: one more line than there are line ends (a text that ends with one has an empty last line,
+        which `lines` leaves out)."""
+        return len(self.lines) + (not self.lines or self.lines[-1].endswith(("\n", "\r")))
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """The index in the text where each line starts, and the text's length."""
+        return [0, *accumulate(map(len, self.lines))]
+
+    def char_offset(self, line: int, column: int) -> int | None:
+        """The index in the text of a 1-based line and character column; None when it is not in the text (past
+        a line's end, its line end included)."""
+        if line == self.line_count > len(self.lines) and column == 1:
+            return self.starts[-1]
+        if not 0 < line <= len(self.lines) or not 0 < column <= len(without_line_end(self.lines[line - 1])) + 1:
+            return None
+        return self.starts[line - 1] + column - 1
 
 
 def line_start(text: str, line: int) -> int | None:

@@ -4,6 +4,7 @@ configuration and the suppression comments, and fixed when asked."""
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,8 +14,9 @@ from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.launch_index import LaunchIndex
 from cudalens.analysis.rules.file_not_analysed import not_analysed
 from cudalens.analysis.suppression import apply_suppressions, parse_suppressions
+from cudalens.analysis.syntax_check import SyntaxBaseline
 from cudalens.cli.escape import printable
-from cudalens.cli.fixes import apply_fixes, unified_diff
+from cudalens.cli.fixes import FixOutcome, apply_fixes, unified_diff
 from cudalens.cli.profiler_hooks import ProfilerHooks
 from cudalens.workspace.files import SourceText, load_source, read_source, write_source
 from cudalens.workspace.includes import DiskIncludes
@@ -107,11 +109,27 @@ def check_file(
     if not source.lossless:
         warn(f"cudalens: warning: {job.shown}: not fixed, the file is not valid {source.encoding.upper()}")
         return FileResult(findings)
+    after = findings_of(job, outcome.text, hooks, first_pass=False, launches=launches)
+    if (why := refused(job, source.text, outcome, findings, after)) is not None:
+        warn(f"cudalens: warning: {job.shown}: not fixed: {why}")
+        return FileResult(findings)
     if fix.diff:
         return FileResult(findings, len(outcome.fixed), unified_diff(job.shown, source.text, outcome.text))
     write_source(job.path, source, outcome.text)
-    return FileResult(findings_of(job, outcome.text, hooks, first_pass=False, launches=launches),
-                      len(outcome.fixed))
+    return FileResult(after, len(outcome.fixed))
+
+
+def refused(job: FileJob, text: str, outcome: FixOutcome, before: list[Finding], after: list[Finding]) -> str | None:
+    """Why the fixed text must not be written, or None: each written fix is checked as the server checks an
+    offered edit (the file parses no worse than before) and must have removed its finding."""
+    if not SyntaxBaseline(text, str(job.path)).accepts(outcome.text):
+        return "the fixed file would not parse"
+    had = Counter((f.code, f.kernel) for f in before if f.path == job.shown)
+    left = Counter((f.code, f.kernel) for f in after if f.path == job.shown)
+    for (code, kernel), n in Counter((f.code, f.kernel) for f in outcome.fixed).items():
+        if left[(code, kernel)] > had[(code, kernel)] - n:
+            return f"the fix of {code}{f' in {kernel}' if kernel else ''} did not remove its finding"
+    return None
 
 
 def describe_error(exc: Exception, path: Path) -> str:

@@ -1,7 +1,9 @@
 """`cudalens check --fix`: apply the findings' fixes to a document's text.
 
 Safe fixes only, unless unsafe ones are asked for. Fixes that overlap an earlier one are left for the next run
-(as ruff does), and a fix is applied whole or not at all. Pure: text in, text out.
+(as ruff does), and a fix is applied whole or not at all. Positions are counted in LSP's line model (`\n`,
+`\r\n` and a lone `\r` end a line: analysis/positions.TextLines), as the analyzer counts them and the server's
+edits use them; file_check.py checks the result before it writes it. Pure: text in, text out.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import difflib
 from dataclasses import dataclass
 
 from cudalens.analysis.findings import Finding, Span
+from cudalens.analysis.positions import TextLines
 
 
 @dataclass(frozen=True)
@@ -18,27 +21,9 @@ class FixOutcome:
     fixed: tuple[Finding, ...]  # the findings whose fix was applied
 
 
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for index, char in enumerate(text):
-        if char == "\n":
-            starts.append(index + 1)
-    return starts
-
-
-def _offset(starts: list[int], text: str, line: int, column: int) -> int | None:
-    """Offset of a 1-based (line, column); None when the position is not in the text."""
-    if not 1 <= line <= len(starts) or column < 1:
-        return None
-    start = starts[line - 1]
-    end = starts[line] - 1 if line < len(starts) else len(text)
-    offset = start + column - 1
-    return offset if offset <= end else None
-
-
-def _range(starts: list[int], text: str, span: Span) -> tuple[int, int] | None:
-    begin = _offset(starts, text, span.line, span.column)
-    end = _offset(starts, text, span.end_line, span.end_column)
+def _range(lines: TextLines, span: Span) -> tuple[int, int] | None:
+    begin = lines.char_offset(span.line, span.column)
+    end = lines.char_offset(span.end_line, span.end_column)
     return None if begin is None or end is None or end < begin else (begin, end)
 
 
@@ -47,7 +32,7 @@ def applicable(finding: Finding, unsafe: bool) -> bool:
 
 
 def apply_fixes(text: str, findings: list[Finding], unsafe: bool = False) -> FixOutcome:
-    starts = _line_starts(text)
+    lines = TextLines.of(text)
     taken: list[tuple[int, int]] = []
     chosen: list[tuple[Finding, list[tuple[int, int, str]]]] = []
     fixes = [(f, f.fix) for f in findings if f.fix is not None and applicable(f, unsafe)]
@@ -55,7 +40,7 @@ def apply_fixes(text: str, findings: list[Finding], unsafe: bool = False) -> Fix
     for finding, fix in sorted(fixes, key=lambda pair: min(e.span for e in pair[1].edits)):
         edits = []
         for edit in fix.edits:
-            where = _range(starts, text, edit.span)
+            where = _range(lines, edit.span)
             if where is None:
                 break
             edits.append((*where, edit.new_text))

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
-from itertools import accumulate
 
 from lsprotocol import types
 from pygls.protocol import default_converter
@@ -18,6 +16,7 @@ from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from cudalens.analysis.findings import Finding, Fix, Severity, Span
+from cudalens.analysis.positions import TextLines, without_line_end
 
 SOURCE = "cudalens"
 RULE_DOCS_URL = "https://github.com/cudalens/cudalens/blob/main/docs/rules.md#{anchor}"
@@ -35,16 +34,11 @@ def rule_url(code: str) -> str:
     return RULE_DOCS_URL.format(anchor=code.lower())
 
 
-def _strip_eol(line: str) -> str:
-    return line.rstrip("\r\n")
-
-
 @dataclass(frozen=True)
-class Positions:
+class Positions(TextLines):
     """Position conversion for one text: its lines with their line ends, split as LSP counts them
-    (`analysis.positions.split_lines`)."""
+    (`analysis.positions.TextLines`), in the client's units."""
 
-    lines: Sequence[str]
     codec: PositionCodec
 
     def to_lsp(self, line: int, column: int) -> types.Position:
@@ -53,9 +47,9 @@ class Positions:
             return types.Position(0, 0)
         line0 = min(max(line - 1, 0), len(self.lines) - 1)
         if line - 1 >= len(self.lines):
-            text = _strip_eol(self.lines[-1])
+            text = without_line_end(self.lines[-1])
             return types.Position(line0, self.codec.client_num_units(text))
-        text = _strip_eol(self.lines[line0])
+        text = without_line_end(self.lines[line0])
         char0 = min(max(column - 1, 0), len(text))
         return types.Position(line0, self.codec.client_num_units(text[:char0]))
 
@@ -64,24 +58,13 @@ class Positions:
         if not self.lines:
             return 1, 1
         line0 = min(max(position.line, 0), len(self.lines) - 1)
-        text = _strip_eol(self.lines[line0])
+        text = without_line_end(self.lines[line0])
         units = 0
         for index, char in enumerate(text):
             if units >= position.character:
                 return line0 + 1, index + 1
             units += self.codec.client_num_units(char)
         return line0 + 1, len(text) + 1
-
-    @property
-    def line_count(self) -> int:
-        """LSP's count: one more line than there are line ends (a text that ends with one has an empty last line,
-        which `lines` leaves out)."""
-        return len(self.lines) + (not self.lines or self.lines[-1].endswith(("\n", "\r")))
-
-    @cached_property
-    def starts(self) -> list[int]:
-        """The index in the text where each line starts, and the text's length."""
-        return [0, *accumulate(map(len, self.lines))]
 
     def offset(self, position: types.Position) -> int | None:
         """The index in the text that an LSP position denotes; None for a line past the last (see unit_index)."""
@@ -90,15 +73,7 @@ class Positions:
             return self.starts[-1]  # the empty line after the last line end
         if not 0 <= line < len(self.lines) or position.character < 0:
             return None
-        return self.starts[line] + unit_index(_strip_eol(self.lines[line]), position.character, self.codec)
-
-    def char_offset(self, line: int, column: int) -> int | None:
-        """The index in the text of a 1-based line and character column; None when it is not in the text."""
-        if line == self.line_count > len(self.lines) and column == 1:
-            return self.starts[-1]
-        if not 0 < line <= len(self.lines) or not 0 < column <= len(_strip_eol(self.lines[line - 1])) + 1:
-            return None
-        return self.starts[line - 1] + column - 1
+        return self.starts[line] + unit_index(without_line_end(self.lines[line]), position.character, self.codec)
 
     def range(self, span: Span) -> types.Range:
         return types.Range(self.to_lsp(span.line, span.column), self.to_lsp(span.end_line, span.end_column))

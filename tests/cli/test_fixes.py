@@ -4,9 +4,14 @@ fix the analyzer offers (CL301: pad the shared tile's rows)."""
 from __future__ import annotations
 
 import codecs
+import os
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from cudalens.analysis.api import analyze_text
 from cudalens.analysis.findings import Finding, Fix, Severity, Span, TextEdit
 from cudalens.cli.fixes import apply_fixes
 
@@ -100,3 +105,34 @@ def test_a_utf16_or_utf32_file_is_fixed_in_its_own_encoding(tmp_path, cli, kerne
     assert fixed.code == 0 and "1 fixed" in fixed.out
     assert source.read_bytes().startswith(codecs.BOM_UTF32_LE if encoding == "utf-32" else codecs.BOM_UTF16_LE)
     assert "tile[32][33]" in source.read_bytes().decode(encoding)
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "row_sums_bank_conflict.cu"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ends=st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=18, max_size=18),
+       lone_cr=st.integers(min_value=0, max_value=17))
+def test_fix_writes_the_right_line_whatever_the_line_ends(tmp_path_factory, ends, lone_cr):
+    """Issue 34, item 1: with one lone CR `--fix` wrote `TILE + 1` into the wrong line and said "1 fixed". The
+    fixer counts lines as the analyzer does (LSP's model), and what it writes is checked: outside the fix the
+    bytes are the file's, and the finding is gone."""
+    from cudalens.cli.main import main
+
+    lines = FIXTURE.read_text().split("\n")[:-1]
+    assert len(lines) == len(ends)
+    lines[lone_cr] += "\r"  # one more lone CR at a line's end: a line end to LSP and the analyzer
+    text = "".join(line + end for line, end in zip(lines, ends, strict=True))
+    folder = tmp_path_factory.mktemp("fix")
+    path = folder / "k.cu"
+    path.write_bytes(text.encode())
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        assert main(["check", "--fix", "k.cu"]) == 0
+    finally:
+        os.chdir(cwd)
+    after = path.read_bytes().decode()
+    assert after != text  # a lone CR at a line's end is one more line end: the fix still applies
+    assert after.replace("tile[32][33]", "tile[32][32]", 1) == text  # the fix, and nothing else
+    assert "CL301" not in [f.code for f in analyze_text(str(path), after).findings]
