@@ -38,7 +38,6 @@ class AnalysisConfig:
     exclude: tuple[str, ...] = ()  # glob patterns of paths the CLI skips
     include_dirs: tuple[str, ...] = ()  # extra folders to look for #include'd headers in
     arch: str = "sm_90"
-    warp_size: int = 32
 
     def enabled(self, code: str) -> bool:
         chosen = self.select + self.extend_select
@@ -91,12 +90,13 @@ def _coerce(key: str, name: str, default: Any, value: Any, errors: list[str]) ->
 
 
 def config_from_mapping(values: dict[str, Any], base: AnalysisConfig | None = None) -> ConfigResult:
-    """Settings from a mapping (keys in kebab-case or snake_case); unknown keys and bad values are reported
-    and leave the base's value."""
+    """Settings from a mapping (keys in kebab-case or snake_case); unknown keys, a key given in both spellings
+    and bad values are reported and leave the base's value."""
     base = base or AnalysisConfig()
     known = {f.name: getattr(base, f.name) for f in fields(AnalysisConfig)}
     changes: dict[str, Any] = {}
     errors: list[str] = []
+    spelt: dict[str, str] = {}
     for key, value in values.items():
         name = key.replace("-", "_")
         if refused := workspace_refusal(key):  # a repository's file: rules and display only
@@ -105,5 +105,43 @@ def config_from_mapping(values: dict[str, Any], base: AnalysisConfig | None = No
         if name not in known:
             errors.append(f"unknown setting '{key}' (settings: {', '.join(n.replace('_', '-') for n in known)})")
             continue
+        if name in spelt:  # `fail-level` and `fail_level`: which one wins would be the TOML parser's order
+            errors.append(f"setting '{key}' is given twice ('{spelt[name]}' and '{key}'): keep one")
+            changes.pop(name, None)
+            continue
+        spelt[name] = key
         changes[name] = _coerce(key, name, known[name], value, errors)
     return ConfigResult(replace(base, **changes), None, errors)
+
+
+def checked_overrides(values: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """An editor's or a command line's values for settings of `AnalysisConfig` (snake_case names), checked
+    as `[tool.cudalens]`'s are, with the same words: (the good ones, one line per bad one)."""
+    defaults = AnalysisConfig()
+    errors: list[str] = []
+    good = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        before = len(errors)
+        value = list(value) if isinstance(value, tuple) else value  # typed settings hold tuples, TOML lists
+        coerced = _coerce(name.replace("_", "-"), name, getattr(defaults, name), value, errors)
+        if len(errors) == before:
+            good[name] = coerced
+    return good, errors
+
+
+def with_selection(config: AnalysisConfig, select: tuple[str, ...] | None = None,
+                   ignore: tuple[str, ...] | None = None, extend_select: tuple[str, ...] = ()) -> AnalysisConfig:
+    """`config` with a selection laid over it, as ruff lays the command line over its configuration: a new
+    `select` starts afresh (the configured select, extend-select and ignore are dropped, this layer's ignore
+    applies); without one, `ignore` adds to the configured ignore; `extend_select` adds to the selection. The
+    one rule selection of `cudalens check --select/--ignore` and of the editor's `select`/`ignore`."""
+    changes: dict[str, Any] = {}
+    if select is not None:
+        changes.update(select=tuple(select), extend_select=(), ignore=tuple(ignore or ()))
+    elif ignore is not None:
+        changes["ignore"] = config.ignore + tuple(ignore)
+    if extend_select:
+        changes["extend_select"] = changes.get("extend_select", config.extend_select) + tuple(extend_select)
+    return replace(config, **changes)

@@ -13,7 +13,7 @@ import argparse
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from cudalens.analysis.config import AnalysisConfig, ConfigResult, unknown_codes
+from cudalens.analysis.config import AnalysisConfig, ConfigResult, unknown_codes, with_selection
 from cudalens.cli.escape import printable
 from cudalens.cli.main import UsageError
 from cudalens.workspace.config import load_config, load_config_file
@@ -52,15 +52,8 @@ class Overrides:
     min_severity: str | None = None
 
     def apply(self, config: AnalysisConfig) -> AnalysisConfig:
+        config = with_selection(config, self.select, self.ignore, self.extend_select)
         changes: dict = {}
-        if self.select is not None:
-            changes["select"] = self.select
-            changes["extend_select"] = ()
-            changes["ignore"] = self.ignore or ()
-        elif self.ignore is not None:
-            changes["ignore"] = config.ignore + self.ignore
-        if self.extend_select:
-            changes["extend_select"] = changes.get("extend_select", config.extend_select) + self.extend_select
         if self.exclude is not None:
             changes["exclude"] = self.exclude
         if self.fail_level is not None:

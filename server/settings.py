@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from cudalens.agents.coder.settings import CoderSettings
 from cudalens.agents.optimize_settings import OptimizeSettings
-from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.config import AnalysisConfig, checked_overrides, with_selection
 from cudalens.worker.child.typed_json import UNSET, TypeMismatch, coerce, field_hints, setting
 from cudalens.worker.settings import WorkerSettings
 
@@ -52,10 +52,12 @@ class ServerSettings:
     # None: not set by the editor, so `[tool.cudalens]` (or the analyzer's default) decides.
     select: tuple[str, ...] | None = setting(
         None, scope="resource", unset="`[tool.cudalens]`, else every rule",
-        doc="Rule codes or prefixes to enable (e.g. `CL1`, `CL301`).",
+        doc="Rule codes or prefixes to enable (e.g. `CL1`, `CL301`), instead of `[tool.cudalens]`'s selection and "
+            "ignores, as `cudalens check --select` does.",
     )
     ignore: tuple[str, ...] | None = setting(
-        None, scope="resource", unset="`[tool.cudalens]`", doc="Rule codes or prefixes to turn off.",
+        None, scope="resource", unset="`[tool.cudalens]`",
+        doc="Rule codes or prefixes to turn off, besides `[tool.cudalens]`'s (or with `select`, of that selection).",
     )
     arch: str | None = setting(
         None, scope="resource", unset="`[tool.cudalens]`, else `sm_90`",
@@ -74,16 +76,10 @@ class ServerSettings:
     )
 
     def analysis_config(self, base: AnalysisConfig) -> AnalysisConfig:
-        """The project's `[tool.cudalens]` config with the editor's settings on top."""
-        changes: dict[str, Any] = {}
-        if self.select is not None:  # exactly these codes, as `cudalens check --select` means
-            changes["select"] = self.select
-            changes["extend_select"] = ()
-        if self.ignore is not None:
-            changes["ignore"] = self.ignore
-        if self.arch is not None:
-            changes["arch"] = self.arch
-        return replace(base, **changes)
+        """The project's `[tool.cudalens]` config with the editor's settings on top: the selection laid over it
+        as `cudalens check --select/--ignore` lays it (`with_selection`)."""
+        config = with_selection(base, self.select, self.ignore)
+        return config if self.arch is None else replace(config, arch=self.arch)
 
 
 @dataclass(frozen=True)
@@ -146,6 +142,16 @@ def _parse_into(cls: type, values: Any, prefix: str, out: ParsedSettings) -> Any
     return replace(default, **changes)
 
 
+def _checked(settings: ServerSettings, out: ParsedSettings) -> ServerSettings:
+    """The settings the analysis shares with `[tool.cudalens]` checked as there, in the same words: a code that
+    is no rule (`CL999`, `CL30l`) would otherwise turn every rule off, or a bad `arch` fail every compile, without
+    a word. A bad value is shown, and `[tool.cudalens]` (or the default) decides instead."""
+    shared = {"select": settings.select, "ignore": settings.ignore, "arch": settings.arch}
+    good, errors = checked_overrides(shared)
+    out.errors += [f"cudalens: {e}; using `[tool.cudalens]` or the default" for e in errors]
+    return replace(settings, **{name: good.get(name) for name in shared})
+
+
 def _parse_trust(values: Any, out: ParsedSettings) -> ClientTrust:
     """`{"trusted": bool, "user": {settings}, "coderConfirmed": {"baseUrl", "apiKeyEnv"}}`. Anything unreadable
     counts as the safe answer: not trusted, nothing confirmed."""
@@ -171,7 +177,7 @@ def parse_settings(values: Any) -> ParsedSettings:
     """Settings from the editor's `cudalens` object (camelCase or snake_case keys, nested objects), and the
     `trust` object in it when the editor sends one."""
     out = ParsedSettings(ServerSettings())
-    out.settings = _parse_into(ServerSettings, values, "", out)
+    out.settings = _checked(_parse_into(ServerSettings, values, "", out), out)
     if isinstance(values, dict) and "trust" in values:
         out.trust = _parse_trust(values["trust"], out)
     return out

@@ -46,8 +46,10 @@ async def test_pyproject_table_is_used_and_editor_settings_override_it(bare_clie
     uri = open_doc(bare_client, bare_client.root / "t.cu", kernel("strided.cu"))
     assert "CL101" not in codes(await diagnostics_for(bare_client, uri, 1))
     seen = len(bare_client.published)
+    # the editor's selection lays over the table as `cudalens check --select` does: a select of its own starts
+    # afresh (an ignore of its own would add to the table's)
     bare_client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"cudalens": {"ignore": []}})
+        types.DidChangeConfigurationParams(settings={"cudalens": {"select": ["CL"]}})
     )
     again = await wait_until(lambda: republished(bare_client, uri, seen), "a re-check")
     assert "CL101" in codes(again[-1].diagnostics)
