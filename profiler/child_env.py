@@ -36,12 +36,13 @@ ALLOWED_PREFIXES = (
 )
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE", re.IGNORECASE)
 
-_hidden: set[str] = set()
+_hidden: set[str] = set()  # for the rest of the process (a run's, a command's Coder key variable)
+_hidden_by: dict[str, frozenset[str]] = {}  # for as long as their owner's settings say so (the server's)
 _lock = threading.Lock()
 
 
 def is_secret(name: str) -> bool:
-    return name in _hidden or bool(SECRET_NAME.search(name))
+    return name in _hidden or any(name in names for names in _hidden_by.values()) or bool(SECRET_NAME.search(name))
 
 
 def allowed(name: str) -> bool:
@@ -68,6 +69,22 @@ def hide(*names: str) -> bool:
     if new:
         scrub()
     return was_passed
+
+
+def hide_only(owner: str, names: tuple[str, ...]) -> bool:
+    """`names` are `owner`'s secrets now, instead of the ones it named before: a variable it named earlier
+    reaches children again unless another rule hides it (the server's settings changed back, or a refused
+    workspace's choice gave way to the user's own). True when a child started before gets other variables than
+    one started now would (restart it): one of `names` was reaching children, or one given back now was not."""
+    new = frozenset(n for n in names if n)
+    with _lock:
+        old = _hidden_by.get(owner, frozenset())
+        was_passed = any(allowed(n) and n in os.environ for n in new - old)
+        _hidden_by[owner] = new
+        given_back = any(allowed(n) and n in os.environ for n in old - new)
+    if new:
+        scrub()
+    return was_passed or given_back
 
 
 def scrub() -> None:

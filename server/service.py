@@ -49,7 +49,7 @@ from cudalens.server.pipeline_on_save import (
 from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ClientTrust, ParsedSettings, ServerSettings
 from cudalens.server.status import Busy
-from cudalens.server.trust import effective
+from cudalens.server.trust import effective, key_variable
 from cudalens.server.verdicts import add_verdicts, specs
 from cudalens.workspace.config import load_config
 from cudalens.workspace.includes import DiskIncludes
@@ -260,8 +260,10 @@ class Service:
         settings = effective(parsed.settings, self.trust)
         changed = settings != self.settings
         self.settings = settings
-        if child_env.hide(self.settings.coder.api_key_env):  # a warm worker or ncu target holds it: replace them
-            logger.info("%s names the Coder's key now: restarting the worker without it", self.settings.coder.api_key_env)
+        key = key_variable(self.settings, self.trust)
+        # a warm worker or ncu target holds a variable that is a secret now, or lacks one given back: replace them
+        if child_env.hide_only("server settings", (key,)):
+            logger.info("%s names the Coder's key now: restarting the worker with only what it may see", key)
             self.runtime.restart()
             standby.close_all()
         if self.settings.log_level is not None:

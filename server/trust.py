@@ -29,6 +29,16 @@ def effective(settings: ServerSettings, trust: ClientTrust) -> ServerSettings:
     return replace(settings, on_save=OnSave(), worker=replace(settings.worker, python=user.worker.python))
 
 
+def key_variable(settings: ServerSettings, trust: ClientTrust) -> str:
+    """The variable that holds the Coder's key the server would send: the user's own choice, or a workspace's
+    once the user confirmed it in a trusted workspace; never a refused workspace's (issue 34: a refused
+    `apiKeyEnv: "PATH"` hid PATH from every child for the rest of the session)."""
+    chosen = workspace_coder(settings, trust)
+    if chosen is None or (trust.trusted and chosen == trust.coder_confirmed):
+        return settings.coder.api_key_env
+    return trust.user.coder.api_key_env if trust.user is not None else settings.coder.api_key_env
+
+
 def run_refusal(trust: ClientTrust) -> str | None:
     """Why nothing may run for this workspace (compile, test, profile, validate, the Coder), or None."""
     return None if trust.trusted else RESTRICTED

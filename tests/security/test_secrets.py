@@ -206,3 +206,18 @@ def test_the_clean_environment_is_built_from_an_allow_list():
         "PATH": "/usr/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "CUDA_VISIBLE_DEVICES": "0",
         "TORCH_EXTENSIONS_DIR": "/x", "CUDALENS_NCU": "/ncu", "LD_LIBRARY_PATH": "/lib", "PYTHONUNBUFFERED": "1",
     }
+
+
+def test_an_owners_secrets_are_replaced_not_added_to():
+    from cudalens.profiler import child_env
+
+    os.environ["CUDALENS_TEST_SHOWN_AGAIN"] = "visible"
+    try:
+        assert child_env.hide_only("test owner", ("CUDALENS_TEST_SHOWN_AGAIN",)) is True  # it was reaching children
+        assert "CUDALENS_TEST_SHOWN_AGAIN" not in child_env.clean_env()
+        assert child_env.hide_only("test owner", ("OTHER_VAR_NAME",)) is True  # given back: restart the children
+        assert child_env.clean_env()["CUDALENS_TEST_SHOWN_AGAIN"] == "visible"
+        assert child_env.hide_only("test owner", ("OTHER_VAR_NAME",)) is False  # nothing changed
+    finally:
+        child_env.hide_only("test owner", ())
+        del os.environ["CUDALENS_TEST_SHOWN_AGAIN"]

@@ -258,3 +258,41 @@ def test_the_cli_refuses_the_same_pyproject_keys(tmp_path: Path):
         assert len(lines) == 1, said
     assert "Traceback" not in said
     assert not (root / "MARKER").exists()
+
+
+PATH_PROBE = KB_FILE + '''
+import os as _os
+with open(_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "SEEN_PATH"), "a") as _f:
+    _f.write(repr(_os.environ.get("PATH")) + "\\n")
+'''
+
+
+async def test_a_refused_key_variable_hides_nothing_and_a_changed_one_is_given_back(client: LanguageClient):
+    """Issue 34, item 3: a workspace's `coder.apiKeyEnv: "PATH"`, refused (not the user's, not confirmed), hid
+    PATH from every later child for the rest of the session. Only the key variable in force is hidden, and only
+    while it is: here the user's own (OPENAI_API_KEY), then PATH once confirmed, then nothing of PATH again."""
+    client.root.mkdir(parents=True)
+    probe = client.root / "model.py"
+    probe.write_text(PATH_PROBE)
+    seen = client.root / "SEEN_PATH"
+
+    def settings(**trust) -> dict:
+        return {"coder": {"apiKeyEnv": "PATH"}, "onSave": {"test": True},
+                "trust": {"trusted": True, "user": {}, **trust}}
+
+    async def saved_path() -> str:
+        before = seen.read_text().count("\n") if seen.exists() else 0
+        save(client, py)
+        await wait_until(lambda: seen.exists() and seen.read_text().count("\n") > before, "the worker's run", 120)
+        return seen.read_text().splitlines()[-1]
+
+    await start(client, client.root, {"settings": settings()})
+    py = open_doc(client, probe, PATH_PROBE, language="python")
+    assert await saved_path() not in ("None", "''")  # refused: PATH reaches the worker
+    confirmed = {"coderConfirmed": {"baseUrl": "", "apiKeyEnv": "PATH"}}
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"cudalens": settings(**confirmed)}))
+    assert await saved_path() == "None"  # the user confirmed it: PATH is the key now, kept from the worker
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"cudalens": {**settings(), "coder": {}}}))
+    assert await saved_path() not in ("None", "''")  # changed back: given back
