@@ -16,12 +16,19 @@ from cudalens.analysis.api import launch_entry
 from cudalens.analysis.findings import Finding, Severity, sort_key
 from cudalens.analysis.launch_index import FileLaunches, LaunchIndex
 from cudalens.cli.check_config import ConfigResolver
-from cudalens.cli.file_check import FileJob, FileResult, FixMode, check_file, describe_error, warn
+from cudalens.cli.file_check import (
+    FileJob,
+    FileResult,
+    FixMode,
+    check_file,
+    describe_error,
+    includes_for,
+    warn,
+)
 from cudalens.cli.profiler_hooks import ProfilerHooks
 from cudalens.cli.progress import FileProgress
 from cudalens.profiler import processes
 from cudalens.workspace.files import SourceText, decode_source, read_source
-from cudalens.workspace.includes import DiskIncludes
 
 
 @dataclass
@@ -73,7 +80,7 @@ def _entry(job: FileJob) -> tuple[str, FileLaunches | None]:
     if not job.shown.endswith((".cu", ".cuh")):
         return job.shown, None
     try:
-        return job.shown, launch_entry(job.shown, read_source(job.path), DiskIncludes(job.config.include_dirs))
+        return job.shown, launch_entry(job.shown, read_source(job.path), includes_for(job))
     except Exception:  # the file's own check reports what is wrong with it
         return job.shown, None
 

@@ -56,9 +56,14 @@ def findings_of(job: FileJob, text: str, hooks: ProfilerHooks, first_pass: bool 
     """The findings of one text that survive selection and suppression comments (`launches`: the launch
     sites of the other files checked)."""
     config, shown = job.config, job.shown
-    report = analyze_text(shown, text, config, DiskIncludes(config.include_dirs), launches)
+    includes = includes_for(job)
+    report = analyze_text(shown, text, config, includes, launches)
     for error in report.errors:  # a kernel the analyzer could not handle; the others were analysed
         warn(f"cudalens: error: {error}")
+    if first_pass:
+        for name in includes.skipped:
+            warn(f"cudalens: warning: {shown}: #include \"{printable(name)}\" is outside the workspace and its "
+                 "include folders: not read")
     if not report.is_cuda:
         return []
     if first_pass:
@@ -89,6 +94,12 @@ def _warn_unknown_codes(text: str, shown: str) -> None:
             warn(
                 f"{shown}:{suppression.line}: cudalens: warning: '{entry}' in a suppression is not a rule code"
             )
+
+
+def includes_for(job: FileJob) -> DiskIncludes:
+    """The headers a check may read: under the folder it runs in, the checked file's own folder and the include
+    folders (CI checks untrusted pull requests: nothing else of the machine may reach a finding)."""
+    return DiskIncludes(job.config.include_dirs, roots=(str(Path.cwd()), str(Path(job.path).parent)))
 
 
 def check_file(

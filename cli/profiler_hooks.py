@@ -6,11 +6,13 @@ it is imported only when a flag asks for it, so a plain `cudalens check` never l
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from cudalens.analysis.config import AnalysisConfig
 from cudalens.analysis.findings import Finding
+from cudalens.cli.escape import printable
 
 HookFn = Callable[[str, str, AnalysisConfig], "list[Finding]"]
 
@@ -29,11 +31,24 @@ class ProfilerHooks:
 def load_hooks(compile: bool, test: bool) -> ProfilerHooks:
     hooks: list[HookFn] = []
     if compile:
-        from cudalens.profiler.compile_findings import compile_findings
-
-        hooks.append(compile_findings)
+        hooks.append(_compiled)
     if test:
         from cudalens.profiler.run_findings import test_findings
 
         hooks.append(test_findings)
     return ProfilerHooks(tuple(hooks))
+
+
+_SAID: set[str] = set()
+
+
+def _compiled(path: str, text: str, config: AnalysisConfig) -> list[Finding]:
+    """`--compile`'s findings, and when nothing was compiled, why (once each reason: no nvcc, a header from
+    outside the workspace), as the editor says it: never a clean result that hides that nothing ran."""
+    from cudalens.profiler.compile_findings import compile_report
+
+    report = compile_report(path, text, config)
+    if report.skipped and report.skipped not in _SAID:
+        _SAID.add(report.skipped)
+        print(printable(f"cudalens: warning: {path}: nothing was compiled: {report.skipped}"), file=sys.stderr)
+    return report.findings

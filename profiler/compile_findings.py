@@ -25,6 +25,7 @@ from cudalens.profiler.nvcc_diagnostics import CompilerMessage
 from cudalens.profiler.occupancy import Occupancy, theoretical_occupancy
 from cudalens.profiler.processes import CancelToken
 from cudalens.profiler.ptxas import KernelResources
+from cudalens.workspace.includes import DiskIncludes
 
 LOW_OCCUPANCY = 0.5
 RESOURCE_LIMITERS = ("registers", "shared_memory", "barriers")
@@ -206,10 +207,18 @@ def compile_report(
     options: CompileOptions | None = None,
     kernels: list[KernelInfo] | None = None,
     cancel: CancelToken | None = None,
+    roots: tuple[str, ...] | None = None,
 ) -> CompileReport:
-    """Compile one file and turn the results into findings; `processes.Cancelled` if `cancel` fires."""
+    """Compile one file and turn the results into findings; `processes.Cancelled` if `cancel` fires. `roots`: the
+    folders nvcc may read headers from (default: the current folder and the file's): a file that includes one
+    from elsewhere is not compiled, so that nothing of it reaches a message (CI checks untrusted pull requests)."""
     config = config or AnalysisConfig()
     options = options or CompileOptions(arch=config.arch, include_dirs=config.include_dirs)
+    roots = roots if roots is not None else (str(Path.cwd()), str(Path(path).resolve().parent))
+    if escaping := DiskIncludes(config.include_dirs, roots=roots).escapes(path, text):
+        names = ", ".join(f'"{n}"' for n in escaping[:3])
+        return CompileReport(skipped=f"{Path(path).name} includes {names} from outside the workspace and its include "
+                                     "folders: not compiled")
     suffix = Path(path).suffix.lower()
     if suffix in CUDA_SUFFIXES:
         results = [compile_cuda(path, text, options, cancel)]
@@ -228,9 +237,11 @@ async def compile_report_async(
     config: AnalysisConfig | None = None,
     options: CompileOptions | None = None,
     kernels: list[KernelInfo] | None = None,
+    roots: tuple[str, ...] | None = None,
 ) -> CompileReport:
     """`compile_report` off the event loop; cancelling the task kills the running nvcc."""
-    return await processes.in_thread(functools.partial(compile_report, path, text, config, options, kernels))
+    return await processes.in_thread(functools.partial(compile_report, path, text, config, options, kernels,
+                                                       roots=roots))
 
 
 def compile_findings(

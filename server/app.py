@@ -232,6 +232,7 @@ def create_server() -> CudalensServer:
         svc = ls.service
         svc.codec = ls.workspace.position_codec
         svc.root = ls.workspace.root_path
+        svc.folders = tuple(_path(f.uri) for f in ls.workspace.folders.values())
         svc.pull = wants_pull_diagnostics(params.capabilities)
         if svc.pull:  # registered before pygls computes the capabilities, so only pull clients see it
             ls.feature(
@@ -269,6 +270,7 @@ def create_server() -> CudalensServer:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_folders(ls: CudalensServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        ls.service.folders = (*ls.service.folders, *(_path(f.uri) for f in params.event.added))
         if ls.watcher is not None:
             for folder in params.event.added:
                 ls.watcher.add_tree(_path(folder.uri))

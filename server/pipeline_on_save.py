@@ -60,6 +60,7 @@ class SaveJob:
     config: AnalysisConfig
     kernels: Sequence[KernelInfo] | None = None  # the analyzer's, for this text, when already known
     profile_kernels: tuple[str, ...] = ()  # profile only these (empty: every kernel of the file)
+    roots: tuple[str, ...] | None = None  # the folders nvcc may read headers from (the workspace's)
 
 
 @dataclass
@@ -182,7 +183,8 @@ async def run_on_save(
 
 
 async def _compile(job: SaveJob) -> CompileReport:
-    return await compile_report_async(job.path, job.text, job.config, kernels=list(job.kernels or []) or None)
+    return await compile_report_async(job.path, job.text, job.config, kernels=list(job.kernels or []) or None,
+                                      roots=job.roots)
 
 
 async def _gpu_missing(job: SaveJob, runtime: GpuRuntime, note: Callable[[str], None]) -> bool:

@@ -77,6 +77,7 @@ class _Analyzer:
     analyzer: DocumentAnalyzer
     config: AnalysisConfig
     resolver: DiskIncludes
+    said_skipped: set[str] = field(default_factory=set)  # headers outside the workspace already logged
 
 
 @dataclass
@@ -84,6 +85,7 @@ class Service:
     out: Output
     codec: PositionCodec = field(default_factory=PositionCodec)
     root: str | None = None
+    folders: tuple[str, ...] = ()  # the workspace's folders: headers are read only under them (and the file's own)
     pull: bool = False  # the client pulls diagnostics (textDocument/diagnostic): never push
     settings: ServerSettings = field(default_factory=ServerSettings)  # what it acts on: trust applied
     trust: ClientTrust = field(default_factory=ClientTrust)  # the editor's last word on workspace trust
@@ -246,7 +248,8 @@ class Service:
         if config is None or project is None:
             config, project = self._config_for(path)
         base = str(project.source.parent) if project.source else self.root or str(Path(path).parent)
-        return DiskIncludes(config.include_dirs, base, self.documents.text_of_path, real_paths=True)
+        roots = (*self.folders, *([self.root] if self.root else []), base, str(Path(path).parent))
+        return DiskIncludes(config.include_dirs, base, self.documents.text_of_path, real_paths=True, roots=roots)
 
     def apply_settings(self, parsed: ParsedSettings) -> None:
         for message in parsed.errors:
@@ -308,7 +311,8 @@ class Service:
     def job_for(self, state: DocState, profile_kernels: tuple[str, ...] = ()) -> SaveJob:
         result = state.result
         kernels = result.kernels if result is not None and result.version == state.version else None
-        return SaveJob(state.path, state.version, state.text, self._config_for(state.path)[0], kernels, profile_kernels)
+        return SaveJob(state.path, state.version, state.text, self._config_for(state.path)[0], kernels, profile_kernels,
+                       self._resolver_for(state.path).roots)
 
     async def run_plan(self, state: DocState, plan: Plan, job: SaveJob | None = None) -> LastRun | None:
         """Runs `plan` on the document's saved file with progress; keeps and shows the results. None when it
@@ -454,6 +458,11 @@ class Service:
         report = entry.analyzer.update(text)
         for error in report.errors:
             logger.warning("%s", error)
+        for name in entry.resolver.skipped:  # once each: the resolver lives as long as the document's analyzer
+            if name not in entry.said_skipped:
+                entry.said_skipped.add(name)
+                logger.warning("%s: #include \"%s\" is outside the workspace and its include folders: not read",
+                               Path(state.path).name, name)
         changed = self.launches.from_report(state.path, report) if not state.closed else set()
         # Only this document's own findings: one inside an included header has the header's positions. (The
         # analyzer, made with this `config`, has already dropped the codes it turns off.)
