@@ -15,7 +15,7 @@ from typing import Literal, Protocol
 
 from cudalens.profiler.occupancy import Occupancy
 from cudalens.profiler.ptxas import KernelResources
-from cudalens.worker.child.results import TimingResult
+from cudalens.worker.child.results import CheatFinding, TimingResult
 
 # "test": build and the correctness test; "time": and the timing; "full": and the ncu profile; "profile": build,
 # test and profile without timing (a beam or tree search profiles a candidate it timed earlier when it expands it)
@@ -55,6 +55,9 @@ class CorrectnessOutcome:
     message: str = ""  # the first thing that went wrong, one line
     traceback: str = ""  # the candidate's traceback (a string: no exception objects cross the worker)
     warnings: tuple[str, ...] = ()  # degenerate reference, aliasing, constant output...
+    # what the test's run-time checks found (timed outputs, device time, the physical bound, inputs): the loop
+    # records them with the round and the Judge names them
+    cheats: tuple[CheatFinding, ...] = ()
 
     @property
     def passed(self) -> bool:

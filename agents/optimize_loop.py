@@ -465,6 +465,7 @@ class OptimizeLoop:
         evaluation, secs, device = self._evaluate(candidate, "time" if self._profile_on_expand else "full")
         if evaluation is None:
             return None
+        cheats = [*cheats, *(c for c in evaluation.correctness.cheats if c not in cheats)]  # the run-time ones too
         verdict = self._judge(candidate, evaluation, cheats)
         return RoundRecord(k, e.kind, candidate, evaluation, verdict, tuple(cheats), usage, "", secs, llm_s,
                            e.parent, e.method, device=device)

@@ -317,6 +317,7 @@ def evaluation_from_job(source: str, status: str, payload: dict, error: str | No
         message=message,
         traceback=test.traceback or "",
         warnings=test.degenerate,
+        cheats=test.cheats,
     )
     timing = None
     if payload.get("timing"):

@@ -42,6 +42,19 @@ SLOW = model_new(
     "        out = out + x[:, j]\nreturn out"
 )
 FAST = model_new("return x.sum(dim=1)")
+# A hostile Coder's reply (issue 32): it computes while it is tested (the five trials, the warm-up call) and
+# then returns what it remembered, through a helper the static checks do not read: timed, it does nothing
+SKIPS_AFTER_TRIALS = model_new("return _remember(x)") + '''
+
+_seen = {"calls": 0, "out": None}
+
+
+def _remember(x):
+    _seen["calls"] += 1
+    if _seen["calls"] <= 6:
+        _seen["out"] = x.sum(dim=1)
+    return _seen["out"]
+'''
 
 
 def fenced(source: str, prose: str = "Here is the new version.") -> str:

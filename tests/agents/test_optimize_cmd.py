@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 from pathlib import Path
@@ -109,6 +110,25 @@ def test_default_profiler_worker_and_no_better_candidate(
     err = capsys.readouterr().err
     assert "(round 0)" in err and "stopped: rounds" in err  # round 0 was correct; round 1 was wrong
     assert problem.read_text() == START and not (problem.parent / "row_sum.optimized.py").exists()
+
+
+def test_a_candidate_that_stops_computing_after_its_trials_is_never_best(
+    problem: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Issue 32: given this reply, `cudalens optimize` kept it and reported "best 2025.63× faster". Its timed
+    calls now get fresh inputs and some are checked: the round fails with CL901, and nothing is written."""
+    from tests.agents.kernelbench_cpu import SKIPS_AFTER_TRIALS
+
+    with FakeOpenAI([reply(fenced(SKIPS_AFTER_TRIALS))]) as fake:
+        assert _run([str(problem), *_common(fake)]) == 1
+    err = capsys.readouterr().err
+    assert "no faster correct candidate" in err or "(round 0)" in err, err
+    assert not (problem.parent / "row_sum.optimized.py").exists()
+    [run] = list((problem.parent / ".cudalens" / "runs").iterdir())
+    round_1 = json.loads((run / "round-01" / "round.json").read_text())
+    assert round_1["speedup"] is None
+    assert [c["code"] for c in round_1["cheats"]] == ["CL901"]
+    assert "changed behaviour between the correctness trials and the timing" in round_1["cheats"][0]["message"]
 
 
 def test_beam_search_prints_its_tree(problem: Path, capsys: pytest.CaptureFixture) -> None:
