@@ -48,7 +48,7 @@ for stage in "$@"; do
                  | tee "$OUT/full-size.log" | tail -14 ;;
     # issue 32: the corpus of cheats and honest counterparts, and what the checks cost (carry .before: the tree
     # before them, `git archive 1fd24bf | tar -x -C .before`)
-    adversarial) CUDALENS_ADVERSARIAL_OUT="$OUT/adversarial.md" timeout $(left 540) python3 -m pytest -m gpu -q -rs \
+    adversarial) CUDALENS_ADVERSARIAL_JOBS=${ADVERSARIAL_JOBS:-4} CUDALENS_ADVERSARIAL_OUT="$OUT/adversarial.md" timeout $(left 560) python3 -m pytest -m gpu -q -rs \
                    -p no:cacheprovider tests/runtime/test_adversarial_gpu.py 2>&1 | tee "$OUT/adversarial.log" | tail -30 ;;
     verification-cost) timeout $(left 560) python3 benchmarks/verification_cost.py --before .before \
                          --budget-s $(( $(left 560) - 120 )) 2>&1 | tee "$OUT/verification-cost.log" | tail -40 ;;
