@@ -6,6 +6,8 @@ careless or hostile client. Each mend says which pygls behaviour it replaces; `t
   ServerNotInitialized, one after `shutdown` InvalidRequest (pygls drops all of these without a word, or logs a
   traceback; openlawlibrary/pygls#605 for the shutdown case). Problems are logged on one line. A response to a
   request that was cancelled meanwhile is dropped (openlawlibrary/pygls#621).
+- A second `initialize` is refused with InvalidRequest and changes nothing: pygls answered it and replaced the
+  workspace, so the open documents were lost and every later edit of them ignored.
 - didChange edits are applied in the LSP line model, or refused (text_sync.py).
 - A `$/cancelRequest` for a request already answered is not logged: pygls warns about each, and VS Code sends
   them routinely.
@@ -113,6 +115,12 @@ class CudalensProtocol(LanguageServerProtocol):
                 logger.warning("protocol: ignoring %s before initialize", method)
             if method is not None:
                 return
+        if method == types.INITIALIZE and self._initialize_seen:
+            # pygls would answer it and build a new workspace without the open documents: every later edit of
+            # them was then dropped as "not open". The session keeps its first initialize.
+            if is_request:
+                self.send_error(message.id, types.ErrorCodes.InvalidRequest, "the server is already initialized")
+            return
         if method == types.INITIALIZE:
             self._initialize_seen = True
         if self._shutdown and method is not None and method != types.EXIT:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
-from lsptools import RawConnection, raw_fixture  # noqa: F401 - the `raw` fixture
+from lsptools import RawConnection, kernel, raw_fixture  # noqa: F401 - the `raw` fixture
 
 HOVER = {"textDocument": {"uri": "file:///nowhere.cu"}, "position": {"line": 0, "character": 0}}
 
@@ -92,3 +92,21 @@ def test_an_out_of_range_process_id_does_not_fail_initialize(tmp_path):
         assert "Traceback" not in conn.stderr_text() and "not a process id" in conn.stderr_text()
     finally:
         conn.kill()
+
+
+def test_a_second_initialize_is_refused_and_edits_still_apply(raw: RawConnection, tmp_path):
+    # pygls 2.1.1 answered it and built a new workspace: the open document was no longer in it, and every later
+    # didChange was dropped as "not open" (no diagnostics for version 2, ever).
+    uri = raw.open(tmp_path / "k.cu", kernel("copy.cu"))
+    assert raw.diagnostics(uri, 1) == []
+    other = tmp_path / "other"
+    other.mkdir()
+    again = raw.request("initialize", {"processId": None, "rootUri": other.as_uri(), "capabilities": {}})
+    assert again["error"]["code"] == -32600 and "result" not in again
+    raw.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                          "contentChanges": [{"text": kernel("strided.cu")}]})
+    assert [d["code"] for d in raw.diagnostics(uri, 2)] == ["CL101"]
+    hover = raw.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 20}})
+    assert "scale_columns" in str(hover["result"])
+    assert raw.close() == 0
+    assert "Traceback" not in raw.stderr_text()
