@@ -6,6 +6,10 @@ careless or hostile client. Each mend says which pygls behaviour it replaces; `t
   ServerNotInitialized, one after `shutdown` InvalidRequest (pygls drops all of these without a word, or logs a
   traceback; openlawlibrary/pygls#605 for the shutdown case). Problems are logged on one line. A response to a
   request that was cancelled meanwhile is dropped (openlawlibrary/pygls#621).
+- A message may leave `params` out (JSON-RPC 2.0): it is read as the method's empty params where it takes none or
+  only optional ones. lsprotocol's `InitializedNotification` and pygls' message for a method it does not know
+  require the field, so an `initialized` without it was dropped (the session never started its watcher nor its
+  launch index) and an unknown method got InvalidParams instead of MethodNotFound.
 - A second `initialize` is refused with InvalidRequest and changes nothing: pygls answered it and replaced the
   workspace, so the open documents were lost and every later edit of them ignored.
 - didChange edits are applied in the LSP line model, or refused (text_sync.py).
@@ -23,6 +27,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+import attrs
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -52,6 +57,16 @@ class _KnownCancels(logging.Filter):
 
 
 logging.getLogger("pygls.protocol.json_rpc").addFilter(_KnownCancels())
+
+
+def absent_params(method: str) -> Any:
+    """What a `method` message without params (or with `null`) stands for: `{}` where all of its params' fields
+    are optional, None where it takes none or is not an LSP method (pygls' generic message types and handlers
+    take None). Where a field is required, None still: the message then fails as invalid params."""
+    params_type = types.METHOD_TO_TYPES.get(method, (None, None, None))[2]
+    if not (isinstance(params_type, type) and attrs.has(params_type)):
+        return None
+    return {} if all(f.default is not attrs.NOTHING for f in attrs.fields(params_type)) else None
 
 
 class CudalensProtocol(LanguageServerProtocol):
@@ -86,6 +101,8 @@ class CudalensProtocol(LanguageServerProtocol):
         """pygls' own dispatch on the message's shape, but a message that does not parse is answered (when it is
         a request) and logged on one line; pygls logs a traceback and, for a request, never answers."""
         method, msg_id = data.get("method"), data.get("id")
+        if isinstance(method, str) and data.get("params") is None:
+            data = {**data, "params": absent_params(method)}
         try:
             if "id" in data and "error" in data:
                 return self._converter.structure(data, types.ResponseErrorMessage)

@@ -110,3 +110,43 @@ def test_a_second_initialize_is_refused_and_edits_still_apply(raw: RawConnection
     assert "scale_columns" in str(hover["result"])
     assert raw.close() == 0
     assert "Traceback" not in raw.stderr_text()
+
+
+def test_initialized_without_params_starts_the_watcher_and_the_launch_index(tmp_path):
+    # JSON-RPC 2.0 lets a message leave `params` out; lsprotocol's InitializedParams is required, so the
+    # notification failed to parse and the session never started its watcher nor scanned the launches.
+    fixtures = Path(__file__).parents[1] / "cli" / "fixtures"
+    (tmp_path / "main.cu").write_text('#include "k.cuh"\nvoid run(float* out) {\n    half_warp<<<1, 32>>>(out);\n}\n')
+    conn = RawConnection()
+    try:
+        assert "capabilities" in conn.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(),
+                                                             "capabilities": {}})["result"]
+        conn.send({"jsonrpc": "2.0", "method": "initialized"})
+        header = conn.open(tmp_path / "k.cuh", (fixtures / "half_warp.cuh").read_text())
+        while not any(d["code"] == "CL201" and d.get("relatedInformation") for d in last_published(conn, header)):
+            conn.receive()  # the scan may finish after the open: the header is checked again then
+        logs = [m["params"]["message"] for m in conn.received if m.get("method") == "window/logMessage"]
+        assert any("watching 1 folders for outside changes" in m for m in logs), logs
+        assert conn.close() == 0
+    finally:
+        conn.kill()
+
+
+def last_published(conn: RawConnection, uri: str) -> list[dict]:
+    found = [m["params"] for m in conn.received
+             if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri]
+    return found[-1]["diagnostics"] if found else []
+
+
+def test_a_request_without_params_is_dispatched_by_its_method(raw: RawConnection):
+    # An unknown method without params got "invalid params" (-32602) before, as if its params were wrong.
+    raw.send({"jsonrpc": "2.0", "id": 51, "method": "cudalens/noSuchMethod"})
+    assert raw.response_to(51)["error"]["code"] == -32601
+    raw.send({"jsonrpc": "2.0", "id": 52, "method": "textDocument/hover"})  # its params are required
+    assert raw.response_to(52)["error"]["code"] == -32602
+    raw.send({"jsonrpc": "2.0", "method": "cudalens/noSuchNotification"})
+    raw.send({"jsonrpc": "2.0", "id": 53, "method": "shutdown"})
+    assert raw.response_to(53)["result"] is None
+    raw.send({"jsonrpc": "2.0", "method": "exit"})
+    assert raw.proc.wait(timeout=60) == 0
+    assert "Traceback" not in raw.stderr_text()
