@@ -3,7 +3,9 @@
 Values are escaped as @actions/core escapes them (`%`, CR and LF in the message; also `:` and `,` in
 properties), which the runner undoes: a file named with a newline still gets its annotation, and no text of
 the repository can end the command's line and start another (a compiler's message keeps its line breaks in
-the annotation). Other control characters in the message are written as escapes, as in the text format.
+the annotation). Every other character the text format escapes (control and escape sequences, bidi
+overrides, Unicode line and paragraph separators) is written as an escape there too, in the message and in
+each property: a file name is the pull request's, and the runner shows both in the log.
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ def _escape_property(value: str) -> str:
     return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
+def _shown(value: str) -> str:
+    # CR and LF are left to GitHub's escaping, which the runner undoes: a file named with a newline keeps its
+    # annotation on the file
+    return printable(value, keep="\r\n")
+
+
 def annotation(f: Finding) -> str:
     props = {
         "file": f.path,
@@ -37,8 +45,8 @@ def annotation(f: Finding) -> str:
         "endColumn": f.span.end_column,
         "title": f.code,
     }
-    joined = ",".join(f"{key}={_escape_property(str(value))}" for key, value in props.items())
-    return f"::{_LEVEL[f.severity]} {joined}::{_escape_data(printable(f.message, keep=chr(13) + chr(10)))}"
+    joined = ",".join(f"{key}={_escape_property(_shown(str(value)))}" for key, value in props.items())
+    return f"::{_LEVEL[f.severity]} {joined}::{_escape_data(_shown(f.message))}"
 
 
 def render(findings: list[Finding]) -> str:

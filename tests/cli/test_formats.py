@@ -154,3 +154,13 @@ def test_text_escapes_control_characters_of_paths_and_messages_so_a_finding_stay
 def test_github_escapes_other_control_characters_of_a_message_too():
     hostile = Finding("k.cu", "CL101", "r", Severity.WARNING, "bell\x07 and\x1b[1A", Span(1, 1, 1, 2))
     assert github.render([hostile]).endswith("::bell\\x07 and\\x1b[1A\n")
+
+
+def test_github_escapes_a_path_as_the_text_format_does():
+    hostile = Finding("a\x1b]8;;x\x07\u202e\u2028.cu", "CL101", "r", Severity.WARNING, "in\x1b[2K\u2029 \u202eb",
+                      Span(1, 1, 1, 2))
+    assert github.render([hostile]) == (
+        "::warning file=a\\x1b]8;;x\\x07\\u202e\\u2028.cu,line=1,col=1,endLine=1,endColumn=2,title=CL101"
+        "::in\\x1b[2K\\u2029 \\u202eb\n"
+    )
+    assert text.render([hostile]).startswith("a\\x1b]8;;x\\x07\\u202e\\u2028.cu:1:1: CL101 in\\x1b[2K\\u2029 \\u202eb\n")

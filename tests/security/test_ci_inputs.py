@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from cudalens.cli.escape import printable
+
 # Every lane reads every 4th float: CL101 (a warning, so the check fails) on line 4, column 29.
 KERNEL = """\
 __global__ void strided_scale(const float* in, float* out, float a, int n) {
@@ -196,6 +198,36 @@ def test_github_annotations_keep_the_file_name_in_the_property_escaping(repo):
     # GitHub's own escaping (%, CR, LF; ':' and ',' in properties), which the runner undoes to find the file
     evil = "k%0A%3A%3Aerror title=pwned%3A%3Athis line is the attacker's%0A.cu"
     assert any(line.startswith(f"::warning file={evil},line=4,col=29,") for line in lines), lines
+
+
+# Sequences the runner's log would act on or show misleadingly if an annotation carried them as they are: an
+# escape sequence (a line erased), an OSC 8 hyperlink, a right-to-left override, Unicode's line and paragraph
+# separators (a line break to many log viewers).
+HOSTILE_NAMES = {
+    "CSI": "k\x1b[2K\x1b[1A.cu",
+    "OSC 8 link": "k\x1b]8;;https:evil.example\x07click me\x1b]8;;\x07.cu",  # no "/": it would be a folder
+    "right-to-left override": "k\u202eexe.cu",
+    "line separator": "k\u2028::error::line.cu",
+    "paragraph separator": "k\u2029::error::paragraph.cu",
+}
+
+
+def runner_unescaped(value: str) -> str:
+    """A workflow command's property as the runner reads it (the inverse of @actions/core's escaping)."""
+    for escaped, char in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        value = value.replace(escaped, char)
+    return value
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES.values(), ids=HOSTILE_NAMES)
+def test_github_annotations_escape_a_file_name_as_the_text_format_does(repo, name):
+    repo.write(name, KERNEL)
+    as_text, as_github = repo.check(), repo.check("--format", "github")
+    assert as_github.code == 1 and not any(c in as_github.out + as_github.err for c in "\x1b\x07\u202e\u2028\u2029")
+    [annotation] = as_github.out.splitlines()  # str.splitlines breaks at U+2028 and U+2029 too
+    assert annotation.startswith("::warning file=")
+    file = runner_unescaped(annotation.removeprefix("::warning file=").split(",line=")[0])
+    assert file == as_text.out.split(FINDING)[0] == printable(name)
 
 
 def test_a_file_name_that_is_not_utf8_is_printed(repo):
