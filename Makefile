@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: examples test setup lint vscode
+.PHONY: examples test setup lint vscode release
 
 $(BIN)/cudalens: pyproject.toml setup.py
 	$(PY) -m venv $(VENV)
@@ -39,3 +39,14 @@ $(EXT)/dist/cudalens.vsix: $(EXT)/node_modules/.installed $(EXT_SOURCES)
 vscode:
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(EXT)/dist/cudalens.vsix; \
 	else echo "npm not found: the VS Code extension is not built and its tests will skip"; fi
+
+# A release: the tag `v<version>` (pyproject.toml's) on the commit checked out, which README's pre-commit snippet
+# names as its `rev`. Refuses a tree with uncommitted changes, and a tag that exists on another commit.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+release:
+	@git diff --quiet HEAD || { echo "release: commit your changes first"; exit 1; }
+	@if git rev-parse -q --verify "refs/tags/v$(VERSION)" >/dev/null; then \
+		test "$$(git rev-parse "v$(VERSION)^{commit}")" = "$$(git rev-parse HEAD)" \
+			|| { echo "release: v$(VERSION) already tags another commit: raise the version"; exit 1; }; \
+	else git tag -a "v$(VERSION)" -m "cudalens $(VERSION)"; fi
+	@echo "tagged v$(VERSION)"

@@ -120,16 +120,19 @@ def readme_snippets() -> tuple[str, str]:
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs the cudalens source repository")
 def test_readmes_snippet_verbatim_stops_a_commit_with_a_finding(tmp_path, kernel):
-    """README's config with only the repository's URL replaced by a local copy, its `rev` a tag of that copy
-    (as a release's would be), and README's `pre-commit install`: a commit of a file with a finding is refused."""
+    """README's config with only the repository's URL replaced by a local copy, its `rev` the tag the project's
+    own release step (`make release`) makes in that copy, and README's commands (pre-commit is installed here
+    already): a commit of a file with a finding is refused."""
     pytest.importorskip("pre_commit", reason="pre-commit (dev extra) runs the hook")
     config, command = readme_snippets()
-    assert command == "pre-commit install"
-    assert "use a tag or a commit" in " ".join(README.read_text().split())
+    assert command.splitlines() == ["pip install pre-commit", "pre-commit install"]
     url = re.search(r"repo: (\S+)", config).group(1)
     rev = re.search(r"rev: (\S+)", config).group(1)
     source, _ = hook_source(tmp_path)
-    git("tag", rev, cwd=source)  # in the copy only: the release tag README names
+    who = {"GIT_COMMITTER_NAME": "cudalens tests", "GIT_COMMITTER_EMAIL": "tests@cudalens.invalid"}  # a bare CI
+    released = subprocess.run(["make", "-s", "release"], cwd=source, env={**os.environ, **who}, capture_output=True,
+                              text=True, timeout=60)
+    assert released.returncode == 0 and released.stdout.strip() == f"tagged {rev}", released.stdout + released.stderr
     project = tmp_path / "project"
     project.mkdir()
     git("init", "-q", cwd=project)
