@@ -12,11 +12,13 @@ PARTS = ("analysis", "workspace", "profiler", "worker", "agents", "server", "cli
 
 
 def _packages() -> list[str]:
+    """Every folder of a part that holds Python or package data (`analysis/queries/`: tree-sitter queries), so
+    that setuptools ships the data without warning that a data folder is not a package."""
     found = ["cudalens"]
     for part in PARTS:
         for root, dirs, files in os.walk(part):
             dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
-            if "__init__.py" in files:
+            if "__init__.py" in files or any(f.endswith(".scm") for f in files):
                 found.append("cudalens." + root.replace(os.sep, "."))
     return found
 
