@@ -619,6 +619,10 @@ class Simulator:
         ref = self.ref(node, mask)
         if isinstance(ref, _Ref):
             return self.load(ref, node, mask)
+        return self.field_value(arg, fname, mask)
+
+    def field_value(self, arg: Node | None, fname: str, mask: np.ndarray) -> Val | Ptr:
+        """`arg.fname` where `arg` is no memory the interpreter models (a dim3, a struct in registers)."""
         base = self.eval(arg, mask) if arg is not None else unknown()
         if isinstance(base, Dim3):
             return base.field(fname)
@@ -713,7 +717,9 @@ class Simulator:
                     offset, ftype = f
                     return _Ref(base.ptr, binop("+", base.off, const(offset)), ftype, fname,
                                 base.elem.size if base.elem.is_struct else None)
-            return self.eval(node, mask) if not isinstance(base, _Ref) and op != "->" and arg is not None \
+            # not self.eval(node): field_expression asks this method first, and `q.x` of a local `float4 q`
+            # went round the two until Python's recursion limit stopped the kernel's analysis there
+            return self.field_value(arg, fname, mask) if op != "->" and arg is not None \
                 and arg.type == "identifier" else unknown()
         return self.eval(node, mask)
 

@@ -153,3 +153,16 @@ def test_a_block_over_1024_threads_is_cut_at_the_hardware_limit():
     result = run("__global__ void k(float* a) { a[threadIdx.x] = 0.0f; }", block=(2048, 1, 1))
     [store] = accesses(result, "a")
     assert store.mask.size == 1024
+
+
+def test_a_field_of_a_local_vector_does_not_stop_the_run():
+    # `q.x` once went round field_expression and ref until the recursion limit: nothing after it was seen
+    result = run("""
+__global__ void k(const float4* in, float* out) {
+    float4 q = in[threadIdx.x];
+    float s = q.x + q.w;
+    out[threadIdx.x * 2] = s;
+}""")
+    assert not result.truncated
+    [store] = accesses(result, "out", write=True)
+    assert (store.addr == 8 * lanes(64)).all()
