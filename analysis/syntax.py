@@ -49,3 +49,13 @@ def find(root: Node | None, capture: str, query: str | None = None) -> list[Node
         return []
     found = ts.captures("cuda", query or f"syntax_{capture}", root).get(capture, [])
     return sorted(found, key=lambda n: n.start_byte)
+
+
+_DIVIDING = ("binary_expression", "assignment_expression")
+
+
+def divisions(root: Node | None) -> list[Node]:
+    """The `/`, `%`, `/=` and `%=` expressions under `root`, in source order (an enclosing one before the one
+    it starts with: `a / b / c` before its `a / b`), found by their operator token (queries/syntax_division.scm)."""
+    found = (op.parent for op in find(root, "division"))
+    return sorted((n for n in found if n is not None and n.type in _DIVIDING), key=lambda n: (n.start_byte, -n.end_byte))

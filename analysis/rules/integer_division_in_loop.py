@@ -11,7 +11,7 @@ from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.function_rule import FunctionRule
 from cudalens.analysis.host_eval import eval_host
-from cudalens.analysis.syntax import enclosing_loop, find
+from cudalens.analysis.syntax import divisions, enclosing_loop, find
 from cudalens.analysis.unit import Function
 
 Node = ts.Node
@@ -84,14 +84,14 @@ class IntegerDivisionInLoop(FunctionRule):
             return
         typer = None
         seen: set[tuple[int, str, str]] = set()
-        divisions = find(body, "division")
+        found = divisions(body)
         quotients = set()  # (loop, dividend, divisor) of the `/`s: a `%` of the same operands is derived from one
-        for node in divisions:
+        for node in found:
             op, left, right = _operands(node)
             loop = enclosing_loop(node, body)
             if op == "/" and loop is not None and left is not None and right is not None:
                 quotients.add((loop.start_byte, ts.text(left), ts.text(right)))
-        for node in divisions:
+        for node in found:
             op, left, right = _operands(node)
             if op not in ("/", "%") or left is None or right is None:
                 continue
