@@ -118,11 +118,25 @@ def _same_elements(previous: Access, read: Access) -> bool:
             and bool(np.array_equal(previous.addr[m], read.addr[m])))  # type: ignore[index]
 
 
-def _loop_of(node) -> tuple[int, int] | None:
-    while node is not None and node.type not in ("for_statement", "while_statement", "do_statement",
-                                                 "function_definition"):
+_LOOP_OR_FUNCTION = ("for_statement", "while_statement", "do_statement", "function_definition")
+
+
+def _loop_of(node, known: dict) -> tuple[int, int] | None:
+    """The loop (or else the function) around `node`. Every node climbed through is remembered in `known`:
+    `Node.parent` walks down from the tree's root, so climbing d levels costs d², and 120 nested `if`s
+    reading one element twice took 1.5 s of climbing, now shared by the accesses of one run."""
+    climbed = []
+    while node is not None and node.type not in _LOOP_OR_FUNCTION:
+        if node in known:
+            found = known[node]
+            break
+        climbed.append(node)
         node = node.parent
-    return (node.start_byte, node.end_byte) if node is not None else None
+    else:
+        found = (node.start_byte, node.end_byte) if node is not None else None
+    for n in climbed:
+        known[n] = found
+    return found
 
 
 def global_instructions(run: SimResult) -> list[Access]:
@@ -131,6 +145,7 @@ def global_instructions(run: SimResult) -> list[Access]:
     store (which may alias it) or a barrier came between."""
     out: list[Access] = []
     previous: dict[str, Access] = {}
+    loops: dict = {}
     for a in run.accesses:
         if a.space != "global":
             continue
@@ -143,7 +158,7 @@ def global_instructions(run: SimResult) -> list[Access]:
             continue
         before = previous.get(a.alloc)
         if before is not None and not _volatile(a) and _same_elements(before, a) \
-                and _loop_of(before.node) == _loop_of(a.node):
+                and _loop_of(before.node, loops) == _loop_of(a.node, loops):
             continue  # not across loops: the compiler keeps a value in a register within one loop body
         previous[a.alloc] = a
         out.append(a)

@@ -11,6 +11,7 @@ from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.syntax import lineage
 from cudalens.analysis.values import BID, DATA, STAND_IN, THREAD_DEPS
 
 _LANE_VARYING = THREAD_DEPS | {BID, DATA}
@@ -32,11 +33,7 @@ def contended_lanes(accesses: list) -> int:
 
 def data_guarded(node, kernel: KernelModel) -> bool:
     """Whether a branch around `node` depends on loaded data (then how many lanes get there is unknown)."""
-    enclosing = set()
-    parent = node.parent
-    while parent is not None and parent != kernel.function.body:
-        enclosing.add((parent.start_byte, parent.end_byte))
-        parent = parent.parent
+    enclosing = {(n.start_byte, n.end_byte) for n in lineage(node, kernel.function.body)[1:]}
     return any(DATA in b.deps for run in kernel.runs for b in run.branches
                if (b.node.start_byte, b.node.end_byte) in enclosing)
 
