@@ -12,6 +12,7 @@ from cudalens.analysis.rule_base import Rule, RuleInfo
 # code -> "module:Class" under cudalens.analysis.rules, in code order.
 REGISTRY: dict[str, str] = {
     "CL001": "file_not_analysed:FileNotAnalysed",
+    "CL002": "code_not_analysed:CodeNotAnalysed",
     "CL101": "uncoalesced_global_access:UncoalescedGlobalAccess",
     "CL102": "array_of_structs_field_access:ArrayOfStructsFieldAccess",
     "CL103": "transpose_without_shared_staging:TransposeWithoutSharedStaging",

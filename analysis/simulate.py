@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from enum import Enum
 
 import numpy as np
 
@@ -116,6 +117,13 @@ class CallSite:
     mask: np.ndarray
 
 
+class Cut(Enum):
+    """Why a run stopped before the end of the kernel (what it recorded up to there stands)."""
+
+    STEPS = "steps"  # MAX_STEPS statements and expressions: a kernel too long to interpret whole
+    RECURSION = "recursion"  # Python's recursion limit: helpers and macros nested too deep to follow
+
+
 @dataclass
 class SimResult:
     block: tuple[int, int, int]
@@ -124,7 +132,8 @@ class SimResult:
     barriers: list[Barrier] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     shared_arrays: dict[str, Ptr] = field(default_factory=dict)
-    truncated: bool = False  # the step budget ran out
+    truncated: Cut | None = None  # None: the run reached the end of the kernel
+    stopped_at: Node | None = None  # the kernel's own statement the run stopped in, when it did
     float_ops: float = 0.0  # floating-point operations per thread (sampled loops count their samples)
 
 
@@ -173,6 +182,7 @@ class Simulator:
         self.epoch = 0
         self.warp_epoch = 0
         self.steps = 0
+        self.at: Node | None = None  # the kernel's own statement being run (not an inlined helper's)
         self.order = 0
         self.report_node: Node | None = None  # a macro's call site, while its expansion is evaluated
         self.inline_depth = 0
@@ -189,8 +199,12 @@ class Simulator:
         try:
             if self.kernel.body is not None:
                 self.exec(self.kernel.body, np.ones(self.n, dtype=bool))
-        except (Budget, RecursionError):
-            self.result.truncated = True
+        except Budget:
+            self.result.truncated = Cut.STEPS
+        except RecursionError:
+            self.result.truncated = Cut.RECURSION
+        if self.result.truncated is not None:
+            self.result.stopped_at = self.at
         return self.result
 
     def _param_value(self, name: str, type_text: str, pointer: bool) -> Val | Ptr:
@@ -240,6 +254,8 @@ class Simulator:
 
     # ---- statements --------------------------------------------------------------------------------------
     def exec(self, node: Node, mask: np.ndarray) -> None:
+        if not self.inline_depth:
+            self.at = node
         self._tick()
         mask = self.active(mask)
         if not mask.any():

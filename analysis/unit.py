@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.nesting import Deep, too_deep
 from cudalens.analysis.types import StructDef, TypeTable
 
 Node = ts.Node
@@ -41,6 +42,11 @@ class Function:
     from_header: bool = False  # defined in an #include'd header: its positions are not the file's
 
     @property
+    def name_node(self) -> Node:
+        """Where its name is written (the whole definition when it has none)."""
+        return self.declarator.child_by_field_name("declarator") or self.node
+
+    @property
     def params(self) -> list[Param]:
         if self._params is None:
             self._params = _params(self.declarator)
@@ -57,6 +63,16 @@ class Launch:
 
 
 @dataclass
+class LeftOut:
+    """A file-scope declaration deeper than nesting.MAX_NESTING: none of the unit's facts come from it (no
+    kernel, helper, launch or constant), and the CL002 finding says why."""
+
+    node: Node
+    function: Function | None  # when it is a function definition
+    deep: Deep
+
+
+@dataclass
 class Unit:
     tree: ts.Tree
     source: bytes
@@ -68,6 +84,7 @@ class Unit:
     constants: dict[str, Node]  # file-scope `const int N = 1024;` / constexpr
     # Structs whose conversion returns the dynamic shared memory (cuda-samples' `SharedMemory<T>()` idiom).
     shared_accessors: set[str] = field(default_factory=set)
+    left_out: list[LeftOut] = field(default_factory=list)
     # host_eval's declarations per scope (function body), made on first use: see host_eval.declaration_of
     declarations: dict = field(default_factory=dict, repr=False, compare=False)
     _evaluating: set[str] = field(default_factory=set, repr=False)
@@ -270,6 +287,8 @@ def header_unit(source: bytes) -> Unit:
     return build_unit(source)
 
 
+# what build_unit takes facts from, and so measures first (nesting.py)
+_MEASURED = ("function_definition", "declaration", "struct_specifier", "type_definition", "alias_declaration")
 _CONTAINERS = ("linkage_specification", "declaration_list", "template_declaration", "namespace_definition",
                "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif")
 
@@ -297,8 +316,13 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
     includes: list[str] = []
     constants: dict[str, Node] = {}
     accessors: set[str] = set()
+    left_out: list[LeftOut] = []
     for node in _top_level(tree.root_node):
         t = node.type
+        deep = too_deep(node) if t in _MEASURED else None
+        if deep is not None:
+            left_out.append(LeftOut(node, _function(node) if t == "function_definition" else None, deep))
+            continue
         if t == "function_definition" and _aligned_struct(node, types):
             continue
         if t == "function_definition":
@@ -319,7 +343,7 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
                 includes.append(ts.text(path).strip('"<>'))
         elif t in ("struct_specifier", "type_definition", "declaration", "alias_declaration"):
             _struct_or_constant(node, types, constants, accessors)
-    unit = Unit(tree, source, macros, types, functions, launches, includes, constants, accessors)
+    unit = Unit(tree, source, macros, types, functions, launches, includes, constants, accessors, left_out)
     types.constant_of = unit.constant_value
     return unit
 

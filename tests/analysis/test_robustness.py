@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cudalens.analysis.api import DocumentAnalyzer, analyze_text
+from cudalens.analysis.findings import Severity
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KERNELS = [p.read_text() for p in sorted(FIXTURES.glob("CL*.cu"))]
@@ -87,7 +88,7 @@ def test_mutations_of_real_kernels(data) -> None:
 def test_incremental_updates_match_fresh_analysis() -> None:
     doc = DocumentAnalyzer("edit.cu")
     rng = random.Random(1)
-    text = KERNELS[0]
+    text = (FIXTURES / "CL1_coalescing.cu").read_text()  # not CL002's: a fresh analysis of it takes ~1 s
     for _ in range(40):
         i = rng.randrange(len(text))
         text = text[:i] + rng.choice(["\n", " ", "x", "1", ";"]) + text[i:]
@@ -113,3 +114,110 @@ void go(float* d, unsigned long n) { fill<<<(n + 255) / 256, 256>>>(d, n, 7); }
     report = analyze_text("fill.cu", text)
     assert report.errors == []
     assert [f.code for f in report.findings if f.severity.value in ("warning", "error")] == []
+
+
+# Code too deep or too long to analyse: a CL002 finding that names the kernel and what made it so, at `info`,
+# never a silent pass, an internal error or a wait (benchmarks/deep_code.py times these).
+FLAGGED = "a[threadIdx.x * 32] = 1;"  # CL101 wherever the kernel is analysed
+
+
+def _kernel(body: str) -> str:
+    return "__device__ float f(float x) { return x; }\n__global__ void k(float* a) { " + body + " " + FLAGGED + " }\n"
+
+
+def _sum(n: int) -> str:
+    return "float s = " + " + ".join(f"a[{i}]" for i in range(n)) + "; a[threadIdx.x] = s;"
+
+
+TOO_DEEP = [
+    ("an expression of 500 terms", _sum(500)),
+    ("an expression of 20,000 terms", _sum(20_000)),
+    ("parentheses nested 1,000 deep", "a[threadIdx.x] = " + "(" * 1000 + "1" + ")" * 1000 + ";"),
+    ("`if` statements nested 1,000 deep", "if (a[0] > 0) { " * 1000 + "a[1] = 2;" + " }" * 1000),
+    ("`for` loops nested 300 deep", "for (int i = 0; i < 2; ++i) { " * 300 + "a[i] = 2;" + " }" * 300),
+    ("calls nested 1,000 deep", "a[threadIdx.x] = " + "f(" * 1000 + "1" + ")" * 1000 + ";"),
+    ("subscripts nested 1,000 deep", "a[threadIdx.x] = " + "a[" * 1000 + "0" + "]" * 1000 + ";"),
+    ("blocks nested 1,000 deep", "{ " * 1000 + "a[1] = 2;" + " }" * 1000),
+]
+
+
+@pytest.mark.parametrize(("reason", "body"), TOO_DEEP, ids=[r for r, _ in TOO_DEEP])
+def test_a_kernel_too_deep_is_reported_with_what_made_it_so(reason: str, body: str) -> None:
+    report = analyze_text("deep.cu", _kernel(body))
+    assert report.errors == []
+    [finding] = report.findings  # and no CL101: none of the kernel was analysed
+    assert (finding.code, finding.severity, finding.kernel, finding.line) == ("CL002", Severity.INFO, "k", 2)
+    assert finding.message.startswith(f"Kernel `k` not analysed: {reason} (line 2), ")
+    assert finding.message.endswith("levels of nesting where the analyzer stops at 256")
+
+
+WITHIN_LIMIT = [
+    ("an expression of 250 terms", _sum(250)),
+    ("parentheses nested 250 deep", "a[threadIdx.x] = " + "(" * 250 + "1" + ")" * 250 + ";"),
+    ("`if` statements nested 120 deep", "if (a[0] > 0) { " * 120 + "a[1] = 2;" + " }" * 120),
+    ("calls nested 120 deep", "a[threadIdx.x] = " + "f(" * 120 + "1" + ")" * 120 + ";"),
+]
+
+
+@pytest.mark.parametrize(("shape", "body"), WITHIN_LIMIT, ids=[s for s, _ in WITHIN_LIMIT])
+def test_just_within_the_limit_the_kernel_is_analysed_whole(shape: str, body: str) -> None:
+    # the deepest trees the analyzer takes, under pytest's own frames: Python's recursion limit is not reached
+    report = analyze_text("deep.cu", _kernel(body))
+    assert report.errors == []
+    assert [f.code for f in report.findings] == ["CL101"]
+
+
+def test_a_kernel_too_long_to_interpret_is_reported_as_analysed_in_part() -> None:
+    body = " ".join(f"a[threadIdx.x + {i}] = {i};" for i in range(5000))
+    report = analyze_text("long.cu", _kernel(body))
+    assert report.errors == []
+    [finding] = report.findings  # the store flagged at the end was never reached
+    assert finding.code == "CL002" and finding.severity == Severity.INFO
+    assert finding.message == ("Kernel `k` analysed only up to here: the interpreter stopped after 20,000 steps, "
+                               "too long a kernel to follow whole; what follows was not checked")
+    assert finding.evidence_dict() == {"stopped": "steps"}
+    assert finding.column > 1000  # at the statement it stopped in, far along the line
+
+
+def test_a_macro_too_deep_to_expand_stops_the_kernel_there_and_says_so() -> None:
+    text = "#define DEEP " + "(" * 1000 + "1" + ")" * 1000 + "\n" + _kernel("a[threadIdx.x] = DEEP;")
+    report = analyze_text("macro.cu", text)
+    assert report.errors == []
+    [finding] = report.findings
+    assert (finding.code, finding.line, finding.column) == ("CL002", 3, 31)  # `a[threadIdx.x] = DEEP;`
+    assert finding.message.startswith("Kernel `k` analysed only up to here: helpers and macros nest deeper")
+
+
+def test_deep_host_code_helpers_and_declarations_are_left_out_by_name_and_the_rest_is_analysed() -> None:
+    text = ("const int N = " + " + ".join("1" for _ in range(400)) + ";\n"
+            "__device__ float deep(float x) { return " + "(" * 400 + "x" + ")" * 400 + "; }\n"
+            "__global__ void k(float* a) { a[threadIdx.x] = deep(a[0]); " + FLAGGED + " }\n"
+            "void host(float* a) { int n = " + "(" * 400 + "1" + ")" * 400 + "; k<<<1, n>>>(a); }\n")
+    report = analyze_text("parts.cu", text)
+    assert report.errors == []
+    assert [(f.line, f.code, f.message.split(":")[0]) for f in report.findings] == [
+        (1, "CL002", "A file-scope declaration not analysed"),
+        (2, "CL002", "Function `deep` not analysed"),
+        (3, "CL101", "Uncoalesced global store to `a`"),
+        (4, "CL002", "Function `host` not analysed"),
+    ]
+
+
+def test_embedded_cuda_too_deep_is_reported_in_the_python_file() -> None:
+    kernel = _kernel(_sum(500)).replace("\n", "\\n")
+    text = f"from torch.utils.cpp_extension import load_inline\n\nsrc = '{kernel}'\n" \
+           "load_inline(name='x', cpp_sources='', cuda_sources=src)\n"
+    report = analyze_text("deep.py", text)
+    assert report.errors == []
+    [finding] = report.findings
+    assert (finding.path, finding.code, finding.line) == ("deep.py", "CL002", 3)
+
+
+def test_editing_a_kernel_past_the_limit_and_back_matches_a_fresh_analysis() -> None:
+    doc = DocumentAnalyzer("edit.cu")
+    shallow, deep = _kernel(_sum(200)), _kernel(_sum(300))
+    long = _kernel(" ".join(f"a[threadIdx.x + {i}] = {i};" for i in range(5000)))
+    # a kernel's findings are cached and moved with it: the line it stopped at moves, and no message holds it
+    for text in (shallow, deep, shallow, deep, long, "\n" + long, "\n\n" + deep):
+        assert doc.update(text).findings == analyze_text("edit.cu", text).findings
+    assert [f.code for f in doc.update(deep).findings] == ["CL002"]

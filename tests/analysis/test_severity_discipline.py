@@ -20,6 +20,8 @@ from cudalens.analysis.rule_base import Rule
 
 # code -> (kernel `k` that triggers it, the host code that launches it with constants)
 CASES: dict[str, tuple[str, str]] = {
+    "CL002": ("__global__ void k(float* out) { out[threadIdx.x] = " + "(" * 300 + "1.0f" + ")" * 300 + "; }",
+              "k<<<1, 256>>>(b);"),
     "CL101": ("__global__ void k(const float* in, float* out) { out[threadIdx.x * 32] = in[threadIdx.x]; }",
               "k<<<64, 256>>>(a, b);"),
     "CL102": ("struct P { float x, y, z, w; };\n"

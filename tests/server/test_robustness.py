@@ -70,3 +70,15 @@ async def test_a_10_mb_file_does_not_stop_the_server(client: LanguageClient):
         types.HoverParams(types.TextDocumentIdentifier((client.root / "huge.cu").as_uri()), types.Position(5, 9))
     )
     assert hover is None
+
+
+async def test_a_kernel_too_deep_gets_its_not_analysed_diagnostic(client: LanguageClient):
+    # a generated 20,000-term sum: said so in the editor within a second, not 50 s of a busy server then a pass
+    terms = " + ".join(f"a[{i}]" for i in range(20_000))
+    uri = open_doc(client, client.root / "deep.cu", f"__global__ void k(float* a) {{ a[threadIdx.x * 32] = {terms}; }}\n")
+    [found] = await diagnostics_for(client, uri, 1)
+    assert found.code == "CL002" and found.severity == types.DiagnosticSeverity.Information
+    assert found.message.startswith("Kernel `k` not analysed: an expression of 20,000 terms (line 1)")
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(0, 60)))
+    assert hover is None or hover.contents
