@@ -182,3 +182,45 @@ def test_a_plausible_big_speedup_is_re_verified_in_a_fresh_worker_and_counts(tmp
     timing = TimingResult.from_json(result.payload["timing"])
     assert result.payload["test"]["status"] == "passed"
     assert any("re-verified in a fresh process" in w for w in timing.candidate.warnings)
+
+
+def test_a_checked_call_is_judged_on_its_outputs_as_they_were_when_the_timer_stopped():
+    from cudalens.worker.child.lib import harness_timing
+
+    out = (torch.zeros(4), [torch.ones(2)], {"k": torch.full((3,), 7.0)}, 5)
+    copy = harness_timing.snapshot(out)
+    out[0].fill_(1.0)  # what a thread or another stream finishes after the call returned
+    out[1][0].zero_()
+    out[2]["k"].zero_()
+    assert copy[0].sum() == 0 and copy[1][0].sum() == 2 and copy[2]["k"].sum() == 21 and copy[3] == 5
+
+
+SLOWED_REFERENCE = VECTORISED.replace("import torch.nn as nn\n", """import torch.nn as nn
+
+_add = torch.Tensor.__add__
+
+
+def _slow_add(a, b):  # the reference's own op, made slower
+    for _ in range(20):
+        _add(a, b)
+    return _add(a, b)
+
+
+torch.Tensor.__add__ = _slow_add
+""", 1)
+
+
+def test_a_file_that_replaces_a_torch_function_the_reference_calls_fails_and_retires_its_worker(tmp_path):
+    """Issue 32 corpus: pygpubench's `submission_replace_torch` slows the reference by replacing the torch function
+    it calls; the honest kernel then looks many times faster. Whatever spelling: the worker compares torch's
+    callables with the ones it kept before any candidate ran."""
+    from cudalens.worker.run_job import run_job
+
+    path = tmp_path / "slowed.py"
+    path.write_text(SLOWED_REFERENCE)
+    result = run_job("test", {"path": str(path), "device": "cpu", "time": True, "budget_ms": 5}, timeout_s=300,
+                     cwd=str(tmp_path))
+    test = result.payload["test"]
+    assert result.ok and test["status"] == "failed" and result.context_broken, (result.error, test)
+    assert [(c["check"], c["code"]) for c in test["cheats"]] == [("torch-replaced", "CL906")]
+    assert test["message"].startswith("the file replaces torch.Tensor.__add__ at line ")

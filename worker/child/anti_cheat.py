@@ -30,6 +30,7 @@ CHECK_CODES = {
     "timing-patch": "CL906",
     "below-physical-bound": "CL906",
     "clock-replaced": "CL906",
+    "torch-replaced": "CL906",
     "side-stream": "CL906",
     "threads": "CL906",
     "torch-fallback": "CL907",

@@ -35,6 +35,7 @@ from ..lib import (
     harness_timing,
     physical_bound,
     problem_loader,
+    torch_guard,
 )
 
 # the build (load) and the trials run beside the warm-up's profiler session; the timing, which opens its own,
@@ -44,20 +45,21 @@ BESIDE_WARM_UP = True
 
 def run(payload: dict, ctx: Any = None) -> dict:
     clock_guard.remember()
+    torch_guard.remember()
     first = len(fast_inline.LOG)
     try:
         out = _run(payload, ctx)
     except Exception:
-        if not clock_guard.replaced():
+        if not _replacements():
             raise
         out = {"test": results.TestResult("error", traceback=traceback.format_exc()).to_json(), "timing": None,
                "kernels": [], "error": None}
     out["builds"] = fast_inline.LOG[first:]
-    patched = clock_guard.replaced()
+    patched = _replacements()
     if patched:
-        # fails whatever it measured; the worker, whose clocks it changed for every later job, retires
+        # fails whatever it measured; the worker, whose clocks or torch it changed for every later job, retires
         test = results.TestResult.from_json(out["test"])
-        cheats = [clock_finding(r, payload["path"]) for r in patched]
+        cheats = [clock_finding(r, payload["path"], check) for r, check in patched]
         message = f"{cheats[0].message} (timing manipulation)"
         seen = {(c.code, c.line) for c in test.cheats if c.line}  # the static check saw the same line
         cheats = [c for c in cheats if (c.code, c.line) not in seen]
@@ -66,8 +68,15 @@ def run(payload: dict, ctx: Any = None) -> dict:
     return out
 
 
-def clock_finding(replacement: Any, path: str) -> Any:
-    """CL906 at the line that replaced the clock, when that line is in the tested file."""
+def _replacements() -> list[tuple[Any, str]]:
+    """What the file replaced in this process: a clock the timing trusts, or a torch function the reference (or a
+    check) calls — a slower `torch.sigmoid` makes an honest kernel look six times faster."""
+    clocks = [(r, "clock-replaced") for r in clock_guard.replaced()]
+    return clocks + [(clock_guard.Replacement(*r), "torch-replaced") for r in torch_guard.replaced()]
+
+
+def clock_finding(replacement: Any, path: str, check: str = "clock-replaced") -> Any:
+    """CL906 at the line that replaced the clock (or torch function), when that line is in the tested file."""
     here = replacement.file and Path(replacement.file).resolve() == Path(path).resolve()
     if here:
         where = f" at line {replacement.line}"
@@ -75,8 +84,7 @@ def clock_finding(replacement: Any, path: str) -> Any:
         where = f" in {replacement.file}:{replacement.line}"
     else:
         where = ""
-    return anti_cheat.finding("clock-replaced", f"the file replaces {replacement.name}{where}",
-                              replacement.line if here else 0)
+    return anti_cheat.finding(check, f"the file replaces {replacement.name}{where}", replacement.line if here else 0)
 
 
 def _run(payload: dict, ctx: Any) -> dict:

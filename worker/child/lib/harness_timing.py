@@ -90,11 +90,25 @@ class Calls:
         self.made += 1
 
     def once(self) -> Any:
-        """One untimed call (the warm-up), its output checked."""
+        """One untimed call (the warm-up), its output checked as it was when the call returned."""
         args = self.inputs()
-        out = self.fn(*args)
+        out = snapshot(self.fn(*args))
         self.after(args, out, True)
         return out
+
+
+def snapshot(out: Any) -> Any:
+    """A copy of a call's outputs, made on the current stream right after the call (after its stop event, so the
+    copy is not timed): what the timing saw. Work a candidate leaves to another stream or thread, to finish its
+    outputs after the timer stopped, is missing from the copy, so the check sees it."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(out, torch.Tensor):
+        return out.clone()
+    if isinstance(out, (list, tuple)):
+        return [snapshot(o) for o in out]
+    if isinstance(out, dict):
+        return {k: snapshot(v) for k, v in out.items()}
+    return out
 
 
 def repetitions(estimate_ms: float, budget_ms: float, min_reps: int = MIN_REPS, max_reps: int = MAX_REPS) -> int:
@@ -213,6 +227,8 @@ def _timed(calls: Calls, clock: Any, n: int) -> list[float]:
         clock.start(pair)
         out = calls.fn(*args)
         clock.stop(pair)
+        if i in checked:
+            out = snapshot(out)
         calls.after(args, out, i in checked)
         del out
     clock.sync()
