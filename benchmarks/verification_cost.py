@@ -39,7 +39,8 @@ def importable(tree: Path) -> None:
 
 
 def run(tree: Path, script: str, *args: str, timeout: float) -> tuple[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONUNBUFFERED": "1"}
+    path = os.pathsep.join(filter(None, (str(tree), os.environ.get("PYTHONPATH"))))  # the tree, then carried wheels
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
     began = time.monotonic()
     proc = subprocess.run([sys.executable, f"benchmarks/{script}", *args], cwd=tree, env=env, capture_output=True,
                           text=True, timeout=timeout)
