@@ -29,9 +29,8 @@ RANGE = "cudalens.call#"
 def run(payload: dict, ctx: Any = None) -> dict:
     import torch
 
-    device = entry.default_device(payload.get("device"))
     try:
-        built = entry.build(payload["path"], payload.get("entry"), device)
+        built, device = entry.from_payload(payload)
     except entry.EntryError as exc:
         return {"error": str(exc)}
     if ctx is not None:

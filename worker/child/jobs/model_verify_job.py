@@ -22,9 +22,8 @@ from ..lib.jobkit import load_by_path
 def run(payload: dict, ctx: Any = None) -> dict:
     import torch
 
-    device = entry.default_device(payload.get("device"))
     try:
-        built = entry.build(payload["path"], payload.get("entry"), device)
+        built, device = entry.from_payload(payload)
     except entry.EntryError as exc:
         return {"error": str(exc)}
     path = Path(payload["integration"])

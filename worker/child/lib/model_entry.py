@@ -106,3 +106,9 @@ def sync(device: str) -> None:
 
     if device.startswith("cuda"):
         torch.cuda.synchronize()
+
+
+def from_payload(payload: dict) -> tuple[Built, str]:
+    """The model a whole-model job names (`path`, `entry`, `device`), built on its device; EntryError as `build`."""
+    device = default_device(payload.get("device"))
+    return build(payload["path"], payload.get("entry"), device), device
