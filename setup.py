@@ -8,7 +8,7 @@ import os
 
 from setuptools import setup
 
-PARTS = ("analysis", "workspace", "profiler", "worker", "agents", "server", "cli")
+PARTS = ("analysis", "workspace", "profiler", "worker", "model", "agents", "server", "cli")
 
 
 def _packages() -> list[str]:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from cudalens.cli.gpu_options import add_common_arguments
 from cudalens.cli.progress import StageProgress
+from cudalens.model.profile import ModelError, profile_model, render_table, split_target
+from cudalens.model.verify import integrate
+from cudalens.model.verify import render as render_integration
 from cudalens.profiler import child_env
-from cudalens.profiler.model_profile import ModelError, profile_model, render_table, split_target
-from cudalens.profiler.model_verify import integrate
-from cudalens.profiler.model_verify import render as render_integration
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from cudalens.profiler.model_profile import ModelError, profile_model, render_table
+from cudalens.model.profile import ModelError, profile_model, render_table
 from cudalens.server.gpu_commands import answer, target
 
 if TYPE_CHECKING:

@@ -140,7 +140,7 @@ def test_codes_outside_analysis_come_from_the_registry() -> None:
     """profiler/ and agents/ produce CL8xx/CL9xx findings through the rules' classes (`RegisterSpills.code`); the
     worker's literals are codes of the registry's run-time rules; every code they read is a registry code."""
     literal, worker, read = [], set(), set()
-    for path, tree in _sources("profiler", "worker", "agents"):
+    for path, tree in _sources("profiler", "worker", "model", "agents"):
         where = str(path.relative_to(ROOT))
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"CL\d{3}", node.value):
@@ -156,7 +156,7 @@ def test_codes_outside_analysis_come_from_the_registry() -> None:
     assert read - set(REGISTRY) == set()
 
 
-OURS = ("analysis", "workspace", "profiler", "worker", "agents", "server", "cli")
+OURS = ("analysis", "workspace", "profiler", "worker", "model", "agents", "server", "cli")
 
 
 def _class_homes() -> dict[str, list[str]]:

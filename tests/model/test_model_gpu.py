@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudalens.profiler.model_profile import profile_model
+from cudalens.model.profile import profile_model
 
 
 @pytest.mark.gpu

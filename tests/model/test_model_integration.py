@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cudalens.cli.main import main
-from cudalens.profiler.integration_module import candidates
-from cudalens.profiler.model_profile import profile_model
+from cudalens.model.integration import candidates
+from cudalens.model.profile import profile_model
 
 GROUP_NORM = '''
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cudalens.cli.main import main
-from cudalens.profiler.model_profile import profile_model, split_target
+from cudalens.model.profile import profile_model, split_target
 
 
 @pytest.fixture(scope="module")

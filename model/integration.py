@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cudalens.analysis import python_ast
-from cudalens.profiler.model_profile import ModelError
+from cudalens.model.profile import ModelError
 from cudalens.worker.child.lib import jobkit
 from cudalens.worker.jobs import LIB_DIR
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudalens.profiler import integration_module
-from cudalens.profiler.integration_module import Accepted
-from cudalens.profiler.model_profile import ModelError, last_line
+from cudalens.model import integration as integration_module
+from cudalens.model.integration import Accepted
+from cudalens.model.profile import ModelError, last_line
 from cudalens.worker.child.results import Measurement, OutputCheck
 from cudalens.worker.run_job import run_job
 
