@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from cudalens.agents.evaluation import Evaluation
+from cudalens.analysis.file_kinds import builds_cuda
 from cudalens.profiler.compile import find_nvcc
 from cudalens.profiler.gpu_specs import GpuFacts, NoGpu
-from cudalens.profiler.run_findings import needs_cuda
 
 # What torch, the driver and the build say when the machine lacks something, one alternative a cause.
 _MACHINE = re.compile(
@@ -48,7 +48,7 @@ def machine_problem(path: str, text: str, allow_torch_ops: bool, gpu: GpuFacts |
     """Why this machine cannot evaluate the candidates, or None: checked before anything is compiled or any
     Coder round is paid for (the editor's Optimize and `cudalens optimize` alike). Candidates are CUDA kernels
     (unless `allow_torch_ops` lets a pure-PyTorch file run on the CPU), so they need a GPU, and nvcc to build them."""
-    cuda = needs_cuda(path, text) or not allow_torch_ops
+    cuda = builds_cuda(path, text) or not allow_torch_ops
     if cuda and isinstance(gpu, NoGpu):
         return (f"cudalens: optimizing needs an NVIDIA GPU to test and time the candidates, and this machine has "
                 f"none: {gpu.reason}. Nothing was sent to the Coder")

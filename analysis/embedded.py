@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.file_kinds import may_contain_cuda
 from cudalens.analysis.positions import LineIndex, parser_text
 
-CUDA_MARKERS = ("__global__", "load_inline", "RawKernel", "RawModule", "cuda_sources", "ModelNew")
 _SOURCE_CALLS = {"load_inline": "load_inline", "RawKernel": "RawKernel", "RawModule": "RawModule",
                  "ElementwiseKernel": "RawKernel", "ReductionKernel": "RawKernel"}
 _ESCAPE = re.compile(r"\\(N\{[^}]*\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|.)", re.S)
@@ -43,10 +43,6 @@ class EmbeddedSource:
         end = self.line_starts[line] - 1 if line < len(self.line_starts) else len(self.text)
         index = min(start + max(column, 1) - 1, end)
         return self.positions[index]
-
-
-def may_contain_cuda(text: str) -> bool:
-    return any(marker in text for marker in CUDA_MARKERS)
 
 
 def _decode(node: ts.Node, index: LineIndex) -> tuple[str, list[tuple[int, int]]] | None:

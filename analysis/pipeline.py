@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.codes import static_rules
-from cudalens.analysis.embedded import extract_cuda_sources, may_contain_cuda
+from cudalens.analysis.embedded import extract_cuda_sources
 from cudalens.analysis.features import kernel_features
 from cudalens.analysis.file_context import FileContext, HeaderText, PositionMap
+from cudalens.analysis.file_kinds import holds_cuda
 from cudalens.analysis.findings import Finding, Severity, Span, sort_key
 from cudalens.analysis.launch_configs import (
     KernelConfig,
@@ -42,24 +43,19 @@ from cudalens.analysis.unit import Unit, build_unit, header_unit
 if TYPE_CHECKING:
     from cudalens.analysis.api import DocumentAnalyzer
 
-CUDA_SUFFIXES = (".cu", ".cuh")
 MAX_HEADER_BYTES = 4_000_000  # a file's headers together: past this, a generated header, not a kernel's macros
-
-
-def is_cuda_path(path: str) -> bool:
-    return path.endswith(CUDA_SUFFIXES)
 
 
 def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
     # Compilers read a NUL as white space; tree-sitter's lexer stops at one, so a NUL in a comment made the
     # rest of the line code that swallowed the next statement (and its findings). Same length: positions hold.
     text = text.replace("\0", " ")
-    if not (is_cuda_path(doc.path) or (doc.path.endswith(".py") and may_contain_cuda(text))):
+    if not holds_cuda(doc.path, text):
         return AnalysisReport(path=doc.path, is_cuda=False)
     too_large = oversized_report(doc.path, text)
     if too_large is not None:
         report = too_large
-    elif is_cuda_path(doc.path):
+    elif not doc.path.lower().endswith(".py"):  # a .cu/.cuh, or a header that holds device code
         report = AnalysisReport(path=doc.path, is_cuda=True)
         analyze_cuda(doc, text, None, report)
     else:

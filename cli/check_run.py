@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudalens.analysis.api import launch_entry
+from cudalens.analysis.file_kinds import is_cuda_source
 from cudalens.analysis.findings import Finding, Severity, sort_key
 from cudalens.analysis.launch_index import FileLaunches, LaunchIndex
 from cudalens.cli.check_config import ConfigResolver
@@ -77,7 +78,7 @@ def _check_job(
 
 def _entry(job: FileJob) -> tuple[str, FileLaunches | None]:
     """A CUDA file's launches, for the index; None for a file that cannot be read (its check says why)."""
-    if not job.shown.endswith((".cu", ".cuh")):
+    if not is_cuda_source(job.shown):
         return job.shown, None
     try:
         return job.shown, launch_entry(job.shown, read_source(job.path), includes_for(job))

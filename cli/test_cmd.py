@@ -8,11 +8,12 @@ import json
 import sys
 
 from cudalens.analysis.api import analyze_text
+from cudalens.analysis.file_kinds import builds_cuda
 from cudalens.cli.gpu_options import add_common_arguments, existing_file
 from cudalens.cli.progress import StageProgress
 from cudalens.profiler.gpu_specs import NoGpu, detect_gpu
 from cudalens.profiler.reverify import reverification, verified
-from cudalens.profiler.run_findings import needs_cuda, no_gpu_message, outcome_findings, timing_findings
+from cudalens.profiler.run_findings import no_gpu_message, outcome_findings, timing_findings
 from cudalens.worker.child.results import TestResult, TimingResult
 from cudalens.worker.run_job import run_job
 
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         print("cudalens test: --trials must be at least 1", file=sys.stderr)
         return 2
     text = path.read_text(encoding="utf-8", errors="replace")
-    if needs_cuda(str(path), text) and args.device != "cpu" and isinstance(gpu := detect_gpu(), NoGpu):
+    if builds_cuda(str(path), text) and args.device != "cpu" and isinstance(gpu := detect_gpu(), NoGpu):
         print(no_gpu_message("testing", path.name, gpu.reason), file=sys.stderr)  # the editor's words
         return 2
     payload = {

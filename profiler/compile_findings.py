@@ -13,6 +13,7 @@ from pathlib import Path
 
 from cudalens.analysis.api import KernelInfo, analyze_text
 from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.file_kinds import is_cuda_source
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.compile_error import CompileError
@@ -29,7 +30,6 @@ from cudalens.workspace.includes import DiskIncludes
 
 LOW_OCCUPANCY = 0.5
 RESOURCE_LIMITERS = ("registers", "shared_memory", "barriers")
-CUDA_SUFFIXES = (".cu", ".cuh")
 
 
 @dataclass(frozen=True)
@@ -220,7 +220,7 @@ def compile_report(
         return CompileReport(skipped=f"{Path(path).name} includes {names} from outside the workspace and its include "
                                      "folders: not compiled")
     suffix = Path(path).suffix.lower()
-    if suffix in CUDA_SUFFIXES:
+    if is_cuda_source(path):
         results = [compile_cuda(path, text, options, cancel)]
     elif suffix == ".py":
         results = [part.result for part in compile_python(path, text, options, cancel).parts]

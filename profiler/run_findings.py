@@ -12,6 +12,7 @@ from pathlib import Path
 from cudalens.analysis.api import KernelInfo, analyze_text
 from cudalens.analysis.codes import rule_class
 from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.file_kinds import is_cuda_source
 from cudalens.analysis.findings import Finding, Severity, Span
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.kernel_crash import KernelCrash
@@ -25,7 +26,6 @@ from cudalens.worker.child.results import CheatFinding, TestResult, TimingResult
 from cudalens.worker.run_job import run_job
 
 _MODEL_NEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
-_CUDA_IN_PYTHON = re.compile(r"load_inline|RawKernel|RawModule|__global__")
 _GLOBAL = re.compile(r"__global__\s+(?:\w+\s+)*?(\w+)\s*\(")
 
 
@@ -57,11 +57,6 @@ def test_findings(path: str, text: str, config: AnalysisConfig | None = None) ->
     return outcome_findings(path, text, outcome, analyze_text(path, text, config).kernels)
 
 
-def needs_cuda(path: str, text: str) -> bool:
-    """Has CUDA code (to compile, and to run on a GPU): a .cu/.cuh, or Python that builds a kernel."""
-    suffix = Path(path).suffix.lower()
-    return suffix in (".cu", ".cuh") or (suffix == ".py" and _CUDA_IN_PYTHON.search(text) is not None)
-
 
 def no_gpu_message(what: str, name: str, reason: str) -> str:
     """What the editor and the terminal say when `what` ("testing", "profiling") cannot run here: one line."""
@@ -72,7 +67,7 @@ def has_test(path: str, text: str) -> bool:
     """A KernelBench solution (`ModelNew`) or a `.cu` with a reference (directive or sibling `_ref.py`)."""
     if path.endswith(".py"):
         return "ModelNew" in text
-    if path.endswith((".cu", ".cuh")):
+    if is_cuda_source(path):
         return problem_loader.reference_for(Path(path), text, None) is not None
     return False
 

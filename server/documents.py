@@ -11,24 +11,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cudalens.analysis import embedded
+from cudalens.analysis import file_kinds
 from cudalens.analysis.api import AnalysisReport, KernelInfo
+from cudalens.analysis.file_kinds import HEADER_SUFFIXES, holds_cuda, is_cuda_source
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.syntax_check import SyntaxBaseline
 
 if TYPE_CHECKING:
     from cudalens.server.pipeline_on_save import LastRun
 
-CUDA_SUFFIXES = (".cu", ".cuh")
-
 
 # Only for documents without a file name (an unsaved "Untitled-1"): otherwise the extension decides.
 LANGUAGE_KINDS = {"cuda-cpp": "cuda", "cuda": "cuda", "python": "python"}
 
 
-def served_kind(path: str, language_id: str | None = None) -> str | None:
-    """"cuda" for .cu/.cuh, "python" for .py, None for everything else (by extension, not language id)."""
-    if path.endswith(CUDA_SUFFIXES):
+def served_kind(path: str, language_id: str | None = None, text: str = "") -> str | None:
+    """"cuda" for .cu/.cuh and a header holding device code, "python" for .py, None for everything else (by
+    extension and, for a header, its text: analysis/file_kinds.py)."""
+    if is_cuda_source(path) or (path.lower().endswith(HEADER_SUFFIXES) and holds_cuda(path, text)):
         return "cuda"
     if path.endswith(".py"):
         return "python"
@@ -39,7 +39,7 @@ def served_kind(path: str, language_id: str | None = None) -> str | None:
 
 def may_contain_cuda(kind: str, text: str) -> bool:
     """A Python file is worth analysing only if it mentions CUDA; any other costs a few substring searches."""
-    return kind == "cuda" or embedded.may_contain_cuda(text)
+    return kind == "cuda" or file_kinds.may_contain_cuda(text)
 
 
 @dataclass
@@ -81,7 +81,7 @@ class DocState:
     @property
     def analysis_path(self) -> str:
         """The name the analyzer sees: it goes by extension too, so an unsaved buffer gets one."""
-        if served_kind(self.path) == self.kind:
+        if served_kind(self.path, text=self.text) == self.kind:
             return self.path
         return self.path + (".cu" if self.kind == "cuda" else ".py")
 
@@ -100,7 +100,7 @@ class DocumentStore:
     def open(
         self, uri: str, path: str, version: int | None, text: str, language_id: str | None = None
     ) -> DocState | None:
-        kind = served_kind(path, language_id)
+        kind = served_kind(path, language_id, text)
         if kind is None:
             return None
         state = DocState(uri, path, kind, version, text)

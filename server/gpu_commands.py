@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from cudalens.analysis.file_kinds import builds_cuda
 from cudalens.profiler.gpu_specs import NoGpu
-from cudalens.profiler.run_findings import has_test, needs_cuda, no_gpu_message
+from cudalens.profiler.run_findings import has_test, no_gpu_message
 from cudalens.profiler.validate import summarize, validate_file
 from cudalens.server.documents import DocState
 from cudalens.server.pipeline_on_save import LastRun, Plan
@@ -76,7 +77,7 @@ async def _run(server: CudalensServer, arguments: list[Any], plan: Plan, what: s
     if not has_test(state.path, state.text):
         return answer(server, False, "cudalens: " + NO_TEST.format(name=name, stem=Path(state.path).stem))
     gpu = await server.service.runtime.gpu()
-    if isinstance(gpu, NoGpu) and (plan.profile or needs_cuda(state.path, state.text)):  # said once, up front
+    if isinstance(gpu, NoGpu) and (plan.profile or builds_cuda(state.path, state.text)):  # said once, up front
         return answer(server, False, no_gpu_message(what, name, gpu.reason))
     run = await run_plan_now(server, state, plan, kernel)
     if run is None:
@@ -103,7 +104,7 @@ async def validate(server: CudalensServer, arguments: list[Any]) -> dict[str, An
     if state is None:
         return answer(server, False, why)
     name = Path(state.path).name
-    if not needs_cuda(state.path, state.text) or not state.path.endswith(".cu"):
+    if not builds_cuda(state.path, state.text) or not state.path.endswith(".cu"):
         return answer(server, False, f"cudalens: validate compares a .cu file's hints with ncu; {name} is not one")
     gpu = await server.service.runtime.gpu()
     if isinstance(gpu, NoGpu):

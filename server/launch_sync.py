@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from cudalens.analysis.api import AnalysisReport, launch_entry
+from cudalens.analysis.file_kinds import CUDA_SUFFIXES
 from cudalens.analysis.launch_index import FileLaunches, LaunchIndex, header_identities
 from cudalens.server.watch import ignored_dir
 from cudalens.workspace.files import load_source
@@ -23,7 +24,6 @@ from cudalens.workspace.includes import DiskIncludes
 
 logger = logging.getLogger("cudalens.server")
 
-CUDA_SUFFIXES = (".cu", ".cuh")
 MAX_SCANNED_FILES = 5000
 MAX_SCANNED_BYTES = 2_000_000  # a generated file this large is not where a kernel's launches are written
 

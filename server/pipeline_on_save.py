@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.config import AnalysisConfig
+from cudalens.analysis.file_kinds import builds_cuda
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.positions import split_lines
 from cudalens.profiler import processes
@@ -25,7 +26,7 @@ from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
 from cudalens.profiler.reverify import reverification, reverified
-from cudalens.profiler.run_findings import has_test, needs_cuda, outcome_findings, timing_findings
+from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
 from cudalens.server.gpu_runtime import GpuRuntime, start_failure
 from cudalens.server.settings import OnSave
 from cudalens.worker.child.protocol import JobResult, seconds_text
@@ -86,7 +87,7 @@ class LastRun:
 
 def plan_for(on_save: OnSave, path: str, text: str) -> Plan:
     """The steps that make sense for this file: a test needs something to test, timing a test."""
-    cuda = needs_cuda(path, text)
+    cuda = builds_cuda(path, text)
     testable = (on_save.test or on_save.time or on_save.profile) and has_test(path, text)
     return Plan(
         compile=on_save.compile and cuda,
@@ -189,7 +190,7 @@ async def _compile(job: SaveJob) -> CompileReport:
 
 async def _gpu_missing(job: SaveJob, runtime: GpuRuntime, note: Callable[[str], None]) -> bool:
     """True (after telling the user once) when the file has CUDA code to run and there is no GPU."""
-    if not needs_cuda(job.path, job.text):
+    if not builds_cuda(job.path, job.text):
         return False  # pure PyTorch runs on the CPU
     gpu = await runtime.gpu()
     if isinstance(gpu, NoGpu):

@@ -16,12 +16,14 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from cudalens.analysis.file_kinds import CHECKED_SUFFIXES
+
 logger = logging.getLogger("cudalens.server")
 
 IGNORED_DIRS = frozenset(
     {"build", "dist", "__pycache__", "node_modules", "venv", "env", "site-packages", "target", "out", "_build"}
 )
-WATCHED_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hpp", ".hh", ".inl", ".py"})
+WATCHED_SUFFIXES = frozenset(CHECKED_SUFFIXES)
 WATCHED_NAMES = frozenset({"pyproject.toml"})
 MAX_WATCHED_DIRS = 5000
 DEBOUNCE_S = 0.1

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-SOURCE_SUFFIXES = (".cu", ".cuh", ".py")
+from cudalens.analysis.file_kinds import CHECKED_SUFFIXES
+
+SOURCE_SUFFIXES = CHECKED_SUFFIXES
 # hidden folders (.git, .venv, ...) are skipped by their leading dot
 SKIPPED_DIRS = frozenset({"build", "dist", "__pycache__", "node_modules", "site-packages", "venv"})
 
