@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from cudalens.agents.gpu_specs import GpuSpecs
 from cudalens.agents.judge.render import render_markdown
 from cudalens.agents.judge.verdict import Verdict
+from cudalens.analysis.positions import split_lines
 
 SYSTEM = """You are an expert CUDA engineer who writes fast, correct custom CUDA kernels for PyTorch models.
 You answer with ONE complete Python file in a single ```python code fence and nothing after it.
@@ -172,7 +173,7 @@ def no_code_followup(messages: list[dict[str, str]], reply: str, error: str) -> 
 def ask_messages(
     gpu: GpuSpecs, finding: str, code: str, path: str, first_line: int, language: str
 ) -> list[dict[str, str]]:
-    last = first_line + max(code.count("\n"), 0)
+    last = first_line + max(len(split_lines(code)), 1) - 1  # `code` ends with a line end or not: the same lines
     user = fill(
         ASK,
         gpu=gpu.describe(),

@@ -95,3 +95,12 @@ def test_ask_coder_returns_one_suggestion(client_for) -> None:
         )
     assert s.explanation.startswith("The loads stride") and s.code == "__shared__ float tile[32][33];\n"
     assert "lines 26-26 of k.cu" in fake.requests[0].prompt and s.usage.requests == 1
+
+
+def test_ask_coder_names_the_lines_it_shows(client_for) -> None:
+    """Lines 10 to 23 are 14 lines, each with its line end, as the server sends them: "lines 10-23"."""
+    code = "".join(f"line {n};\n" for n in range(10, 24))
+    with FakeOpenAI([reply("No change.")]) as fake:
+        ask_coder(client_for(fake), "CL101", code, "k.cu", 10)
+        ask_coder(client_for(fake), "CL101", code.rstrip("\n"), "k.cu", 10)  # without the last line end
+    assert ["lines 10-23 of k.cu" in r.prompt for r in fake.requests] == [True, True]
