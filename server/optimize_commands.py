@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("cudalens.server")
 
 APPLY, SHOW_DIFF, DISCARD = "Apply", "Show diff", "Discard"
+NO_WORDS = "(no explanation: only code)"
+EXPLANATION_CHARS = 1200  # in a notification; the log has all of it
 
 
 def _open_target(server: CudalensServer, arguments: list[Any]) -> tuple[DocState | None, str | None, str]:
@@ -135,9 +137,10 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
     await _propose(server, offer, result.run_dir)
 
 
-async def _propose(server: CudalensServer, offer: Offer, folder: Path | None) -> None:
-    """Ask the user; apply only on "Apply". Without an answer the proposal stays for applyOptimization."""
-    message = f"cudalens: {Path(offer.path).name}: {offer.summary}"
+async def _propose(server: CudalensServer, offer: Offer, folder: Path | None, message: str = "") -> None:
+    """Ask the user (`message`, else the offer's summary); apply only on "Apply". Without an answer the proposal
+    stays for applyOptimization."""
+    message = message or f"cudalens: {Path(offer.path).name}: {offer.summary}"
     choice = await _ask(server, message, (APPLY, SHOW_DIFF, DISCARD))
     if choice == SHOW_DIFF:
         diff = offer.diff_file(folder)
@@ -215,13 +218,16 @@ async def ask_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, A
         raise
     except (CoderError, CoderCancelled) as exc:
         return answer(server, False, str(exc))
+    name, what = Path(state.path).name, f"the Coder's suggestion for {code or 'this'}"
+    # all of it in the editor's log (VS Code: the cudalens output), a paragraph of it in the question
+    logger.info("%s, lines %d-%d of %s:\n%s", what, first + 1, last + 1, name, suggestion.explanation or NO_WORDS)
+    said = f"cudalens: {name}: {what}: {said_briefly(suggestion.explanation or NO_WORDS)}"
     result: dict[str, Any] = {"ok": True, "explanation": suggestion.explanation, "resultId": None,
-                              "tokens": suggestion.usage.total_tokens, "costUsd": suggestion.usage.cost_usd}
-    result["message"] = suggestion.explanation
+                              "tokens": suggestion.usage.total_tokens, "costUsd": suggestion.usage.cost_usd,
+                              "message": said}
     if suggestion.code is None:
-        server.show(f"cudalens: {suggestion.explanation[:500]}", types.MessageType.Info)
+        server.show(said, types.MessageType.Info)
         return result
-    what = f"the Coder's suggestion for {code or 'this'}"
     offer = reply_offer(state.uri, state.path, version, text, first, last, suggestion.code, what, state.analysis_path)
     try:
         server.offers.add(offer, server.workspace.position_codec, state.analysis_path)
@@ -231,8 +237,14 @@ async def ask_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, A
         return result
     result["resultId"] = offer.id
     result["diff"] = offer.diff()
-    server.spawn(_propose(server, offer, None))
+    server.spawn(_propose(server, offer, None, said))
     return result
+
+
+def said_briefly(explanation: str, limit: int = EXPLANATION_CHARS) -> str:
+    """The explanation as one paragraph for a notification (which shows no line breaks), cut at `limit`."""
+    flat = " ".join(explanation.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "… (the rest is in the cudalens log)"
 
 
 def widen_to_kernel(kernels: Sequence[KernelInfo], first: int, last: int) -> tuple[int, int]:

@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass
 
 from cudalens.agents.coder.client import CoderClient
-from cudalens.agents.coder.extract import code_blocks
+from cudalens.agents.coder.extract import code_blocks, explanation_around
 from cudalens.agents.coder.prompts import ask_messages
 from cudalens.agents.coder.usage import Usage
 from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
@@ -14,7 +14,7 @@ from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
 
 @dataclass(frozen=True)
 class Suggestion:
-    explanation: str
+    explanation: str  # the reply's prose: all of it but the code block proposed (before it and after it)
     code: str | None  # the proposed replacement for the lines shown, when the reply has one
     usage: Usage
 
@@ -32,8 +32,6 @@ def ask_coder(
     """An explanation and a proposed edit for the lines shown."""
     reply = client.complete(ask_messages(gpu, about, code, path, first_line, language), cancel=cancel)
     blocks = code_blocks(reply.text)
-    explanation = reply.text
-    if blocks:
-        start = reply.text.find("```") if "```" in reply.text else reply.text.find("~~~")
-        explanation = reply.text[:start].strip() or reply.text.strip()
-    return Suggestion(explanation, blocks[-1].text if blocks else None, reply.usage)
+    if not blocks:
+        return Suggestion(reply.text.strip(), None, reply.usage)
+    return Suggestion(explanation_around(reply.text, blocks[-1]), blocks[-1].text, reply.usage)

@@ -29,11 +29,18 @@ class Extracted:
 class _Block:
     language: str
     text: str
+    start: int = 0  # where the block, its fences included, begins and ends in the reply
+    end: int = 0
 
 
 def code_blocks(reply: str) -> list[_Block]:
     """Fenced blocks in order; an unterminated last fence (a truncated reply) still counts."""
-    return [_Block(m.group(2).lower(), m.group(3)) for m in _FENCE.finditer(reply)]
+    return [_Block(m.group(2).lower(), m.group(3), m.start(), m.end()) for m in _FENCE.finditer(reply)]
+
+
+def explanation_around(reply: str, block: _Block) -> str:
+    """The reply's words without `block`: the prose before it and the prose after it, a blank line between."""
+    return "\n\n".join(part for part in (reply[: block.start].strip(), reply[block.end :].strip()) if part)
 
 
 def _is_model_file(text: str) -> bool:

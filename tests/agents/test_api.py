@@ -97,6 +97,26 @@ def test_ask_coder_returns_one_suggestion(client_for) -> None:
     assert "lines 26-26 of k.cu" in fake.requests[0].prompt and s.usage.requests == 1
 
 
+def test_ask_coder_explains_with_the_prose_before_and_after_its_code(client_for) -> None:
+    """The reply's words on both sides of the code block are the explanation; the code is not in it."""
+    text = (
+        "The loads stride by `height`.\n\n"
+        "```cuda\n__shared__ float tile[32][33];\n```\n\n"
+        "The 33rd column keeps the tile's column reads free of bank conflicts.\n"
+    )
+    with FakeOpenAI([reply(text)]) as fake:
+        s = ask_coder(client_for(fake), "CL101", "out[x] = in[y];\n", "k.cu", 26)
+    assert s.explanation == ("The loads stride by `height`.\n\n"
+                             "The 33rd column keeps the tile's column reads free of bank conflicts.")
+    assert s.code == "__shared__ float tile[32][33];\n"
+
+
+def test_ask_coder_without_words_has_no_explanation_rather_than_its_code(client_for) -> None:
+    with FakeOpenAI([reply("```cuda\n__shared__ float tile[32][33];\n```\n")]) as fake:
+        s = ask_coder(client_for(fake), "CL101", "out[x] = in[y];\n", "k.cu", 26)
+    assert s.explanation == "" and s.code == "__shared__ float tile[32][33];\n"
+
+
 def test_ask_coder_names_the_lines_it_shows(client_for) -> None:
     """Lines 10 to 23 are 14 lines, each with its line end, as the server sends them: "lines 10-23"."""
     code = "".join(f"line {n};\n" for n in range(10, 24))

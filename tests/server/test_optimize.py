@@ -137,6 +137,28 @@ async def test_ask_coder_proposes_an_edit_for_the_lines(bare_client: LanguageCli
     assert new.count("return x.sum(dim=1)") == 1 and "for j in range" in new.split("class ModelNew")[0]
 
 
+async def test_ask_coder_shows_its_explanation(bare_client: LanguageClient, fake: FakeOpenAI):
+    """The Coder's words before and after its code reach the user: in the answer, in the question that offers
+    the edit (VS Code: the notification with Apply / Show diff / Discard) and, whole, in the editor's log."""
+    fake.script = [reply("Sum in one call instead of a Python loop.\n\n```python\n        return x.sum(dim=1)\n```\n\n"
+                         "torch.sum reduces each row in C++,\nwith no Python loop per element.\n")]
+    await start(bare_client, bare_client.root, settings(fake))
+    uri = open_doc(bare_client, bare_client.root / "rowsum.py", START, language="python")
+    lines = START.splitlines()
+    first = lines.index("        out = torch.zeros(x.shape[0], dtype=x.dtype)", lines.index("class ModelNew(nn.Module):"))
+    rng = {"start": {"line": first, "character": 0}, "end": {"line": first + 3, "character": 0}}
+    answer = await execute(bare_client, "cudalens.askCoder", uri, rng, "")
+    assert answer["explanation"] == ("Sum in one call instead of a Python loop.\n\n"
+                                     "torch.sum reduces each row in C++,\nwith no Python loop per element.")
+    assert "return x.sum" not in answer["explanation"]
+    assert answer["message"] == ("cudalens: rowsum.py: the Coder's suggestion for this: Sum in one call instead of a "
+                                 "Python loop. torch.sum reduces each row in C++, with no Python loop per element.")
+    [asked] = await wait_until(lambda: bare_client.asked, "the proposal")
+    assert asked.message == answer["message"] and [a.title for a in asked.actions] == ["Apply", "Show diff", "Discard"]
+    logged = "\n".join(m.message for m in bare_client.log_messages)
+    assert "torch.sum reduces each row in C++,\nwith no Python loop per element." in logged
+
+
 async def test_without_the_key_the_user_is_told_which_variable(bare_client: LanguageClient, fake: FakeOpenAI):
     options = settings(fake)
     options["settings"]["coder"]["apiKeyEnv"] = "CUDALENS_NO_SUCH_KEY_VARIABLE"
