@@ -16,10 +16,11 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from cudalens.analysis.positions import split_lines
+from cudalens.analysis.findings import Span
+from cudalens.analysis.positions import LINE_BREAK, TextLines, split_lines, without_line_end
 from cudalens.analysis.syntax_check import SyntaxBaseline, top_level_names
 from cudalens.server.convert import Positions, workspace_edit
-from cudalens.server.edit_check import EditRefused, edited_text
+from cudalens.server.edit_check import EditRefused, check_edits, edited_text
 
 _IDS = itertools.count(1)
 
@@ -51,14 +52,28 @@ class Offer:
         lines = split_lines(self.original)
         return "".join(lines[: self.start_line]) + self.new_text + "".join(lines[self.end_line:])
 
+    def span(self) -> Span:
+        """The lines replaced, as the character span the edit must denote (to the end of the text for "to the
+        end")."""
+        text = TextLines.of(self.original)
+        if self.end_line < text.line_count:
+            return Span(self.start_line + 1, 1, self.end_line + 1, 1)
+        return Span(self.start_line + 1, 1, len(text.lines), len(without_line_end(text.lines[-1])) + 1)
+
     def check(self, codec: PositionCodec, syntax_path: str) -> None:
-        """EditRefused unless the edit, applied as the client applies it, gives `new_document()` and a file
-        that parses as well as the original (`syntax_path` names the file's kind: `.py` or CUDA)."""
+        """EditRefused unless the edit passes the checks of every edit the server offers (edit_check.py: its
+        range denotes the lines it replaces, in the client's units; the edited file parses as well as the
+        original, `syntax_path` naming its kind, `.py` or CUDA), applied as the client applies it gives
+        `new_document()`, and changes something."""
         pos = Positions(split_lines(self.original), codec)
-        if edited_text(pos, [self.text_edit(codec)]) != self.new_document():
-            raise EditRefused("the edit would not replace the lines it was made for")
-        if not SyntaxBaseline(self.original, syntax_path).accepts(self.new_document()):
-            raise EditRefused("the edited file would not parse")
+        edit = self.text_edit(codec)
+        why = check_edits(pos, [edit], SyntaxBaseline(self.original, syntax_path), [self.span()])
+        if why is None and edited_text(pos, [edit]) != self.new_document():
+            why = "the edit would not replace the lines it was made for"
+        if why is None and self.new_document() == self.original:
+            why = "it changes nothing"
+        if why is not None:
+            raise EditRefused(why)
 
     def diff(self) -> str:
         name = Path(self.path).name
@@ -89,11 +104,38 @@ def is_whole_file(reply: str, text: str, first: int, last: int, syntax_path: str
 
 def reply_offer(uri: str, path: str, version: int | None, text: str, first: int, last: int, reply: str,
                 summary: str, syntax_path: str) -> Offer:
-    """The Coder's reply to "rewrite lines first..last" as an edit: of the whole file when it is one."""
-    new = reply if reply.endswith("\n") else reply + "\n"
+    """The Coder's reply to "rewrite lines first..last" as an edit: of the whole file when it is one. Either
+    way fitted into what it replaces (`fitted`), so that only the lines the Coder rewrote change."""
+    lines = split_lines(text)
     if is_whole_file(reply, text, first, last, syntax_path):
-        return whole_document(uri, path, version, text, new, summary)
+        return whole_document(uri, path, version, text, fitted(reply, text, line_end(text)), summary)
+    new = fitted(reply, "".join(lines[first : last + 1]), line_end(text))
     return Offer(new_id(), uri, path, version, text, first, last + 1, new, summary)
+
+
+def fitted(reply: str, replaced: str, eol: str) -> str:
+    """`reply` as the replacement of the whole lines `replaced`: a code block's own blank lines at its start
+    and end dropped (a block that ends with an empty line put one more after the kernel), those of `replaced`
+    kept; every line end `eol`, the text's; and no line end after the last line where `replaced` has none (the
+    end of a file without one)."""
+    old = split_lines(replaced)
+    core = [without_line_end(line) for line in split_lines(reply)]
+    while core and not core[-1].strip():
+        core.pop()
+    while core and not core[0].strip():
+        core.pop(0)
+    lead = next((i for i, line in enumerate(old) if line.strip()), len(old))
+    trail = next((i for i, line in enumerate(reversed(old[lead:])) if line.strip()), 0)
+    body = "".join(line + eol for line in core)
+    if old and not old[-1].endswith(("\n", "\r")) and trail == 0:
+        body = body[: len(body) - len(eol)]  # the last line of a file that ends without a line end
+    return "".join(old[:lead]) + body + "".join(old[len(old) - trail :])
+
+
+def line_end(text: str) -> str:
+    """The text's line end: that of its first line (`\n` for a text of one line)."""
+    found = LINE_BREAK.search(text)
+    return found.group() if found else "\n"
 
 
 def new_id() -> str:

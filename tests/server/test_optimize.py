@@ -159,6 +159,24 @@ async def test_ask_coder_shows_its_explanation(bare_client: LanguageClient, fake
     assert "torch.sum reduces each row in C++,\nwith no Python loop per element." in logged
 
 
+async def test_ask_coder_changes_only_the_kernels_lines(bare_client: LanguageClient, fake: FakeOpenAI):
+    """The Coder's block ends with an empty line (as replies often do): applied, the proposal changes the line it
+    rewrote and nothing else, the blank line and `main` after the kernel byte for byte."""
+    from test_wiring_units import GUARDED, KERNEL_FILE
+
+    fake.script = [reply(f"Guard the index.\n\n```cuda\n{GUARDED}\n```\n")]
+    await start(bare_client, bare_client.root, settings(fake))
+    uri = open_doc(bare_client, bare_client.root / "scale.cu", KERNEL_FILE)
+    rng = {"start": {"line": 4, "character": 4}, "end": {"line": 4, "character": 10}}  # in the kernel
+    await wait_until(lambda: bare_client.published, "the analysis, which finds the kernel's lines")
+    answer = await execute(bare_client, "cudalens.askCoder", uri, rng, "")
+    assert answer["ok"] is True and "lines 3-6 of" in fake.requests[0].prompt, answer
+    bare_client.choice = "Apply"
+    assert (await execute(bare_client, "cudalens.applyOptimization", answer["resultId"]))["ok"] is True
+    new = apply_edits(KERNEL_FILE, bare_client.edits[0].edit.document_changes[0].edits)
+    assert new == KERNEL_FILE.replace("    out[i] =", "    if (i < n) out[i] =")
+
+
 async def test_without_the_key_the_user_is_told_which_variable(bare_client: LanguageClient, fake: FakeOpenAI):
     options = settings(fake)
     options["settings"]["coder"]["apiKeyEnv"] = "CUDALENS_NO_SUCH_KEY_VARIABLE"

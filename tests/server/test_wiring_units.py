@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from cudalens.server.coder_setup import kernelbench_problem
+from cudalens.server.edit_check import EditRefused
 from cudalens.server.last_run import badge
-from cudalens.server.offers import Offer, stale_reason
+from cudalens.server.offers import Offer, reply_offer, stale_reason
 from cudalens.server.pipeline_on_save import LastRun, plan_for
 from cudalens.server.settings import OnSave, parse_settings
 from cudalens.worker.child.results import Measurement, TestResult, TimingResult, TrialResult
@@ -98,3 +100,44 @@ def test_ask_coder_sees_the_whole_kernel_around_a_finding():
     kernels = analyze_text("/k.cu", text).kernels
     assert widen_to_kernel(kernels, 3, 3) == (1, 4)
     assert widen_to_kernel(kernels, 0, 0) == (0, 0)  # outside any kernel: as asked
+
+
+KERNEL_FILE = ("#include <cuda_runtime.h>\n\n"
+               "__global__ void scale(float* out, const float* in, int n) {\n"
+               "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+               "    out[i] = 2.0f * in[i];\n"
+               "}\n\n"
+               "int main() { return 0; }\n")
+GUARDED = ("__global__ void scale(float* out, const float* in, int n) {\n"
+           "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "    if (i < n) out[i] = 2.0f * in[i];\n"
+           "}\n")
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+@pytest.mark.parametrize("block", [GUARDED, GUARDED + "\n", "\n" + GUARDED + "\n\n", GUARDED.rstrip("\n")])
+def test_a_coder_reply_changes_the_kernels_lines_only(block, eol):
+    """A code block with blank lines around the kernel (or none after it), in a file with `\\n` or `\\r\\n`:
+    the file outside the kernel's lines stays byte-identical; only the guarded line changes."""
+    text = KERNEL_FILE.replace("\n", eol)
+    offer = reply_offer("file:///k.cu", "/k.cu", 1, text, 2, 5, block, "s", "/k.cu")
+    offer.check(PositionCodec(), "/k.cu")
+    new = offer.new_document()
+    assert new == text.replace("    out[i] =", "    if (i < n) out[i] =")
+
+
+def test_a_kernel_at_the_end_of_a_file_without_a_line_end_keeps_it_without_one():
+    text = KERNEL_FILE[: KERNEL_FILE.index("\nint main")].rstrip("\n")  # ends with "}"
+    offer = reply_offer("file:///k.cu", "/k.cu", 1, text, 2, 5, GUARDED + "\n", "s", "/k.cu")
+    offer.check(PositionCodec(), "/k.cu")
+    assert offer.new_document() == text.replace("    out[i] =", "    if (i < n) out[i] =")
+
+
+def test_a_reply_that_changes_nothing_or_breaks_the_file_is_not_offered():
+    same = reply_offer("file:///k.cu", "/k.cu", 1, KERNEL_FILE, 2, 5, "\n" + "".join(KERNEL_FILE.splitlines(True)[2:6]),
+                       "s", "/k.cu")
+    with pytest.raises(EditRefused, match="changes nothing"):
+        same.check(PositionCodec(), "/k.cu")
+    broken = reply_offer("file:///k.cu", "/k.cu", 1, KERNEL_FILE, 2, 5, GUARDED.replace("}\n", ""), "s", "/k.cu")
+    with pytest.raises(EditRefused, match="would not parse"):
+        broken.check(PositionCodec(), "/k.cu")
