@@ -24,6 +24,10 @@ from cudalens.server.edit_check import EditRefused, check_edits, edited_text
 
 _IDS = itertools.count(1)
 
+# A request to the editor: show the proposal beside the document in its diff view (VS Code: `vscode.diff` against
+# a virtual document). Only for a client that says it takes it: `experimental.cudalens.showProposal: true`.
+SHOW_PROPOSAL_METHOD = "cudalens/showProposal"
+
 
 @dataclass(frozen=True)
 class Offer:
@@ -82,6 +86,11 @@ class Offer:
             f"a/{name}", f"b/{name}",
         ))
 
+    def show_params(self) -> dict[str, str]:
+        """`cudalens/showProposal`'s params: the document, the proposal's id and its whole new text, a title."""
+        return {"uri": self.uri, "id": self.id, "text": self.new_document(),
+                "title": f"{Path(self.path).name} ↔ {self.summary}"}
+
     def diff_file(self, folder: Path | None) -> Path:
         """The diff in a file the editor can show (in the run's log folder when there is one)."""
         if folder is None:
@@ -89,6 +98,13 @@ class Offer:
         target = folder / f"{Path(self.path).stem}-{self.id}.diff"
         target.write_text(self.diff(), encoding="utf-8")
         return target
+
+
+def shows_proposals(capabilities: types.ClientCapabilities) -> bool:
+    """Whether the client takes `cudalens/showProposal` (it says so under `experimental.cudalens`)."""
+    experimental = capabilities.experimental
+    ours = experimental.get("cudalens") if isinstance(experimental, dict) else None
+    return isinstance(ours, dict) and ours.get("showProposal") is True
 
 
 def whole_document(uri: str, path: str, version: int | None, text: str, new_text: str, summary: str) -> Offer:

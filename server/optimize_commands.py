@@ -34,7 +34,15 @@ from cudalens.server.coder_setup import (
 from cudalens.server.convert import path_uri
 from cudalens.server.edit_check import EditRefused
 from cudalens.server.gpu_commands import answer
-from cudalens.server.offers import Offer, new_id, reply_offer, stale_reason, whole_document
+from cudalens.server.offers import (
+    SHOW_PROPOSAL_METHOD,
+    Offer,
+    new_id,
+    reply_offer,
+    shows_proposals,
+    stale_reason,
+    whole_document,
+)
 from cudalens.server.trust import coder_refusal
 
 if TYPE_CHECKING:
@@ -143,13 +151,25 @@ async def _propose(server: CudalensServer, offer: Offer, folder: Path | None, me
     message = message or f"cudalens: {Path(offer.path).name}: {offer.summary}"
     choice = await _ask(server, message, (APPLY, SHOW_DIFF, DISCARD))
     if choice == SHOW_DIFF:
-        diff = offer.diff_file(folder)
-        await server.window_show_document_async(types.ShowDocumentParams(path_uri(str(diff)), take_focus=True))
+        await _show_diff(server, offer, folder)
         choice = await _ask(server, message, (APPLY, DISCARD))
     if choice == APPLY:
         await apply_offer(server, offer.id)
     elif choice == DISCARD:
         server.offers.drop(offer.id)
+
+
+async def _show_diff(server: CudalensServer, offer: Offer, folder: Path | None) -> None:
+    """The editor's own diff view of the document and the proposal where it has one (VS Code); else a unified
+    diff in a `.diff` file it opens (in the run's folder when there is one)."""
+    if shows_proposals(server.client_capabilities):
+        try:
+            await server.protocol.send_request_async(SHOW_PROPOSAL_METHOD, offer.show_params())
+            return
+        except Exception as exc:  # the diff file, then
+            logger.info("%s failed: %s", SHOW_PROPOSAL_METHOD, exc)
+    diff = offer.diff_file(folder)
+    await server.window_show_document_async(types.ShowDocumentParams(path_uri(str(diff)), take_focus=True))
 
 
 async def _ask(server: CudalensServer, message: str, titles: tuple[str, ...]) -> str | None:

@@ -47,12 +47,23 @@ def record_status(client: LanguageClient, params) -> None:
     client.statuses.append({k: v for k, v in params.items() if v is not None or k == "gpu"})
 
 
+def show_proposal(client: LanguageClient, params) -> dict:
+    """Records a `cudalens/showProposal` request (asked only of a client that declares it: `start(...,
+    shows_proposals=True)`), as a dict whichever form the client decoded."""
+    if not isinstance(params, dict):
+        params = {k: getattr(params, k, None) for k in ("uri", "id", "text", "title")}
+    client.proposals_shown.append(params)
+    return {}
+
+
 def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     client.published = []  # every publishDiagnostics, in order, with its version
     client.asked, client.choice, client.edits = [], None, []
     client.statuses = []  # cudalens/status notifications
+    client.proposals_shown = []  # cudalens/showProposal requests
     client.feature("cudalens/status")(lambda params: record_status(client, params))
+    client.feature("cudalens/showProposal")(lambda params: show_proposal(client, params))
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record_diagnostics
     features[types.WINDOW_SHOW_MESSAGE_REQUEST] = answer_message_request
@@ -68,8 +79,9 @@ def server_command(log_file: str = os.environ.get("CUDALENS_TEST_LOG", "/dev/nul
 CONFIG = ClientServerConfig(server_command=server_command(), client_factory=make_client)
 
 
-def capabilities(pull: bool = False) -> types.ClientCapabilities:
+def capabilities(pull: bool = False, shows_proposals: bool = False) -> types.ClientCapabilities:
     return types.ClientCapabilities(
+        experimental={"cudalens": {"showProposal": True}} if shows_proposals else None,
         workspace=types.WorkspaceClientCapabilities(
             configuration=True,
             workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
@@ -90,10 +102,11 @@ def capabilities(pull: bool = False) -> types.ClientCapabilities:
     )
 
 
-async def start(client: LanguageClient, root: Path, options=None, pull: bool = False) -> types.InitializeResult:
+async def start(client: LanguageClient, root: Path, options=None, pull: bool = False,
+                shows_proposals: bool = False) -> types.InitializeResult:
     return await client.initialize_session(
         types.InitializeParams(
-            capabilities=capabilities(pull),
+            capabilities=capabilities(pull, shows_proposals),
             root_uri=root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(root.as_uri(), root.name)],
             initialization_options=options,

@@ -177,6 +177,28 @@ async def test_ask_coder_changes_only_the_kernels_lines(bare_client: LanguageCli
     assert new == KERNEL_FILE.replace("    out[i] =", "    if (i < n) out[i] =")
 
 
+async def test_show_diff_asks_a_client_with_a_diff_view_to_show_the_proposal(
+    bare_client: LanguageClient, fake: FakeOpenAI
+):
+    """A client that declares `cudalens/showProposal` (VS Code's extension) gets the proposal's whole text to
+    show in its own diff view, beside the document; no `.diff` file is written or opened."""
+    from test_wiring_units import GUARDED, KERNEL_FILE
+
+    fake.script = [reply(f"Guard the index.\n\n```cuda\n{GUARDED}```\n")]
+    await start(bare_client, bare_client.root, settings(fake), shows_proposals=True)
+    uri = open_doc(bare_client, bare_client.root / "scale.cu", KERNEL_FILE)
+    await wait_until(lambda: bare_client.published, "the analysis")
+    bare_client.choice = "Show diff"
+    rng = {"start": {"line": 4, "character": 4}, "end": {"line": 4, "character": 10}}
+    answer = await execute(bare_client, "cudalens.askCoder", uri, rng, "CL101")
+    [shown] = await wait_until(lambda: bare_client.proposals_shown, "the proposal to be shown")
+    assert shown == {"uri": uri, "id": answer["resultId"], "title": "scale.cu ↔ the Coder's suggestion for CL101",
+                     "text": KERNEL_FILE.replace("    out[i] =", "    if (i < n) out[i] =")}
+    await wait_until(lambda: len(bare_client.asked) == 2, "Apply / Discard after the diff")
+    assert [a.title for a in bare_client.asked[1].actions] == ["Apply", "Discard"]
+    assert not bare_client.shown_documents
+
+
 async def test_without_the_key_the_user_is_told_which_variable(bare_client: LanguageClient, fake: FakeOpenAI):
     options = settings(fake)
     options["settings"]["coder"]["apiKeyEnv"] = "CUDALENS_NO_SUCH_KEY_VARIABLE"

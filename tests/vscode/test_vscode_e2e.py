@@ -5,11 +5,12 @@ The trusted walk is a newcomer's first ten minutes: a fresh profile, a folder wi
 and no `cudalens` on PATH; open a .cu file, read the Problems panel, apply a quick fix, store an API key, run
 "cudalens: Optimize kernel" (here, without a GPU: refused with the reason before any request reaches the local
 OpenAI-compatible stub; with a GPU: the stub is asked, with the stored key). The not-found walk has no server
-anywhere and follows the error's "Open settings"; the restricted walk opens an attacker's repository untrusted.
+anywhere and follows the error's "Open settings"; the restricted walk opens an attacker's repository untrusted;
+the ask walk asks the Coder about a finding, reads its explanation, shows the diff and applies it.
 
 The first run installs code-server, Node 24 and chromium into ~/.cache/cudalens-e2e (several minutes); the test
 skips, saying why, when that install cannot be done. Screenshots and logs land in
-tests/vscode/artifacts/{trusted,notfound,restricted}/.
+tests/vscode/artifacts/{trusted,notfound,restricted,ask}/.
 """
 
 from __future__ import annotations
@@ -192,6 +193,55 @@ def test_a_newcomer_in_code_server(installation, extension_dir: Path, compiled_t
         assert coder.requests[0].body["model"] == "o3"
         assert "scale_rows" in coder.requests[0].prompt
         assert any(re.search(r"scale_rows.*(faster|no faster correct candidate)", n) for n in answers), answers
+
+
+NAIVE_STORE = "        out[x * n + y] = in[y * n + x];\n"
+COALESCED_STORE = "        out[y * n + x] = in[x * n + y];\n"
+EXPLANATION = ("Each thread of a warp writes `out` `n` floats apart: 32 transactions per store.\n"
+               "Swap the indices so that neighbouring threads write neighbouring floats.")
+AFTERWORD = "The reads become strided instead; stage a tile in shared memory to make both coalesced."
+
+
+def test_ask_coder_explains_shows_the_diff_and_applies(
+    installation, extension_dir: Path, compiled_tests: Path, tmp_path: Path
+) -> None:
+    """"Ask Coder about this" on the uncoalesced store: the Coder's explanation (its words before and after the
+    code) is in the notification that offers the edit and in the cudalens output; "Show diff" opens VS Code's
+    diff editor (not a .diff file); "Apply" changes the kernel's one line and leaves the rest of the file
+    byte-identical, though the reply's code block ends with an empty line."""
+    original = (FIXTURES / "transpose.cu").read_text()
+    kernel = original[original.index("__global__ void transpose_naive"):original.index("}\n\n") + 2]
+    block = kernel.replace(NAIVE_STORE, COALESCED_STORE) + "\n"  # ends with an empty line
+    with FakeOpenAI([reply(f"{EXPLANATION}\n\n```cuda\n{block}```\n\n{AFTERWORD}\n")], model="stub-coder") as coder:
+        ws = _workspace(tmp_path)
+        server = CodeServer(installation, tmp_path / "code-server", _without_cudalens_on_path(dict(os.environ)),
+                            machine_settings=_user_settings(coder.base_url))
+        server.install_extension(extension_dir / "dist" / "cudalens.vsix")
+        config = {"compiledTests": str(compiled_tests), "mode": "ask", "file": "transpose.cu",
+                  "artifacts": str(tmp_path / "driver"), "expectCodes": ["CL10"], "quickFixLine": 8,
+                  "quickFixColumn": 9, "quickFixTitle": "Ask Coder about this", "chromium": str(CHROMIUM),
+                  "timeoutMs": 90_000}
+        result, seen = _drive(installation, server, ws, config, tmp_path)
+    artifacts = ARTIFACTS / "ask"
+    ask = result["ask"]
+    assert len(coder.requests) == 1 and "lines 4-10 of" in coder.requests[0].prompt, seen
+
+    # The explanation, both sides of the code, in the notification with the three choices, and whole in the log.
+    flat = " ".join(f"{EXPLANATION} {AFTERWORD}".split())
+    assert "the Coder's suggestion for CL10" in ask["notification"] and flat in ask["notification"], ask
+    assert ask["buttons"] == ["Apply", "Show diff", "Discard"], ask
+    output = "\n".join(p.read_text() for p in (artifacts / "vscode-logs").rglob("*cudalens*.log"))
+    assert f"{EXPLANATION}\n\n{AFTERWORD}" in output, output[-3000:]
+
+    # "Show diff": VS Code's diff editor, the file against the proposal; no .diff file.
+    assert ask["diffEditor"] and "transpose.cu ↔ the Coder's suggestion for CL10" in ask["diffTab"], ask
+    assert ".diff" not in ask["diffTab"]
+    assert NAIVE_STORE.strip() in ask["original"] and COALESCED_STORE.strip() in ask["modified"], ask
+    assert (artifacts / "ask-diff.png").stat().st_size > 10_000
+
+    # "Apply", then saved: the one line changed, the rest of the file byte for byte.
+    assert ask["saved"], seen
+    assert (ws / "transpose.cu").read_bytes() == original.replace(NAIVE_STORE, COALESCED_STORE).encode()
 
 
 def test_without_a_server_the_error_says_how_and_opens_the_setting(

@@ -35,7 +35,9 @@ interface DriverConfig {
   // "restricted": an untrusted window — only open `file`, read the Problems panel, save, and run `runCommand`
   // (a kernel command), recording the answer; the rest of the walk is the trusted one's.
   // "notfound": no server anywhere — wait for the error, click its "Open settings", record where that lands.
-  mode?: "trusted" | "restricted" | "notfound";
+  // "ask": after the Problems panel, "Ask Coder about this" on the finding at quickFixLine:quickFixColumn (its
+  // quick fix titled quickFixTitle), then "Show diff", then "Apply", and save.
+  mode?: "trusted" | "restricted" | "notfound" | "ask";
   runCommand?: string;
   // Then run "cudalens: Show report" on `file` and read the page inside its webview.
   showReport?: boolean;
@@ -65,6 +67,18 @@ interface DriverResult {
   keyGivenAndScrubbed?: boolean;
   // "notfound": the setting the Settings editor shows after "Open settings".
   settingsShown?: string[];
+  // "ask": the proposal's notification (the Coder's explanation in it) and its buttons, what "Show diff" opened
+  // (the active tab's label, whether it is a diff editor, the text of its two sides) and whether the applied
+  // proposal was saved.
+  ask?: {
+    notification: string;
+    buttons: string[];
+    diffTab: string;
+    diffEditor: boolean;
+    original: string;
+    modified: string;
+    saved: boolean;
+  };
   error?: string;
 }
 
@@ -202,6 +216,10 @@ async function main(): Promise<void> {
       await restrictedWalk(page);
       return;
     }
+    if (config.mode === "ask") {
+      await askWalk(page);
+      return;
+    }
 
     step("screenshot the editor with inline diagnostics and the hover of one");
     const squiggles = page.locator(".monaco-editor .squiggly-warning, .monaco-editor .squiggly-info");
@@ -310,6 +328,60 @@ async function restrictedWalk(page: Page): Promise<void> {
   if (config.showReport) {
     await showReportWalk(page);
   }
+  step("done");
+}
+
+// "Ask Coder about this" on a finding: the server's question carries the Coder's explanation and offers Apply /
+// Show diff / Discard; "Show diff" opens VS Code's diff editor (the document against the proposal's virtual
+// document), then Apply edits the document, which is saved.
+async function askWalk(page: Page): Promise<void> {
+  step("ask the Coder about the finding (a quick fix)");
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await goToLine(page, config.quickFixLine, config.quickFixColumn);
+  await page.keyboard.press("Control+.");
+  const actions = page.locator(".action-widget .monaco-list-row");
+  await actions.first().waitFor();
+  result.quickFixes = await texts(page, ".action-widget .monaco-list-row");
+  await actions.filter({ hasText: config.quickFixTitle }).first().click();
+  step("the proposal: the Coder's explanation with Apply / Show diff / Discard");
+  const proposal = page.locator(".notification-toast", { hasText: "the Coder's suggestion" });
+  await proposal.locator(".monaco-button", { hasText: "Show diff" }).first().waitFor();
+  const ask = {
+    notification: (await texts(page, ".notification-toast .notification-list-item-message")).join("\n"),
+    buttons: await proposal.first().locator(".monaco-button").allInnerTexts(),
+    diffTab: "",
+    diffEditor: false,
+    original: "",
+    modified: "",
+    saved: false,
+  };
+  result.ask = ask;
+  save();
+  await page.screenshot({ path: path.join(config.artifacts, "ask.png") });
+  step("Show diff");
+  await proposal.locator(".monaco-button", { hasText: "Show diff" }).first().click();
+  const diff = page.locator(".monaco-diff-editor");
+  await diff.first().waitFor();
+  await diff.locator(".editor.modified .view-lines").first().waitFor();
+  await page.waitForTimeout(1000); // both sides rendered
+  ask.diffEditor = true;
+  ask.diffTab = (await page.locator(".tab.active").first().getAttribute("aria-label")) ?? "";
+  ask.original = (await diff.locator(".editor.original .view-lines").first().innerText()).replace(/\u00a0/g, " ");
+  ask.modified = (await diff.locator(".editor.modified .view-lines").first().innerText()).replace(/\u00a0/g, " ");
+  save();
+  await page.screenshot({ path: path.join(config.artifacts, "ask-diff.png") });
+  step("Apply, then save");
+  const apply = page.locator(".notification-toast .monaco-button", { hasText: "Apply" });
+  await apply.first().waitFor();
+  await apply.first().click();
+  const dirty = page.locator(".tab.dirty");
+  await dirty.first().waitFor();
+  await dirty.first().click(); // the file's own tab (the diff's is read-only on the proposal's side)
+  await page.locator(`.tab.active[aria-label="${config.file}"]`).first().waitFor();
+  await page.keyboard.press("Control+S");
+  await page.locator(".tab.dirty").first().waitFor({ state: "detached" });
+  ask.saved = true;
+  save();
   step("done");
 }
 

@@ -19,6 +19,8 @@ import {
   State,
   Trace,
 } from "vscode-languageclient/node";
+import { SHOW_PROPOSAL_REQUEST } from "./proposal";
+import { ProposalDocuments, ProposalFeature } from "./proposalDiff";
 import { onInterpreterChange, selectedInterpreter } from "./pythonExtension";
 import { RestartPolicy } from "./restartPolicy";
 import { findServer, importsCudalens, type ServerCommand, ServerNotFound } from "./serverCommand";
@@ -62,6 +64,8 @@ export class ServerController implements vscode.Disposable {
   // The workspace folder the server serves (settings, cwd); undefined without a folder.
   private folder: vscode.WorkspaceFolder | undefined;
   private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
+  // The Coder's proposals, for "Show diff" (the server's cudalens/showProposal).
+  private readonly proposals = new ProposalDocuments();
   private readonly policy = new RestartPolicy();
   private readonly disposables: vscode.Disposable[] = [];
   private phase: ClientPhase = "stopped";
@@ -80,6 +84,7 @@ export class ServerController implements vscode.Disposable {
     this.disposables.push(
       this.output,
       this.statusItem,
+      this.proposals,
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChange(e)),
       // Trusted now: workspace values of the restricted settings count, and may choose another server.
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -285,6 +290,8 @@ export class ServerController implements vscode.Disposable {
       this.serverStatus = parseStatus(payload);
       this.render();
     });
+    client.registerFeature(new ProposalFeature());
+    client.onRequest(SHOW_PROPOSAL_REQUEST, (params: unknown) => this.proposals.show(params));
     this.client = client;
     try {
       await client.start();

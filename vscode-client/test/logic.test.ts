@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { describeCommandResult } from "../src/commandResult";
 import { bodyEndLine, chooseKernel, kernelFromLensArguments, kernelMarksInText, withExtents } from "../src/kernels";
+import { parseProposal, withProposalCapability } from "../src/proposal";
 import { RestartPolicy } from "../src/restartPolicy";
 import { describeStatus, parseStatus } from "../src/status";
 
@@ -159,5 +160,24 @@ describe("describeCommandResult", () => {
     assert.deepEqual(describeCommandResult("t", "plain reply"), { message: "plain reply", failed: false });
     assert.deepEqual(describeCommandResult("Testing", null), { message: "Testing: done.", failed: false });
     assert.equal(describeCommandResult("t", { ok: false, message: "3 of 5 trials failed" }).failed, true);
+  });
+});
+
+describe("cudalens/showProposal", () => {
+  it("takes the document, the proposal's id and text, and a title", () => {
+    const params = { uri: "file:///w/k.cu", id: "cudalens-3", text: "new\n", title: "k.cu ↔ the Coder's suggestion" };
+    assert.deepEqual(parseProposal(params), params);
+    assert.equal(parseProposal({ ...params, title: undefined })?.title, "Coder's proposal");
+    assert.equal(parseProposal({ ...params, text: 3 }), undefined);
+    assert.equal(parseProposal({ ...params, id: "" }), undefined);
+    assert.equal(parseProposal(null), undefined);
+  });
+
+  it("is declared under experimental.cudalens, beside what is there", () => {
+    assert.deepEqual(withProposalCapability(undefined), { cudalens: { showProposal: true } });
+    assert.deepEqual(withProposalCapability({ other: 1, cudalens: { more: true } }), {
+      other: 1,
+      cudalens: { more: true, showProposal: true },
+    });
   });
 });
