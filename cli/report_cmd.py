@@ -11,18 +11,21 @@ import sys
 from pathlib import Path
 
 from cudalens.agents.gpu_specs import DEFAULT_GPU, gpu_by_name
+from cudalens.workspace.state import ignored, report_page
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", help="an optimize run's folder (.cudalens/runs/...) or a .cu/.py kernel file")
-    parser.add_argument("--out", help="where to write the page (default: report.html in the run folder, or "
-                        "FILE.report.html beside the file)")
+    parser.add_argument("--out", help="where to write the page (default: report.html in the run folder; for a "
+                        "file .cudalens/reports/PATH.report.html of its project, PATH the file's path there)")
     parser.add_argument("--profile", action="store_true", help="for a FILE: profile it with Nsight Compute first")
     parser.add_argument("--gpu", help="the GPU whose peaks draw the roofs (default: this machine's, else H200)")
 
 
 def default_out(target: Path) -> Path:
-    return target / "report.html" if target.is_dir() else target.with_name(target.name + ".report.html")
+    """A run's page goes into the run's folder; a file's into `.cudalens/reports/` of its project (git-ignored:
+    workspace/state.py), never beside the file, where it would show up as a new file to commit."""
+    return target / "report.html" if target.is_dir() else report_page(target)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     target = Path(args.target)
     gpu = gpu_by_name(args.gpu) if args.gpu else (detect_gpu_specs() if args.profile else DEFAULT_GPU)
     try:
-        path = write_report(target, Path(args.out) if args.out else default_out(target), gpu, args.profile)
+        path = write_report(target, ignored(Path(args.out) if args.out else default_out(target)), gpu, args.profile)
     except (ReportError, OSError) as exc:
         print(f"cudalens report: {exc}", file=sys.stderr)
         return 2

@@ -1,4 +1,5 @@
 """Reading the workspace: which source files a check looks at and how their bytes become text
-(files.py), the `[tool.cudalens]` table of the nearest pyproject.toml (config.py), and `#include`d headers
-read from disk (includes.py). analysis/ takes text and an include reader; the I/O it needs is here.
+(files.py), the `[tool.cudalens]` table of the nearest pyproject.toml (config.py), `#include`d headers
+read from disk (includes.py), and the project's `.cudalens/` folder that cudalens writes into (state.py).
+analysis/ takes text and an include reader; the I/O it needs is here.
 """

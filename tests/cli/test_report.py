@@ -74,6 +74,30 @@ def test_report_of_a_file_without_a_profile_is_predicted(tmp_path: Path) -> None
     assert "features: 256 threads/block" in page and "out[y * n + x] = in[x * n + y];" in page
 
 
+def test_report_of_a_file_goes_to_its_projects_cudalens_folder_which_git_ignores(tmp_path: Path) -> None:
+    """Not beside the file (a new file `git status` offers to commit): `.cudalens/reports/` of the project, at
+    the file's path there, so two `transpose.py` of one project get two pages; `.cudalens/` holds the
+    `.gitignore` that keeps it out of the repository."""
+    project = tmp_path / "project"
+    kernels = [project / "src" / folder / "transpose.py" for folder in ("a", "b")]
+    for kernel in kernels:
+        kernel.parent.mkdir(parents=True)
+        shutil.copy(ROOT / "benchmarks" / "judge_suite" / "01_uncoalesced_transpose.py", kernel)
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    pages = []
+    for kernel in kernels:
+        done = cudalens("report", str(kernel))  # from another folder: the project is the file's
+        assert done.returncode == 0, done.stderr
+        pages.append(Path(done.stdout.strip()))
+    reports = project / ".cudalens" / "reports" / "src"
+    assert pages == [reports / "a" / "transpose.py.report.html", reports / "b" / "transpose.py.report.html"]
+    assert all("Predicted memory-bound" in page.read_text(encoding="utf-8") for page in pages)
+    assert sorted(p.name for p in kernels[0].parent.iterdir()) == ["transpose.py"]  # nothing beside the file
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project,
+                            capture_output=True, text=True, check=True, timeout=60).stdout
+    assert sorted(status.splitlines()) == ["?? src/a/transpose.py", "?? src/b/transpose.py"]
+
+
 def test_a_target_that_is_no_run_gets_one_line_and_status_2(tmp_path: Path) -> None:
     done = cudalens("report", str(tmp_path))
     assert done.returncode == 2 and done.stdout == ""
