@@ -7,6 +7,7 @@ the user's sources."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -21,9 +22,13 @@ if TYPE_CHECKING:
 
 
 def report_path(source: str) -> Path:
+    """`~/.cache/cudalens/reports/<digest>/<name>.report.html`: the digest is of the file's full path, so two
+    projects' `kernel.cu` get two pages (by its name alone, the second overwrote the first)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    name = re.sub(r"[^\w.-]+", "_", Path(source).name)
-    return Path(base) / "cudalens" / "reports" / f"{name}.report.html"
+    full = str(Path(source).resolve())
+    digest = hashlib.sha256(full.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
+    name = re.sub(r"[^\w.-]+", "_", Path(full).name)
+    return Path(base) / "cudalens" / "reports" / digest / f"{name}.report.html"
 
 
 async def show_report(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:
