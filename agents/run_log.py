@@ -14,6 +14,8 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from cudalens.workspace.state import ignored
+
 
 def _jsonable(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
@@ -29,6 +31,7 @@ def _jsonable(value: Any) -> Any:
 
 class RunLog:
     def __init__(self, root: Path, kernel: str, secrets: tuple[str, ...] = (), suffix: str = ".py") -> None:
+        ignored(root)  # `.cudalens/runs/`: git ignores the folder by itself
         stamp = time.strftime("%Y%m%d-%H%M%S")
         safe = re.sub(r"[^\w.-]+", "_", kernel)[:60] or "kernel"
         folder = root / f"{stamp}-{safe}"

@@ -15,6 +15,7 @@ from cudalens.model.profile import ModelError, profile_model, render_table, spli
 from cudalens.model.verify import integrate
 from cudalens.model.verify import render as render_integration
 from cudalens.profiler import child_env
+from cudalens.workspace.state import ignored
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +57,7 @@ def _fail(message: str) -> int:
 
 
 def out_dir(args: argparse.Namespace, path: str) -> Path:
-    return Path(args.out) if args.out else Path(".cudalens") / "model" / Path(path).stem
+    return ignored(Path(args.out) if args.out else Path(".cudalens") / "model" / Path(path).stem)
 
 
 def run(args: argparse.Namespace) -> int:

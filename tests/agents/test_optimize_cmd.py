@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,11 @@ def test_best_candidate_goes_to_a_new_file_never_the_input(
     assert "best" in err and "round 1" in err and KEY not in err
     runs = list((problem.parent / ".cudalens" / "runs").iterdir())
     assert len(runs) == 1 and (runs[0] / "summary.md").is_file()
+    # the run log is no new file to commit: .cudalens/ holds the .gitignore that says so
+    subprocess.run(["git", "init", "-q"], cwd=problem.parent, check=True, timeout=60)
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=problem.parent,
+                            capture_output=True, text=True, check=True, timeout=60).stdout
+    assert sorted(status.splitlines()) == ["?? row_sum.optimized.py", "?? row_sum.py"]
 
 
 def test_diff_to_stdout(problem: Path, capsys: pytest.CaptureFixture) -> None:
