@@ -46,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     coder.add_argument("--rounds", type=int, default=10)
     coder.add_argument("--budget", type=float, metavar="USD")
     coder.add_argument("--base-url")
-    coder.add_argument("--coder-model", help="the Coder's model name (`cudalens optimize --model`)")
+    coder.add_argument("--coder-model", metavar="NAME", help="the model the endpoint runs (as `cudalens optimize "
+                       "--coder-model`)")
     coder.add_argument("--api-key-env", default="OPENAI_API_KEY")
     add_common_arguments(parser, timeout=600.0, reference=False)
 
@@ -103,7 +104,7 @@ def _optimize(args: argparse.Namespace, problem: str) -> int:
 
     argv = ["optimize", problem, "--rounds", str(args.rounds), "--api-key-env", args.api_key_env,
             "--worker-python", args.python, "--timeout", str(args.timeout)]
-    for flag, value in (("--budget", args.budget), ("--base-url", args.base_url), ("--model", args.coder_model)):
+    for flag, value in (("--budget", args.budget), ("--base-url", args.base_url), ("--coder-model", args.coder_model)):
         if value is not None:
             argv += [flag, str(value)]
     if args.allow_torch_ops:

@@ -65,7 +65,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--in-place", action="store_true", help="overwrite FILE with the best candidate")
     coder = parser.add_argument_group("Coder endpoint (any OpenAI-compatible chat API)")
     coder.add_argument("--base-url", help="e.g. http://localhost:8000/v1 (default: api.openai.com)")
-    coder.add_argument("--model", default=CoderSettings.model)
+    coder.add_argument("--coder-model", default=CoderSettings.model, metavar="NAME",
+                       help=f"the model the endpoint runs (default {CoderSettings.model}; `cudalens model` takes the "
+                       "same flag)")
+    # The first spelling, before `cudalens model` took the flag: still read, no longer shown.
+    coder.add_argument("--model", dest="coder_model", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     coder.add_argument(
         "--api-key-env",
         default=CoderSettings.api_key_env,
@@ -138,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--width must be at least 1 (and 1 with --search chain)")
     coder_settings = CoderSettings(
         base_url=args.base_url or "",
-        model=args.model,
+        model=args.coder_model,
         api_key_env=args.api_key_env,
         temperature=args.temperature,
         reasoning_effort=args.reasoning_effort,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -66,6 +67,22 @@ def test_best_candidate_goes_to_a_new_file_never_the_input(
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=problem.parent,
                             capture_output=True, text=True, check=True, timeout=60).stdout
     assert sorted(status.splitlines()) == ["?? row_sum.optimized.py", "?? row_sum.py"]
+
+
+def test_the_coders_model_has_the_name_cudalens_model_gives_it(problem: Path) -> None:
+    """`--coder-model`, as `cudalens model` names it (and as `coder.model` is named in the editor)."""
+    with FakeOpenAI([reply(fenced(FAST))]) as fake:
+        assert _run([str(problem), *_common(fake), "--coder-model", "stub-7"]) == 0
+    assert fake.requests[0].body["model"] == "stub-7"
+
+
+def test_the_first_spelling_of_the_coders_model_still_works_unshown() -> None:
+    parser = argparse.ArgumentParser(prog="cudalens optimize")
+    optimize_cmd.add_arguments(parser)
+    assert parser.parse_args(["m.py", "--model", "stub-8"]).coder_model == "stub-8"
+    assert parser.parse_args(["m.py"]).coder_model == "o3"
+    shown = parser.format_help()
+    assert "--coder-model NAME" in shown and not re.search(r"(?<![\w-])--model\b", shown)
 
 
 def test_diff_to_stdout(problem: Path, capsys: pytest.CaptureFixture) -> None:

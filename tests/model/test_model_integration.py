@@ -148,8 +148,10 @@ def test_optimize_runs_the_loop_with_a_replayed_coder_then_integrates(folder, mo
     with FakeOpenAI([reply(fenced(norm.read_text() + GROUP_NORM))]) as fake:
         code = main(["model", str(model_file), "--device", "cpu", "--problems", "0", "--problem", "group_norm",
                      "--out", str(out), "--optimize", "1", "--rounds", "1", "--base-url", fake.base_url,
-                     "--api-key-env", "MODEL_TEST_KEY", "--allow-torch-ops", "--no-compile", "--iters", "1"])
+                     "--api-key-env", "MODEL_TEST_KEY", "--allow-torch-ops", "--no-compile", "--iters", "1",
+                     "--coder-model", "stub-7"])
         assert len(fake.requests) == 1 and "torch.nn.functional.group_norm" in fake.requests[0].prompt
+        assert fake.requests[0].body["model"] == "stub-7"  # passed on under the name optimize gives it
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert (out / norm.name.replace(".py", ".optimized.py")).is_file()

@@ -59,7 +59,7 @@ def test_the_cli_and_the_agents_take_their_defaults_from_the_same_schema():
     optimize_cmd.add_arguments(parser)
     args = parser.parse_args(["m.py"])
     coder, optimize, worker = CoderSettings(), OptimizeSettings(), WorkerSettings()
-    assert (args.model, args.api_key_env, args.coder_timeout, args.retries) == (
+    assert (args.coder_model, args.api_key_env, args.coder_timeout, args.retries) == (
         coder.model, coder.api_key_env, coder.timeout_seconds, coder.retries)
     assert (args.price_in, args.price_out) == (coder.price_in_per_1k, coder.price_out_per_1k)
     assert (args.rounds, args.budget, args.patience) == (optimize.rounds, optimize.budget_usd, optimize.patience)
