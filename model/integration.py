@@ -67,8 +67,10 @@ def candidates(folder: Path) -> list[Accepted]:
     return out
 
 
-def write(folder: Path, accepted: list[Accepted], source: str) -> Path:
-    """`folder/cudalens_kernels.py` (and its runtime) for `accepted`; returns its path."""
+def write(folder: Path, accepted: list[Accepted], source: str, modes: dict[str, tuple[str, ...]] | None = None) -> Path:
+    """`folder/cudalens_kernels.py` (and its runtime) for `accepted`; returns its path. `modes`: by kernel
+    name, where it is swapped in ("eager", "compiled"; model/swap.py decides); absent: nowhere."""
+    modes = modes or {}
     digest = hashlib.sha256()
     for a in accepted:
         digest.update(a.candidate.read_bytes())
@@ -77,7 +79,7 @@ def write(folder: Path, accepted: list[Accepted], source: str) -> Path:
     specs = ",\n".join(
         "    " + repr({"namespace": namespace, "name": a.name, "candidate": a.candidate.name,
                        "function": a.call["function"], "positional": a.call["positional"],
-                       "arguments": a.call["arguments"]})
+                       "arguments": a.call["arguments"], "modes": list(modes.get(a.name, ()))})
         for a in accepted
     )
     path = folder / f"{MODULE_NAME}.py"
@@ -91,13 +93,15 @@ def write(folder: Path, accepted: list[Accepted], source: str) -> Path:
 TEMPLATE = '''"""The kernels cudalens verified for {source}, as torch.library custom ops swapped into the model.
 
     import {module}
-    fast = {module}.swap(model)       # the model with the kernels; torch.compile(fast) traces them
-    with {module}.swapped():          # or: the kernels for whatever runs in the block
+    fast = {module}.swap(model)       # eager: the kernels that beat eager PyTorch
+    with {module}.swapped():          # or: those kernels for whatever runs in the block
         model(x)
+    fast_compiled = {module}.compiled(model)  # torch.compile, the kernels that beat the compiled op in its graph
 
 Each kernel replaces its call only for the arguments it was verified on (the shapes, dtypes, strides and
 device of its problem file, and every other argument's value); any other call, the same function with other
-shapes included, runs the original. Written by `cudalens model {source} --integrate`: run it again rather than
+shapes included, runs the original. A kernel is swapped in a mode only where it was measured faster than what
+it replaces there (SPECS' "modes"; `cudalens model --integrate` says why the others are not). Written by `cudalens model {source} --integrate`: run it again rather than
 editing this file.
 """
 
@@ -123,13 +127,18 @@ SPECS = [
 KERNELS = [op_calls.Kernel(spec, _HERE, load_by_path) for spec in SPECS]
 
 
+EAGER = [k for k in KERNELS if k.swaps_in("eager")]
+GRAPH_PASS = op_calls.graph_pass([k for k in KERNELS if k.swaps_in("compiled")])
+
+
 def swapped():
-    """A context manager (a TorchFunctionMode): inside it, each verified call runs its kernel."""
-    return op_calls.swap_mode(KERNELS)
+    """A context manager (a TorchFunctionMode): inside it, each verified call runs its kernel, in eager mode."""
+    return op_calls.swap_mode(EAGER)
 
 
 class Swapped(torch.nn.Module):
-    """`model` with the kernels swapped in; its parameters are the model's."""
+    """`model` with the kernels swapped in, in eager mode; its parameters are the model's. Under torch.compile
+    it is the model itself: `compiled()` places the kernels into the compiled graph."""
 
     def __init__(self, model):
         super().__init__()
@@ -137,6 +146,8 @@ class Swapped(torch.nn.Module):
         self.kernels = swapped()  # made once, outside anything torch.compile traces
 
     def forward(self, *args, **kwargs):
+        if torch.compiler.is_compiling():
+            return self.model(*args, **kwargs)
         with self.kernels:
             return self.model(*args, **kwargs)
 
@@ -145,7 +156,15 @@ def swap(model):
     return Swapped(model)
 
 
+def compiled(model, **kwargs):
+    """`torch.compile(model, **kwargs)` with the kernels that beat the compiled op placed into its graph (an
+    Inductor pre-grad pass over Dynamo's graph); Inductor compiles and fuses the rest as it would."""
+    options = dict(kwargs.pop("options", None) or {{}})
+    options["pre_grad_custom_pass"] = GRAPH_PASS
+    return torch.compile(model, options=options, **kwargs)
+
+
 def counts():
     """(kernel, calls it ran, calls of its function that fell back to the original) in eager mode."""
-    return [(k.spec["name"], k.hits, k.fallbacks) for k in KERNELS]
+    return [(k.spec["name"], k.hits, k.fallbacks) for k in EAGER]
 '''.replace("{module}", MODULE_NAME)

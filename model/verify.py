@@ -11,7 +11,9 @@ from pathlib import Path
 from cudalens.model import integration as integration_module
 from cudalens.model.integration import Accepted
 from cudalens.model.profile import ModelError, last_line
-from cudalens.worker.child.results import Measurement, OutputCheck
+from cudalens.model.swap import Mode, SwapDecision, decide
+from cudalens.profiler.reverify import verified
+from cudalens.worker.child.results import Measurement, OutputCheck, TimingResult
 from cudalens.worker.run_job import run_job
 
 
@@ -20,6 +22,12 @@ class CandidateTest:
     candidate: Accepted
     passed: bool
     message: str
+    timing: TimingResult | None = None  # the op alone: the kernel, eager PyTorch, torch.compile (when asked)
+    decisions: tuple[SwapDecision, ...] = ()  # one per mode timed
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return tuple(d.mode.value for d in self.decisions if d.swapped)
 
 
 @dataclass(frozen=True)
@@ -36,8 +44,10 @@ class Integration:
     checks: tuple[OutputCheck, ...] = ()
     compiled_checks: tuple[OutputCheck, ...] = ()
     kernels: tuple[KernelUse, ...] = ()
-    timings: dict[str, tuple[Measurement, Measurement]] | None = None  # eager/compiled: (before, after)
+    timings: dict[str, tuple[Measurement, Measurement | None]] | None = None  # eager/compiled: (before, after;
+    # None: no kernel swapped in that mode, the model is the original)
     mode_only: Measurement | None = None  # eager through the swap mode with no kernel: the mode's own cost
+    replaced: int = 0  # calls the compiled graph runs as a kernel's custom op
 
     @property
     def passed(self) -> bool:
@@ -56,19 +66,13 @@ def integrate(
     if not found:
         raise ModelError(f"{folder}: no candidate beside a problem (NAME{integration_module.CANDIDATE_SUFFIX}: "
                          "`cudalens optimize PROBLEM` writes one)")
-    tests = []
-    for candidate in found:
-        payload = {"path": str(candidate.candidate.resolve()), "reference": str(candidate.problem.resolve()),
-                   "trials": 5, "seed": 42, "time": False, "device": device, "allow_torch_ops": allow_torch_ops}
-        outcome = run_job("test", payload, timeout_s=timeout_s, python=python, on_progress=on_progress)
-        test = outcome.payload.get("test") or {}
-        passed = outcome.status == "ok" and test.get("status") == "passed"
-        message = "passed" if passed else test.get("message") or last_line(outcome.error)
-        tests.append(CandidateTest(candidate, passed, message))
+    tests = [_test(candidate, device=device, python=python, timeout_s=timeout_s, compile=compile,
+                   allow_torch_ops=allow_torch_ops, on_progress=on_progress) for candidate in found]
     accepted = [t.candidate for t in tests if t.passed]
     if not accepted:
         return Integration(None, tuple(tests))
-    module = integration_module.write(folder, accepted, Path(path).name)
+    module = integration_module.write(folder, accepted, Path(path).name,
+                                      {t.candidate.name: t.modes for t in tests if t.passed})
     payload = {"path": str(Path(path).resolve()), "entry": entry, "device": device,
                "integration": str(module.resolve()), "compile": compile, "atol": atol, "rtol": rtol}
     outcome = run_job("model_verify", payload, timeout_s=timeout_s, python=python, on_progress=on_progress,
@@ -78,7 +82,7 @@ def integrate(
     d = outcome.payload
     if d.get("error"):
         raise ModelError(d["error"])
-    timings = {kind: (Measurement.from_json(t["before"]), Measurement.from_json(t["after"]))
+    timings = {kind: (Measurement.from_json(t["before"]), Measurement.from_json(t["after"]) if t.get("after") else None)
                for kind, t in d.get("timings", {}).items()}
     return Integration(
         module, tuple(tests),
@@ -87,29 +91,82 @@ def integrate(
         tuple(KernelUse(*k) for k in d["kernels"]),
         timings,
         Measurement.from_json(d["mode_only"]) if d.get("mode_only") else None,
+        int(d.get("replaced", 0)),
     )
 
 
+def _test(candidate: Accepted, *, device: str | None, python: str | None, timeout_s: float, compile: bool,
+          allow_torch_ops: bool, on_progress: Callable[[str, float | None], None] | None) -> CandidateTest:
+    """The candidate tested and timed as `cudalens test --time [--compile-reference]` does it, then the swap
+    decided per mode from the op's times (model/swap.py)."""
+    payload = {"path": str(candidate.candidate.resolve()), "reference": str(candidate.problem.resolve()),
+               "trials": 5, "seed": 42, "time": True, "compile_reference": compile, "device": device,
+               "allow_torch_ops": allow_torch_ops}
+    outcome = run_job("test", payload, timeout_s=timeout_s, python=python, on_progress=on_progress)
+    outcome = verified(outcome, payload, timeout_s=timeout_s, python=python)
+    test = outcome.payload.get("test") or {}
+    passed = outcome.status == "ok" and test.get("status") == "passed"
+    message = "passed" if passed else test.get("message") or last_line(outcome.error)
+    timing = TimingResult.from_json(outcome.payload["timing"]) if passed and outcome.payload.get("timing") else None
+    op = candidate.call["function"].rpartition(".")[2]
+    modes = (Mode.EAGER, Mode.COMPILED) if compile else (Mode.EAGER,)
+    decisions = tuple(
+        decide(op, mode, timing and timing.candidate,
+               timing and (timing.reference if mode is Mode.EAGER else timing.compiled_reference),
+               None if passed else message)
+        for mode in modes
+    )
+    return CandidateTest(candidate, passed, message, timing, decisions)
+
+
 def render(result: Integration) -> str:
+    """Each candidate's test, its op alone against what it replaces and the swap decided per mode; then the
+    whole model before/after in each mode, and which kernels it ran."""
     lines = []
     for t in result.tests:
         lines.append(f"{t.candidate.candidate.name}: {'accepted' if t.passed else 'not used: ' + t.message}")
+        if t.timing is not None:
+            alone = [f"kernel {t.timing.candidate.median:.4g} ms", f"eager {t.timing.reference.median:.4g} ms"]
+            if t.timing.compiled_reference is not None:
+                alone.append(f"torch.compile {t.timing.compiled_reference.median:.4g} ms")
+            lines.append("  the op alone: " + ", ".join(alone))
+        for d in t.decisions if t.passed else ():
+            lines.append(f"  {d.mode.baseline}: {d.reason}")
     if result.module is None:
         lines.append("no kernel to integrate")
         return "\n".join(lines)
     lines.append(f"integration module: {result.module}")
     for k in result.kernels:
         lines.append(f"  {k.name}: ran for {k.hits} call(s), {k.fallbacks} call(s) of other shapes fell back")
+    if "compiled" in (result.timings or {}):
+        lines.append(f"  torch.compile: {result.replaced} call(s) of the compiled graph replaced by a kernel")
     for label, checks in (("eager", result.checks), ("torch.compile", result.compiled_checks)):
         if checks:
             bad = [c for c in checks if not c.passed]
             lines.append(f"whole-model outputs, {label}: "
                          + ("equal within tolerance" if not bad else "; ".join(c.message for c in bad)))
-    for kind, (before, after) in (result.timings or {}).items():
-        speedup = before.median / after.median if after.median > 0 else float("nan")
-        slower = ": slower with the kernels" if speedup < 1 else ""
-        lines.append(f"{kind}: {before.median:.3f} ms before, {after.median:.3f} ms after ({speedup:.2f}×{slower})")
-        if kind == "eager" and result.mode_only is not None:
-            lines.append(f"  of which the swap mode alone: {result.mode_only.median - before.median:+.3f} ms "
-                         f"({result.mode_only.median:.3f} ms through it with no kernel)")
+    lines += model_table(result)
     return "\n".join(lines)
+
+
+def model_table(result: Integration) -> list[str]:
+    """The whole model before/after in each mode timed, with the ops swapped there."""
+    rows = [("whole model", "before", "after", "speedup", "swapped")]
+    for kind, (before, after) in (result.timings or {}).items():
+        mode = Mode(kind)
+        ops = [t.candidate.call["function"].rpartition(".")[2] for t in result.tests if mode.value in t.modes]
+        if after is None:
+            rows.append((mode.baseline, f"{before.median:.3f} ms", "(unchanged)", "1.00×", "none"))
+            continue
+        speedup = before.median / after.median if after.median > 0 else float("nan")
+        rows.append((mode.baseline, f"{before.median:.3f} ms", f"{after.median:.3f} ms",
+                     f"{speedup:.2f}×" + (" slower" if speedup < 1 else ""), ", ".join(ops)))
+    if len(rows) == 1:
+        return []
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows]
+    eager = (result.timings or {}).get("eager")
+    if eager is not None and eager[1] is not None and result.mode_only is not None:
+        lines.append(f"  of which the swap mode alone, eager: {result.mode_only.median - eager[0].median:+.3f} ms "
+                     f"({result.mode_only.median:.3f} ms through it with no kernel)")
+    return lines

@@ -1,11 +1,14 @@
 """The whole model with its kernels swapped in (`cudalens model --integrate`): the outputs against the
 original's (tolerances by dtype, harness_correctness.compare), then both timed (harness_timing.measure), in
-eager mode and, unless `compile` is false, under torch.compile (there against the compiled original).
+eager mode and, unless `compile` is false, under torch.compile (there against the compiled original). In each
+mode only the kernels decided for it run (the module's SPECS "modes"): eager through `swap`, compiled through
+`compiled`, which places them into the compiled graph; a mode with none is timed before only.
 
 Payload: path, entry, device, integration (the generated module's path), compile, budget_ms, atol, rtol.
 Result: checks (OutputCheck JSON per output), passed, kernels ([name, hits, fallbacks]), timings
-({"eager" | "compiled": {"before", "after"}} of Measurement JSON), mode_only (eager, the swap mode with no
-kernel: its own cost), compiled_checks, compiled_passed.
+({"eager" | "compiled": {"before", "after" | None}} of Measurement JSON), mode_only (eager, the swap mode with
+no kernel: its own cost), compiled_checks, compiled_passed, replaced (calls of the compiled graphs run as a
+kernel).
 """
 
 from __future__ import annotations
@@ -49,22 +52,25 @@ def run(payload: dict, ctx: Any = None) -> dict:
         out["kernels"] = [list(c) for c in kernels.counts()]
         clock = timing.make_clock(device)
         budget = float(payload.get("budget_ms", 200.0))
-        sides = {"eager": (built.model, fast)}
+        sides = {"eager": (built.model, fast if kernels.EAGER else None)}
         if payload.get("compile", True):
             if ctx is not None:
                 ctx.progress("compiling both models", 0.4)
-            sides["compiled"] = (torch.compile(built.model), torch.compile(fast))
-            # against the compiled model without kernels: inductor's own numerics differ from eager (ResNet-50
-            # on the H200: 0.0186 off at 1e-4), and the question is what the kernels change
-            compiled = checks(sides["compiled"][1], sides["compiled"][0])
-            out["compiled_checks"] = [c.to_json() for c in compiled]
-            out["compiled_passed"] = all(c.passed for c in compiled)
+            with_kernels = kernels.GRAPH_PASS.kernels
+            sides["compiled"] = (torch.compile(built.model), kernels.compiled(built.model) if with_kernels else None)
+            if with_kernels:
+                # against the compiled model without kernels: inductor's own numerics differ from eager
+                # (ResNet-50 on the H200: 0.0186 off at 1e-4), and the question is what the kernels change
+                compiled = checks(sides["compiled"][1], sides["compiled"][0])
+                out["compiled_checks"] = [c.to_json() for c in compiled]
+                out["compiled_passed"] = all(c.passed for c in compiled)
+            out["replaced"] = kernels.GRAPH_PASS.replaced
         for kind, (before, after) in sides.items():
             if ctx is not None:
                 ctx.progress(f"timing the model, {kind}", 0.7)
             out["timings"][kind] = {
-                label: timing.measure(lambda m=model: m(*built.args, **built.kwargs), f"{kind} {label}", clock,
-                                      budget_ms=budget).to_json()
+                label: None if model is None else timing.measure(
+                    lambda m=model: m(*built.args, **built.kwargs), f"{kind} {label}", clock, budget_ms=budget).to_json()
                 for label, model in (("before", before), ("after", after))
             }
         # what the swap costs by itself in eager mode: every torch call goes through the mode's Python check

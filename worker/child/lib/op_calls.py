@@ -201,7 +201,9 @@ def tensor_count(arguments: list[list]) -> int:
 class Kernel:
     """One accepted kernel as a torch.library custom op `cudalens_<hash>::<name>` over the call's tensor
     arguments: its implementation calls the candidate's `ModelNew`, its fake implementation the original
-    function (so torch.compile traces it with the right output shapes and dtypes)."""
+    function (so torch.compile traces it with the right output shapes and dtypes). `mutates_args=()` is exact:
+    the test that accepted the candidate checked that its inputs were unchanged and its output aliased none of
+    them. `spec["modes"]`: where it was measured to beat what it replaces ("eager", "compiled")."""
 
     def __init__(self, spec: dict, folder: Any, load_by_path: Any) -> None:
         """`load_by_path`: jobkit's (this file runs where jobkit may not be: the integration module passes its copy)."""
@@ -225,6 +227,9 @@ class Kernel:
         op = torch.library.custom_op(qualified, self._run, mutates_args=(), schema=schema)
         op.register_fake(self._fake)
         self.op = getattr(namespace, spec["name"]).default
+
+    def swaps_in(self, mode: str) -> bool:
+        return mode in self.spec.get("modes", ("eager", "compiled"))
 
     def _fake(self, *tensors: Any) -> Any:
         args, kwargs = call_args(self.spec["arguments"], self.spec["positional"], list(tensors))
@@ -276,3 +281,99 @@ def _swap_class() -> type:
             return func(*args, **kwargs)
 
     return SwapKernels
+
+
+# -- under torch.compile: the kernels placed into the captured graph ---------------------------------------------
+
+
+def graph_pass(kernels: list[Kernel]) -> Any:
+    """An Inductor pre-grad pass (`torch.compile(model, options={"pre_grad_custom_pass": graph_pass(k)})`) that
+    replaces each node of Dynamo's graph calling a kernel's function with exactly its verified arguments (the
+    same `matches` as the eager mode, on the nodes' fake tensors) by the kernel's custom op. Dynamo's graph is
+    at the level of torch's Python API (`F.group_norm`, `Tensor.softmax`), where the signatures live; after it,
+    Inductor fuses everything else as it would without the kernels. A graph traced with symbolic shapes
+    matches nothing: the kernel was verified on one shape."""
+    return _graph_pass_class()(kernels)
+
+
+@functools.cache
+def _graph_pass_class() -> type:
+    import torch
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    class GraphSwap(CustomGraphPass):
+        def __init__(self, kernels: list[Kernel]) -> None:
+            self.kernels = kernels
+            self.replaced = 0  # nodes replaced, over every graph this pass saw
+
+        def uuid(self) -> Any:  # the FX graph cache keys on it: the same kernels, the same compiled code
+            return "cudalens-graph-swap:" + ",".join(f"{k.spec['namespace']}::{k.spec['name']}" for k in self.kernels)
+
+        def __call__(self, graph: Any) -> None:
+            for node in list(graph.nodes):
+                found = self._kernel_for(node)
+                if found is None:
+                    continue
+                kernel, tensor_nodes = found
+                with graph.inserting_before(node):
+                    new = graph.call_function(kernel.op, tuple(tensor_nodes))
+                new.meta.update(node.meta)
+                node.replace_all_uses_with(new)
+                graph.erase_node(node)
+                self.replaced += 1
+
+        def _kernel_for(self, node: Any) -> tuple[Kernel, list[Any]] | None:
+            """The kernel verified on this node's call, with the nodes of its tensor arguments in order."""
+            if node.op == "call_function":
+                found = [k for k in self.kernels if k.function is node.target]
+            elif node.op == "call_method":
+                found = [k for k in self.kernels if k.spec["function"] == f"torch.Tensor.{node.target}"]
+            else:
+                return None
+            if not found:
+                return None
+            seen = bind(found[0].names, tuple(_example(a) for a in node.args),
+                        {name: _example(v) for name, v in node.kwargs.items()})
+            if any(v is _UNKNOWN or not _static(v) for _, v in seen):
+                return None
+            for kernel in found:
+                if kernel.accepts(seen):
+                    raw = bind(found[0].names, tuple(node.args), dict(node.kwargs))
+                    nodes: list[Any] = []
+                    for (_, value), (_, arg) in zip(seen, raw, strict=True):
+                        if isinstance(value, torch.Tensor):
+                            nodes.append(arg)
+                        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
+                            nodes.extend(arg)
+                    return kernel, nodes
+            return None
+
+    return GraphSwap
+
+
+_UNKNOWN = object()
+
+
+def _example(arg: Any) -> Any:
+    """A graph node's argument as the call saw it: a node by its fake tensor, a list element-wise."""
+    import torch
+    import torch.fx
+
+    if isinstance(arg, torch.fx.Node):
+        value = arg.meta.get("example_value", arg.meta.get("val", _UNKNOWN))
+        return value if isinstance(value, torch.Tensor) else _UNKNOWN
+    if isinstance(arg, (list, tuple)):
+        items = [_example(a) for a in arg]
+        return _UNKNOWN if any(v is _UNKNOWN for v in items) else type(arg)(items)
+    return arg
+
+
+def _static(value: Any) -> bool:
+    """No symbolic size or stride: a kernel matches concrete shapes only."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return all(isinstance(n, int) for n in (*value.shape, *value.stride()))
+    if isinstance(value, (list, tuple)):
+        return all(_static(v) for v in value)
+    return True
