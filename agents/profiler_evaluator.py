@@ -37,7 +37,7 @@ from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
 from cudalens.profiler.reverify import verified
 from cudalens.worker.child.protocol import JobRequest, seconds_text
-from cudalens.worker.child.results import NcuProfile, TestResult, TimingResult
+from cudalens.worker.child.results import Baseline, NcuProfile, TestResult, TimingResult
 from cudalens.worker.pool import GPU_WARMUP, WorkerPool, WorkerStartError
 
 logger = logging.getLogger("cudalens.agents")
@@ -65,6 +65,9 @@ class ProfilerEvaluatorSettings:
     # candidates may leave the work to PyTorch's kernels (the loop's policy): the device-time attribution then
     # does not ask the file's kernels to carry it (worker/child/lib/attribution.py)
     allow_torch_ops: bool = False
+    # what a candidate's speedup is against (`cudalens optimize --baseline`): "compile" makes the search beat
+    # torch.compile of the reference, which every timing then includes
+    baseline: Baseline = "eager"
 
 
 @dataclass
@@ -153,6 +156,7 @@ class ProfilerEvaluator:
                 # the loop ran the same static checks before it ran the candidate, with its own policy
                 "static_checks": False,
                 "allow_torch_ops": self.settings.allow_torch_ops,
+                "baseline": self.settings.baseline,
             }
             if self.settings.device:
                 payload["device"] = self.settings.device

@@ -15,6 +15,7 @@ from cudalens.model.profile import ModelError, profile_model, render_table, spli
 from cudalens.model.verify import integrate
 from cudalens.model.verify import render as render_integration
 from cudalens.profiler import child_env
+from cudalens.worker.child.results import BASELINES
 from cudalens.workspace.state import ignored
 
 
@@ -49,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     coder.add_argument("--coder-model", metavar="NAME", help="the model the endpoint runs (as `cudalens optimize "
                        "--coder-model`)")
     coder.add_argument("--api-key-env", default="OPENAI_API_KEY")
+    coder.add_argument("--baseline", choices=BASELINES, default="eager",
+                       help="what the loop's kernels must beat: eager PyTorch (default) or torch.compile; "
+                       "--integrate decides each mode against its own either way")
     add_common_arguments(parser, timeout=600.0, reference=False)
 
 
@@ -103,7 +107,7 @@ def _optimize(args: argparse.Namespace, problem: str) -> int:
     from cudalens.cli.main import main
 
     argv = ["optimize", problem, "--rounds", str(args.rounds), "--api-key-env", args.api_key_env,
-            "--worker-python", args.python, "--timeout", str(args.timeout)]
+            "--worker-python", args.python, "--timeout", str(args.timeout), "--baseline", args.baseline]
     for flag, value in (("--budget", args.budget), ("--base-url", args.base_url), ("--coder-model", args.coder_model)):
         if value is not None:
             argv += [flag, str(value)]

@@ -26,6 +26,7 @@ from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
 from cudalens.agents.search.policies import POLICIES
 from cudalens.agents.search.ray_backend import RaySettings, RayUnavailable
 from cudalens.profiler.gpu_specs import detect_gpu
+from cudalens.worker.child.results import BASELINES
 from cudalens.worker.settings import WorkerSettings
 
 
@@ -101,6 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Nsight Compute CLI (default: $CUDALENS_NCU, then ncu on PATH and in the CUDA toolkit)",
     )
     worker.add_argument("--no-profile", action="store_true", help="do not profile candidates with ncu")
+    worker.add_argument("--baseline", choices=BASELINES, default="eager",
+                        help="what the search must beat: eager PyTorch (default) or torch.compile(reference)")
     worker.add_argument(
         "--gpu",
         default="auto",
@@ -176,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
             profile=not args.no_profile,
             fresh_worker=args.evaluator == "isolated",
+            baseline=args.baseline,
         ),
         gpu=None if args.gpu == "auto" else gpu_by_name(args.gpu),
         runs_dir=Path(args.runs_dir),
@@ -201,7 +205,8 @@ def run(args: argparse.Namespace) -> int:
         run.close()
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, previous)
-    print(f"cudalens optimize: {result.summary_line()}", file=sys.stderr)
+    against = "" if args.baseline == "eager" else "; speedups against torch.compile of the reference"
+    print(f"cudalens optimize: {result.summary_line()}{against}", file=sys.stderr)
     if not args.quiet:
         print(f"cudalens optimize: search tree ({result.search}):\n{result.tree()}", file=sys.stderr)
     if result.run_dir is not None:

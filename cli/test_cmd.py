@@ -14,7 +14,7 @@ from cudalens.cli.progress import StageProgress
 from cudalens.profiler.gpu_specs import NoGpu, detect_gpu
 from cudalens.profiler.reverify import reverification, verified
 from cudalens.profiler.run_findings import no_gpu_message, outcome_findings, timing_findings
-from cudalens.worker.child.results import TestResult, TimingResult
+from cudalens.worker.child.results import BASELINES, TestResult, TimingResult
 from cudalens.worker.run_job import run_job
 
 
@@ -28,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="cast float inputs and both models to this dtype (KernelBench's --precision)")
     parser.add_argument("--time", action="store_true", help="time against PyTorch when the test passes")
     parser.add_argument("--compile-reference", action="store_true", help="also time torch.compile(reference)")
+    parser.add_argument("--baseline", choices=BASELINES, default="eager",
+                        help="what the speedup and the verdicts are against: eager PyTorch (default) or "
+                        "torch.compile(reference) (timed then)")
     parser.add_argument("--budget-ms", type=float, default=100.0, help="timing budget per side in ms")
     parser.add_argument("--device", help="cuda (default when available) or cpu")
     parser.add_argument("--allow-torch-ops", action="store_true",
@@ -49,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     payload = {
         "path": str(path.resolve()), "reference": args.reference, "trials": args.trials, "seed": args.seed,
         "atol": args.atol, "rtol": args.rtol, "precision": args.precision, "time": args.time, "compile_reference": args.compile_reference,
+        "baseline": args.baseline,
         "budget_ms": args.budget_ms, "device": args.device, "allow_torch_ops": args.allow_torch_ops,
     }
     progress = StageProgress(f"test {path.name}")
@@ -93,8 +97,8 @@ def render(path: str, test: TestResult | None, timing: TimingResult | None, find
         lines.append(f"  {timing.reference.describe()}")
         if timing.compiled_reference is not None:
             lines.append(f"  {timing.compiled_reference.describe()}")
-        lines.append(f"  speedup over eager PyTorch: {timing.describe_speedup()}")
-        for w in timing.candidate.warnings + timing.reference.warnings:
+        lines.append(f"  speedup over {timing.baseline_name}: {timing.describe_speedup()}")
+        for w in timing.candidate.warnings + timing.baseline_timing.warnings:
             lines.append(f"  warning: {w}")
     for f in findings:
         lines.append(f"{f.path}:{f.span.line}:{f.span.column}: {f.code} {f.message}")

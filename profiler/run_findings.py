@@ -122,19 +122,22 @@ def cheat_finding(path: str, text: str, cheat: CheatFinding, whole_file: Span, k
 def timing_findings(
     path: str, text: str, timing: TimingResult, kernels: Sequence[KernelInfo] | None = None
 ) -> list[Finding]:
-    """CL903 when the candidate is slower than the eager reference (the timing's warnings ride along)."""
+    """CL903 when the candidate is slower than its baseline, the eager reference or torch.compile of it (the
+    timing's warnings ride along)."""
     if not timing.speedup or timing.speedup >= 1.0:
         return []
     span, kernel = anchor(path, text, kernels)
-    noisy = "; ".join(timing.candidate.warnings + timing.reference.warnings)
+    baseline = timing.baseline_timing
+    noisy = "; ".join(timing.candidate.warnings + baseline.warnings)
     lo, hi = timing.speedup_interval
+    against = "the PyTorch reference" if timing.baseline == "eager" else "torch.compile of the PyTorch reference"
     message = (
-        f"{1 / timing.speedup:.3g}× slower [{1 / hi:.3g}–{1 / lo:.3g}] than the PyTorch reference (median "
-        f"{timing.candidate.median:.4g} ms vs {timing.reference.median:.4g} ms)" + (f"; {noisy}" if noisy else "")
+        f"{1 / timing.speedup:.3g}× slower [{1 / hi:.3g}–{1 / lo:.3g}] than {against} (median "
+        f"{timing.candidate.median:.4g} ms vs {baseline.median:.4g} ms)" + (f"; {noisy}" if noisy else "")
     )
     evidence: tuple = (("speedup", round(timing.speedup, 3)), ("speedup_low", round(lo, 3)),
                        ("speedup_high", round(hi, 3)), ("candidate_ms", timing.candidate.median),
-                       ("reference_ms", timing.reference.median))
+                       ("reference_ms", baseline.median), ("baseline", timing.baseline))
     if timing.candidate.kernel_ms is not None:
         evidence += (("candidate_kernel_ms", timing.candidate.kernel_ms),)
     return [SlowerThanReference.finding(path, message, span, kernel=kernel, evidence=evidence)]

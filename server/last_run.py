@@ -41,8 +41,9 @@ def markdown(run: LastRun | None, kernel: KernelInfo, path: str) -> str | None:
         lines.append(f"- test: {verdict}" + (f" on {run.test.device}" if run.test.device else ""))
     if run.timing is not None:
         t = run.timing
-        lines.append(f"- timing: {t.speedup:.2f}× vs PyTorch (median {t.candidate.median:.4g} ms vs "
-                     f"{t.reference.median:.4g} ms)")
+        against = "PyTorch" if t.baseline == "eager" else t.baseline_name
+        lines.append(f"- timing: {t.speedup:.2f}× vs {against} (median {t.candidate.median:.4g} ms vs "
+                     f"{t.baseline_timing.median:.4g} ms)")
     hints = sorted(run.ncu_hints, key=lambda f: f.severity.rank, reverse=True)[:TOP_HINTS]
     lines += [f"- ncu, line {f.span.line}: {f.message}" for f in hints]
     if run.profile is not None and run.profile.error:

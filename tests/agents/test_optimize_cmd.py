@@ -193,3 +193,17 @@ def test_without_a_gpu_optimize_says_so_and_compiles_and_sends_nothing(
                           "this machine has none: "), err
     assert len(err.splitlines()) == 1 and "CL901" not in err and "CUDA_HOME" not in err
     assert not (tmp_path / ".cudalens").exists()  # no run was started
+
+
+def test_the_search_can_be_asked_to_beat_torch_compile(problem: Path, capsys: pytest.CaptureFixture) -> None:
+    # issue 36: `--baseline compile`: every candidate's timing includes torch.compile(reference) and its speedup
+    # is against it
+    with FakeOpenAI([reply(fenced(FAST))]) as fake:
+        code = _run([str(problem), *_common(fake), "--baseline", "compile"])
+    assert code == 0
+    assert "(round 1), " in (err := capsys.readouterr().err)
+    assert "stopped: rounds; speedups against torch.compile of the reference\n" in err
+    (run,) = (problem.parent / ".cudalens" / "runs").iterdir()
+    evaluations = [json.loads(p.read_text()) for p in sorted(run.rglob("evaluation.json"))]
+    timings = [e["timing"] for e in evaluations if e.get("timing")]
+    assert timings and all(t["baseline"] == "compile" and t["compiled_reference"] for t in timings), timings

@@ -8,6 +8,7 @@ import argparse
 import json
 import textwrap
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -15,7 +16,7 @@ pytest.importorskip("torch")
 
 from cudalens.cli import test_cmd
 from cudalens.profiler.run_findings import outcome_findings
-from cudalens.worker.child.results import TestResult
+from cudalens.worker.child.results import TestResult, TimingResult
 from cudalens.worker.run_job import run_job
 
 PROBLEM = '''import time
@@ -155,3 +156,20 @@ def test_a_passing_test_reports_its_limit(tmp_path):
     limits = TestResult.from_json(outcome.payload["test"]).limits
     assert limits.factor == 20 and limits.floor_s == 10 and limits.limit_s == 10
     assert 0 < limits.reference_s < 0.5
+
+
+def test_the_compiled_reference_is_a_baseline_the_verdict_is_against(tmp_path, capsys):
+    # issue 36: `--baseline compile` times torch.compile(reference), and the speedup (and CL903) is against it
+    path, _ = write(tmp_path, '''
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return x * torch.sigmoid(x)
+        ''')
+    cli(path, "--time", "--budget-ms", "20", "--baseline", "compile")
+    timing = TimingResult.from_json(json.loads(capsys.readouterr().out)["timing"])
+    assert timing.baseline == "compile" and timing.compiled_reference is not None
+    assert timing.speedup == timing.compiled_reference.median / timing.candidate.median
+    assert f"speedup over torch.compile: {timing.describe_speedup()}" in test_cmd.render(path, None, timing, [])
+    eager = replace(timing, baseline="eager")
+    assert eager.speedup == timing.reference.median / timing.candidate.median
+    assert TimingResult.from_json(timing.to_json()) == timing

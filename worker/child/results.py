@@ -419,9 +419,16 @@ class Attribution:
         return cls(float(data["own_ms"]), tuple((str(n), float(ms)) for n, ms in data.get("others", ())))
 
 
+Baseline = Literal["eager", "compile"]
+BASELINES: tuple[Baseline, ...] = ("eager", "compile")
+BASELINE_NAMES = {"eager": "eager PyTorch", "compile": "torch.compile"}
+
+
 @dataclass(frozen=True)
 class TimingResult:
-    """The candidate against the eager PyTorch reference (and `torch.compile` of it when asked), same inputs."""
+    """The candidate against the eager PyTorch reference (and `torch.compile` of it when asked), same inputs.
+    `baseline`: which of the two the speedup, and every verdict read from it, is against ("compile": the
+    compiled reference, which is then always timed)."""
 
     candidate: Measurement
     reference: Measurement
@@ -429,17 +436,31 @@ class TimingResult:
     bound: PhysicalBound | None = None  # the least time any correct kernel needs here (None: not known)
     attribution: Attribution | None = None  # whose kernels carried the candidate's device time (None: not known)
     checked_calls: int = 0  # timed calls of the candidate whose outputs were compared with the reference's
+    baseline: Baseline = "eager"
+
+    @property
+    def baseline_timing(self) -> Measurement:
+        """The reference the speedup is against."""
+        if self.baseline == "compile":
+            if self.compiled_reference is None:
+                raise ValueError("a torch.compile baseline needs the compiled reference timed")
+            return self.compiled_reference
+        return self.reference
+
+    @property
+    def baseline_name(self) -> str:
+        return BASELINE_NAMES[self.baseline]
 
     @property
     def speedup(self) -> float:
-        """Reference median over candidate median: above 1, the candidate is faster."""
-        return self.reference.median / self.candidate.median if self.candidate.median else math.nan
+        """Baseline median over candidate median: above 1, the candidate is faster."""
+        return self.baseline_timing.median / self.candidate.median if self.candidate.median else math.nan
 
     @property
     def speedup_interval(self) -> tuple[float, float]:
         """Where the speedup lies when both medians lie in their 95 % intervals (so at least 90 %, as the two
         are measured independently; conservative)."""
-        (r_lo, r_hi), (c_lo, c_hi) = self.reference.interval, self.candidate.interval
+        (r_lo, r_hi), (c_lo, c_hi) = self.baseline_timing.interval, self.candidate.interval
         return (r_lo / c_hi if c_hi else math.nan, r_hi / c_lo if c_lo else math.nan)
 
     def describe_speedup(self) -> str:
@@ -456,6 +477,7 @@ class TimingResult:
             "bound": None if self.bound is None else self.bound.to_json(),
             "attribution": None if self.attribution is None else self.attribution.to_json(),
             "checked_calls": self.checked_calls,
+            "baseline": self.baseline,
             "speedup": self.speedup,
             "speedup_low": lo,
             "speedup_high": hi,
@@ -471,6 +493,7 @@ class TimingResult:
             None if bound is None else PhysicalBound.from_json(bound),
             None if attribution is None else Attribution.from_json(attribution),
             int(data.get("checked_calls", 0)),
+            "compile" if data.get("baseline") == "compile" else "eager",
         )
 
 

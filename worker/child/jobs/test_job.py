@@ -1,7 +1,8 @@
 """Job `test`: the correctness test of a file, then (when asked and passed) its timing against PyTorch.
 
 payload: {"path", "reference"?, "trials"?, "seed"?, "device"?, "precision"?, "atol"?, "rtol"?,
-          "time"?: bool, "budget_ms"?, "compile_reference"?: bool, "extra_cuda_cflags"?, "build_directory"?,
+          "time"?: bool, "budget_ms"?, "compile_reference"?: bool, "baseline"?: "eager" | "compile" (what the
+          speedup is against; "compile" times the compiled reference), "extra_cuda_cflags"?, "build_directory"?,
           "static_checks"?: bool (default true; the optimize loop checks before it runs a candidate),
           "allow_torch_ops"?: bool, "limit_factor"?, "limit_floor_s"?,
           "reference_first"?: bool (time the reference before the candidate: a re-verification's order)}
@@ -167,6 +168,9 @@ def _time(problem: Any, payload: dict, test: Any, ctx: Any) -> tuple[Any, Any]:
     import torch
 
     device = torch.device(payload.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+    baseline = payload.get("baseline", "eager")
+    if baseline not in results.BASELINES:
+        raise ValueError(f"baseline {baseline!r}: expected one of {', '.join(results.BASELINES)}")
     reference = harness_correctness.place(problem.make_reference(), device, None)
     candidate = harness_correctness.place(problem.make_candidate(), device, None)
     seeds = harness_correctness.trial_seeds(int(payload.get("seed", 42)) ^ harness_correctness.TIMING_SEED, 2)
@@ -181,12 +185,13 @@ def _time(problem: Any, payload: dict, test: Any, ctx: Any) -> tuple[Any, Any]:
             measured = harness_timing.compare(
                 candidate, reference, fresh, check=harness_correctness.TimedCheck(reference, fresh, test.atol, test.rtol),
                 device=str(device), budget_ms=float(payload.get("budget_ms", harness_timing.DEFAULT_BUDGET_MS)),
-                compile_reference=bool(payload.get("compile_reference", False)), call_limit=test.limits, watch=watch,
+                compile_reference=bool(payload.get("compile_reference", False)) or baseline == "compile",
+                call_limit=test.limits, watch=watch,
                 reference_first=bool(payload.get("reference_first", False)), reference_draw=reference_draws,
             )
         except harness_timing.TimedCallWrong as wrong:
             return None, _failed(test, anti_cheat.finding(wrong.check, wrong.message, 0))
-    measured = replace(measured, bound=bound, attribution=_attribution(problem, payload, measured))
+    measured = replace(measured, bound=bound, attribution=_attribution(problem, payload, measured), baseline=baseline)
     if bound is not None and measured.candidate.median < bound.ms:
         return None, _failed(test, anti_cheat.finding("below-physical-bound", (
             f"the candidate's call took {measured.candidate.median:.4g} ms, but any correct kernel needs at least "
