@@ -89,7 +89,7 @@ def render(path: str, test: TestResult | None, timing: TimingResult | None, find
         lines.append(f"{path}: {verdict}" + (f" on {test.device}" if test.device else ""))
         for t in test.trials:
             state = "ok" if t.passed else (t.failure_message or "failed")
-            lines.append(f"  trial {t.trial} (seed {t.seed}): {state}")
+            lines.append(f"  trial {t.trial} ({t.inputs_text}): {state}")
         if test.limits is not None:
             lines.append(f"  time limit of a candidate call: {test.limits.describe()}")
     if timing is not None:

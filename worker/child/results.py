@@ -125,6 +125,12 @@ class TrialResult:
     error: str | None = None  # the candidate raised: its one-line message
     # run-time anti-cheat findings of this trial: an input changed by the candidate, an output aliasing one
     cheats: tuple[CheatFinding, ...] = ()
+    recorded: bool = False  # the inputs were recorded from the model (the problem's get_recorded_inputs), not drawn
+
+    @property
+    def inputs_text(self) -> str:
+        """How the trial's inputs came: `seed 42`, or `the inputs recorded from the model`."""
+        return "the inputs recorded from the model" if self.recorded else f"seed {self.seed}"
 
     @property
     def first_failure(self) -> OutputCheck | None:
@@ -148,6 +154,7 @@ class TrialResult:
             "outputs": [o.to_json() for o in self.outputs],
             "error": self.error,
             "cheats": [c.to_json() for c in self.cheats],
+            "recorded": self.recorded,
         }
 
     @classmethod
@@ -158,6 +165,7 @@ class TrialResult:
             passed=data["passed"],
             outputs=tuple(OutputCheck.from_json(o) for o in data.get("outputs", ())),
             error=data.get("error"),
+            recorded=bool(data.get("recorded", False)),
             cheats=tuple(CheatFinding.from_json(c) for c in data.get("cheats", ())),
         )
 

@@ -24,6 +24,7 @@ from ..lib import op_calls as calls
 from ..lib import problem_render as render
 
 RANGE = "cudalens.call#"
+RECORD_LIMIT_BYTES = 1 << 30  # a call given more than this gets no recorded inputs (its problem keeps the random ones)
 
 
 def run(payload: dict, ctx: Any = None) -> dict:
@@ -68,8 +69,13 @@ def run(payload: dict, ctx: Any = None) -> dict:
                       key=lambda r: (advice.RANK[r["advice"]], -r["us"]))
         chosen = named + best[: int(payload.get("problems", 3))]
         source = Path(payload["path"]).name
+        if chosen:  # one more forward, unprofiled, that keeps what the chosen calls were given
+            recorder.recording = {row["id"] for row in chosen}
+            with torch.no_grad(), recorder:
+                built()
         for row in chosen:
-            path = render.write(row, Path(folder), source, recorder.saved(row["id"], render))
+            path = render.write(row, Path(folder), source, recorder.saved(row["id"], render),
+                                recorder.recorded.get(row["id"]))
             out["problems"].append({"id": row["id"], "path": str(path)})
     return out
 
@@ -89,6 +95,9 @@ class Recorder:
         self.own = {id(t) for t in [*model.parameters(), *model.buffers()]}
         self.stack: list[str] = []
         self._names: dict[Any, Any] = {}
+        # the signatures whose first call's tensor arguments to keep (a problem's recorded inputs), and those kept
+        self.recording: set[int] = set()
+        self.recorded: dict[int, list[Any]] = {}
         recorder = self
 
         class Mode(TorchFunctionMode):
@@ -142,6 +151,10 @@ class Recorder:
                 "arguments": [[name, self.calls.describe(v)] for name, v in bound],
                 "module": self.stack[-1] if self.stack else "", "kept": self._kept(bound), "output": None,
             })
+        if index in self.recording and index not in self.recorded:
+            tensors = self.calls.tensors_of(bound)
+            if sum(t.numel() * t.element_size() for t in tensors) <= RECORD_LIMIT_BYTES:
+                self.recorded[index] = [t.detach().clone() for t in tensors]  # before an in-place call changes them
         with torch.profiler.record_function(f"{RANGE}{index}"):
             result = func(*args, **kwargs)
         first = self.first[index]

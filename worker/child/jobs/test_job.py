@@ -117,6 +117,8 @@ def _run(payload: dict, ctx: Any) -> dict:
         rtol=payload.get("rtol"),
         on_trial=None if ctx is None else lambda k, n: ctx.progress(f"trial {k + 1}/{n}", 0.2 + 0.5 * k / n),
         watch=None if ctx is None else lambda stage, limit_s: ctx.progress(stage, None, limit_s),
+        # a problem `cudalens model` wrote: one more trial on what the model passed to the call
+        recorded=getattr(problem.reference_module, "get_recorded_inputs", None) if problem.inputs_how == "full size" else None,
         **limits,
     )
     test = with_static_checks(test, payload)

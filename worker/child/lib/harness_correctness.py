@@ -264,8 +264,12 @@ def check(
     watch: Any = None,
     limit_factor: float = LIMIT_FACTOR,
     limit_floor_s: float = LIMIT_FLOOR_S,
+    recorded: Any = None,
 ) -> Any:
     """Runs the trials and returns a `TestResult` (never raises for the user's code going wrong).
+    `recorded`: a `get_inputs` giving the inputs a whole model passed to this call (a problem written by
+    `cudalens model`): one more trial on them, after the random ones (a softmax of real attention logits is
+    not a softmax of randn).
     `on_trial(k, n)` is called before trial k of n (0-based): the editor's progress shows "trial 3/5".
     `watch(stage, limit_s)` is called before each candidate call with the seconds it may take (a `CallLimit`
     from the reference's measured call) and after it with None: the job makes them the worker's deadline."""
@@ -300,29 +304,39 @@ def check(
         except Exception as exc:
             return TestResult("reference-error", device=str(dev), message=f"the reference raised: {_one_line(exc)}",
                               traceback=traceback.format_exc())
-        for trial, trial_seed in enumerate(trial_seeds(seed, trials)):
+        plan = [(trial_seed, get_inputs) for trial_seed in trial_seeds(seed, trials)]
+        plan += [(seed, recorded)] if recorded is not None else []
+        for trial, (trial_seed, draw) in enumerate(plan):
+            is_recorded = draw is recorded
             if on_trial is not None:
-                on_trial(trial, trials)
+                on_trial(trial, len(plan))
             torch.manual_seed(trial_seed)
-            inputs = make_inputs(get_inputs, dev, dtype)
+            try:
+                inputs = make_inputs(draw, dev, dtype)
+            except Exception as exc:
+                if not is_recorded:
+                    raise
+                return TestResult("reference-error", tuple(done), device=str(dev),
+                                  message=f"the recorded inputs could not be loaded: {_one_line(exc)}", limits=limit)
             candidate_inputs = _clone(inputs)  # before poisoning: the clone must not take the poisoned blocks
             poison(sizes, dev)
-            watch(f"trial {trial + 1}/{trials}: the candidate's call, limit {limit.describe()}", limit.limit_s)
+            watch(f"trial {trial + 1}/{len(plan)}: the candidate's call, limit {limit.describe()}", limit.limit_s)
             try:
                 actual = flatten(candidate(*candidate_inputs))
                 _sync(dev)
             except Exception as exc:
                 message = _one_line(exc)
-                done.append(results.TrialResult(trial, trial_seed, False, error=message))
+                done.append(results.TrialResult(trial, trial_seed, False, error=message, recorded=is_recorded))
                 crashed = is_crash(str(exc))
                 return TestResult(
                     "crashed" if crashed else "error", tuple(done), dtype_name, used_atol, used_rtol, str(dev),
                     tuple(degenerate),
-                    f"the candidate {'crashed' if crashed else 'raised'} on trial {trial} (seed {trial_seed}): {message}",
+                    f"the candidate {'crashed' if crashed else 'raised'} on trial {trial} ({done[-1].inputs_text}): "
+                    f"{message}",
                     traceback.format_exc(), limits=limit,
                 )
             finally:
-                watch(f"trial {trial + 1}/{trials}: comparing", None)
+                watch(f"trial {trial + 1}/{len(plan)}: comparing", None)
             # the reference runs last, on the original inputs: while the candidate ran, no output of the reference
             # for these inputs existed for it to find and copy (pygpubench's garbage-collector walk)
             changed_by_candidate = {j: inputs[j].clone() for j in changed_inputs(inputs, candidate_inputs)}
@@ -346,12 +360,13 @@ def check(
             if trial == 0:
                 degenerate += degenerate_reasons(expected, inputs, used_atol)
                 first_outputs = expected
-            elif trial == 1 and first_outputs and _same(first_outputs, expected):
+            elif trial == 1 and not is_recorded and first_outputs and _same(first_outputs, expected):
                 degenerate.append("the reference gives the same outputs on every trial: get_inputs() may not be random")
             checks = _compare_all(expected, actual, atol, rtol)
             cheats = input_cheats(inputs, candidate_inputs, changed_by_candidate, expected, actual, atol, rtol)
             passed = all(c.passed for c in checks) and not cheats
-            done.append(results.TrialResult(trial, trial_seed, passed, tuple(checks), cheats=tuple(cheats)))
+            done.append(results.TrialResult(trial, trial_seed, passed, tuple(checks), cheats=tuple(cheats),
+                                            recorded=is_recorded))
             del inputs, candidate_inputs, changed_by_candidate, expected, actual
 
     failed = next((t for t in done if not t.passed), None)
@@ -360,7 +375,7 @@ def check(
     elif failed is not None:
         status = "failed"
         passed_n = sum(t.passed for t in done)
-        message = f"{passed_n}/{len(done)} trials passed; trial {failed.trial} (seed {failed.seed}): {failed.failure_message}"
+        message = f"{passed_n}/{len(done)} trials passed; trial {failed.trial} ({failed.inputs_text}): {failed.failure_message}"
     else:
         status, message = "passed", ""
     cheats = tuple({c.check: c for t in done for c in t.cheats}.values())  # each check once, from its first trial

@@ -1,8 +1,9 @@
 """A KernelBench problem file for one of a model's calls (`cudalens model`): `Model.forward` is the call itself,
 `get_inputs()` gives it the model's own weights (saved beside it, `<stem>.pt`) and random tensors of the
 shapes, dtypes and strides the model passed, so `cudalens test/time/profile/optimize` work on it unchanged.
-`CUDALENS_CALL` in the file is what the integration module matches calls against. Standard library at top
-level; torch inside functions.
+`CUDALENS_CALL` in the file is what the integration module matches calls against. `get_recorded_inputs()`
+gives the tensors the model itself passed to the call (`<stem>.recorded.pt`): the test runs one more trial on
+them. Standard library at top level; torch inside functions.
 """
 
 from __future__ import annotations
@@ -104,7 +105,22 @@ def tensor_metas(arguments: list[list]) -> list[dict]:
     return out
 
 
-def render(row: dict, saved: set[str], source: str, weights_file: str | None, weights_at: str = "") -> str:
+RECORDED = '''
+
+_RECORDED = Path(__file__).with_name({name!r})
+if not _RECORDED.exists():  # a copy of this file elsewhere (the optimize loop runs one)
+    _RECORDED = Path({at!r})
+
+
+def get_recorded_inputs():
+    """The tensors the model passed to this call on its example inputs: the test's trial on real values."""
+    return torch.load(_RECORDED, map_location="cpu")
+'''
+
+
+def render(row: dict, saved: set[str], source: str, weights_file: str | None, weights_at: str = "",
+           recorded: tuple[str, str] | None = None) -> str:
+    """`recorded`: the file of the model's own inputs to the call, and its absolute path."""
     names = input_names(row["arguments"])
     call = {k: row[k] for k in ("function", "positional", "arguments", "module")}
     header = HEADER.format(
@@ -134,6 +150,8 @@ def render(row: dict, saved: set[str], source: str, weights_file: str | None, we
         + "    return [\n" + "".join(f"        {text},\n" for text in inputs) + "    ]\n"
         "\n\ndef get_init_inputs():\n    return []\n"
     )
+    if recorded is not None:
+        body.append(RECORDED.format(name=recorded[0], at=recorded[1]))
     if len(saved) < len(names):
         body.append(RANDOM)
     return "".join(body)
@@ -143,9 +161,10 @@ def _times(calls: float) -> str:
     return "once" if calls == 1 else f"{calls:g} times"
 
 
-def write(row: dict, folder: Path, source: str, saved: dict[str, Any]) -> Path:
+def write(row: dict, folder: Path, source: str, saved: dict[str, Any], recorded: list[Any] | None = None) -> Path:
     """The problem file (and its weights) for `row`; `saved`: the tensors to keep by input name (the model's
-    parameters and buffers, and any non-float tensor, whose values matter)."""
+    parameters and buffers, and any non-float tensor, whose values matter); `recorded`: every tensor argument
+    of the model's own call, in order (None: not recorded)."""
     import torch
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -153,7 +172,11 @@ def write(row: dict, folder: Path, source: str, saved: dict[str, Any]) -> Path:
     weights_file = f"{name}.pt" if saved else None
     if weights_file:
         torch.save({k: v.detach().cpu().clone() for k, v in saved.items()}, folder / weights_file)
+    inputs = None
+    if recorded is not None:
+        inputs = (f"{name}.recorded.pt", str((folder / f"{name}.recorded.pt").resolve()))
+        torch.save([t.detach().cpu() for t in recorded], folder / inputs[0])
     path = folder / f"{name}.py"
-    text = render(row, set(saved), source, weights_file, str((folder / (weights_file or "")).resolve()))
+    text = render(row, set(saved), source, weights_file, str((folder / (weights_file or "")).resolve()), inputs)
     path.write_text(text, encoding="utf-8")
     return path
