@@ -230,3 +230,28 @@ def test_optimize_runs_the_loop_with_a_replayed_coder_then_integrates(folder, mo
     assert (out / norm.name.replace(".py", ".optimized.py")).is_file()
     assert "whole-model outputs, eager: equal within tolerance" in captured.out
     assert "sk-model-SECRET-1234" not in captured.out + captured.err
+
+
+def test_the_verify_job_runs_each_mode_with_its_own_kernels(kernels, model_file):
+    # the job `--integrate` runs, on a module whose kernel is swapped in both modes: eager through the mode,
+    # compiled through the graph pass (one node replaced), each compared with its own original and timed
+    from cudalens.model.verify import Integration, KernelUse, render
+    from cudalens.worker.child.results import Measurement, OutputCheck
+    from cudalens.worker.run_job import run_job
+
+    payload = {"path": str(model_file), "entry": None, "device": "cpu", "integration": kernels.__file__,
+               "compile": True, "budget_ms": 20}
+    outcome = run_job("model_verify", payload, timeout_s=300, cwd=str(model_file.parent))
+    assert outcome.status == "ok", outcome.error
+    d = outcome.payload
+    assert d["passed"] and d["compiled_passed"] and d["replaced"] == 1, d
+    assert [k[1] for k in d["kernels"]] == [1]
+    assert all(d["timings"][mode]["after"] is not None for mode in ("eager", "compiled"))
+    result = Integration(
+        Path(kernels.__file__), (), tuple(OutputCheck.from_json(c) for c in d["checks"]),
+        tuple(OutputCheck.from_json(c) for c in d["compiled_checks"]), tuple(KernelUse(*k) for k in d["kernels"]),
+        {m: (Measurement.from_json(t["before"]), Measurement.from_json(t["after"])) for m, t in d["timings"].items()},
+        Measurement.from_json(d["mode_only"]), d["replaced"])
+    text = render(result)
+    assert "whole-model outputs, torch.compile: equal within tolerance" in text
+    assert "  torch.compile: 1 call(s) of the compiled graph replaced by a kernel" in text

@@ -73,3 +73,28 @@ def test_values_a_file_cannot_write_are_opaque():
     assert calls.describe(float("inf")) == {"opaque": "float"}
     assert calls.describe(torch.device("cpu")) == {"opaque": "device"}
     assert calls.describe((1, 2)) == {"value": [1, 2]}
+
+
+def test_a_graph_nodes_arguments_are_completed_with_the_defaults_the_eager_call_spelled_out():
+    # F.softmax hands _stacklevel and dtype to __torch_function__ (the problem's signature has them); Dynamo's
+    # node for the same call has only `dim`
+    x = torch.randn(2, 8)
+    seen_in_eager = []
+
+    class Spy(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func is F.softmax:
+                seen_in_eager.append(calls.bind(calls.parameter_names(func), args, kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+    with Spy():
+        F.softmax(x, dim=-1)
+    (bound,) = seen_in_eager
+    arguments = [[name, calls.describe(v)] for name, v in bound]
+    assert [name for name, _ in arguments] == ["input", "dim", "_stacklevel", "dtype"]
+    completed = calls.with_defaults([("input", x), ("dim", -1)], arguments, F.softmax)
+    assert completed is not None and calls.matches(completed, arguments)
+    assert not calls.matches(calls.with_defaults([("input", x)], arguments, F.softmax), arguments)  # dim=None
+    assert calls.with_defaults([("dim", -1)], arguments, F.softmax) is None  # `input` has no default
+    assert calls.with_defaults([("input", x), ("dim", -1), ("other", 1)], arguments, F.softmax) is None
+    assert not calls.matches(calls.with_defaults([("input", x), ("dim", 0)], arguments, F.softmax), arguments)

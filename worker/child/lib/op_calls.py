@@ -332,20 +332,19 @@ def _graph_pass_class() -> type:
                 return None
             if not found:
                 return None
-            seen = bind(found[0].names, tuple(_example(a) for a in node.args),
-                        {name: _example(v) for name, v in node.kwargs.items()})
-            if any(v is _UNKNOWN or not _static(v) for _, v in seen):
-                return None
+            raw = dict(bind(found[0].names, tuple(node.args), dict(node.kwargs)))
             for kernel in found:
-                if kernel.accepts(seen):
-                    raw = bind(found[0].names, tuple(node.args), dict(node.kwargs))
-                    nodes: list[Any] = []
-                    for (_, value), (_, arg) in zip(seen, raw, strict=True):
-                        if isinstance(value, torch.Tensor):
-                            nodes.append(arg)
-                        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
-                            nodes.extend(arg)
-                    return kernel, nodes
+                seen = with_defaults([(name, _example(v)) for name, v in raw.items()], kernel.spec["arguments"],
+                                     kernel.function)
+                if seen is None or any(v is _UNKNOWN or not _static(v) for _, v in seen) or not kernel.accepts(seen):
+                    continue
+                nodes: list[Any] = []
+                for name, value in seen:
+                    if isinstance(value, torch.Tensor):
+                        nodes.append(raw[name])
+                    elif isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
+                        nodes.extend(raw[name])
+                return kernel, nodes
             return None
 
     return GraphSwap
@@ -366,6 +365,28 @@ def _example(arg: Any) -> Any:
         items = [_example(a) for a in arg]
         return _UNKNOWN if any(v is _UNKNOWN for v in items) else type(arg)(items)
     return arg
+
+
+def with_defaults(bound: list[tuple[str, Any]], arguments: list[list], func: Any) -> list[tuple[str, Any]] | None:
+    """`bound` in the order of a problem's `arguments`, those it lacks at the function's defaults; None when it
+    has one the problem does not or lacks one without a default. Dynamo's graph leaves out what the eager call
+    spelled out: `F.softmax` hands `_stacklevel` and `dtype` to `__torch_function__`, its graph node only `dim`."""
+    given = dict(bound)
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if len(given) != len(bound) or not set(given) <= {name for name, _ in arguments}:
+        return None
+    out = []
+    for name, _ in arguments:
+        if name in given:
+            out.append((name, given[name]))
+        elif name in params and params[name].default is not inspect.Parameter.empty:
+            out.append((name, params[name].default))
+        else:
+            return None
+    return out
 
 
 def _static(value: Any) -> bool:
