@@ -50,3 +50,20 @@ def decide(op: str, mode: Mode, kernel: Measurement | None, baseline: Measuremen
         return SwapDecision(op, mode, False, speedup,
                             f"{speedup:.2f}× {against}: not swapped (within the timing's spread, {low:.2f}× at worst)")
     return SwapDecision(op, mode, True, speedup, f"{speedup:.2f}× {against}: swapped")
+
+
+def whole_model_check(mode: Mode, before: Measurement, after: Measurement,
+                      decisions: tuple[SwapDecision, ...]) -> tuple[SwapDecision, ...]:
+    """The op-alone decisions of `mode`, turned down when the whole model ran slower with the kernels swapped
+    in: under torch.compile the op alone does not show what Inductor fuses it with (ResNet-50's batch norms go
+    into the convolutions' epilogues). The model is never left slower than it came."""
+    whole = TimingResult(after, before)
+    if not whole.speedup < 1:
+        return decisions
+    return tuple(
+        SwapDecision(d.op, d.mode, False, d.speedup,
+                     f"{d.reason.removesuffix(': swapped')}, but the whole model ran {whole.speedup:.2f}× with the "
+                     "kernels: not swapped")
+        if d.mode is mode and d.swapped else d
+        for d in decisions
+    )

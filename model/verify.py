@@ -5,13 +5,13 @@ and timed with them (`jobs/model_verify_job.py`). Typed results and their text."
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cudalens.model import integration as integration_module
 from cudalens.model.integration import Accepted
 from cudalens.model.profile import ModelError, last_line
-from cudalens.model.swap import Mode, SwapDecision, decide
+from cudalens.model.swap import Mode, SwapDecision, decide, whole_model_check
 from cudalens.profiler.reverify import verified
 from cudalens.worker.child.results import Measurement, OutputCheck, TimingResult
 from cudalens.worker.run_job import run_job
@@ -84,6 +84,10 @@ def integrate(
         raise ModelError(d["error"])
     timings = {kind: (Measurement.from_json(t["before"]), Measurement.from_json(t["after"]) if t.get("after") else None)
                for kind, t in d.get("timings", {}).items()}
+    checked = _whole_model_checked(tests, timings)
+    if checked != tests:  # a mode the kernels made slower: the module keeps none of them there
+        tests = checked
+        integration_module.write(folder, accepted, Path(path).name, {t.candidate.name: t.modes for t in tests if t.passed})
     return Integration(
         module, tuple(tests),
         tuple(OutputCheck.from_json(c) for c in d["checks"]),
@@ -93,6 +97,19 @@ def integrate(
         Measurement.from_json(d["mode_only"]) if d.get("mode_only") else None,
         int(d.get("replaced", 0)),
     )
+
+
+def _whole_model_checked(tests: list[CandidateTest],
+                         timings: dict[str, tuple[Measurement, Measurement | None]]) -> list[CandidateTest]:
+    """Each candidate's decisions after the whole model's check in every mode timed with kernels in it."""
+    out = []
+    for t in tests:
+        decisions = t.decisions
+        for kind, (before, after) in timings.items():
+            if after is not None:
+                decisions = whole_model_check(Mode(kind), before, after, decisions)
+        out.append(replace(t, decisions=decisions))
+    return out
 
 
 def _test(candidate: Accepted, *, device: str | None, python: str | None, timeout_s: float, compile: bool,
@@ -159,6 +176,10 @@ def model_table(result: Integration) -> list[str]:
             rows.append((mode.baseline, f"{before.median:.3f} ms", "(unchanged)", "1.00×", "none"))
             continue
         speedup = before.median / after.median if after.median > 0 else float("nan")
+        if not ops:  # the kernels made it slower: the module keeps none of them in this mode
+            rows.append((mode.baseline, f"{before.median:.3f} ms", "(unchanged)", "1.00×",
+                         f"none: {after.median:.3f} ms with the kernels ({speedup:.2f}×), not kept"))
+            continue
         rows.append((mode.baseline, f"{before.median:.3f} ms", f"{after.median:.3f} ms",
                      f"{speedup:.2f}×" + (" slower" if speedup < 1 else ""), ", ".join(ops)))
     if len(rows) == 1:

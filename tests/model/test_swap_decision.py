@@ -3,10 +3,11 @@ its measured time beats what it replaces there, and the reason is kept and print
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from cudalens.model.integration import Accepted
-from cudalens.model.swap import Mode, decide
+from cudalens.model.swap import Mode, decide, whole_model_check
 from cudalens.model.verify import CandidateTest, Integration, render
 from cudalens.worker.child.results import Measurement, TimingResult
 
@@ -91,4 +92,22 @@ def test_a_mode_with_no_kernel_is_the_unchanged_model():
         "whole model    before    after        speedup  swapped",
         "eager          6.578 ms  (unchanged)  1.00×    none",
         "torch.compile  5.553 ms  (unchanged)  1.00×    none",
+    ]
+
+
+def test_a_mode_the_kernels_made_slower_keeps_none_of_them():
+    # the CPU smoke run of the benchmark: batch_norm kernels 1.15–2.75× against the compiled op alone, the
+    # compiled ResNet 0.87× with them (Inductor had fused the op into its neighbours)
+    norm = _test("batch_norm_1", "torch.nn.functional.batch_norm", 0.10, 0.08, 0.27)
+    assert norm.modes == ("compiled",)
+    (eager, compiled) = whole_model_check(Mode.COMPILED, ms(1212.6), ms(1401.4), norm.decisions)
+    assert eager == norm.decisions[0] and not compiled.swapped
+    assert compiled.reason == ("2.70× vs torch.compile batch_norm, but the whole model ran 0.87× with the kernels: "
+                               "not swapped")
+    assert whole_model_check(Mode.COMPILED, ms(3.0), ms(2.9), norm.decisions) == norm.decisions
+    result = Integration(Path("cudalens_kernels.py"), (replace(norm, decisions=(eager, compiled)),),
+                         timings={"compiled": (ms(1212.6), ms(1401.4))})
+    assert render(result).splitlines()[-2:] == [
+        "whole model    before       after        speedup  swapped",
+        "torch.compile  1212.600 ms  (unchanged)  1.00×    none: 1401.400 ms with the kernels (0.87×), not kept",
     ]
