@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build
+# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -61,9 +61,12 @@ for stage in "$@"; do
     verdicts) timeout $(left 420) python3 -m pytest -m gpu -q -rs -s -p no:cacheprovider tests/runtime/test_verdicts_gpu.py \
                 tests/runtime/test_runtime_gpu.py 2>&1 | tee "$OUT/verdicts.log" | tail -30 ;;
     timing-overhead) timeout $(left 300) python3 benchmarks/timing_overhead.py 2>&1 | tee "$OUT/timing-overhead.log" | tail -60 ;;
-    whole-model-resnet) timeout $(left 540) python3 benchmarks/gpu_whole_model.py resnet50 --out "$OUT/whole-model-resnet" \
-                          2>&1 | tee "$OUT/whole-model-resnet.log" | tail -60 ;;
-    whole-model-transformer) timeout $(left 540) python3 benchmarks/gpu_whole_model.py transformer \
+    whole-model) timeout $(left 570) python3 benchmarks/gpu_whole_model.py --out "$OUT/whole-model" \
+                   --deadline $(( $(left 570) - 15 )) 2>&1 | tee "$OUT/whole-model.log" | tail -60
+                 cp "$OUT/whole-model/whole_model.md" "$OUT/" 2>/dev/null ;;
+    whole-model-resnet) timeout $(left 540) python3 benchmarks/gpu_whole_model.py --models resnet50 \
+                          --out "$OUT/whole-model-resnet" 2>&1 | tee "$OUT/whole-model-resnet.log" | tail -60 ;;
+    whole-model-transformer) timeout $(left 540) python3 benchmarks/gpu_whole_model.py --models transformer,diffusion \
                                --out "$OUT/whole-model-transformer" 2>&1 | tee "$OUT/whole-model-transformer.log" | tail -60 ;;
     search-bench) timeout $(left 560) python3 benchmarks/search_standin.py --problems "${SEARCH_PROBLEMS:-19_ReLU,23_Softmax,47_Sum}" \
                     --policies chain,beam,tree --evaluations "${SEARCH_EVALS:-8}" --width "${SEARCH_WIDTH:-8}" --llm-seconds 3 --timeout 120 --timing-check \

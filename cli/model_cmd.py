@@ -50,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     coder.add_argument("--coder-model", metavar="NAME", help="the model the endpoint runs (as `cudalens optimize "
                        "--coder-model`)")
     coder.add_argument("--api-key-env", default="OPENAI_API_KEY")
+    coder.add_argument("--no-profile", action="store_true", help="the loop profiles no candidate with ncu")
     coder.add_argument("--baseline", choices=BASELINES, default="eager",
                        help="what the loop's kernels must beat: eager PyTorch (default) or torch.compile; "
                        "--integrate decides each mode against its own either way")
@@ -111,8 +112,7 @@ def _optimize(args: argparse.Namespace, problem: str) -> int:
     for flag, value in (("--budget", args.budget), ("--base-url", args.base_url), ("--coder-model", args.coder_model)):
         if value is not None:
             argv += [flag, str(value)]
-    if args.allow_torch_ops:
-        argv.append("--allow-torch-ops")
+    argv += [flag for flag, on in (("--allow-torch-ops", args.allow_torch_ops), ("--no-profile", args.no_profile)) if on]
     print(f"cudalens model: optimizing {problem}", file=sys.stderr)
     return main(argv)
 
