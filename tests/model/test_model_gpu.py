@@ -15,3 +15,28 @@ def test_ranks_by_device_time_with_the_kernels(model_file):
     assert norm.us > 0 and norm.kernels and norm.calls == 1, norm  # the GPU's copy of each range is not a call
     assert all(k.us > 0 for k in norm.kernels)
     assert "2×32×16×16 f32" in norm.shapes()
+
+
+@pytest.mark.gpu
+def test_each_mode_runs_its_kernels_on_cuda(model_file, tmp_path):
+    # issue 36 on the device's own torch: the graph pass puts the custom op into Inductor's CUDA graph (one node
+    # replaced), the eager mode runs it once, both models' outputs equal their originals
+    from pathlib import Path
+
+    from cudalens.model import integration
+    from cudalens.worker.run_job import run_job
+    from tests.model.test_model_integration import GROUP_NORM
+
+    profile = profile_model(str(model_file), device="cuda", out_dir=str(tmp_path), problems=0, names=("group_norm",),
+                            iters=1, warmup=1)
+    (problem,) = map(Path, profile.problems)
+    problem.with_suffix(".optimized.py").write_text(problem.read_text() + GROUP_NORM)
+    (accepted,) = integration.candidates(tmp_path)
+    path = integration.write(tmp_path, [accepted], model_file.name, {accepted.name: ("eager", "compiled")})
+    payload = {"path": str(model_file), "entry": None, "device": "cuda", "integration": str(path), "compile": True,
+               "budget_ms": 50}
+    outcome = run_job("model_verify", payload, timeout_s=300, cwd=str(model_file.parent))
+    assert outcome.status == "ok", outcome.error
+    d = outcome.payload
+    assert d["passed"] and d["compiled_passed"] and d["replaced"] == 1, d
+    assert [k[1] for k in d["kernels"]] == [1]
