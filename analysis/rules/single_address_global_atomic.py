@@ -1,4 +1,5 @@
-"""CL701: a global atomic that every lane of a warp, in every block, aims at the same address."""
+"""CL701: a global atomic that every lane of a warp aims at the same address: one word for the grid, or one
+word per block."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.syntax import lineage
 from cudalens.analysis.values import BID, DATA, STAND_IN, THREAD_DEPS
 
-_LANE_VARYING = THREAD_DEPS | {BID, DATA}
+_LANE_VARYING = THREAD_DEPS | {DATA}  # a block's index is one value for all its lanes
 
 
 def contended_lanes(accesses: list) -> int:
@@ -41,14 +42,16 @@ def data_guarded(node, kernel: KernelModel) -> bool:
 class SingleAddressGlobalAtomic(Rule):
     """## What it does
     Flags a global-memory atomic (`atomicAdd(&out[0], v)`, `atomicMax(result, v)`) where all active lanes of
-    a warp target the same address, and that address depends on neither the thread nor the block index: every
-    thread of the grid updates one word.
+    a warp target the same address, and that address does not depend on the thread index: every thread of the
+    grid updates one word, or (`atomicAdd(&out[blockIdx.y], v)`) every thread of a block updates its block's word.
 
     ## Why is this bad?
     Atomics to one address are serialised by the L2 cache: a grid of a million threads performs a million
     read-modify-write operations one after another on a single slice of L2, while the rest of the GPU waits.
     A reduction in registers and shared memory first (warp shuffles, then one value per block) cuts the
-    atomics by the block size — 256× or more — and turns a serial bottleneck into parallel work.
+    atomics by the block size — 256× or more — and turns a serial bottleneck into parallel work. One word per
+    block spreads the contention over the blocks' words, but each word still takes every thread of its block
+    (and of every block that shares it) one after another.
 
     ## Known problems
     The lanes are simulated for the launch's block shape (or the usual ones when it is unknown); behind a
@@ -107,9 +110,10 @@ class SingleAddressGlobalAtomic(Rule):
             if not any(lanes):
                 continue
             first = next(a for run in per_run for a in run)
-            message = (f"Atomic on `{first.base}` hits one address from {max(lanes)} lanes of a warp, in every "
-                       "block: all threads of the grid serialise on that word; reduce in the warp (shuffles) and the "
-                       "block first, then do one atomic per block")
+            scope = ("and the block's threads all share that word: they serialise on it" if BID in first.deps
+                     else "in every block: all threads of the grid serialise on that word")
+            message = (f"Atomic on `{first.base}` hits one address from {max(lanes)} lanes of a warp, {scope}; reduce "
+                       "in the warp (shuffles) and the block first, then do one atomic per block")
             severity = Severity.WARNING
             if data_guarded(first.node, kernel):
                 severity = Severity.INFO
