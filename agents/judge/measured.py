@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from cudalens.agents.evaluation import known_speedup
 from cudalens.agents.judge.inputs import JudgeInput
 from cudalens.agents.judge.methods import METHODS
@@ -28,6 +30,11 @@ DIVERGENT_BELOW = 24.0  # active threads per executed instruction, of 32
 # A launch this short is mostly launch overhead (a few µs each on current GPUs): repeated, fusing them comes first.
 SHORT_LAUNCH_NS = 10_000.0
 REPEATED = 4
+# DRAM under this share of the memory throughput: the busy memory unit is a cache or shared memory, fed by
+# operands read again and again (issue 37: L1/L2 at 98 %, DRAM at 0.3 %): the fix is reuse, not wider loads
+DRAM_IDLE_SHARE = 0.5
+# a counter this close (relative) to the value that would change the method: the verdict names both
+CLOSE = 0.10
 
 
 def _line_of(inp: JudgeInput, codes: tuple[str, ...], counter: str | None = None) -> int | None:
@@ -69,6 +76,11 @@ def measured_verdict(inp: JudgeInput) -> Verdict:
     r = roofline(inp.metrics, inp.gpu)
     bottleneck = classify(d, r, inp.gpu.sm_count)
     method, ev = _choose(bottleneck, d, r, inp)
+    runner_up = close_alternative(d, r, inp, method)
+    if runner_up is not None:
+        other, counter, value = runner_up
+        ev.insert(1, Evidence(f"close:{counter}", value, f"within {CLOSE:.0%} of choosing "
+                              f"{METHODS[other].title.lower()} instead: both fit"))
     ev.extend(_headline(d, r))
     evidence = _top_evidence(ev)
     m = METHODS[method]
@@ -85,7 +97,33 @@ def measured_verdict(inp: JudgeInput) -> Verdict:
         evidence=evidence,
         speedup=speed,
         roofline=r.summary() if r is not None else "",
+        runner_up=runner_up[0] if runner_up is not None else None,
     )
+
+
+# the derived counters the thresholds between methods read (counts such as the grid size are exact, not nudged)
+_NUDGED = (
+    "memory_pct", "sm_pct", "dram_pct", "sectors_per_request", "bank_conflict_ratio", "threads_per_inst",
+    "achieved_occupancy_pct", "theoretical_occupancy_pct", "tensor_pipe_pct",
+)
+
+
+def close_alternative(
+    d: Derived, r: Roofline | None, inp: JudgeInput, method: str
+) -> tuple[str, str, float] | None:
+    """The other method that a counter within `CLOSE` of its value would choose (the method, the counter, its
+    value), or None when every counter is clear of the thresholds that separate methods. The Judge says so
+    rather than guessing which of two near-equal reads is right."""
+    for name in _NUDGED:
+        value = getattr(d, name)
+        if value is None:
+            continue
+        for factor in (1 - CLOSE, 1 + CLOSE):
+            nudged = replace(d, **{name: value * factor})
+            other, _ = _choose(classify(nudged, r, inp.gpu.sm_count), nudged, r, inp)
+            if other != method:
+                return other, name, value
+    return None
 
 
 def _headline(d: Derived, r: Roofline | None) -> list[Evidence]:
@@ -185,6 +223,13 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
             # FLOP-heavy work that still streams from DRAM: operands are re-read instead of reused
             return "tile-in-shared-memory", [
                 Evidence(DRAM_THROUGHPUT, d.dram_pct or 0.0, "DRAM throughput, % of peak")
+            ]
+        if d.dram_pct is not None and d.memory_pct is not None and d.dram_pct < DRAM_IDLE_SHARE * d.memory_pct:
+            # the memory pipeline is saturated while DRAM idles: the same operands cross L1/L2 (or shared memory)
+            # over and over; wider loads move them no fewer times, a register or shared tile does
+            return "tile-in-shared-memory", [
+                Evidence(DRAM_THROUGHPUT, d.dram_pct, f"DRAM throughput, % of peak, against {d.memory_pct:.0f} % "
+                         "for the memory pipeline: operands re-read from cache")
             ]
         return "vectorize-memory-access", [
             Evidence(DRAM_THROUGHPUT, d.dram_pct, "DRAM throughput, % of peak")

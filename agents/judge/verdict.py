@@ -42,6 +42,9 @@ class Verdict:
     speedup: float | None = None
     source: Literal["rules", "llm"] = "rules"
     roofline: str = ""  # measured verdicts: the kernel's point against its roofs, one line
+    # measured verdicts: a second method that a counter within 10 % of its value would have chosen (both fit;
+    # the evidence names the counter), None when the choice is clear
+    runner_up: str | None = None
 
     @property
     def lines(self) -> tuple[int, ...]:
