@@ -95,25 +95,6 @@ ASK = """A CUDA developer asks about one spot of their code. Give one targeted s
 {{code}}
 ```"""
 
-JUDGE = """You are the Judge of a CUDA kernel optimization loop. From the kernel, its correctness result, timing
-and Nsight Compute metrics, name the critical issue (if it fails) or the single bottleneck and exactly ONE
-optimization method with a short plan and the 3-4 metrics that justify it. Reply with JSON only.
-
-## Target GPU
-{{gpu}}
-
-## Kernel file
-```python
-{{source}}
-```
-
-## Facts
-{{facts}}
-
-## The rule-based Judge's verdict (you may disagree)
-{{verdict}}"""
-
-
 def fill(template: str, **values: str) -> str:
     out = template
     for name, value in values.items():
@@ -186,13 +167,3 @@ def ask_messages(
     )
     return [{"role": "user", "content": user}]
 
-
-def judge_messages(gpu: GpuSpecs, source: str, facts: dict, verdict: Verdict) -> list[dict[str, str]]:
-    user = fill(
-        JUDGE,
-        gpu=gpu.describe(),
-        source=source.strip(),
-        facts=json.dumps(facts, indent=1, default=str),
-        verdict=json.dumps(verdict.to_json(), default=str),
-    )
-    return [{"role": "user", "content": user}]

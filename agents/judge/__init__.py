@@ -1,4 +1,4 @@
-"""The Judge: one verdict per kernel, deterministic and offline (an LLM Judge is optional, see llm_judge)."""
+"""The Judge: one verdict per kernel, deterministic and offline."""
 
 from __future__ import annotations
 

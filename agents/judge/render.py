@@ -36,8 +36,6 @@ def render_markdown(v: Verdict) -> str:
             out.append(f"| `{e.metric}` | {value.replace('|', '/')} | {meaning} | {e.line or ''} |")
     if v.predicted:
         out += ["", "_Predicted from the kernel's structure; run Profile on a GPU for a measured verdict._"]
-    if v.source == "llm":
-        out += ["", "_From the LLM Judge._"]
     return "\n".join(out)
 
 

@@ -40,7 +40,6 @@ class Verdict:
     plan: tuple[str, ...] = ()
     evidence: tuple[Evidence, ...] = field(default=())
     speedup: float | None = None
-    source: Literal["rules", "llm"] = "rules"
     roofline: str = ""  # measured verdicts: the kernel's point against its roofs, one line
     # measured verdicts: a second method that a counter within 10 % of its value would have chosen (both fit;
     # the evidence names the counter), None when the choice is clear

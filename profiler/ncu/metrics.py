@@ -2,7 +2,7 @@
 
 The Judge (agents/judge/metrics.py) and the roofline read the names defined here and nothing else; the per-line
 hints read `SOURCE_METRICS`; the request (`METRICS`) is their union with CudaForge's 24 (`run_ncu.py`,
-`METRICS`, which the LLM Judge is shown). A contract test fails when a reader names a metric not requested.
+`METRICS`). A contract test fails when a reader names a metric not requested.
 Names checked against Nsight Compute 2025.3's metric reference and its roofline sections
 (SpeedOfLight_RooflineChart: `2 × FFMA + FADD + FMUL` thread instructions; the tensor path's `sm__ops_path_*`
 count math operations, two per multiply-accumulate).
@@ -110,7 +110,7 @@ class MetricSet:
 
     judge: tuple[str, ...]  # the bottleneck and the method (agents/judge)
     roofline: tuple[str, ...]  # the kernel's point: FLOPs by precision, DRAM bytes, duration
-    context: tuple[str, ...]  # shown to the LLM Judge and in reports (CudaForge's set)
+    context: tuple[str, ...]  # shown in reports (CudaForge's set)
     launch: tuple[str, ...]  # the launch's shape, for reports
 
     def request(self) -> tuple[str, ...]:

@@ -1,8 +1,7 @@
-"""Predicted verdicts for analysed documents (hover, CL910), the LLM Judge and "Ask Coder about this"."""
+"""Predicted verdicts for analysed documents (hover, CL910) and "Ask Coder about this"."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,10 +9,7 @@ import pytest
 from cudalens.agents.coder.ask import ask_coder
 from cudalens.agents.coder.client import CoderClient
 from cudalens.agents.coder.settings import CoderSettings
-from cudalens.agents.evaluation import CompileOutcome, CorrectnessOutcome, ProfileMetrics
 from cudalens.agents.judge import judge, judge_input
-from cudalens.agents.judge.inputs import JudgeInput
-from cudalens.agents.judge.llm_judge import llm_judge
 from cudalens.agents.judge.render import render_markdown, verdict_findings
 from cudalens.analysis.api import analyze_text
 from tests.agents.fake_openai import FakeOpenAI, reply
@@ -46,38 +42,6 @@ def test_predicted_verdicts_for_an_analysed_file() -> None:
     span = next(k.name_span for k in report.kernels if k.name == "transpose_naive")
     (finding,) = verdict_findings(verdicts["transpose_naive"], report.path, span)
     assert finding.code == "CL910" and finding.span.line == 22 and "coalesce" in finding.message.lower()
-
-
-def test_llm_judge_returns_the_same_structure(client_for) -> None:
-    answer = {
-        "status": "measured",
-        "summary": "Memory-bound: the transpose reads columns",
-        "critical_issue": "",
-        "why_it_matters": "",
-        "fix_hint": "",
-        "bottleneck": "memory",
-        "method": "coalesce-global-access",
-        "plan": ["Stage a 32x33 tile in shared memory."],
-        "evidence": [{"metric": "sectors/request", "value": 32, "meaning": "uncoalesced", "line": 26}],
-    }
-    inp = JudgeInput(
-        "transpose_naive",
-        compile=CompileOutcome(True),
-        correctness=CorrectnessOutcome("passed", 5, 5),
-        metrics=ProfileMetrics.of(
-            "transpose_naive", {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 80.0}
-        ),
-    )
-    with FakeOpenAI([reply(json.dumps(answer)), reply("not json at all")]) as fake:
-        client = client_for(fake)
-        verdict, why = llm_judge(client, inp, FIXTURE.read_text())
-        fallback, reason = llm_judge(client, inp, FIXTURE.read_text())
-    assert why == "" and verdict.source == "llm" and verdict.method == "coalesce-global-access"
-    assert verdict.lines == (26,) and verdict.method_title == "Coalesce global memory accesses"
-    body = fake.requests[0].body
-    assert body["response_format"]["type"] == "json_schema"
-    assert "transpose_naive" in fake.requests[0].prompt and "H200" in fake.requests[0].prompt
-    assert fallback.source == "rules" and "not a verdict" in reason
 
 
 def test_ask_coder_returns_one_suggestion(client_for) -> None:
