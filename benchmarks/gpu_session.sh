@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build
+# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -28,6 +28,14 @@ for stage in "$@"; do
       timeout $(left 540) python3 benchmarks/judge_suite/run.py --only "$cases" --out benchmarks/judge_suite/out 2>&1 \
         | tee "$OUT/$stage.log" | tail -70
       cp -r benchmarks/judge_suite/out "$OUT/judge-suite" ;;
+    # the public ladders (issue 37) in two calls of ≤ 6 minutes; each call's case results come back as one archive
+    # (and stay in the warm machine's ignored out/, so the second call's table has both parts); the table of both
+    # archives on any machine: run.py --table DIR
+    judge-ladders|judge-ladders-b)
+      part=1; [ "$stage" = judge-ladders-b ] && part=2
+      timeout $(left 355) python3 benchmarks/judge_ladders/run.py --part $part --out benchmarks/judge_ladders/out 2>&1 \
+        | tee "$OUT/$stage.log" | tail -90
+      (cd benchmarks/judge_ladders/out && tar czf "$OUT/$stage.tgz" ./*.json) ;;
     # GPU_TESTS: which tests (paths or node ids; default all of them)
     gpu-tests) timeout $(left ${GPU_TESTS_S:-450}) python3 -m pytest -m gpu -q -rs -p no:cacheprovider ${GPU_TESTS:-tests} 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     gpu-tests-server) timeout $(left 400) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/server tests/runtime 2>&1 | tee "$OUT/gpu-tests-server.log" | tail -25 ;;
