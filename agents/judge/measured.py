@@ -26,6 +26,9 @@ from cudalens.profiler.ncu.metrics import (
 
 BUSY = 60.0  # % of peak above which a unit is the limiter (Nsight Compute's SOL guidance)
 IDEAL_SECTORS = 4.0  # 32 threads × 4-byte loads = 128 bytes = 4 sectors per request
+# a warp's store touching more sectors than a coalesced float4 store (16) is scattered whatever its width: the
+# naive transpose's 4-byte stores, one row apart, touch 32
+SCATTERED_STORE_SECTORS = 16.0
 DIVERGENT_BELOW = 24.0  # active threads per executed instruction, of 32
 # A launch this short is mostly launch overhead (a few µs each on current GPUs): repeated, fusing them comes first.
 SHORT_LAUNCH_NS = 10_000.0
@@ -103,8 +106,8 @@ def measured_verdict(inp: JudgeInput) -> Verdict:
 
 # the derived counters the thresholds between methods read (counts such as the grid size are exact, not nudged)
 _NUDGED = (
-    "memory_pct", "sm_pct", "dram_pct", "sectors_per_request", "bank_conflict_ratio", "threads_per_inst",
-    "achieved_occupancy_pct", "theoretical_occupancy_pct", "tensor_pipe_pct",
+    "memory_pct", "sm_pct", "dram_pct", "sectors_per_request", "store_sectors_per_request", "bank_conflict_ratio",
+    "threads_per_inst", "achieved_occupancy_pct", "theoretical_occupancy_pct", "tensor_pipe_pct",
 )
 
 
@@ -170,6 +173,20 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
                 "sectors_per_request",
                 d.sectors_per_request,
                 f"sectors per global load request (ideal {IDEAL_SECTORS:g})",
+                _line_of(inp, ("CL1",), "sectors"),
+            )
+        ]
+    if (
+        d.store_sectors_per_request is not None
+        and d.store_sectors_per_request > SCATTERED_STORE_SECTORS
+        and b in ("memory", "latency")
+    ):
+        return "coalesce-global-access", [
+            Evidence(
+                "store_sectors_per_request",
+                d.store_sectors_per_request,
+                f"sectors per global store request (ideal {IDEAL_SECTORS:g}; over {SCATTERED_STORE_SECTORS:g} "
+                "is scattered)",
                 _line_of(inp, ("CL1",), "sectors"),
             )
         ]

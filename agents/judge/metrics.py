@@ -13,6 +13,8 @@ from cudalens.profiler.ncu.metrics import (
     DRAM_THROUGHPUT,
     GLOBAL_LD_REQUESTS,
     GLOBAL_LD_SECTORS,
+    GLOBAL_ST_REQUESTS,
+    GLOBAL_ST_SECTORS,
     GRID_SIZE,
     MEMORY_THROUGHPUT,
     OCCUPANCY_LIMITS,
@@ -38,7 +40,8 @@ class Derived:
     dram_pct: float | None
     achieved_occupancy_pct: float | None
     theoretical_occupancy_pct: float | None
-    sectors_per_request: float | None
+    sectors_per_request: float | None  # global loads
+    store_sectors_per_request: float | None  # global stores
     bank_conflict_ratio: float | None  # conflicts per shared wavefront
     threads_per_inst: float | None  # of 32
     tensor_pipe_pct: float | None
@@ -53,6 +56,9 @@ def derive(p: ProfileMetrics) -> Derived:
     sectors = None
     if p.get(GLOBAL_LD_REQUESTS):
         sectors = (p.get(GLOBAL_LD_SECTORS) or 0.0) / p.get(GLOBAL_LD_REQUESTS)
+    store_sectors = None
+    if p.get(GLOBAL_ST_REQUESTS):
+        store_sectors = (p.get(GLOBAL_ST_SECTORS) or 0.0) / p.get(GLOBAL_ST_REQUESTS)
     wavefronts = (p.get(SHARED_LD_WAVEFRONTS) or 0.0) + (p.get(SHARED_ST_WAVEFRONTS) or 0.0)
     conflicts = None
     if wavefronts:
@@ -68,6 +74,7 @@ def derive(p: ProfileMetrics) -> Derived:
         achieved_occupancy_pct=p.get(ACHIEVED_OCCUPANCY),
         theoretical_occupancy_pct=p.get(THEORETICAL_OCCUPANCY),
         sectors_per_request=sectors,
+        store_sectors_per_request=store_sectors,
         bank_conflict_ratio=conflicts,
         threads_per_inst=p.get(THREADS_PER_INST),
         tensor_pipe_pct=p.get(TENSOR_PIPE),

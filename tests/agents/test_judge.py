@@ -422,3 +422,26 @@ def test_two_close_methods_are_both_named() -> None:
 def test_clear_profiles_name_no_second_method(case: str) -> None:
     metrics, _, _ = CASES[case]
     assert judge(_measured(metrics)).runner_up is None
+
+
+def test_strided_stores_under_coalesced_loads_are_told_to_coalesce() -> None:
+    """The naive transpose of cuda-samples reads rows and writes columns: its loads take 4 sectors a request and
+    its stores 32, one a lane (the ladder case transpose_01); a coalesced float4 store takes 16 and is not
+    flagged."""
+    metrics = {
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed": 21.0,
+        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 86.0,
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed": 84.0,
+        "sm__warps_active.avg.pct_of_peak_sustained_active": 85.0,
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 8.4e6,
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 2.1e6,
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 6.72e7,
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 2.1e6,
+        "smsp__thread_inst_executed_per_inst_executed.ratio": 32.0,
+    }
+    assert set(metrics) <= set(METRICS)
+    v = judge(_measured(metrics))
+    assert (v.bottleneck, v.method) == ("memory", "coalesce-global-access")
+    assert v.evidence[0].metric == "store_sectors_per_request" and v.evidence[0].value == pytest.approx(32.0)
+    vectorized = dict(metrics, **{"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 3.36e7})  # 16 a request
+    assert judge(_measured(vectorized)).method == "vectorize-memory-access"
