@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,13 @@ def test_job():
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(scope="session")
+def adversarial():
+    """tests/runtime/adversarial/assemble.py: assembles the adversarial corpus's cases from their bases."""
+    spec = importlib.util.spec_from_file_location("adversarial_assemble",
+                                                  Path(__file__).resolve().parent / "adversarial" / "assemble.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -3,8 +3,9 @@ the codes its manifest entry names, and every honest counterpart passes — thro
 the `test` job with timing, then the plausibility re-verification (profiler/reverify.py), its outcome turned into
 findings as `cudalens test` turns it.
 
-Each case runs in a worker of its own (a cheat may leave the process patched). The extensions are built first, all
-at once (profiler/prebuild.py). The verdicts, with codes, speedups and seconds, are written as a Markdown table to
+Each case runs in a worker of its own (a cheat may leave the process patched), from its text as the Coder
+submitted it (adversarial/assemble.py writes it out). The extensions are built first, all at once
+(profiler/prebuild.py). The verdicts, with codes, speedups and seconds, are written as a Markdown table to
 $CUDALENS_ADVERSARIAL_OUT (default: printed). On the GPU machine:
 `python -m pytest -m gpu tests/runtime/test_adversarial_gpu.py`.
 """
@@ -63,19 +64,21 @@ def run_case(path: Path, scratch: Path) -> Verdict:
 
 
 @pytest.fixture(scope="module")
-def verdicts(tmp_path_factory) -> dict[str, Verdict]:
+def verdicts(tmp_path_factory, adversarial) -> dict[str, Verdict]:
     from cudalens.profiler.prebuild import prebuild
 
     scratch = tmp_path_factory.mktemp("adversarial")
+    replies = scratch / "replies"
+    adversarial.write_all(replies)
     began = time.monotonic()
-    builds = prebuild([str(CORPUS / c["file"]) for c in CASES], workers=16)
+    builds = prebuild([str(replies / c["file"]) for c in CASES], workers=16)
     built_s = time.monotonic() - began
     # cases at once (CUDALENS_ADVERSARIAL_JOBS, default 1): the verdicts hold under a shared GPU — contention only
     # slows a call, and none of the checks lets a slower call pass — but the speedups are then not clean
     jobs = int(os.environ.get("CUDALENS_ADVERSARIAL_JOBS", "1"))
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         out = dict(zip((c["file"] for c in CASES),
-                       pool.map(lambda c: run_case(CORPUS / c["file"], scratch / Path(c["file"]).stem), CASES),
+                       pool.map(lambda c: run_case(replies / c["file"], scratch / Path(c["file"]).stem), CASES),
                        strict=True))
     rows = ["| file | class | expected | verdict | codes | speedup | s |", "|---|---|---|---|---|---|---|"]
     for c in CASES:
