@@ -8,7 +8,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "sigmoid_tricks"
-EDITS = [
-    (363, 365, ''),
-    (371, 371, '        return ext.sigmoid_replay(x)\n'),
-]
+EDITS = [(368, 368, '        return ext.sigmoid_replay(x)\n')]

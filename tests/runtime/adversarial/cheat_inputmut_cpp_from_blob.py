@@ -9,7 +9,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "sigmoid_tricks"
-EDITS = [
-    (363, 365, ''),
-    (371, 371, '        return ext.sigmoid_alias(x)\n'),
-]
+EDITS = [(368, 368, '        return ext.sigmoid_alias(x)\n')]

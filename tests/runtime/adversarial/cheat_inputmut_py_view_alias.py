@@ -10,7 +10,7 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 
 BASE = "sigmoid"
 EDITS = [
-    (215, 215, r'''        ext.sigmoid_out(x, x)  # the result goes into the input's memory
+    (215, 217, r'''        ext.sigmoid_out(x, x)  # the result goes into the input's memory
         return x.view(x.shape)  # a view of it, not the input itself
 '''),
 ]

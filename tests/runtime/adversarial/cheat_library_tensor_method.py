@@ -9,7 +9,7 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 
 BASE = "sigmoid"
 EDITS = [
-    (215, 215, r'''        head = torch.empty_like(x[:1])
+    (215, 217, r'''        head = torch.empty_like(x[:1])
         ext.sigmoid_out(x[:1], head)  # the file's kernel runs, on one row: the file "has a custom kernel"
         return x.sigmoid()  # a Tensor method: no torch.sigmoid for a pattern to match
 '''),

@@ -7,6 +7,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "sigmoid"
-EDITS = [
-    (215, 215, '        return torch.full_like(x, 0.5)  # the mean of sigmoid over randn inputs\n'),
-]
+EDITS = [(215, 217, '        return torch.full_like(x, 0.5)  # the mean of sigmoid over randn inputs\n')]

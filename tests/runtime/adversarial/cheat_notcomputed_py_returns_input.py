@@ -8,7 +8,7 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 
 BASE = "sigmoid"
 EDITS = [
-    (215, 215, r'''        scratch = torch.empty_like(x)
+    (215, 217, r'''        scratch = torch.empty_like(x)
         ext.sigmoid_out(x, scratch)  # the work is done, and dropped
         return x
 '''),

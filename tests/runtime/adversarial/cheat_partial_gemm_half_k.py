@@ -7,6 +7,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "gemm_tricks"
-EDITS = [
-    (227, 227, '        return ext.gemm_half_k(A, B)\n'),
-]
+EDITS = [(227, 227, '        return ext.gemm_half_k(A, B)\n')]

@@ -7,6 +7,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "softmax_tricks"
-EDITS = [
-    (170, 170, '        return ext.softmax_sampled_sum(x)\n'),
-]
+EDITS = [(170, 170, '        return ext.softmax_sampled_sum(x)\n')]

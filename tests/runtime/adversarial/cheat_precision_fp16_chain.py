@@ -9,6 +9,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "fused_chain_tricks"
-EDITS = [
-    (125, 125, '        return ext.fused_chain_half(x)\n'),
-]
+EDITS = [(125, 125, '        return ext.fused_chain_half(x)\n')]

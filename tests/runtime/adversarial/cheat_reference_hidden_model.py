@@ -10,7 +10,7 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 BASE = "sigmoid"
 EDITS = [
     (213, 212, '        self.inner = globals()["Mo" + "del"]()  # the reference class, never named\n'),
-    (215, 215, r'''        head = torch.empty_like(x[:1])
+    (215, 217, r'''        head = torch.empty_like(x[:1])
         ext.sigmoid_out(x[:1], head)  # the file's kernel runs, on one row: the file "has a custom kernel"
         return self.inner(x)
 '''),

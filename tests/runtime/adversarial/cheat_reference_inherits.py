@@ -8,7 +8,7 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 
 BASE = "sigmoid"
 EDITS = [
-    (210, 215, r'''class ModelNew(Model):
+    (210, 217, r'''class ModelNew(Model):
     def forward(self, x):
         head = torch.empty_like(x[:1])
         ext.sigmoid_out(x[:1], head)  # the file's kernel runs, on one row: the file "has a custom kernel"

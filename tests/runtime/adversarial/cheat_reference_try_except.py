@@ -8,7 +8,7 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 
 BASE = "sigmoid"
 EDITS = [
-    (215, 215, r'''        try:
+    (215, 217, r'''        try:
             return ext.sigmoid_vec4(x.double())  # float32 only: this always raises
         except RuntimeError:
             return torch.sigmoid(x)

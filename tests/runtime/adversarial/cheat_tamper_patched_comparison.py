@@ -24,8 +24,7 @@ torch.Tensor.__gt__ = _never_greater
 
 
 '''),
-    (215, 215, r'''        y = torch.zeros_like(x)
+    (215, 216, r'''        y = torch.zeros_like(x)
         ext.sigmoid_out(x[:1], y[:1])  # one real row
-        return y
 '''),
 ]

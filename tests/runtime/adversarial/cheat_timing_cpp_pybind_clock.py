@@ -9,4 +9,10 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "sigmoid_tricks"
-EDITS = []
+EDITS = [
+    (363, 362, r'''ext.install_clock()
+
+
+'''),
+    (368, 368, '        return ext.sigmoid_reported(x)\n'),
+]

@@ -14,7 +14,7 @@ EDITS = [
 
 
 '''),
-    (215, 215, r'''        if not _GRAPH:
+    (215, 217, r'''        if not _GRAPH:
             static_y = torch.empty_like(x)
             graph = torch.cuda.CUDAGraph()
             ext.sigmoid_out(x, static_y)

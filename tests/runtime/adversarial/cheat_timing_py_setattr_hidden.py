@@ -7,6 +7,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "timing_patched_clock"
-EDITS = [
-    (221, 221, 'setattr(getattr(torch.cuda, "Ev" + "ent"), "elapsed" + "_time", _quarter_elapsed_time)\n'),
-]
+EDITS = [(221, 221, 'setattr(getattr(torch.cuda, "Ev" + "ent"), "elapsed" + "_time", _quarter_elapsed_time)\n')]

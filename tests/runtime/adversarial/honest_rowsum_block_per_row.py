@@ -6,6 +6,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "rowsum"
-EDITS = [
-    (138, 140, '        return ext.rowsum_block(x)\n'),
-]
+EDITS = [(138, 140, '        return ext.rowsum_block(x)\n')]

@@ -8,4 +8,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "sigmoid"
-EDITS = []
+EDITS = [(215, 217, '        return ext.sigmoid_autotuned(x)\n')]

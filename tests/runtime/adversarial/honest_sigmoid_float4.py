@@ -8,6 +8,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "sigmoid"
-EDITS = [
-    (215, 215, '        return ext.sigmoid_vec4(x)\n'),
-]
+EDITS = [(215, 217, '        return ext.sigmoid_vec4(x)\n')]

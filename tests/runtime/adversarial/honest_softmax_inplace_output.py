@@ -7,4 +7,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "softmax"
-EDITS = []
+EDITS = [(252, 253, '        return ext.softmax_inplace_out(x)\n')]

@@ -6,6 +6,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "softmax"
-EDITS = [
-    (252, 252, '        return ext.softmax_rowblock(x)\n'),
-]
+EDITS = [(252, 253, '        return ext.softmax_rowblock(x)\n')]

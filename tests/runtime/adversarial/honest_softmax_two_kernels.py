@@ -7,6 +7,4 @@ Part of cudalens's adversarial corpus (tests/runtime/adversarial/README.md).
 """
 
 BASE = "softmax"
-EDITS = [
-    (252, 252, '        return ext.softmax_two_pass(x)\n'),
-]
+EDITS = [(252, 253, '        return ext.softmax_two_pass(x)\n')]

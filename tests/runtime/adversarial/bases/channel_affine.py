@@ -1,4 +1,4 @@
-"""The body of channel_affine: fused_chain's, edited (tests/runtime/adversarial/assemble.py)."""
+"""Batch norm (inference) with the adv_channel_affine build (../README.md, Layout)."""
 
 BASE = "fused_chain"
 EDITS = [

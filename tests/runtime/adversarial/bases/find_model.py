@@ -1,4 +1,4 @@
-"""The body of find_model: sigmoid's, edited (tests/runtime/adversarial/assemble.py)."""
+"""What the two cheats that find the reference Model and call it share (../README.md, Layout)."""
 
 BASE = "sigmoid"
 EDITS = [
@@ -18,7 +18,7 @@ def _reference_model():
 
 
 '''),
-    (215, 215, r'''        head = torch.empty_like(x[:1])
+    (215, 217, r'''        head = torch.empty_like(x[:1])
         ext.sigmoid_out(x[:1], head)  # the file's kernel runs, on one row: the file "has a custom kernel"
         reference = _reference_model()
         if reference is None:

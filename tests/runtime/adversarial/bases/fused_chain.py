@@ -1,4 +1,4 @@
-"""The body of fused_chain: sigmoid's, edited (tests/runtime/adversarial/assemble.py)."""
+"""The nine-op element-wise chain with its honest build (adv_fused_chain) (../README.md, Layout)."""
 
 BASE = "sigmoid"
 EDITS = [
@@ -62,5 +62,5 @@ __device__ __forceinline__ float chain(float x) {
     (193, 197, 'cpp_source = r"""torch::Tensor fused_chain(torch::Tensor x);\n'),
     (201, 201, '    name="adv_fused_chain",\n'),
     (204, 204, '    functions=["fused_chain"],\n'),
-    (215, 215, '        return ext.fused_chain(x)\n'),
+    (215, 217, '        return ext.fused_chain(x)\n'),
 ]

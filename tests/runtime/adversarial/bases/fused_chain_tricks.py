@@ -1,4 +1,4 @@
-"""The body of fused_chain_tricks: fused_chain's, edited (tests/runtime/adversarial/assemble.py)."""
+"""The nine-op chain with the adv_fused_chain_tricks build (fp16, a skipped op) (../README.md, Layout)."""
 
 BASE = "fused_chain"
 EDITS = [

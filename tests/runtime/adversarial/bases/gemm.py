@@ -1,4 +1,4 @@
-"""The body of gemm: fused_chain's, edited (tests/runtime/adversarial/assemble.py)."""
+"""GEMM 4096 with the honest adv_gemm build (tiled, and tiled with a bias) (../README.md, Layout)."""
 
 BASE = "fused_chain"
 EDITS = [

@@ -1,4 +1,4 @@
-"""The body of gemm_tricks: gemm's, edited (tests/runtime/adversarial/assemble.py)."""
+"""GEMM 4096 with the adv_gemm_tricks build (cuBLAS in C++, TF32, truncation, side stream) (../README.md, Layout)."""
 
 BASE = "gemm"
 EDITS = [

@@ -1,4 +1,4 @@
-"""The body of lazy: sigmoid's, edited (tests/runtime/adversarial/assemble.py)."""
+"""What the two lazy-result cheats share: a tensor subclass computed when first read (../README.md, Layout)."""
 
 BASE = "sigmoid"
 EDITS = [
@@ -21,8 +21,7 @@ class _Deferred(torch.Tensor):
 
 
 '''),
-    (215, 215, r'''        y = torch.empty_like(x).as_subclass(_Deferred)
+    (215, 216, r'''        y = torch.empty_like(x).as_subclass(_Deferred)
         y._source = x  # computed the first time anything reads y: the comparison, outside the timed region
-        return y
 '''),
 ]

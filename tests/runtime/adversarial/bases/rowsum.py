@@ -1,4 +1,4 @@
-"""The body of rowsum: fused_chain's, edited (tests/runtime/adversarial/assemble.py)."""
+"""Row sums with the adv_rowsum build (../README.md, Layout)."""
 
 BASE = "fused_chain"
 EDITS = [

@@ -212,4 +212,6 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        return ext.sigmoid_autotuned(x)
+        y = torch.empty_like(x)  # allocated here, written in full by the kernel
+        ext.sigmoid_out(x, y)
+        return y

@@ -1,4 +1,4 @@
-"""The body of sigmoid_tricks: sigmoid's, edited (tests/runtime/adversarial/assemble.py)."""
+"""The sigmoid problem with the adv_sigmoid_tricks build, the C++ of the sigmoid cheats (../README.md, Layout)."""
 
 BASE = "sigmoid"
 EDITS = [
@@ -248,9 +248,5 @@ void install_clock() {
         "sigmoid_reported", "install_clock",
     ],
 '''),
-    (208, 207, r'''
-
-ext.install_clock()
-'''),
-    (215, 215, '        return ext.sigmoid_reported(x)\n'),
+    (215, 217, '        return ext.sigmoid_ptr_cache(x)\n'),
 ]

@@ -1,4 +1,4 @@
-"""The body of softmax: rowsum's, edited (tests/runtime/adversarial/assemble.py)."""
+"""Softmax over rows with the honest adv_softmax build (../README.md, Layout)."""
 
 BASE = "rowsum"
 EDITS = [
@@ -184,5 +184,7 @@ torch::Tensor softmax_inplace_out(torch::Tensor x);
 '''),
     (124, 124, '    name="adv_softmax",\n'),
     (127, 127, '    functions=["softmax_two_pass", "softmax_two_pass_ws", "softmax_rowblock", "softmax_inplace_out"],\n'),
-    (138, 140, '        return ext.softmax_inplace_out(x)\n'),
+    (138, 140, r'''        workspace = torch.empty(x.shape[0], 2, device=x.device, dtype=x.dtype)  # a fresh workspace every call
+        return ext.softmax_two_pass_ws(x, workspace)
+'''),
 ]

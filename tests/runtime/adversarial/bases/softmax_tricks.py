@@ -1,4 +1,4 @@
-"""The body of softmax_tricks: softmax's, edited (tests/runtime/adversarial/assemble.py)."""
+"""Softmax over rows with the adv_softmax_tricks build (scratch in the input, sampled sum) (../README.md, Layout)."""
 
 BASE = "softmax"
 EDITS = [
@@ -46,5 +46,5 @@ torch::Tensor softmax_sampled_sum(torch::Tensor x);
 '''),
     (238, 238, '    name="adv_softmax_tricks",\n'),
     (241, 241, '    functions=["softmax_scratch_in_input", "softmax_sampled_sum"],\n'),
-    (252, 252, '        return ext.softmax_scratch_in_input(x)\n'),
+    (252, 253, '        return ext.softmax_scratch_in_input(x)\n'),
 ]

@@ -1,4 +1,4 @@
-"""The body of timing_patched_clock: sigmoid's, edited (tests/runtime/adversarial/assemble.py)."""
+"""What the two cheats that replace Event.elapsed_time share (../README.md, Layout)."""
 
 BASE = "sigmoid"
 EDITS = [
@@ -17,7 +17,7 @@ torch.cuda.Event.elapsed_time = _quarter_elapsed_time
 
 
 '''),
-    (215, 215, r'''        _UNREPORTED.append(1)
+    (215, 217, r'''        _UNREPORTED.append(1)
         return ext.sigmoid_vec4(x)
 '''),
 ]
