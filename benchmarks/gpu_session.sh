@@ -33,7 +33,8 @@ for stage in "$@"; do
     # archives on any machine: run.py --table DIR
     judge-ladders|judge-ladders-b)
       part=1; [ "$stage" = judge-ladders-b ] && part=2
-      timeout $(left 355) python3 benchmarks/judge_ladders/run.py --part $part --out benchmarks/judge_ladders/out 2>&1 \
+      timeout $(left ${LADDERS_S:-355}) python3 benchmarks/judge_ladders/run.py --part $part --out benchmarks/judge_ladders/out \
+        --deadline $(( $(left ${LADDERS_S:-355}) - 105 )) 2>&1 \
         | tee "$OUT/$stage.log" | tail -90
       (cd benchmarks/judge_ladders/out && tar czf "$OUT/$stage.tgz" ./*.json) ;;
     # GPU_TESTS: which tests (paths or node ids; default all of them)
@@ -69,8 +70,9 @@ for stage in "$@"; do
     verdicts) timeout $(left 420) python3 -m pytest -m gpu -q -rs -s -p no:cacheprovider tests/runtime/test_verdicts_gpu.py \
                 tests/runtime/test_runtime_gpu.py 2>&1 | tee "$OUT/verdicts.log" | tail -30 ;;
     timing-overhead) timeout $(left 300) python3 benchmarks/timing_overhead.py 2>&1 | tee "$OUT/timing-overhead.log" | tail -60 ;;
-    whole-model) timeout $(left 570) python3 benchmarks/gpu_whole_model.py --out "$OUT/whole-model" \
-                   --deadline $(( $(left 570) - 15 )) 2>&1 | tee "$OUT/whole-model.log" | tail -60
+    # WHOLE_MODEL_S, LADDERS_S: a stage's share of the call when several share it
+    whole-model) timeout $(left ${WHOLE_MODEL_S:-570}) python3 benchmarks/gpu_whole_model.py --out "$OUT/whole-model" \
+                   --deadline $(( $(left ${WHOLE_MODEL_S:-570}) - 15 )) 2>&1 | tee "$OUT/whole-model.log" | tail -60
                  cp "$OUT/whole-model/whole_model.md" "$OUT/" 2>/dev/null ;;
     whole-model-resnet) timeout $(left 540) python3 benchmarks/gpu_whole_model.py --models resnet50 \
                           --out "$OUT/whole-model-resnet" 2>&1 | tee "$OUT/whole-model-resnet.log" | tail -60 ;;
