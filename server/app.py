@@ -5,6 +5,7 @@ converts the result; the logic lives in service.py, actions.py, hover.py, lens.p
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import sys
 import threading
@@ -25,7 +26,8 @@ from cudalens.server import last_run, lifecycle, verdicts
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
 from cudalens.server.coder_actions import REWRITE, coder_actions
 from cudalens.server.coder_setup import kernelbench_problem
-from cudalens.server.commands import COMMANDS, CommandHandler
+from cudalens.server.command_runs import run_command
+from cudalens.server.commands import COMMANDS, TITLES, CommandHandler
 from cudalens.server.convert import Positions
 from cudalens.server.hover import hover_markdown
 from cudalens.server.lens import kernel_lenses
@@ -37,7 +39,7 @@ from cudalens.server.settings import parse_settings, settings_from_initializatio
 from cudalens.server.status import STATUS_METHOD, status_payload
 from cudalens.server.transport import READ_CHUNK, EditorWriter, serve
 from cudalens.server.watch import WorkspaceWatcher
-from cudalens.server.work_done import WorkDone
+from cudalens.server.work_done import CURRENT, Stage, WorkDone, progress_for
 
 logger = logging.getLogger("cudalens.server")
 
@@ -69,8 +71,8 @@ class CudalensServer(LanguageServer):
     def show(self, message: str, kind: types.MessageType) -> None:
         self.window_show_message(types.ShowMessageParams(kind, message))
 
-    def work_done(self, title: str, on_cancel=None) -> WorkDone:
-        return WorkDone(self, title, on_cancel)
+    def work_done(self, title: str, on_cancel=None) -> WorkDone | Stage:
+        return progress_for(self, title, on_cancel)
 
     def status(self, payload: dict) -> None:
         self.protocol.notify(STATUS_METHOD, payload)
@@ -146,7 +148,11 @@ class CudalensServer(LanguageServer):
             )
 
     def spawn(self, coro) -> asyncio.Task:
-        task = asyncio.ensure_future(coro)
+        """A task of its own: outside any command's run, so its progress is its own (the optimize loop outlives
+        the command that started it)."""
+        context = contextvars.copy_context()
+        context.run(CURRENT.set, None)
+        task = asyncio.get_running_loop().create_task(coro, context=context)
         self.background.add(task)
         task.add_done_callback(self.background.discard)
         return task
@@ -190,9 +196,9 @@ async def _pull_settings(ls: CudalensServer) -> None:
         ls.service.apply_settings(parse_settings(values[0]))
 
 
-def _command(handler: CommandHandler):
+def _command(name: str, handler: CommandHandler):
     async def run(ls, *arguments):
-        return await handler(ls, list(arguments))
+        return await run_command(ls, name, TITLES.get(name, name), handler, list(arguments))
 
     return run
 
@@ -375,6 +381,6 @@ def create_server() -> CudalensServer:
         lifecycle.hard_exit(0 if ls.protocol._shutdown else 1)
 
     for name, handler in COMMANDS.items():
-        server.command(name)(_command(handler))
+        server.command(name)(_command(name, handler))
 
     return server

@@ -41,6 +41,13 @@ def _on_first_call(target: str) -> CommandHandler:
     return handler
 
 
+# Each command's title, as its progress and its line in the log say it.
+TITLES = {
+    RUN_TESTS: "Run tests", PROFILE: "Profile", OPTIMIZE: "Optimize", VALIDATE: "Validate hints",
+    ASK_CODER: "Ask Coder", FIX_WITH_CODER: "Fix with Coder", APPLY_OPTIMIZATION: "Apply the proposal",
+    FIND_HOT_OPS: "Find hot ops", SHOW_REPORT: "Show report",
+}
+
 COMMANDS: dict[str, CommandHandler] = {
     RUN_TESTS: gpu_commands.run_tests,
     PROFILE: gpu_commands.profile,

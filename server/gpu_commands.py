@@ -14,6 +14,7 @@ from cudalens.analysis.file_kinds import builds_cuda
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.run_findings import has_test, no_gpu_message
 from cudalens.profiler.validate import summarize, validate_file
+from cudalens.server.command_runs import stage
 from cudalens.server.documents import DocState
 from cudalens.server.pipeline_on_save import LastRun, Plan
 from cudalens.server.service import run_summary
@@ -111,6 +112,7 @@ async def validate(server: CudalensServer, arguments: list[Any]) -> dict[str, An
         return answer(server, False, f"cudalens: validate needs a GPU ({gpu.reason})")
     worker = server.service.settings.worker
     loop = asyncio.get_running_loop()
+    stage(f"compiling {name} and profiling it under ncu")
     result = await loop.run_in_executor(
         None, lambda: validate_file(state.path, python=worker.python, timeout=worker.timeout_seconds)
     )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from cudalens.model.profile import ModelError, profile_model, render_table
+from cudalens.server.command_runs import stage
 from cudalens.server.gpu_commands import answer, target
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ async def find_hot_ops(server: CudalensServer, arguments: list[Any]) -> dict[str
         return answer(server, False, why)
     settings = server.service.settings
     name = Path(state.path).name
+    stage(f"running {name} under the PyTorch profiler")
     try:
         profile = await asyncio.get_running_loop().run_in_executor(None, lambda: profile_model(
             state.path, entry, python=settings.worker.python, timeout_s=settings.worker.timeout_seconds,

@@ -31,6 +31,7 @@ from cudalens.server.coder_setup import (
     missing_key,
     optimize_spec,
 )
+from cudalens.server.command_runs import stage
 from cudalens.server.convert import path_uri
 from cudalens.server.edit_check import EditRefused
 from cudalens.server.gpu_commands import answer
@@ -84,15 +85,14 @@ async def _start(server: CudalensServer, arguments: list[Any], repair_only: bool
         why = machine_problem(state.path, state.text, settings.optimize.allow_torch_ops, await server.service.runtime.gpu())
     why = why or missing_key(settings)
     if why:
-        return answer(server, False, why)  # shown, and in VS Code's output once (the extension logs answers)
+        return answer(server, False, why)  # shown, and logged by command_runs as every answer
     running = server.optimizing.get(state.uri)
     if running is not None and not running.done():
         return answer(server, False, f"cudalens: {Path(state.path).name} is already being optimized")
     run_id = new_id()
     server.optimizing[state.uri] = server.spawn(_optimize(server, state, kernel, run_id, repair_only))
     what = "repairing" if repair_only else "optimizing"
-    message = f"cudalens: {what} {kernel or Path(state.path).stem} in the background"
-    logger.info("%s", message)
+    message = f"cudalens: {what} {kernel or Path(state.path).stem} in the background (its own progress says how far)"
     return {"ok": True, "message": message, "runId": run_id}
 
 
@@ -117,6 +117,7 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
         result = await built.run_async()
     except asyncio.CancelledError:
         progress.end("cancelled")
+        logger.info("cudalens: %s was cancelled", what)
         server.show(f"cudalens: {what} was cancelled", types.MessageType.Info)
         raise
     except Exception as exc:
@@ -128,11 +129,11 @@ async def _optimize(server: CudalensServer, state: DocState, kernel: str | None,
         await asyncio.to_thread(built.close)
     summary = result.summary_line()
     progress.end(summary)
+    logger.info("cudalens: %s: %s%s", what, summary, f" (run log: {result.run_dir})" if result.run_dir else "")
     if not result.improved or result.best_source is None:
         # A Coder or machine failure is a warning, with its words (an APIConnectionError, "CUDA_HOME is not set").
         failed = result.stop_reason in ("coder-error", "machine")
         message = f"cudalens: {name}: no faster correct candidate — {summary}"
-        logger.info("%s", message)  # the editor's log (a warning would reach it twice: the log and stderr)
         server.show(message, types.MessageType.Warning if failed else types.MessageType.Info)
         return
     # under the id the command answered with
@@ -228,6 +229,7 @@ async def ask_coder(server: CudalensServer, arguments: list[Any]) -> dict[str, A
     version, text = state.version, state.text
     language = "cuda" if state.kind == "cuda" else "python"
     cancel = threading.Event()
+    stage(f"asking the Coder ({settings.coder.model}) about lines {first + 1}-{last + 1}")
     try:
         suggestion = await asyncio.to_thread(
             agents_ask_coder, CoderClient(settings.coder), about, shown, state.path, first + 1, language,

@@ -3,7 +3,6 @@
 // because vscode-languageclient registers the server's names itself.
 import * as vscode from "vscode";
 import { ExecuteCommandRequest, LSPErrorCodes, ResponseError } from "vscode-languageclient/node";
-import { describeCommandResult } from "./commandResult";
 import { chooseKernel, type KernelMark, kernelFromLensArguments, kernelMarksInText, withExtents } from "./kernels";
 import { API_KEY_SECRET, errorText, type ServerController } from "./serverController";
 import { SHOW_REPORT, showReport } from "./report";
@@ -68,10 +67,11 @@ async function runKernelCommand(
   if (CODER_COMMANDS.includes(command.serverCommand) && !(await controller.settleCoderEndpoint())) {
     return;
   }
-  let result: unknown;
+  // The server reports the run as for a lens: its stage in the status bar, its answer as a message and a line in
+  // the cudalens output (server/command_runs.py). Here: the notification with a cancel button, for the palette.
   try {
     const title = `${command.title} ${kernel}`;
-    result = await controller.track(
+    await controller.track(
       title,
       vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `cudalens: ${title}`, cancellable: true },
@@ -88,19 +88,6 @@ async function runKernelCommand(
       return;
     }
     void vscode.window.showErrorMessage(`cudalens: ${errorText(error)}`);
-    return;
-  }
-  logOutcome(controller, command, result);
-}
-
-// The server shows its answer itself (window/showMessage, and Apply / Show diff / Discard for a proposal), the same
-// for every editor and for the lenses VS Code runs directly; showing it here too would say everything twice.
-function logOutcome(controller: ServerController, command: KernelCommand, result: unknown): void {
-  const outcome = describeCommandResult(`cudalens: ${command.title}`, result);
-  if (outcome.failed) {
-    controller.output.warn(outcome.message);
-  } else {
-    controller.output.info(outcome.message);
   }
 }
 

@@ -1,7 +1,6 @@
 // The restart back-off, the kernel choice, the status bar text and the command replies.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { describeCommandResult } from "../src/commandResult";
 import { bodyEndLine, chooseKernel, kernelFromLensArguments, kernelMarksInText, withExtents } from "../src/kernels";
 import { parseProposal, withProposalCapability } from "../src/proposal";
 import { RestartPolicy } from "../src/restartPolicy";
@@ -148,18 +147,6 @@ describe("status bar", () => {
     assert.equal(parseStatus({ gpu: 3, busy: false }), undefined);
     assert.equal(parseStatus({ gpu: "H200", busy: "yes" }), undefined);
     assert.deepEqual(parseStatus({ gpu: "H200", extra: 1 }), { gpu: "H200", busy: false, message: undefined });
-  });
-});
-
-describe("describeCommandResult", () => {
-  it("reads the server's message and whether it failed", () => {
-    assert.deepEqual(describeCommandResult("t", { message: "1.7× faster", resultId: "r1" }), {
-      message: "1.7× faster",
-      failed: false,
-    });
-    assert.deepEqual(describeCommandResult("t", "plain reply"), { message: "plain reply", failed: false });
-    assert.deepEqual(describeCommandResult("Testing", null), { message: "Testing: done.", failed: false });
-    assert.equal(describeCommandResult("t", { ok: false, message: "3 of 5 trials failed" }).failed, true);
   });
 });
 
