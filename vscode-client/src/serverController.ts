@@ -19,6 +19,7 @@ import {
   State,
   Trace,
 } from "vscode-languageclient/node";
+import { DOCUMENT_SELECTOR } from "./documentSelector";
 import { SHOW_PROPOSAL_REQUEST } from "./proposal";
 import { ProposalDocuments, ProposalFeature } from "./proposalDiff";
 import { onInterpreterChange, selectedInterpreter } from "./pythonExtension";
@@ -44,12 +45,6 @@ import {
 export const API_KEY_SECRET = "cudalens.coder.apiKey";
 export const STATUS_NOTIFICATION = "cudalens/status";
 
-// `cuda-cpp` comes from VS Code's built-in C++ grammar; the pattern catches .cu/.cuh opened under another id.
-const DOCUMENT_SELECTOR = [
-  { scheme: "file", language: "cuda-cpp" },
-  { scheme: "file", language: "python" },
-  { scheme: "file", pattern: "**/*.{cu,cuh}" },
-];
 
 // Settings that change how the server process is started, not just what it does.
 const RESTART_SETTINGS = ["cudalens.path", "cudalens.interpreter", "cudalens.coder.apiKeyEnv"];
