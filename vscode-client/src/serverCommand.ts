@@ -1,9 +1,10 @@
-// Finding the `cudalens serve` command, the way ruff-vscode finds ruff: explicit settings first, then the folder's
-// own `.venv` (where `make setup` in a cudalens clone puts it), then the Python environment the user picked in
-// VS Code, then PATH. In Restricted Mode nothing inside the workspace runs (not even the import probe), so the
-// folder's `.venv` is skipped there. Kept free of `vscode` so it is tested in plain Node.
+// Finding the `cudalens serve` command, the way ruff-vscode finds ruff: explicit settings first, then a `.venv` in
+// the folder or above it up to its repository's root (where `make setup` in a cudalens clone puts it, also when a
+// subfolder of the clone is opened), then the Python environment the user picked in VS Code, then PATH. In
+// Restricted Mode nothing of the workspace or its repository runs (not even the import probe), so those `.venv`s
+// are skipped there. Kept free of `vscode` so it is tested in plain Node.
 import { execFile } from "node:child_process";
-import { accessSync, constants, realpathSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { insideFolders } from "./trust";
@@ -90,14 +91,18 @@ export async function findServer(search: ServerSearch, probe: CudalensProbe): Pr
   }
 
   if (search.workspaceFolder !== undefined) {
-    const venv = path.join(search.workspaceFolder, VENV_BIN);
-    if (isExecutableFile(venv) && runnable(venv)) {
+    const folders = venvFolders(search.workspaceFolder);
+    const venv = folders.map((f) => path.join(f, VENV_BIN)).find(isExecutableFile);
+    if (venv === undefined) {
+      tried.push(`no ${VENV_BIN} in ${listedFolders(folders)}`);
+    } else if (search.untrustedFolders !== undefined) {
+      if (runnable(venv)) {  // above the workspace, in its repository: as untrusted as the workspace
+        tried.push(`${venv} is in this workspace's repository, which is not trusted (Restricted Mode)`);
+      }
+    } else {
       // The environment's own Python runs the GPU jobs unless `worker.python` says otherwise.
       const python = path.join(path.dirname(venv), process.platform === "win32" ? "python.exe" : "python");
       return { command: venv, args: ["serve"], source: ".venv", python: isExecutableFile(python) ? python : undefined };
-    }
-    if (!isExecutableFile(venv)) {
-      tried.push(`no ${VENV_BIN} in ${search.workspaceFolder}`);
     }
   }
 
@@ -139,6 +144,25 @@ function firstExecutable(
     throw new ServerNotFound(`${setting} is set to ${listed(paths)}, but none of these is an executable file. ${fix}`);
   }
   return found;
+}
+
+// The folder, then each folder above it up to the root of the git repository that holds it (the nearest with a
+// `.git`); the folder alone when it is in no repository (a `.venv` in a home folder is nobody's choice).
+export function venvFolders(folder: string): string[] {
+  const chain: string[] = [];
+  for (let dir = path.resolve(folder); ; dir = path.dirname(dir)) {
+    chain.push(dir);
+    if (existsSync(path.join(dir, ".git"))) {
+      return chain;
+    }
+    if (path.dirname(dir) === dir) {
+      return [path.resolve(folder)];
+    }
+  }
+}
+
+function listedFolders(folders: readonly string[]): string {
+  return folders.length === 1 ? folders[0] : `${folders[0]} or above it up to ${folders[folders.length - 1]}`;
 }
 
 function pythonServer(python: string, source: ServerSource): ServerCommand {

@@ -1,7 +1,7 @@
 // Finding the server: real files, real PATH search, and real interpreters for the import probe
 // (CUDALENS_TEST_PYTHON has cudalens — the pytest wrapper passes its own interpreter; /usr/bin/python3 has not).
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
@@ -12,6 +12,7 @@ import {
   importsCudalens,
   isExecutableFile,
   ServerNotFound,
+  venvFolders,
   whichOnPath,
 } from "../src/serverCommand";
 
@@ -151,6 +152,48 @@ describe("findServer", () => {
     await assert.rejects(
       findServer({ ...empty, workspaceFolder: folder, envPath: scratch() }, importsCudalens),
       (error: Error) => error instanceof ServerNotFound && error.message.includes(`no .venv/bin/cudalens in ${folder}`),
+    );
+  });
+
+  it("finds the clone's .venv from a subfolder, up to the repository's root and no further", async () => {
+    const outside = scratch();
+    executable(path.join(outside, ".venv", "bin"), "cudalens"); // above the repository: not looked at
+    const clone = path.join(outside, "cudalens");
+    mkdirSync(path.join(clone, ".git"), { recursive: true });
+    const venv = executable(path.join(clone, ".venv", "bin"), "cudalens");
+    const sub = path.join(clone, "examples", "kernels");
+    mkdirSync(sub, { recursive: true });
+    const found = await findServer({ ...empty, workspaceFolder: sub, envPath: "" }, importsCudalens);
+    assert.deepEqual(found, { command: venv, args: ["serve"], source: ".venv", python: undefined });
+    assert.deepEqual(venvFolders(sub), [sub, path.dirname(sub), clone]);
+    rmSync(path.join(clone, ".venv"), { recursive: true });
+    await assert.rejects(
+      findServer({ ...empty, workspaceFolder: sub, envPath: scratch() }, importsCudalens),
+      (error: Error) =>
+        error instanceof ServerNotFound && error.message.includes(`no .venv/bin/cudalens in ${sub} or above it up to ${clone}`),
+    );
+  });
+
+  it("looks in no folder above one that is in no repository", () => {
+    const folder = path.join(scratch(), "not-a-clone");
+    mkdirSync(folder);
+    assert.deepEqual(venvFolders(folder), [folder]);
+  });
+
+  it("never runs the clone's .venv above an untrusted subfolder", async () => {
+    const clone = scratch();
+    mkdirSync(path.join(clone, ".git"));
+    const venv = executable(path.join(clone, ".venv", "bin"), "cudalens");
+    const sub = path.join(clone, "kernels");
+    mkdirSync(sub);
+    const onPath = executable(path.join(scratch(), "bin"), "cudalens");
+    const { probe, asked } = countingProbe();
+    const found = await findServer({ ...empty, workspaceFolder: sub, untrustedFolders: [sub], envPath: path.dirname(onPath) }, probe);
+    assert.deepEqual(found, { command: onPath, args: ["serve"], source: "PATH" });
+    assert.deepEqual(asked, []);
+    await assert.rejects(
+      findServer({ ...empty, workspaceFolder: sub, untrustedFolders: [sub], envPath: "" }, probe),
+      (error: Error) => error.message.includes(`${venv} is in this workspace's repository, which is not trusted`),
     );
   });
 
