@@ -21,6 +21,7 @@ from cudalens import __version__
 from cudalens.analysis.positions import split_lines
 from cudalens.analysis.syntax_check import SyntaxBaseline
 from cudalens.profiler import processes
+from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu import standby
 from cudalens.server import last_run, lifecycle, verdicts
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
@@ -30,7 +31,7 @@ from cudalens.server.command_runs import run_command
 from cudalens.server.commands import COMMANDS, TITLES, CommandHandler
 from cudalens.server.convert import Positions
 from cudalens.server.hover import hover_markdown
-from cudalens.server.lens import kernel_lenses
+from cudalens.server.lens import gpu_less, kernel_lenses
 from cudalens.server.model_lens import model_lenses
 from cudalens.server.offers import Offers
 from cudalens.server.protocol import CudalensProtocol
@@ -259,7 +260,10 @@ def create_server() -> CudalensServer:
             logger.info("editor pid %d is not visible from here; not watching it", pid)
 
     async def _announce_gpu(ls: CudalensServer) -> None:
-        ls.protocol.notify(STATUS_METHOD, status_payload(await ls.service.runtime.gpu()))
+        gpu = await ls.service.runtime.gpu()
+        ls.protocol.notify(STATUS_METHOD, status_payload(gpu))
+        if isinstance(gpu, NoGpu):
+            ls.refresh_lenses()  # the run buttons that need one say "no GPU" now
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CudalensServer, params: types.InitializedParams) -> None:
@@ -368,8 +372,10 @@ def create_server() -> CudalensServer:
         if not result.kernels:
             return models or None
         badge = last_run.badge(ls.service.last_run(state))
+        no_gpu = gpu_less(state.path, state.text, ls.service.settings.optimize.allow_torch_ops, ls.service.runtime.known_gpu)
         return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge,
-                             runs=runs, optimizable=kernelbench_problem(state.path, state.text) is None) + models
+                             runs=runs, optimizable=kernelbench_problem(state.path, state.text) is None,
+                             no_gpu=no_gpu) + models
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CudalensServer, params: None) -> None:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("cudalens.server")
 
+TEST_PLAN, PROFILE_PLAN = Plan(test=True, time=True), Plan(profile=True)
+
 NO_TEST = ("nothing to test in {name}: a KernelBench file needs `Model`, `get_inputs` and `ModelNew`; a .cu "
            "needs a reference (`{stem}_ref.py` beside it, or a `// cudalens: reference=file.py` line)")
 
@@ -78,7 +80,7 @@ async def _run(server: CudalensServer, arguments: list[Any], plan: Plan, what: s
     if not has_test(state.path, state.text):
         return answer(server, False, "cudalens: " + NO_TEST.format(name=name, stem=Path(state.path).stem))
     gpu = await server.service.runtime.gpu()
-    if isinstance(gpu, NoGpu) and (plan.profile or builds_cuda(state.path, state.text)):  # said once, up front
+    if isinstance(gpu, NoGpu) and needs_a_gpu(plan, state.path, state.text):  # said once, up front
         return answer(server, False, no_gpu_message(what, name, gpu.reason))
     run = await run_plan_now(server, state, plan, kernel)
     if run is None:
@@ -92,12 +94,17 @@ async def _run(server: CudalensServer, arguments: list[Any], plan: Plan, what: s
     )
 
 
+def needs_a_gpu(plan: Plan, path: str, text: str) -> bool:
+    """A profile always does; a test of CUDA code does (a pure-PyTorch `ModelNew` runs on the CPU)."""
+    return plan.profile or builds_cuda(path, text)
+
+
 async def run_tests(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:
-    return await _run(server, arguments, Plan(test=True, time=True), "testing")
+    return await _run(server, arguments, TEST_PLAN, "testing")
 
 
 async def profile(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:
-    return await _run(server, arguments, Plan(profile=True), "profiling")
+    return await _run(server, arguments, PROFILE_PLAN, "profiling")
 
 
 async def validate(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:

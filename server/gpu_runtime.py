@@ -73,6 +73,11 @@ class GpuRuntime:
         finally:
             pool.close()
 
+    @property
+    def known_gpu(self) -> GpuFacts | NoGpu | None:
+        """The GPU once asked (`gpu`), None before: for what must not wait for nvidia-smi (a code lens)."""
+        return self._gpu
+
     async def gpu(self) -> GpuFacts | NoGpu:
         """The first GPU (nvidia-smi, asked once, off the loop)."""
         if self._gpu is None:

@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from lsprotocol import types
 from lsptools import diagnostics_for, kernel, open_doc, wait_until
 from pytest_lsp import LanguageClient
 
-from cudalens.server.commands import COMMANDS
+from cudalens.server.commands import COMMANDS, OPTIMIZE, PROFILE, RUN_TESTS
+
+NO_GPU_HERE = shutil.which("nvidia-smi") is None
+_BUTTONS = {"Run tests": RUN_TESTS, "Profile": PROFILE, "Optimize": OPTIMIZE}
+
+
+def run_commands(lenses) -> set[str]:
+    """The run commands the lenses offer: a button each, or on a machine without a GPU, the inert lens that names
+    those that need one ("Run tests · Profile: no GPU on this machine")."""
+    offered = {lens.command.command for lens in lenses if lens.command.command}
+    for lens in lenses:
+        if lens.command.title.endswith(": no GPU on this machine"):
+            offered |= {_BUTTONS[t] for t in lens.command.title.removesuffix(": no GPU on this machine").split(" · ")}
+    return offered
 
 
 def position_of(text: str, needle: str) -> types.Position:
@@ -55,8 +70,9 @@ async def test_code_lens_per_kernel_with_commands(client: LanguageClient):
     titles = [lens.command.title for lens in lenses]
     assert any("CL101" in t for t in titles), titles
     commands = {lens.command.command: lens.command.arguments for lens in lenses if lens.command.command}
-    assert set(commands) == {"cudalens.runTests", "cudalens.profile"}  # Optimize: KernelBench files only
-    assert list(commands["cudalens.runTests"]) == [uri, "scale_columns"]
+    assert run_commands(lenses) == {"cudalens.runTests", "cudalens.profile"}  # Optimize: KernelBench files only
+    if "cudalens.runTests" in commands:
+        assert list(commands["cudalens.runTests"]) == [uri, "scale_columns"]
 
 
 async def test_a_command_on_a_document_that_is_not_open_says_so(client: LanguageClient):
@@ -117,8 +133,33 @@ async def test_optimize_is_offered_only_where_it_works(client: LanguageClient):
     uri = open_doc(client, client.root / "t.cu", text)
     await diagnostics_for(client, uri, 1)
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
-    assert {lens.command.command for lens in lenses if lens.command.command} == {"cudalens.runTests", "cudalens.profile"}
+    assert run_commands(lenses) == {"cudalens.runTests", "cudalens.profile"}
     at = position_of(text, "scale_columns(")
     actions = await client.text_document_code_action_async(types.CodeActionParams(
         types.TextDocumentIdentifier(uri), types.Range(at, at), types.CodeActionContext(diagnostics=[])))
     assert not any("Optimize" in a.title for a in actions or [])
+
+
+@pytest.mark.skipif(not NO_GPU_HERE, reason="this machine has a GPU")
+async def test_without_a_gpu_the_lens_says_so_instead_of_offering_the_runs(client: LanguageClient):
+    """Once the server knows there is no GPU (its status said so), a .cu kernel's Run tests and Profile give way to
+    one lens that says why; a pure-PyTorch ModelNew keeps Run tests (it runs on the CPU)."""
+    await wait_until(lambda: any(s.get("gpu") is None for s in client.statuses), "the no-GPU status")
+    uri = open_doc(client, client.root / "t.cu", kernel("strided.cu"))
+    await diagnostics_for(client, uri, 1)
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+    titles = [lens.command.title for lens in lenses]
+    assert "Run tests · Profile: no GPU on this machine" in titles, titles
+    assert not {lens.command.command for lens in lenses if lens.command.command}, titles
+
+
+def test_gpu_less_asks_each_command_what_it_asks_before_it_runs():
+    from cudalens.profiler.gpu_specs import NoGpu
+    from cudalens.server.lens import gpu_less
+
+    none = NoGpu("nvidia-smi not found")
+    assert gpu_less("/w/k.cu", "__global__ void k() {}", True, none) == {RUN_TESTS, PROFILE, OPTIMIZE}
+    torch_only = "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x.relu()\n"
+    assert gpu_less("/w/m.py", torch_only, True, none) == {PROFILE}  # tested and optimized on the CPU
+    assert gpu_less("/w/m.py", torch_only, False, none) == {PROFILE, OPTIMIZE}
+    assert gpu_less("/w/k.cu", "", True, None) == frozenset()  # not known yet: the buttons stay
