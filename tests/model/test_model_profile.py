@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cudalens.cli.main import main
-from cudalens.model.profile import profile_model, split_target
+from cudalens.model.profile import profile_model, render_table, split_target
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,18 @@ def test_ranks_the_calls_by_time_with_shapes_and_advice(profiled):
     assert "strides 8192·1·256" in linear.shapes()  # the transposed activation, as the model passed it
     assert linear.advice == "unlikely"
     assert next(c for c in profiled.calls if c.name == "transpose").advice == "no"
+
+
+def test_the_header_says_a_forward_in_the_rows_unit(profiled):
+    """The header's figures are in µs like the rows, and say which sum the rows share out: "0.83 ms a forward"
+    over a row of 2,208 µs/fwd read as a contradiction (the profiled forward is the longer one)."""
+    first, second = render_table(profiled).splitlines()[:2]
+    profiled_us = sum(c.us for c in profiled.calls)
+    assert first.endswith(f"on cpu; a forward: {profiled.forward_ms * 1000:,.0f} µs unprofiled, "
+                          f"{profiled_us:,.0f} µs of CPU time profiled"), first
+    assert second == (f"calls by CPU time, µs per forward (self time of the ops and kernels inside each; they add "
+                      f"up to {profiled_us:,.0f})")
+    assert " ms" not in first
 
 
 def test_problem_files_are_kernelbench_problems_with_the_models_weights(profiled, model_file):
