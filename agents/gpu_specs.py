@@ -69,11 +69,26 @@ KNOWN_GPUS: tuple[str, ...] = tuple(p.name for p in KNOWN_PARTS)
 
 def gpu_by_name(name: str | None) -> GpuSpecs:
     """The table's specs for a part such as 'H100' or 'NVIDIA A100 80GB' (the H200's when unknown)."""
-    facts = facts_for_part(name) if name else None
-    return DEFAULT_GPU if facts is None or isinstance(facts, NoGpu) else GpuSpecs.from_facts(facts)
+    return named_peaks(name)[0] if name else DEFAULT_GPU
+
+
+def peaks_of(facts: GpuFacts | NoGpu) -> tuple[GpuSpecs, str]:
+    """The GPU whose peaks draw a report's roofs and judge its kernels, and why that one, in words for the page:
+    this machine's, or with none here the H200's, which makes every verdict a prediction."""
+    if isinstance(facts, NoGpu):
+        return DEFAULT_GPU, (f"no GPU on this machine ({facts.reason}): the peaks are the {DEFAULT_GPU.name}'s, so "
+                             "the roofs and verdicts are predictions for that GPU")
+    return GpuSpecs.from_facts(facts), "this machine's GPU"
+
+
+def named_peaks(name: str) -> tuple[GpuSpecs, str]:
+    """`--gpu NAME`'s specs and why (an unknown name says it fell back to the H200)."""
+    facts = facts_for_part(name)
+    if facts is None or isinstance(facts, NoGpu):
+        return DEFAULT_GPU, f"--gpu {name} is not a GPU cudalens knows: the peaks are the {DEFAULT_GPU.name}'s"
+    return GpuSpecs.from_facts(facts), f"named by --gpu {name}"
 
 
 def detect_gpu_specs() -> GpuSpecs:
     """This machine's first GPU (the H200's figures when there is none: verdicts are then predictions)."""
-    facts = detect_gpu()
-    return DEFAULT_GPU if isinstance(facts, NoGpu) else GpuSpecs.from_facts(facts)
+    return peaks_of(detect_gpu())[0]

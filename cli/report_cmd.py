@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cudalens.agents.gpu_specs import DEFAULT_GPU, gpu_by_name
+from cudalens.agents.gpu_specs import DEFAULT_GPU, named_peaks
 from cudalens.workspace.state import ignored, report_page
 
 
@@ -19,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="where to write the page (default: report.html in the run folder; for a "
                         "file .cudalens/reports/PATH.report.html of its project, PATH the file's path there)")
     parser.add_argument("--profile", action="store_true", help="for a FILE: profile it with Nsight Compute first")
-    parser.add_argument("--gpu", help="the GPU whose peaks draw the roofs (default: this machine's, else H200)")
+    parser.add_argument("--gpu", help="the GPU whose peaks draw the roofs (default: the H200's; with --profile, "
+                        "this machine's); the page says which and why")
 
 
 def default_out(target: Path) -> Path:
@@ -29,13 +30,20 @@ def default_out(target: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cudalens.agents.gpu_specs import detect_gpu_specs
+    from cudalens.agents.gpu_specs import peaks_of
     from cudalens.agents.report import ReportError, write_report
+    from cudalens.profiler.gpu_specs import detect_gpu
 
     target = Path(args.target)
-    gpu = gpu_by_name(args.gpu) if args.gpu else (detect_gpu_specs() if args.profile else DEFAULT_GPU)
+    if args.gpu:
+        gpu, why = named_peaks(args.gpu)
+    elif args.profile:
+        gpu, why = peaks_of(detect_gpu())
+    else:
+        gpu, why = DEFAULT_GPU, "the default, not this machine's: --gpu NAME for another, --profile for this machine's"
     try:
-        path = write_report(target, ignored(Path(args.out) if args.out else default_out(target)), gpu, args.profile)
+        out = ignored(Path(args.out) if args.out else default_out(target))
+        path = write_report(target, out, gpu, args.profile, gpu_why=why)
     except (ReportError, OSError) as exc:
         print(f"cudalens report: {exc}", file=sys.stderr)
         return 2

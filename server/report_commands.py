@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cudalens.agents.gpu_specs import peaks_of
 from cudalens.agents.profiler_evaluator import profile_metrics
 from cudalens.agents.report import ReportError, write_report
-from cudalens.server.verdicts import specs
 
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
@@ -39,9 +39,10 @@ async def show_report(server: CudalensServer, arguments: list[Any]) -> dict[str,
     run = server.service.last_run(state)
     profile = run.profile if run is not None else None
     measured = profile_metrics(profile) if profile is not None and not profile.error else ()
-    gpu = specs(await server.service.runtime.gpu())
+    gpu, why = peaks_of(await server.service.runtime.gpu())
     try:
-        path = await asyncio.to_thread(write_report, Path(state.path), report_path(state.path), gpu, False, measured)
+        path = await asyncio.to_thread(write_report, Path(state.path), report_path(state.path), gpu, False, measured,
+                                       why)
     except (ReportError, OSError) as exc:
         return {"ok": False, "message": f"cudalens: {exc}"}
     return {"ok": True, "message": f"cudalens: report written to {path}", "path": str(path)}

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-from cudalens.agents.gpu_specs import DEFAULT_GPU, GpuSpecs
+from cudalens.agents.gpu_specs import GpuSpecs, peaks_of
 from cudalens.agents.judge import judge, judge_input
 from cudalens.agents.judge.render import render_markdown, verdict_findings
 from cudalens.agents.profiler_evaluator import evaluation_from_job, profile_metrics
@@ -20,7 +20,7 @@ logger = logging.getLogger("cudalens.server")
 
 
 def specs(gpu: GpuFacts | NoGpu) -> GpuSpecs:
-    return GpuSpecs.from_facts(gpu) if isinstance(gpu, GpuFacts) else DEFAULT_GPU
+    return peaks_of(gpu)[0]
 
 
 def add_verdicts(job: SaveJob, run: LastRun, gpu: GpuSpecs, timeout_s: float) -> None:

@@ -13,10 +13,12 @@ from cudalens.agents.report.page import render
 
 
 def write_report(target: Path, out: Path, gpu: GpuSpecs = DEFAULT_GPU, profile: bool = False,
-                 measured: Sequence[ProfileMetrics] = ()) -> Path:
+                 measured: Sequence[ProfileMetrics] = (), gpu_why: str = "") -> Path:
     """Writes the page of `target` (a run folder or a kernel file) to `out` and returns it; `ReportError` for a
-    target that is neither."""
-    page = render(load(target, gpu, profile, measured))
+    target that is neither. `gpu_why`: why `gpu`'s peaks (gpu_specs.peaks_of), said under the title."""
+    data = load(target, gpu, profile, measured)
+    data.gpu_why = gpu_why
+    page = render(data)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
     return out

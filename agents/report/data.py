@@ -61,6 +61,7 @@ class ReportData:
     rounds: list[Round] = field(default_factory=list)
     verdicts: list[KernelVerdict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    gpu_why: str = ""  # why these peaks (this machine's, the H200's for want of a GPU, --gpu's)
 
 
 def load(target: Path, gpu: GpuSpecs = DEFAULT_GPU, profile: bool = False,

@@ -31,7 +31,8 @@ def _e(text: object) -> str:
 
 
 def render(data: ReportData) -> str:
-    parts = [f"<h1>{_e(data.title)}</h1>", f'<p class="muted">{_e(data.gpu.describe())}</p>']
+    drawn = f"Peaks of the {data.gpu.describe()}" + (f" — {data.gpu_why}" if data.gpu_why else "")
+    parts = [f"<h1>{_e(data.title)}</h1>", f'<p class="muted" id="gpu">{_e(drawn)}</p>']
     parts += [f'<p class="muted">{_e(n)}</p>' for n in data.notes]
     parts.append(_roofline(data))
     if data.rounds:

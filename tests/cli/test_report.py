@@ -74,6 +74,28 @@ def test_report_of_a_file_without_a_profile_is_predicted(tmp_path: Path) -> None
     assert "features: 256 threads/block" in page and "out[y * n + x] = in[x * n + y];" in page
 
 
+def _gpu_line(page: str) -> str:
+    return re.search(r'<p class="muted" id="gpu">(.*?)</p>', page).group(1)
+
+
+def test_the_page_says_whose_peaks_it_draws_and_why(tmp_path: Path) -> None:
+    """Not a bare "NVIDIA H200" on a machine without one: the H200 is the default, named as such; --gpu draws
+    the named GPU's, and an unknown name says it fell back."""
+    kernel = tmp_path / "transpose.py"
+    shutil.copy(ROOT / "benchmarks" / "judge_suite" / "01_uncoalesced_transpose.py", kernel)
+    lines = {}
+    for name, extra in (("default", ()), ("a100", ("--gpu", "A100")), ("unknown", ("--gpu", "Voodoo5"))):
+        done = cudalens("report", str(kernel), "--out", str(tmp_path / f"{name}.html"), *extra)
+        assert done.returncode == 0, done.stderr
+        lines[name] = _gpu_line((tmp_path / f"{name}.html").read_text(encoding="utf-8"))
+    assert lines["default"].startswith("Peaks of the NVIDIA H200 (sm_90, 132 SMs)")
+    assert lines["default"].endswith("— the default, not this machine&#x27;s: --gpu NAME for another, --profile for "
+                                     "this machine&#x27;s"), lines["default"]
+    assert "A100" in lines["a100"].split("(")[0] and lines["a100"].endswith("— named by --gpu A100")
+    assert lines["unknown"].startswith("Peaks of the NVIDIA H200")
+    assert "--gpu Voodoo5 is not a GPU cudalens knows" in lines["unknown"]
+
+
 def test_report_of_a_file_goes_to_its_projects_cudalens_folder_which_git_ignores(tmp_path: Path) -> None:
     """Not beside the file (a new file `git status` offers to commit): `.cudalens/reports/` of the project, at
     the file's path there, so two `transpose.py` of one project get two pages; `.cudalens/` holds the
