@@ -6,11 +6,12 @@ and no `cudalens` on PATH; open a .cu file, read the Problems panel, apply a qui
 "cudalens: Optimize kernel" (here, without a GPU: refused with the reason before any request reaches the local
 OpenAI-compatible stub; with a GPU: the stub is asked, with the stored key). The not-found walk has no server
 anywhere and follows the error's "Open settings"; the restricted walk opens an attacker's repository untrusted;
-the ask walk asks the Coder about a finding, reads its explanation, shows the diff and applies it.
+the ask walk asks the Coder about a finding, reads its explanation, shows the diff and applies it; the everyday
+walk trusts a clone's subfolder, reads the lenses and runs a lens's command (issue 38).
 
 The first run installs code-server, Node 24 and chromium into ~/.cache/cudalens-e2e (several minutes); the test
 skips, saying why, when that install cannot be done. Screenshots and logs land in
-tests/vscode/artifacts/{trusted,notfound,restricted,ask}/.
+tests/vscode/artifacts/{trusted,notfound,restricted,ask,everyday}/.
 """
 
 from __future__ import annotations
@@ -301,3 +302,48 @@ def test_a_restricted_window_gets_static_hints_only(
         output = "\n".join(p.read_text() for p in (artifacts / "vscode-logs").rglob("*cudalens*.log"))
         assert "Restricted Mode: static hints only" in output, output[-3000:]
         assert SECRET not in output
+
+
+def test_everyday_a_clones_subfolder_trusted_lenses_and_a_lens_command(
+    installation, extension_dir: Path, compiled_tests: Path, tmp_path: Path
+) -> None:
+    """Issue 38's first minutes: a subfolder of a clone opened untrusted (its .venv above is not run), then
+    trusted: the server starts once, from the clone's .venv. A kernel's lenses say "no GPU" on a machine without
+    one; the "Find hot ops" lens shows its progress in the status bar, its answer, and a line in the output."""
+    from tests.model.ci_model import MODEL
+
+    clone = tmp_path / "clone"
+    (clone / ".git").mkdir(parents=True)
+    (clone / ".venv" / "bin").mkdir(parents=True)
+    (clone / ".venv" / "bin" / "cudalens").symlink_to(Path(SERVER_PYTHON).parent / "cudalens")
+    folder = clone / "kernels"
+    folder.mkdir()
+    shutil.copy(FIXTURES / "transpose.cu", folder / "transpose.cu")
+    (folder / "block.py").write_text(MODEL)
+    env = _without_cudalens_on_path(dict(os.environ))
+    # The worker's interpreter has torch (a symlinked .venv/bin/python would not find its packages); a workspace
+    # setting that counts only once trusted, so that trusting also changes the settings, as it does in a real
+    # project: that change and the trust event each asked for a restart.
+    (folder / ".vscode").mkdir()
+    (folder / ".vscode" / "settings.json").write_text(json.dumps({"cudalens.worker.python": SERVER_PYTHON}))
+    server = CodeServer(installation, tmp_path / "code-server", env, trust=True)
+    server.install_extension(extension_dir / "dist" / "cudalens.vsix")
+    config = {
+        "compiledTests": str(compiled_tests), "mode": "everyday", "file": "transpose.cu", "modelFile": "block.py",
+        "artifacts": str(tmp_path / "driver"), "expectCodes": [], "chromium": str(CHROMIUM), "timeoutMs": 120_000,
+    }
+    result, seen = _drive(installation, server, folder, config, tmp_path)
+    everyday = result["everyday"]
+    output = "\n".join(p.read_text() for p in (ARTIFACTS / "everyday" / "vscode-logs").rglob("*cudalens*.log"))
+
+    venv = clone / ".venv" / "bin" / "cudalens"
+    assert any(f"{venv} is in this workspace's repository, which is not trusted" in n
+               for n in everyday["restrictedNotifications"]), everyday
+    # trusted: one start (the trust event and the settings change it brings asked for one restart each before)
+    assert output.count(f"starting {venv} serve (from .venv)") == 1, output[-3000:]
+    assert len(everyday["serversStarted"]) == 1, everyday
+    if not _has_gpu():
+        assert any("Run tests · Profile: no GPU on this machine" in lens for lens in everyday["lenses"]), everyday
+    assert any("Find hot ops · block.py" in item for item in everyday["progress"]), seen
+    assert any("hot ops of block.py" in n for n in result["notifications"]), seen
+    assert "cudalens: Find hot ops · block.py · model_and_inputs → hot ops of block.py" in output, output[-3000:]

@@ -37,7 +37,10 @@ interface DriverConfig {
   // "notfound": no server anywhere — wait for the error, click its "Open settings", record where that lands.
   // "ask": after the Problems panel, "Ask Coder about this" on the finding at quickFixLine:quickFixColumn (its
   // quick fix titled quickFixTitle), then "Show diff", then "Apply", and save.
-  mode?: "trusted" | "restricted" | "notfound" | "ask";
+  // "everyday": a subfolder of a clone opened in Restricted Mode; trust it, read the lenses of `file`, then click
+  // the "Find hot ops" lens of `modelFile` and watch its progress, its answer and the output.
+  mode?: "trusted" | "restricted" | "notfound" | "ask" | "everyday";
+  modelFile?: string;
   runCommand?: string;
   // Then run "cudalens: Show report" on `file` and read the page inside its webview.
   showReport?: boolean;
@@ -78,6 +81,14 @@ interface DriverResult {
     original: string;
     modified: string;
     saved: boolean;
+  };
+  // "everyday": the cudalens output's lines when the server runs after the trust, the code lenses' texts, the
+  // status bar while "Find hot ops" ran (its progress), and the language servers started in the whole session.
+  everyday?: {
+    restrictedNotifications: string[];
+    lenses: string[];
+    progress: string[];
+    serversStarted: number[];
   };
   error?: string;
 }
@@ -197,6 +208,10 @@ async function main(): Promise<void> {
     await page.locator(".monaco-workbench").waitFor();
     if (config.mode === "notfound") {
       await notFoundWalk(page);
+      return;
+    }
+    if (config.mode === "everyday") {
+      await everydayWalk(page);
       return;
     }
 
@@ -382,6 +397,81 @@ async function askWalk(page: Page): Promise<void> {
   await page.locator(".tab.dirty").first().waitFor({ state: "detached" });
   ask.saved = true;
   save();
+  step("done");
+}
+
+// A subfolder of a clone, untrusted: nothing of the repository runs. Trusted: the server starts once, from the
+// clone's .venv above the folder. Then the lenses of a kernel (no GPU: they say so) and a lens that runs a
+// command ("Find hot ops"): its progress in the status bar, its answer, its line in the cudalens output.
+async function everydayWalk(page: Page): Promise<void> {
+  const everyday = { restrictedNotifications: [] as string[], lenses: [] as string[], progress: [] as string[],
+    serversStarted: [] as number[] };
+  result.everyday = everyday;
+  const seenServers = new Set<number>();
+  const watch = setInterval(() => serverPids(config.session).forEach((pid) => seenServers.add(pid)), 100);
+  try {
+    step(`open ${config.file} in Restricted Mode`);
+    await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } });
+    await openFile(page, config.file);
+    const toast = page.locator(".notification-toast .notification-list-item-message");
+    await toast.filter({ hasText: "cudalens was not found" }).first().waitFor();
+    everyday.restrictedNotifications = await texts(page, ".notification-toast .notification-list-item-message");
+    await runCommand(page, "Notifications: Clear All Notifications");
+    save();
+
+    step("trust the workspace");
+    await runCommand(page, "Workspaces: Manage Workspace Trust");
+    await page.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust$/ }).first().click();
+    const modal = page.locator(".monaco-modal-editor-block");
+    await page.keyboard.press("Escape");
+    if (!(await modal.first().waitFor({ state: "detached", timeout: 3_000 }).then(() => true, () => false))) {
+      await modal.locator(".codicon-close, .codicon-x").first().click();
+      await modal.first().waitFor({ state: "detached" });
+    }
+    await page.locator('[aria-label^="cudalens running"]').first().waitFor();
+    await page.waitForTimeout(5_000); // a second start, had one been asked for, would have begun by now
+
+    step(`the lenses of ${config.file}`);
+    await openFile(page, config.file);
+    await page.locator(".codelens-decoration", { hasText: "cudalens:" }).first().waitFor();
+    await page.waitForTimeout(1_500); // the refresh once the server knows the GPU
+    everyday.lenses = await texts(page, ".codelens-decoration");
+    await page.screenshot({ path: path.join(config.artifacts, "lenses.png") });
+    save();
+
+    step(`click the Find hot ops lens of ${config.modelFile}`);
+    await openFile(page, config.modelFile ?? "");
+    const lens = page.locator(".codelens-decoration a", { hasText: "Find hot ops" }).first();
+    await lens.waitFor();
+    await lens.click();
+    const answer = toast.filter({ hasText: "hot ops of" }).first();
+    const deadline = Date.now() + config.timeoutMs;
+    while (!(await answer.isVisible()) && Date.now() < deadline) {
+      // the server's progress: VS Code shows it in the status bar (its title and message, or on hover)
+      const items = [
+        ...(await texts(page, ".statusbar-item")),
+        ...((await page.locator(".statusbar-item [aria-label]").evaluateAll((es) =>
+          es.map((e) => e.getAttribute("aria-label") ?? ""))) as string[]),
+      ];
+      const spinner = items.find((t) => t.includes("Find hot ops"));
+      if (spinner !== undefined && !everyday.progress.includes(spinner)) {
+        everyday.progress.push(spinner);
+        await page.screenshot({ path: path.join(config.artifacts, "find-hot-ops-progress.png") });
+      }
+      await page.waitForTimeout(100);
+    }
+    await answer.waitFor();
+    result.notifications = await texts(page, ".notification-toast .notification-list-item-message");
+    save();
+    step("the answer's line in the cudalens output");
+    await runCommand(page, "cudalens: Show output");
+    await page.locator(".part.panel .view-lines", { hasText: "Find hot ops ·" }).first().waitFor();
+    await page.screenshot({ path: path.join(config.artifacts, "find-hot-ops-output.png") });
+  } finally {
+    clearInterval(watch);
+    everyday.serversStarted = [...seenServers];
+    save();
+  }
   step("done");
 }
 

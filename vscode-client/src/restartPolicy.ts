@@ -34,3 +34,31 @@ export class RestartPolicy {
     this.crashes = [];
   }
 }
+
+// Starts, stops and restarts run one after another. A restart asked for while another is still waiting to begin
+// is that one: trusting a workspace fires the trust event and a settings change (its restricted settings count
+// now) at once, and each asked for a restart, so the server started twice.
+export class StepQueue {
+  private tail: Promise<void> = Promise.resolve();
+  private waitingRestart: Promise<void> | undefined;
+
+  run(step: () => Promise<void>): Promise<void> {
+    this.tail = this.tail.then(step, step);
+    return this.tail;
+  }
+
+  restart(step: () => Promise<void>): Promise<void> {
+    if (this.waitingRestart === undefined) {
+      this.waitingRestart = this.run(async () => {
+        this.waitingRestart = undefined; // asked for from here on: after this one read the settings
+        await step();
+      });
+    }
+    return this.waitingRestart;
+  }
+
+  // Settles once the steps asked for so far are done.
+  settled(): Promise<void> {
+    return this.tail;
+  }
+}

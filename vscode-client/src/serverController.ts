@@ -23,7 +23,7 @@ import { DOCUMENT_SELECTOR } from "./documentSelector";
 import { SHOW_PROPOSAL_REQUEST } from "./proposal";
 import { ProposalDocuments, ProposalFeature } from "./proposalDiff";
 import { onInterpreterChange, selectedInterpreter } from "./pythonExtension";
-import { RestartPolicy } from "./restartPolicy";
+import { RestartPolicy, StepQueue } from "./restartPolicy";
 import { findServer, importsCudalens, type ServerCommand, ServerNotFound } from "./serverCommand";
 import { apiKeyEnvOf, serverEnvironment } from "./settings";
 import { type ClientPhase, describeStatus, parseStatus, type ServerStatus } from "./status";
@@ -68,8 +68,12 @@ export class ServerController implements vscode.Disposable {
   private lastError: string | undefined;
   // Labels of this client's commands still waiting for the server, newest last.
   private readonly activities: string[] = [];
-  // Serialises start/stop so that quick successive restarts do not race.
-  private queue: Promise<void> = Promise.resolve();
+  // Serialises start/stop so that quick successive restarts do not race, and merges restarts asked for at once.
+  private readonly steps = new StepQueue();
+  // What the last start read (startKey): a settings change that leaves it as it was restarts nothing; nor does one
+  // while a start is asked for that has not read the settings yet (it will read the new ones).
+  private startedWith: string | undefined;
+  private startPending = false;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.statusItem.name = "cudalens";
@@ -114,7 +118,7 @@ export class ServerController implements vscode.Disposable {
 
   // Settles once the starts, stops and restarts asked for so far are done.
   whenSettled(): Promise<void> {
-    return this.queue;
+    return this.steps.settled();
   }
 
   get notRunningReason(): string {
@@ -122,19 +126,21 @@ export class ServerController implements vscode.Disposable {
   }
 
   start(): Promise<void> {
-    return this.enqueue(() => this.doStart());
+    this.startPending = true;
+    return this.steps.run(() => this.doStart());
   }
 
   restart(): Promise<void> {
     this.policy.reset();
-    return this.enqueue(async () => {
+    this.startPending = true;
+    return this.steps.restart(async () => {
       await this.doStop();
       await this.doStart();
     });
   }
 
   stop(): Promise<void> {
-    return this.enqueue(() => this.doStop());
+    return this.steps.run(() => this.doStop());
   }
 
   dispose(): void {
@@ -198,17 +204,15 @@ export class ServerController implements vscode.Disposable {
     };
   }
 
-  private enqueue(step: () => Promise<void>): Promise<void> {
-    this.queue = this.queue.then(step, step);
-    return this.queue;
-  }
-
   private async doStart(): Promise<void> {
     if (this.client !== undefined) {
+      this.startPending = false;
       return;
     }
     this.setPhase("starting");
     this.folder = servedFolder();
+    this.startedWith = this.startKey();
+    this.startPending = false;
     const config = this.config();
     const inspect: Inspector = (key) => config.inspect(key);
     const setting = trustedGetter((key) => config.get(key), inspect, this.trustState(inspect));
@@ -392,15 +396,31 @@ export class ServerController implements vscode.Disposable {
     };
   }
 
+  // A change of how the server starts restarts it; so does any change while none runs (it may find one now) —
+  // unless a start is on its way that will read the new values, or the last start read the same: trusting a
+  // workspace fires the trust event (a restart) and, 50 ms later, this event for the settings that count now.
   private onConfigurationChange(event: vscode.ConfigurationChangeEvent): void {
     if (!event.affectsConfiguration("cudalens")) {
       return;
     }
-    if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key)) || this.client === undefined) {
+    const restarts = RESTART_SETTINGS.some((key) => event.affectsConfiguration(key)) || this.client === undefined;
+    if (restarts && !this.startPending && this.startKey() !== this.startedWith) {
+      this.output.info("the settings that choose the server changed: restarting it");
       void this.restart();
       return;
     }
     void this.pushSettings();
+  }
+
+  // The values a start depends on: the trust, the folder served and the settings that choose the server (as
+  // trust lets them count).
+  private startKey(): string {
+    const folder = servedFolder();
+    const config = vscode.workspace.getConfiguration("cudalens", folder?.uri);
+    const inspect: Inspector = (key) => config.inspect(key);
+    const setting = trustedGetter((key) => config.get(key), inspect, this.trustState(inspect));
+    const values = RESTART_SETTINGS.map((key) => setting(key.slice("cudalens.".length)));
+    return JSON.stringify([vscode.workspace.isTrusted, folder?.uri.toString(), values]);
   }
 
   private async pushSettings(): Promise<void> {

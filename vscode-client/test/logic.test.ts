@@ -3,8 +3,59 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { bodyEndLine, chooseKernel, kernelFromLensArguments, kernelMarksInText, withExtents } from "../src/kernels";
 import { parseProposal, withProposalCapability } from "../src/proposal";
-import { RestartPolicy } from "../src/restartPolicy";
+import { RestartPolicy, StepQueue } from "../src/restartPolicy";
 import { describeStatus, parseStatus } from "../src/status";
+
+describe("StepQueue", () => {
+  it("runs steps in order, and merges restarts asked for before the waiting one begins", async () => {
+    const queue = new StepQueue();
+    const done: string[] = [];
+    const starting = gate();
+    const first = queue.run(async () => {
+      await starting.promise;
+      done.push("start");
+    });
+    // trusting a workspace: the trust event and the settings change, in one tick, while the start still runs
+    const byTrust = queue.restart(async () => {
+      done.push("restart");
+    });
+    const bySettings = queue.restart(async () => {
+      done.push("restart (settings)");
+    });
+    assert.equal(byTrust, bySettings);
+    starting.open();
+    await Promise.all([first, byTrust]);
+    assert.deepEqual(done, ["start", "restart"]);
+  });
+
+  it("makes a restart asked for once the waiting one has begun a restart of its own", async () => {
+    const queue = new StepQueue();
+    const done: string[] = [];
+    const begun = gate();
+    const finishing = gate();
+    const running = queue.restart(async () => {
+      begun.open();
+      await finishing.promise;
+      done.push("first");
+    });
+    await begun.promise;
+    const later = queue.restart(async () => {
+      done.push("later"); // the settings the first one read may be stale by now
+    });
+    assert.notEqual(running, later);
+    finishing.open();
+    await queue.settled();
+    assert.deepEqual(done, ["first", "later"]);
+  });
+});
+
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
 
 describe("RestartPolicy", () => {
   it("doubles the delay per crash, caps it, and gives up at five crashes in the window", () => {
