@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from cudalens.cli.gpu_options import add_common_arguments, existing_file
 from cudalens.cli.progress import StageProgress
+from cudalens.profiler.gpu_specs import NoGpu, detect_gpu
 from cudalens.profiler.ncu import metrics as M
 from cudalens.profiler.ncu.line_hints import line_findings
 from cudalens.profiler.ncu.profile import ProfileRequest, profile_file
+from cudalens.profiler.run_findings import no_gpu_message
 from cudalens.profiler.sanitizer import TOOLS, run_sanitizer, sanitizer_findings
 from cudalens.worker.child.results import KernelMetrics
 
@@ -41,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     path = existing_file("profile", args.file)
     if path is None:
+        return 2
+    if isinstance(gpu := detect_gpu(), NoGpu):  # before looking for ncu: the editor's words, once
+        print(no_gpu_message("profiling", path.name, gpu.reason), file=sys.stderr)
         return 2
     text = path.read_text(encoding="utf-8", errors="replace")
     progress = StageProgress(f"profile {path.name}")

@@ -46,6 +46,15 @@ def test_cli_test_of_a_kernel_without_a_gpu_says_so_as_the_editor_does(data_dir,
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
     assert err.startswith("cudalens: testing kb_relu_cuda_right.py needs an NVIDIA GPU, and this machine has none: ")
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU")
+def test_cli_profile_without_a_gpu_says_so_as_the_editor_does(data_dir, capsys):
+    # it said "ncu: Nsight Compute (ncu) not found" (and exit 0): the editor says the machine has no GPU
+    code = profile_cmd.run(parse(profile_cmd, [str(data_dir / "kb_relu_cuda_right.py")]))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith("cudalens: profiling kb_relu_cuda_right.py needs an NVIDIA GPU, and this machine has none: ")
     assert "CL901" not in err and "CUDA_HOME" not in err
 
 
@@ -57,6 +66,7 @@ def test_cli_usage_errors(tmp_path, capsys):
 
 
 @pytest.mark.skipif(shutil.which("ncu") is not None, reason="ncu is installed here: the GPU tests cover it")
+@pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="no GPU: the profile stops before ncu (test above)")
 def test_cli_profile_without_ncu_says_so(data_dir, capsys):
     code = profile_cmd.run(parse(profile_cmd, [str(data_dir / "transpose.cu"), "--no-cache"]))
     assert code == 1
