@@ -5,10 +5,16 @@ BIN := $(VENV)/bin
 
 .PHONY: examples test setup lint vscode release
 
+EXTRAS ?= dev,torch
+
+# pip's own output (with -q still the build backend's warnings, and on some machines a line per package for an
+# index location it skips: ~190 lines before `make examples` printed a finding) goes to $(VENV)/pip.log; only a
+# failure shows its end.
 $(BIN)/cudalens: pyproject.toml setup.py
 	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,torch]'
+	@echo "installing cudalens[$(EXTRAS)] into $(VENV) (pip's output: $(VENV)/pip.log)"
+	@{ $(BIN)/python -m pip install -q --upgrade pip && $(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'; } \
+		>$(VENV)/pip.log 2>&1 || { tail -n 25 $(VENV)/pip.log; echo "pip failed: all of it is in $(VENV)/pip.log"; exit 1; }
 	touch $@
 
 setup: $(BIN)/cudalens
