@@ -23,6 +23,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from cudalens.server.commands import TITLES
 from tests.agents.fake_openai import FakeOpenAI, reply
 from tests.server.lsptools import CONFIG, codes, diagnostics_for, kernel, open_doc, start, wait_until
 
@@ -120,9 +121,20 @@ def save(client: LanguageClient, uri: str) -> None:
 
 
 def began(client: LanguageClient) -> list[str]:
-    """Titles of the work-done progress the server began (a compile, a test, a profile, an optimize run)."""
-    return [v.title for values in client.progress_reports.values() for v in values
-            if isinstance(v, types.WorkDoneProgressBegin)]
+    """What the server began to run: the titles of work-done progress other than a command's own (on save: a
+    compile, a test, a profile; an optimize run), and the stages a command's progress reported (a command has
+    progress however it ends, command_runs.py; one refused before it ran reports no stage)."""
+    commands = tuple(f"cudalens: {title}" for title in TITLES.values())
+    runs = []
+    for values in client.progress_reports.values():
+        first = values[0] if values else None
+        if not isinstance(first, types.WorkDoneProgressBegin):
+            continue
+        if first.title in commands or first.title.startswith(tuple(f"{c} ·" for c in commands)):
+            runs += [f"{first.title}: {v.message}" for v in values if isinstance(v, types.WorkDoneProgressReport)]
+        else:
+            runs.append(first.title)
+    return runs
 
 
 async def nothing_happens(client: LanguageClient, uri: str) -> None:
