@@ -9,6 +9,7 @@ can and reports what it read and found."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -123,6 +124,12 @@ while [ $# -gt 0 ] && [ "$1" != "{python}" ]; do shift; done
 exec "$@"
 """
 
+# Stands in for the driver on a machine without one: `cudalens profile` asks nvidia-smi first, and says "no GPU"
+# before it looks for the tool.
+NVIDIA_SMI = """#!/bin/sh
+echo "NVIDIA H200, 9.0, 143771, 1980, 580.00"
+"""
+
 
 @pytest.mark.parametrize("tool", ["ncu", "sanitizer"])
 def test_a_profiled_target_finds_no_secret_on_any_machine(tmp_path: Path, secrets: dict[str, str], tool: str):
@@ -131,12 +138,17 @@ def test_a_profiled_target_finds_no_secret_on_any_machine(tmp_path: Path, secret
     launcher.write_text(LAUNCHER.format(python=sys.executable))
     launcher.chmod(0o755)
     spy, report = _spy(tmp_path, secrets)
+    driver = tmp_path / "driver"
+    driver.mkdir()
+    (driver / "nvidia-smi").write_text(NVIDIA_SMI)
+    (driver / "nvidia-smi").chmod(0o755)
+    path = {"PATH": f"{driver}{os.pathsep}{os.environ.get('PATH', '')}"} if shutil.which("nvidia-smi") is None else {}
     if tool == "ncu":
         args, extra = ["profile", str(spy), "--no-cache"], {"CUDALENS_NCU": str(launcher)}
     else:
         args, extra = ["profile", str(spy), "--no-ncu", "--sanitizer", "memcheck"], {
             "CUDALENS_COMPUTE_SANITIZER": str(launcher)}
-    cli = subprocess.Popen([sys.executable, "-m", "cudalens", *args], env=_env(secrets, **extra), cwd=tmp_path,
+    cli = subprocess.Popen([sys.executable, "-m", "cudalens", *args], env=_env(secrets, **extra, **path), cwd=tmp_path,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _, err = cli.communicate(timeout=300)
     assert sightings(report), err.decode()[-2000:]
