@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.assumptions import Assumption, Fact, Premises, block_phrase, shape_text
@@ -93,13 +94,18 @@ class KernelModel:
 
     def site_params(self, node: object) -> set[str]:
         """The integer parameters the values at `node` depend on, in the first run."""
-        if not isinstance(node, Node):
-            return set()
-        key = (node.start_byte, node.end_byte)
-        run = self.primary
-        events = [*run.accesses, *run.branches]
-        return {d.split(":", 1)[1] for e in events if (e.node.start_byte, e.node.end_byte) == key
-                for d in e.deps if d.startswith("param:")}
+        return site_params(self.runs, node)
+
+
+def site_params(runs: list[SimResult], node: object) -> set[str]:
+    """The integer parameters the values at `node` depend on, in the first of `runs`."""
+    if not isinstance(node, Node) or not runs:
+        return set()
+    key = (node.start_byte, node.end_byte)
+    run = runs[0]
+    events = [*run.accesses, *run.branches]
+    return {d.split(":", 1)[1] for e in events if (e.node.start_byte, e.node.end_byte) == key
+            for d in e.deps if d.startswith("param:")}
 
 
 _USES_Y = re.compile(r"(?:threadIdx|blockDim)\s*\.\s*y")
@@ -224,8 +230,10 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
                         blocks[0] if not filled else None, source, context,
                         dimension_params=_dimension_params(kernel) | set(known_args),
                         template_values=template_values, template_types=aliases)
+    # The runs, not the model: the model holds its context, which holds these premises (a reference cycle kept
+    # each edit's model, and the parse tree under it, until the cyclic collector ran).
     premises = Premises(blocks[0], tuple(assumptions), tuple(r.varies for r in runs),
-                        tuple(r.block for r in runs), model.site_params)
+                        tuple(r.block for r in runs), partial(site_params, model.runs))
     model.context = context.with_premises(premises)
     for cfg in runs:
         model.configs.append(cfg)

@@ -230,38 +230,46 @@ def read_headers(path: str, includes: list[str], read_include: IncludeReader | N
     MAX_INCLUDE_DEPTH levels and MAX_HEADER_BYTES in all."""
     if read_include is None:
         return []
-    locate = getattr(read_include, "locate", None)
-    out: list[Header] = []
-    seen: set[str] = set()
-    total = 0
+    walk = _HeaderWalk(read_include)
+    walk.visit(includes, path, 1)
+    return walk.out
 
-    def visit(names: list[str], including: str, depth: int) -> None:
-        nonlocal total
+
+class _HeaderWalk:
+    """read_headers' state. (A nested function that called itself was a reference cycle: each update's headers,
+    their sources included, then waited for the cyclic collector to be freed.)"""
+
+    def __init__(self, read_include: IncludeReader) -> None:
+        self.read_include = read_include
+        self.locate = getattr(read_include, "locate", None)
+        self.out: list[Header] = []
+        self.seen: set[str] = set()
+        self.total = 0
+
+    def visit(self, names: list[str], including: str, depth: int) -> None:
         for name in names:
-            if total > MAX_HEADER_BYTES:
+            if self.total > MAX_HEADER_BYTES:
                 return
             # where it is, before reading it: a header included from many (ggml's common.cuh) is read once
-            where = (locate(name, including) if locate is not None else None) or str(Path(including).parent / name)
+            where = (self.locate(name, including) if self.locate is not None else None) \
+                or str(Path(including).parent / name)
             key = os.path.normpath(where)
-            if key in seen:
+            if key in self.seen:
                 continue
-            seen.add(key)
+            self.seen.add(key)
             try:
-                text = read_include(name, including)
+                text = self.read_include(name, including)
             except OSError:
                 text = None
             if text is None:
                 continue
             source = parser_text(text.replace("\0", " ")).encode("utf-8", errors="surrogatepass")
-            total += len(source)
-            if total > MAX_HEADER_BYTES:
+            self.total += len(source)
+            if self.total > MAX_HEADER_BYTES:
                 return
             if depth < MAX_INCLUDE_DEPTH:
-                visit(header_unit(source).includes, where, depth + 1)
-            out.append(Header(name, where, source))
-
-    visit(includes, path, 1)
-    return out
+                self.visit(header_unit(source).includes, where, depth + 1)
+            self.out.append(Header(name, where, source))
 
 
 def launch_entry(path: str, text: str, read_include: IncludeReader | None) -> FileLaunches:

@@ -85,8 +85,12 @@ class TypeTable:
     def __init__(self) -> None:
         self.definitions: dict[str, StructDef] = {}
         self.aliases: dict[str, str] = {}
-        self.constant_of: Callable[[str], int | None] = lambda name: None  # macros, file constants (the unit's)
+        # The text of an object-like macro or file-scope constant of the unit ("" when none). A function of the
+        # unit's dicts, not a method of the unit: a unit holding its table holding the unit was a reference
+        # cycle, and every edit's unit (with its parse tree) waited for the cyclic collector to be freed.
+        self.constant_text: Callable[[str], str] = lambda name: ""
         self._layouts: dict[str, TypeInfo | None] = {}
+        self._evaluating: set[str] = set()
 
     def key(self) -> str:
         """Changes whenever a struct or typedef does."""
@@ -151,6 +155,18 @@ class TypeTable:
             name, depth = normalize(self.aliases[name]), depth + 1
         return name
 
+    def named_constant(self, name: str) -> int | None:
+        """An object-like macro's or file-scope constant's integer value, as far as this table can evaluate it
+        (struct layouts use this for `float v[N]`)."""
+        text = self.constant_text(name)
+        if not text or name in self._evaluating:
+            return None  # `#define N N` and other cycles stay unknown
+        self._evaluating.add(name)
+        try:
+            return self.constant(text)
+        finally:
+            self._evaluating.discard(name)
+
     def constant(self, expr: str, names: dict[str, int] | None = None) -> int | None:
         """An integer constant expression of a struct (`sizeof(int4) / sizeof(float)`, `N * 2`), from sizes of
         known types, `names` (the struct's static members) and the unit's macros and constants."""
@@ -161,7 +177,7 @@ class TypeTable:
         def name_of(m: re.Match) -> str:
             word = m.group(0)
             value = (names or {}).get(word)
-            value = self.constant_of(word) if value is None else value
+            value = self.named_constant(word) if value is None else value
             return str(value) if value is not None else "None"
 
         text = _SIZEOF.sub(size_of, expr)

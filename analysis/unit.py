@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.nesting import Deep, too_deep
@@ -87,7 +87,6 @@ class Unit:
     left_out: list[LeftOut] = field(default_factory=list)
     # host_eval's declarations per scope (function body), made on first use: see host_eval.declaration_of
     declarations: dict = field(default_factory=dict, repr=False, compare=False)
-    _evaluating: set[str] = field(default_factory=set, repr=False)
 
     @property
     def kernels(self) -> list[Function]:
@@ -115,16 +114,7 @@ class Unit:
     def constant_value(self, name: str) -> int | None:
         """An object-like macro's or file-scope constant's integer value, as far as the type table can
         evaluate it (struct layouts use this for `float v[N]`)."""
-        macro = self.macros.get(name)
-        text = macro.body if macro is not None and macro.params is None else \
-            ts.text(self.constants[name]) if name in self.constants else ""
-        if not text or name in self._evaluating:
-            return None  # `#define N N` and other cycles stay unknown
-        self._evaluating.add(name)
-        try:
-            return self.types.constant(text)
-        finally:
-            self._evaluating.discard(name)
+        return self.types.named_constant(name)
 
     def device_function(self, name: str, arity: int | None = None) -> Function | None:
         """The `__device__` helper a call names (a host function of the same name is not one: cuda-samples'
@@ -343,9 +333,15 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
                 includes.append(ts.text(path).strip('"<>'))
         elif t in ("struct_specifier", "type_definition", "declaration", "alias_declaration"):
             _struct_or_constant(node, types, constants, accessors)
-    unit = Unit(tree, source, macros, types, functions, launches, includes, constants, accessors, left_out)
-    types.constant_of = unit.constant_value
-    return unit
+    types.constant_text = partial(_constant_text, macros, constants)
+    return Unit(tree, source, macros, types, functions, launches, includes, constants, accessors, left_out)
+
+
+def _constant_text(macros: dict[str, Macro], constants: dict[str, Node], name: str) -> str:
+    macro = macros.get(name)
+    if macro is not None and macro.params is None:
+        return macro.body
+    return ts.text(constants[name]) if name in constants else ""
 
 
 def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node], accessors: set[str]) -> None:
