@@ -126,9 +126,14 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         sites = launches.sites if launches is not None else ()
         if cached.info.launch_sites is not sites and cached.info.launch_sites != sites:
             cached = replace(cached, info=replace(cached.info, launch_sites=sites))
+        if launched is not None and cached.findings and (
+                cached.launched is None or cached.launched[0] is not launched or cached.launched[1] is not configs):
+            # the same launches (the index hands back the same objects until one changes): the same findings,
+            # the very objects, which the server then finds already converted without comparing them
+            cached = replace(cached, launched=(launched, configs, with_launches(
+                cached.findings, list(cached.owners), configs, launched)))
         doc.next_cache[key] = cached
-        report.findings.extend(with_launches(cached.findings, list(cached.owners), configs, launched)
-                               if launched is not None and cached.findings else cached.findings)
+        report.findings.extend(cached.launched[2] if launched is not None and cached.findings else cached.findings)
         report.kernels.append(cached.info)
     report.findings.extend(_unit_findings(doc, source, ordered, outside, file_context, report))
 
@@ -298,6 +303,8 @@ class CachedKernel:
     start_line: int
     end_line: int
     owners: tuple[tuple[int, ...], ...] = ()  # per finding: the configurations it holds for
+    # (LaunchedAs, configurations, the findings with those launches as related information), as last given
+    launched: tuple | None = None
 
 
 def _moved(cached: CachedKernel | None, start: int) -> CachedKernel | None:

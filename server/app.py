@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
 import sys
 import threading
@@ -59,14 +60,13 @@ class CudalensServer(LanguageServer):
         self._errors = 0
 
     # --- Output, for the service -------------------------------------------------------------------------
-    def publish(self, uri: str, version: int | None, diagnostics: list[dict]) -> None:
-        # Sent as plain JSON: the diagnostics were unstructured once (and cached); pygls' own path would
-        # unstructure every one of them again on each keystroke.
-        params: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
-        if version is not None:
-            params["version"] = version
-        self.protocol._send_data(
-            {"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params}
+    def publish(self, uri: str, version: int | None, diagnostics: list[str]) -> None:
+        # Sent as JSON text joined here: the diagnostics were encoded once (and cached); pygls' own path would
+        # unstructure and encode every one of them again on each keystroke (35 ms for 1,128 of them).
+        version_text = "" if version is None else f', "version": {json.dumps(version)}'
+        self.protocol.send_encoded(
+            f'{{"jsonrpc": "2.0", "method": "{types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}", "params": '
+            f'{{"uri": {json.dumps(uri)}{version_text}, "diagnostics": [{", ".join(diagnostics)}]}}}}'
         )
 
     def show(self, message: str, kind: types.MessageType) -> None:

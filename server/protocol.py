@@ -97,6 +97,18 @@ class CudalensProtocol(LanguageServerProtocol):
         # As plain JSON: lsprotocol leaves out an `"id": null`, which a parse error must carry.
         self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": int(code), "message": message}})
 
+    def send_encoded(self, body: str) -> None:
+        """A message already in JSON text (publishDiagnostics' cached diagnostics), framed and written as pygls'
+        `_send_data` frames and writes the messages it encodes."""
+        if self.writer is None:
+            logger.error("Unable to send data, no available transport!")
+            return
+        data = body.encode(self.CHARSET)
+        if self._include_headers:
+            header = f"Content-Length: {len(data)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            data = header.encode(self.CHARSET) + data
+        self.writer.write(data)  # EditorWriter and asyncio's StreamWriter (start_tcp) both write at once
+
     def structure_message(self, data: dict[str, Any]):
         """pygls' own dispatch on the message's shape, but a message that does not parse is answered (when it is
         a request) and logged on one line; pygls logs a traceback and, for a request, never answers."""

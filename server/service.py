@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Protocol
 
 from lsprotocol import types
-from pygls.protocol import default_converter
 from pygls.workspace.position_codec import PositionCodec
 
 from cudalens.analysis.api import DocumentAnalyzer
@@ -25,7 +24,7 @@ from cudalens.profiler import child_env
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu import standby
 from cudalens.profiler.ncu.profile import prepare_standby
-from cudalens.server.convert import DiagnosticCache, Positions, to_diagnostic
+from cudalens.server.convert import DiagnosticCache, Entry, Positions, entry, to_diagnostic
 from cudalens.server.documents import (
     Analysed,
     DocState,
@@ -55,11 +54,10 @@ from cudalens.workspace.config import load_config
 from cudalens.workspace.includes import DiskIncludes
 
 logger = logging.getLogger("cudalens.server")
-_CONVERTER = default_converter()
 
 
 class Output(Protocol):
-    def publish(self, uri: str, version: int | None, diagnostics: list[dict]) -> None:
+    def publish(self, uri: str, version: int | None, diagnostics: list[str]) -> None:
         """`diagnostics` are already in JSON form (lsprotocol Diagnostics, unstructured)."""
     def show(self, message: str, kind: types.MessageType) -> None: ...
     def refresh_diagnostics(self) -> None: ...
@@ -363,7 +361,7 @@ class Service:
     def positions(self, result: Analysed) -> Positions:
         return Positions(result.lines, self.codec)
 
-    def _converted_entries(self, state: DocState) -> list[tuple[types.Diagnostic, dict]]:
+    def _converted_entries(self, state: DocState) -> list[Entry]:
         result = state.result
         if result is None:
             return []
@@ -383,23 +381,22 @@ class Service:
         static = state.result.findings if state.result is not None else []
         return static + run.findings if run is not None else static
 
-    def _run_entries(self, state: DocState) -> list[tuple[types.Diagnostic, dict]]:
+    def _run_entries(self, state: DocState) -> list[Entry]:
         run = self.last_run(state)
         if run is None:
             return []  # results of an older text are never shown as diagnostics
         if run.diagnostics is None:
             pos = Positions(run.lines, self.codec)
-            diagnostics = [to_diagnostic(f, state.uri, pos) for f in run.findings]
-            run.diagnostics = [(d, _CONVERTER.unstructure(d)) for d in diagnostics]
+            run.diagnostics = [entry(to_diagnostic(f, state.uri, pos)) for f in run.findings]
         return run.diagnostics
 
-    def _entries(self, state: DocState) -> list[tuple[types.Diagnostic, dict]]:
+    def _entries(self, state: DocState) -> list[Entry]:
         return self._converted_entries(state) + self._run_entries(state)
 
     def diagnostics(self, state: DocState) -> list[types.Diagnostic]:
         return [diagnostic for diagnostic, _ in self._entries(state)]
 
-    def diagnostics_json(self, state: DocState) -> list[dict]:
+    def diagnostics_json(self, state: DocState) -> list[str]:
         return [as_json for _, as_json in self._entries(state)]
 
     def _publish(self, state: DocState, always: bool) -> None:
