@@ -38,16 +38,15 @@ class DirectiveError:
 
 def launch_directives(function: Function) -> list[LaunchDirective | DirectiveError]:
     """The directives in the comments right above a kernel (above its `template <...>` line if it has one)."""
-    top = function.node.parent if function.node.parent is not None and \
-        function.node.parent.type == "template_declaration" else function.node
+    row = (function.template or function.node).start_point[0]
     out: list[LaunchDirective | DirectiveError] = []
-    node, row = top.prev_sibling, top.start_point[0]
-    while node is not None and node.type == "comment" and node.end_point[0] >= row - 1:
-        text = ts.text(node)
-        match = _DIRECTIVE.search(text)
+    for node in reversed(function.comments_above):  # the nearest first: a blank line ends the run
+        if node.end_point[0] < row - 1:
+            break
+        match = _DIRECTIVE.search(ts.text(node))
         if match is not None:
             out.append(parse_directive(match["rest"].rstrip(" */"), node.start_point[0] + 1))
-        node, row = node.prev_sibling, node.start_point[0]
+        row = node.start_point[0]
     return list(reversed(out))
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache, partial
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.bounded_cache import remember
 from cudalens.analysis.nesting import Deep, too_deep
 from cudalens.analysis.types import StructDef, TypeTable
 
@@ -40,6 +41,11 @@ class Function:
     launch_bounds: tuple[Node, ...] = ()
     _params: list[Param] | None = field(default=None, repr=False)
     from_header: bool = False  # defined in an #include'd header: its positions are not the file's
+    # The `template <...>` declaration it is written in, and the comments right above it (or above that
+    # declaration), as the file-scope walk found them: `Node.parent` and `prev_sibling` walk down from the root,
+    # past every declaration before this one, which made each kernel of a 20,000-line file cost ~10 µs an edit.
+    template: Node | None = field(default=None, repr=False)
+    comments_above: tuple[Node, ...] = field(default=(), repr=False)
 
     @property
     def name_node(self) -> Node:
@@ -88,8 +94,9 @@ class Unit:
     # host_eval's declarations per scope (function body), made on first use: see host_eval.declaration_of
     declarations: dict = field(default_factory=dict, repr=False, compare=False)
 
-    @property
+    @cached_property
     def kernels(self) -> list[Function]:
+        """(Once: `include` adds a header's helpers, never its kernels.)"""
         return [f for fs in self.functions.values() for f in fs if f.is_kernel]
 
     @cached_property
@@ -155,36 +162,79 @@ def _params(declarator: Node) -> list[Param]:
     return out
 
 
-def _function(node: Node) -> Function | None:
-    declarator = node.child_by_field_name("declarator")
+# What _function read from a definition, by the text it read it from (its `template <...>` line and its head, up
+# to the body): an edit re-reads only the definitions it changed (a 20,000-line file holds 2,300).
+_SHAPES_LIMIT = 16384
+_shapes: dict[bytes, tuple[str, int, bool, bool, tuple[str, ...], bool]] = {}
+
+
+def _function(node: Node, parent: Node | None, comments_above: tuple[Node, ...] = (),
+              source: bytes | None = None) -> Function | None:
+    """The function `node` defines; `parent` is the node it is a child of; `source`, the tree's text, when the
+    definition's shape may come from (and go to) the memo."""
+    body = node.child_by_field_name("body")
+    template = parent if parent is not None and parent.type == "template_declaration" else None
+    key = None
+    if source is not None:
+        head = source[template.start_byte if template is not None else node.start_byte:
+                      body.start_byte if body is not None else node.end_byte]
+        key = (b"T" if template is not None else b"F") + head
+        shape = _shapes.get(key)
+        made = _from_shape(node, body, template, comments_above, shape) if shape is not None else None
+        if made is not None:
+            return made
+    declarator, depth = node.child_by_field_name("declarator"), 1
     while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
+        declarator, depth = declarator.child_by_field_name("declarator"), depth + 1
     if declarator is None:
         return None
     name_node = declarator.child_by_field_name("declarator")
     name = ts.text(name_node).split("::")[-1] if name_node is not None else ""
-    tokens = {c.type for c in node.children}
+    children = node.children
+    tokens = {c.type for c in children}
     template_params: list[str] = []
-    parent = node.parent
-    if parent is not None and parent.type == "template_declaration":
-        tparams = parent.child_by_field_name("parameters")
+    if template is not None:
+        tparams = template.child_by_field_name("parameters")
         for tp in tparams.named_children if tparams is not None else []:
             pname, _ = _declarator_name(tp.child_by_field_name("declarator") or tp.child_by_field_name("name"))
             if not pname:
                 ident = next((c for c in tp.named_children if c.type in ("identifier", "type_identifier")), None)
                 pname = ts.text(ident) if ident is not None else ""
             template_params.append(pname)
-    bounds = tuple(c for c in node.children if c.type == "launch_bounds")
+    bounds = tuple(c for c in children if c.type == "launch_bounds")
+    if key is not None:
+        remember(_shapes, key, (name, depth, "__global__" in tokens, "__device__" in tokens, tuple(template_params),
+                                bool(bounds)), _SHAPES_LIMIT)
     return Function(
         name=name,
         node=node,
-        body=node.child_by_field_name("body"),
+        body=body,
         declarator=declarator,
         is_kernel="__global__" in tokens,
         is_device="__device__" in tokens,
         template_params=template_params,
         launch_bounds=tuple(n for b in bounds for n in b.named_children),
+        template=template,
+        comments_above=comments_above,
     )
+
+
+def _from_shape(node: Node, body: Node | None, template: Node | None, comments_above: tuple[Node, ...],
+                shape: tuple[str, int, bool, bool, tuple[str, ...], bool]) -> Function | None:
+    """The Function of a definition whose head was read before: its nodes, the rest from the memo (None when
+    the tree is not shaped as it was, which the same text makes it)."""
+    name, depth, is_kernel, is_device, template_params, has_bounds = shape
+    declarator = node
+    for _ in range(depth):
+        declarator = declarator.child_by_field_name("declarator")
+        if declarator is None:
+            return None
+    if declarator.type != "function_declarator":
+        return None
+    bounds = [c for c in node.children if c.type == "launch_bounds"] if has_bounds else []
+    return Function(name, node, body, declarator, is_kernel, is_device, list(template_params),
+                    tuple(n for b in bounds for n in b.named_children), template=template,
+                    comments_above=comments_above)
 
 
 def _struct_def(body: Node, align: int, params: tuple[str, ...]) -> StructDef:
@@ -284,14 +334,34 @@ _CONTAINERS = ("linkage_specification", "declaration_list", "template_declaratio
 
 
 def _top_level(root: Node):
-    """Declarations at file scope, looking inside extern "C" blocks, namespaces, templates and #if blocks."""
-    stack = list(reversed(root.named_children))
+    """Declarations at file scope, looking inside extern "C" blocks, namespaces, templates and #if blocks: each
+    with the node it is a child of and the comments right above it (for one inside a `template <...>`
+    declaration, those above the template)."""
+    stack: list[tuple[Node, Node, tuple[Node, ...]]] = []
+    _push_children(stack, root, ())
     while stack:
-        node = stack.pop()
+        node, parent, above = stack.pop()
         if node.type in _CONTAINERS:
-            stack.extend(reversed(node.named_children))
+            _push_children(stack, node, above)
         else:
-            yield node
+            yield node, parent, above
+
+
+def _push_children(stack: list, container: Node, above: tuple[Node, ...]) -> None:
+    """`container`'s named children onto `stack`, the first on top. (A template's own comments are those above
+    it; anything but a comment between a comment and a declaration ends the run, as `prev_sibling` would.)"""
+    out = []
+    run: list[Node] = []
+    template = container.type == "template_declaration"
+    for child in container.children:
+        if child.type == "comment":
+            run.append(child)  # (a comment itself needs none: a run of 10,000 stays linear)
+            out.append((child, container, ()))
+            continue
+        if child.is_named:
+            out.append((child, container, above if template else tuple(run)))
+        run = []
+    stack.extend(reversed(out))
 
 
 def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
@@ -307,20 +377,20 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
     constants: dict[str, Node] = {}
     accessors: set[str] = set()
     left_out: list[LeftOut] = []
-    for node in _top_level(tree.root_node):
+    for node, parent, above in _top_level(tree.root_node):
         t = node.type
         deep = too_deep(node) if t in _MEASURED else None
         if deep is not None:
-            left_out.append(LeftOut(node, _function(node) if t == "function_definition" else None, deep))
+            left_out.append(LeftOut(node, _function(node, parent) if t == "function_definition" else None, deep))
             continue
         if t == "function_definition" and _aligned_struct(node, types):
             continue
         if t == "function_definition":
-            f = _function(node)
+            f = _function(node, parent, above, source)
             if f is not None and f.name:
                 functions.setdefault(f.name, []).append(f)
                 if not f.is_kernel and b"<<<" in source[node.start_byte:node.end_byte]:
-                    launches.extend(_launches(node))
+                    launches.extend(_launches(node, source))
         elif t == "preproc_def" or t == "preproc_function_def":
             name = ts.text(node.child_by_field_name("name"))
             value = node.child_by_field_name("value")
@@ -370,18 +440,39 @@ def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node]
         constants.update(_file_constants(node))
 
 
-def _launches(host: Node) -> list[Launch]:
+# Where a host function's launches are, by its text: (start, end) of each call, from the function's start.
+_LAUNCH_SITES_LIMIT = 4096
+_launch_sites: dict[bytes, tuple[tuple[int, int], ...]] = {}
+
+
+def _launches(host: Node, source: bytes) -> list[Launch]:
+    """The launches in a host function: found by the query once per text of it, then by where they are."""
+    key = source[host.start_byte:host.end_byte]
+    sites = _launch_sites.get(key)
+    calls = _calls_at(host, sites) if sites is not None else None
+    if calls is None:
+        calls = [(c["launch"][0], c["launch.config"][0]) for _, c in ts.matches("cuda", "cuda_launches", host)]
+        remember(_launch_sites, key, tuple((call.start_byte - host.start_byte, call.end_byte - host.start_byte)
+                                           for call, _ in calls), _LAUNCH_SITES_LIMIT)
     out = []
-    for _, c in ts.matches("cuda", "cuda_launches", host):
-        call = c["launch"][0]
+    for call, config in calls:
         _, name, targs = callee(call.child_by_field_name("function"))
-        out.append(Launch(
-            kernel=name,
-            node=call,
-            config=list(c["launch.config"][0].named_children),
-            template_args=targs,
-            host_function=host,
-        ))
+        out.append(Launch(kernel=name, node=call, config=list(config.named_children), template_args=targs,
+                          host_function=host))
+    return out
+
+
+def _calls_at(host: Node, sites: tuple[tuple[int, int], ...]) -> list[tuple[Node, Node]] | None:
+    """The launch calls (and their `<<<...>>>`) at `sites`; None when one is not there as the query found it."""
+    out = []
+    for start, end in sites:
+        call = host.descendant_for_byte_range(host.start_byte + start, host.start_byte + end)
+        if call is None or call.type != "call_expression" or call.end_byte - call.start_byte != end - start:
+            return None
+        config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
+        if config is None:
+            return None
+        out.append((call, config))
     return out
 
 

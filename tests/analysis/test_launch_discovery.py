@@ -153,6 +153,20 @@ def test_a_directive_gives_the_launch() -> None:
     assert "assuming" not in f.message and not report.errors
 
 
+@pytest.mark.parametrize("gap", ["", "\n"])
+def test_a_directive_above_a_template_in_a_namespace(gap: str) -> None:
+    # the comments right above the `template <...>` line count; a blank line between them and it ends the run
+    text = ("namespace ops {\n/* a kernel */\n// cudalens: launch block=(8,4,2) S=32\n" + gap
+            + DIRECTIVE.split("\n", 2)[2].replace("__global__", "template <int S>\n__global__").replace("* 32]", "* S]")
+            + "}\n")
+    report = analyze_text("k.cu", text)
+    [f] = [f for f in report.findings if f.code == "CL101"]
+    if gap:
+        assert f.severity == Severity.INFO and "assum" in f.message
+    else:
+        assert f.severity == Severity.WARNING and f.evidence_dict()["block"] == "8×4×2" and not report.errors
+
+
 @pytest.mark.parametrize("bad", ["block=(8,x)", "block=0", "T=1+2", "block=(8,4"])
 def test_a_directive_that_cannot_be_read_is_reported_never_guessed(bad: str) -> None:
     report = analyze_text("k.cu", DIRECTIVE.replace("block=(8,4,2)", bad))

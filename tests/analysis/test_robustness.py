@@ -5,12 +5,14 @@ analyzer's internal errors would show in `report.errors`, which must stay empty.
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cudalens.analysis import unit
 from cudalens.analysis.api import DocumentAnalyzer, analyze_text
 from cudalens.analysis.findings import Severity
 
@@ -96,6 +98,27 @@ def test_incremental_updates_match_fresh_analysis() -> None:
         fresh = analyze_text("edit.cu", text)
         assert incremental.findings == fresh.findings
         assert incremental.kernels == fresh.kernels
+
+
+def test_reused_function_heads_and_launch_sites_match_a_fresh_analysis() -> None:
+    # build_unit reads a definition's head and a host function's launch sites once per text (unit._shapes,
+    # unit._launch_sites): edits in and around them must give what a process that never saw the text gives.
+    doc = DocumentAnalyzer("heads.cu")
+    rng = random.Random(3)
+    text = "\n".join((FIXTURES / name).read_text() for name in ("CL4_launch.cu", "CL2_divergence.cu"))
+    heads = [m.start() for m in re.finditer(r"__global__|template|__launch_bounds__|<<<|cudalens: launch", text)]
+    doc.update(text)
+    for _ in range(25):
+        i = rng.choice(heads) + rng.randrange(-3, 40)
+        text = text[:i] + rng.choice(["\n", " ", "x", "1", ",", "*", "<", ">", "("]) + text[i:]
+        heads = [m.start() for m in re.finditer(r"__global__|template|__launch_bounds__|<<<|cudalens: launch", text)]
+        incremental = doc.update(text)
+        unit._shapes.clear()
+        unit._launch_sites.clear()
+        fresh = analyze_text("heads.cu", text)
+        assert incremental.findings == fresh.findings
+        assert incremental.kernels == fresh.kernels
+        assert incremental.launch_records == fresh.launch_records
 
 
 def test_a_64_bit_hash_constant_is_not_an_internal_error() -> None:
