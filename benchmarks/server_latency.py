@@ -80,6 +80,22 @@ class Client(LanguageClient):
         return self.arrivals[(uri, version)]
 
 
+async def initialize(client: LanguageClient, root: Path) -> None:
+    """The handshake of an editor that takes versioned diagnostics, with `root` as the workspace."""
+    await client.initialize_async(types.InitializeParams(
+        process_id=os.getpid(), root_uri=root.as_uri(),
+        capabilities=types.ClientCapabilities(text_document=types.TextDocumentClientCapabilities(
+            publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True))),
+    ))
+    client.initialized(types.InitializedParams())
+
+
+async def shut_down(client: LanguageClient) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -140,18 +156,7 @@ async def run(edits: int, files: int, idle_s: float, bursts: int = 5, burst_gap_
     await client.start_io(sys.executable, "-m", "cudalens.server", "--log-file", str(root / "server.log"),
                             "--log-level", "debug")
     pid = client._server.pid
-    await client.initialize_async(
-        types.InitializeParams(
-            process_id=os.getpid(),
-            root_uri=root.as_uri(),
-            capabilities=types.ClientCapabilities(
-                text_document=types.TextDocumentClientCapabilities(
-                    publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True)
-                )
-            ),
-        )
-    )
-    client.initialized(types.InitializedParams())
+    await initialize(client, root)
     print(f"file: {text.count(chr(10)) + 1} lines, {text.count('__global__')} kernels; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (the figures are for an otherwise idle machine)",
           flush=True)
@@ -258,9 +263,7 @@ async def run(edits: int, files: int, idle_s: float, bursts: int = 5, burst_gap_
         used, wall = cpu_seconds(pid) - before, time.perf_counter() - t0
         print(f"CPU while idle for {wall:.0f} s {window} (watchdog running): {100 * used / wall:.2f} %", flush=True)
 
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await shut_down(client)
 
 
 def main() -> None:

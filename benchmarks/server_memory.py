@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ from lsprotocol import types
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from server_latency import Client, rss_mib
+from server_latency import Client, initialize, rss_mib, shut_down
 
 KERNEL = (Path(__file__).resolve().parents[1] / "tests" / "server" / "kernels" / "strided.cu").read_text()
 
@@ -38,12 +37,7 @@ async def run(edits: int, files: int) -> None:
     client = Client()
     await client.start_io(sys.executable, "-m", "cudalens.server", "--log-file", str(root / "server.log"))
     pid = client._server.pid
-    await client.initialize_async(types.InitializeParams(
-        process_id=os.getpid(), root_uri=root.as_uri(),
-        capabilities=types.ClientCapabilities(text_document=types.TextDocumentClientCapabilities(
-            publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True))),
-    ))
-    client.initialized(types.InitializedParams())
+    await initialize(client, root)
 
     path = root / "edited.cu"
     path.write_text(KERNEL)
@@ -76,9 +70,7 @@ async def run(edits: int, files: int) -> None:
             print(f"  after {n:4d} files opened and closed: {now:6.1f} MiB "
                   f"({(now - before) * 1024 / n:+.1f} KB per file)", flush=True)
 
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await shut_down(client)
 
 
 def main() -> None:
