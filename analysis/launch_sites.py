@@ -64,7 +64,8 @@ def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "")
         return scope is None or not any(_reassigned(name, scope, unit) for name in _IDENT.findall(ts.text(node)))
 
     def shape(node: Node) -> PartialDim3 | None:
-        value = dim3_parts(node, unit, scope, binding) if constant(node) else None
+        value = dim3_parts(node, unit, scope, binding) if constant(node) else \
+            members_set(node, launch.node.start_byte, unit, scope, binding)
         if value is None or any(v is not None and v <= 0 for v in value):
             return None  # 0 is a placeholder, not a launch
         return value
@@ -157,7 +158,13 @@ def _reassigned(name: str, scope: Node, unit: Unit) -> bool:
 
 
 def _assigned_names(scope: Node) -> frozenset[str]:
-    out = set()
+    return frozenset(name for name, _ in _writes(scope))
+
+
+def _writes(scope: Node) -> list[tuple[str, Node]]:
+    """Every expression in `scope` that writes a variable or a member of it, or takes its address, with the
+    variable's name."""
+    out = []
     stack = [scope]
     while stack:
         node = stack.pop()
@@ -172,9 +179,47 @@ def _assigned_names(scope: Node) -> frozenset[str]:
             target = target.child_by_field_name("argument") if target.type == "field_expression" else \
                 (target.named_children[0] if target.named_children else None)
         if target is not None and target.type == "identifier":
-            out.add(ts.text(target))
+            out.append((ts.text(target), node))
         stack.extend(node.named_children)
-    return frozenset(out)
+    return out
+
+
+_MEMBERS = {"x": 0, "y": 1, "z": 2}
+
+
+def members_set(node: Node, before: int, unit: Unit, scope: Node | None, binding: Binding) -> PartialDim3 | None:
+    """A `dim3` built and then given its members in straight-line code before the launch (`dim3 t; t.x = 16;
+    t.y = 8;` is 16×8×1). None when anything else writes it (a whole assignment, `&t`, `t.x++`) or a member is set
+    inside a branch or loop: then which value a launch sees is not fixed by the text."""
+    if node.type != "identifier" or scope is None:
+        return None
+    name = ts.text(node)
+    found = declaration_of(name, scope, before, unit)
+    if found is not None:  # `dim3 t(1, 1, 1);` or `dim3 t = …;`, then members
+        declaration = found[0].parent if found[0].type == "init_declarator" else None
+        parts: list[int | None] = list(dim3_parts(found[1], unit, scope, binding) or (None, None, None))
+    else:  # `dim3 t;` is 1×1×1
+        declaration = next((d for d in reversed(find(scope, "declaration")) if d.start_byte < before and any(
+            c.type == "identifier" and ts.text(c) == name for c in d.children_by_field_name("declarator"))), None)
+        parts = [1, 1, 1]
+    if declaration is None or declaration.type != "declaration" or \
+            ts.text(declaration.child_by_field_name("type")) not in ("dim3", "uint3"):
+        return None
+    for written_name, written in _writes(scope):
+        if written_name != name:
+            continue
+        field = written.child_by_field_name("left") if written.type == "assignment_expression" else None
+        member = ts.text(field.child_by_field_name("field")) if field is not None and \
+            field.type == "field_expression" and ts.text(field.child_by_field_name("argument")) == name else None
+        statement = written.parent
+        if member not in _MEMBERS or ts.text(written.child_by_field_name("operator")) != "=" or \
+                statement is None or statement.type != "expression_statement" or \
+                statement.parent != declaration.parent:
+            return None  # written otherwise, or inside a branch or loop
+        if written.start_byte < before:
+            value = eval_host(written.child_by_field_name("right"), unit, scope, binding=binding)
+            parts[_MEMBERS[member]] = value[0] if value is not None and len(value) == 1 else None
+    return parts[0], parts[1], parts[2]
 
 
 # ---- call contexts ---------------------------------------------------------------------------------------

@@ -278,9 +278,11 @@ class _HeaderWalk:
 
 
 def launch_entry(path: str, text: str, read_include: IncludeReader | None) -> FileLaunches:
-    if "<<<" not in text or len(text) > MAX_ANALYSED_CHARS:  # a file too large to analyse is not read for launches
+    if len(text) > MAX_ANALYSED_CHARS:  # a file too large to analyse is not read for launches
         return FileLaunches((), frozenset(), frozenset())
-    text = parser_text(text.replace("\0", " "))  # as run_pipeline reads it: the same positions
+    text = parser_text(text.replace("\0", " "))  # as run_pipeline reads it: the same positions, launches `<<<`
+    if "<<<" not in text:
+        return FileLaunches((), frozenset(), frozenset())
     source = text.encode("utf-8", errors="surrogatepass")
     unit = build_unit(source)
     headers = read_headers(path, unit.includes, read_include)

@@ -3,7 +3,9 @@
 Python's `str.splitlines` also breaks at `\\v`, `\\f`, `\\x1c`-`\\x1e`, `\\x85`, U+2028 and U+2029, which an editor
 shows inside a line: a position counted that way lands on the wrong line in the client. Tree-sitter counts rows
 at `\\n` only, so the parsers read `parser_text(text)`, where each lone `\\r` is a `\\n` (the same length: every
-offset stays), and their rows are then the LSP lines.
+offset stays), and their rows are then the LSP lines. The same function writes a launch that clang-format spaced
+out, `k<< <grid, block >> >(…)`, as `k<<< grid, block >>> (…)` (the same length again), so that everything that
+reads launches, by tree or by text, reads one spelling.
 
 Tree-sitter speaks UTF-8 byte columns, 0-based; findings speak character columns, 1-based (`LineIndex`).
 """
@@ -24,6 +26,8 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LONE_CR = re.compile(r"\r(?!\n)")
 _BREAK_CHAR = re.compile(r"[\r\n]")
+# `<< <…>> >(` as clang-format writes a launch when it is not configured for CUDA (either side may be spaced)
+_SPACED_LAUNCH = re.compile(r"<<([ \t]*)<(?!<)([^;{}]*?)>>([ \t]*)>(?=\s*\()")
 
 
 def split_lines(text: str) -> list[str]:
@@ -102,8 +106,18 @@ def line_contents(text: str) -> list[str]:
 
 
 def parser_text(text: str) -> str:
-    """`text` as the parsers read it: a lone `\\r` becomes `\\n`, so tree-sitter's rows are the LSP lines."""
-    return _LONE_CR.sub("\n", text) if "\r" in text else text
+    """`text` as the parsers read it: a lone `\\r` becomes `\\n`, so tree-sitter's rows are the LSP lines, and a
+    spaced launch `<< <…>> >` is written `<<< …>>> ` (every offset stays)."""
+    if "\r" in text:
+        text = _LONE_CR.sub("\n", text)
+    return _SPACED_LAUNCH.sub(_joined_launch, text) if "<< " in text or "<<\t" in text or ">> >" in text else text
+
+
+def _joined_launch(match: re.Match) -> str:
+    before, config, after = match.groups()
+    if not before and not after:
+        return match.group(0)
+    return f"<<<{before}{config}>>>{after}"
 
 
 class LineIndex:

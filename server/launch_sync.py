@@ -48,7 +48,7 @@ class WorkspaceLaunches:
             text = load_source(Path(path)).text  # as `cudalens check` reads it (a byte order mark, NULs)
         except OSError:
             return self.index.remove(path)
-        if "<<<" not in text:
+        if "<<" not in text:  # every spelling of a launch has it (`<<<`, clang-format's `<< <`)
             return self.index.remove(path)
         return self.index.update(path, launch_entry(path, text, resolver))
 
