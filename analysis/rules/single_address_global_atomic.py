@@ -1,5 +1,4 @@
-"""CL701: a global atomic that every lane of a warp aims at the same address: one word for the grid, or one
-word per block."""
+"""CL701: a global atomic that every lane of a warp, in every block, aims at the same address."""
 
 from __future__ import annotations
 
@@ -7,15 +6,18 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.syntax import lineage
-from cudalens.analysis.values import BID, DATA, STAND_IN, THREAD_DEPS
+from cudalens.analysis.values import BID, DATA, STAND_IN, THREAD_DEPS, UNIFORM
 
 _LANE_VARYING = THREAD_DEPS | {DATA}  # a block's index is one value for all its lanes
+# atomics whose old value each lane uses (a lock, a flag, a ticket): no reduction can stand in for them
+_NOT_REDUCIBLE = ("atomicExch", "atomicCAS", "atomicInc", "atomicDec")
 
 
 def contended_lanes(accesses: list) -> int:
@@ -42,21 +44,24 @@ def data_guarded(node, kernel: KernelModel) -> bool:
 class SingleAddressGlobalAtomic(Rule):
     """## What it does
     Flags a global-memory atomic (`atomicAdd(&out[0], v)`, `atomicMax(result, v)`) where all active lanes of
-    a warp target the same address, and that address does not depend on the thread index: every thread of the
-    grid updates one word, or (`atomicAdd(&out[blockIdx.y], v)`) every thread of a block updates its block's word.
+    a warp target the same address, and that address depends on neither the thread nor the block index: every
+    thread of the grid updates one word. Also when the address depends only on the block
+    (`atomicAdd(&out[blockIdx.y], v)`) or on a value every thread loaded from one place (`int g = ids[j];`
+    from shared memory, then `atomicAdd(&grad[g], v)`, as in a tile-based rasteriser's backward pass): then
+    every thread of a block updates one word.
 
     ## Why is this bad?
     Atomics to one address are serialised by the L2 cache: a grid of a million threads performs a million
     read-modify-write operations one after another on a single slice of L2, while the rest of the GPU waits.
     A reduction in registers and shared memory first (warp shuffles, then one value per block) cuts the
-    atomics by the block size — 256× or more — and turns a serial bottleneck into parallel work. One word per
-    block spreads the contention over the blocks' words, but each word still takes every thread of its block
-    (and of every block that shares it) one after another.
+    atomics by the block size — 256× or more — and turns a serial bottleneck into parallel work.
 
     ## Known problems
     The lanes are simulated for the launch's block shape (or the usual ones when it is unknown); behind a
     condition on loaded data (`if (in[i] > 0)`) the finding is `info`, as the lanes that get there are unknown.
-    Atomics whose address depends on loaded data (histograms) are not reported here. The compiler may combine
+    Atomics whose address depends on loaded data that differs between lanes (histograms) are not reported here.
+    `atomicExch`, `atomicCAS`, `atomicInc` and `atomicDec` are not accumulations, so the advice for them is one
+    lane per warp, not a reduction. The compiler may combine
     some integer atomics with a uniform address and operand inside a warp; the contention between warps and
     blocks remains. One lane per warp or per block doing the atomic (`if (threadIdx.x == 0)`) is the
     recommended pattern and is not reported.
@@ -100,9 +105,10 @@ class SingleAddressGlobalAtomic(Rule):
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(a) -> bool:
-            # (an address from a stand-in for loaded data says nothing about which word: values.STAND_IN)
+            # (an address from a stand-in for loaded data says nothing about which word, unless every thread
+            # loaded it from one address: values.STAND_IN, UNIFORM)
             return a.atomic and a.space == "global" and a.addr is not None and not (a.deps & _LANE_VARYING) \
-                and STAND_IN not in a.deps
+                and (STAND_IN not in a.deps or UNIFORM in a.deps)
 
         for per_run in sites(kernel, "accesses", keep).values():
             lanes = [contended_lanes(run) for run in per_run]
@@ -110,10 +116,17 @@ class SingleAddressGlobalAtomic(Rule):
             if not any(lanes):
                 continue
             first = next(a for run in per_run for a in run)
-            scope = ("and the block's threads all share that word: they serialise on it" if BID in first.deps
-                     else "in every block: all threads of the grid serialise on that word")
-            message = (f"Atomic on `{first.base}` hits one address from {max(lanes)} lanes of a warp, {scope}; reduce "
-                       "in the warp (shuffles) and the block first, then do one atomic per block")
+            message = f"Atomic on `{first.base}` hits one address from {max(lanes)} lanes of a warp, " + (
+                "and from every thread of its block: the block's threads serialise on that word"
+                if first.deps & {BID, STAND_IN} else
+                "in every block: all threads of the grid serialise on that word")
+            function = first.node.child_by_field_name("function") if first.node.type == "call_expression" else None
+            if function is not None and ts.text(function).startswith(_NOT_REDUCIBLE):
+                message += (f"; `{ts.text(function)}` is not an accumulation, so no reduction replaces it: let one "
+                            "lane per warp do it, and broadcast what it returns (`__shfl_sync`) where the others "
+                            "need it")
+            else:
+                message += "; reduce in the warp (shuffles) and the block first, then do one atomic per block"
             severity = Severity.WARNING
             if data_guarded(first.node, kernel):
                 severity = Severity.INFO
