@@ -51,6 +51,12 @@ def _stored_as_float(node: Node, typer: ExprTyper) -> bool:
         return ts.text(parent.child_by_field_name("operator")) == "=" and left is not None and left.kind == FLOAT
     if parent.type == "cast_expression":
         return ts.text(parent.child_by_field_name("type")) == "float"
+    if parent.type == "return_statement":  # `return x / 2.0;` in a float function: the same narrowing
+        function = parent.parent
+        while function is not None and function.type not in ("function_definition", "lambda_expression"):
+            function = function.parent
+        type_node = function.child_by_field_name("type") if function is not None else None
+        return type_node is not None and ts.text(type_node) == "float"
     if parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "call_expression":
         func = parent.parent.child_by_field_name("function")
         return func is not None and float_function(ts.text(func).split("::")[-1])
