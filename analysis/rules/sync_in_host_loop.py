@@ -20,7 +20,8 @@ _QUALIFIED_ONLY = {"synchronize", "device_synchronize", "stream_synchronize"}  #
 
 
 _TIMER = re.compile(r"\bsdk(?:Start|Stop|Reset)Timer\b|\bcudaEvent(?:Record|ElapsedTime)\b|\bchrono::|\bclock\s*\("
-                    r"|\bgettimeofday\b|\bomp_get_wtime\b|\bQueryPerformanceCounter\b|\btimer\w*\s*\.\s*(?:start|stop)\b")
+                    r"|\bgettimeofday\b|\bclock_gettime\b|\bomp_get_wtime\b|\bQueryPerformanceCounter\b"
+                    r"|\btimer\w*\s*\.\s*(?:start|stop)\b")
 # work the GPU runs (not stream-ordered allocation or attachment, which queue nothing to wait for)
 _GPU_WORK = re.compile(r"<<<|\bcudaMem(?:cpy|set)\w*Async\s*\(|\bcudaGraphLaunch\s*\(|\bcudaLaunch\w*\s*\("
                        r"|\bcu(?:blas|fft|sparse|dnn|rand|solver)\w+\s*\(")
