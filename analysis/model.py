@@ -144,6 +144,25 @@ def build_models(path: str, unit: Unit, index: LineIndex, to_file: PositionMap |
     return models
 
 
+_ASSERTED_EQUAL = re.compile(r"\b([A-Za-z_]\w*)\s*==\s*(\d+)\b(?!\s*[-+*/%<>])|\b(\d+)\s*==\s*([A-Za-z_]\w*)\b(?!\s*[.(\[])")
+
+
+def asserted_values(function: Function) -> dict[str, int]:
+    """What a `static_assert(N == 128, …)` in the kernel fixes: the compiler rejects every other instantiation,
+    so N is 128, not an assumption."""
+    out: dict[str, int] = {}
+    body = function.body
+    for node in ts.captures("cuda", "syntax_static_assert", body).get("static_assert", []) if body is not None \
+            else []:
+        condition = node.child_by_field_name("condition")
+        text = ts.text(condition) if condition is not None else ""
+        if "||" in text or "!" in text.replace("!=", ""):
+            continue
+        for name, value, value_first, name_after in _ASSERTED_EQUAL.findall(text):
+            out.setdefault(name or name_after, int(value or value_first))
+    return out
+
+
 def template_kinds(function: Function) -> list[bool]:
     """For each template parameter of the function (in order): whether it is a type."""
     parent = function.node.parent
@@ -211,8 +230,11 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
                                           _open_reason(config, name, "launch")))
     template_values: dict[str, int] = {}
     aliases: dict[str, str] = {}
+    asserted = asserted_values(kernel) if kernel.template_params else {}
     for i, (tname, is_type) in enumerate(zip(kernel.template_params, template_kinds(kernel), strict=False)):
         given = config.template[i] if i < len(config.template) else None
+        if given is None and not is_type:
+            given = asserted.get(tname)
         if is_type:
             aliases[tname] = given if isinstance(given, str) else ASSUMED_TEMPLATE_TYPE
         else:
