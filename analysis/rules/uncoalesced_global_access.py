@@ -11,6 +11,7 @@ from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import GlobalRequest, worst_global
 from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
 from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.values import STAND_IN
 
 MIN_EXCESS = 2.0  # at least twice the sectors that contiguous lanes would need
 
@@ -40,8 +41,19 @@ def _stride_text(requests: list[GlobalRequest | None], kernel: KernelModel, size
                            lambda q: q.groups[0] if q.groups else None)
             return f"{apart or f'{step // size} elements apart'} within each group of {lanes} lanes"
         return "at irregular offsets"
-    return _apart(requests, kernel, index, size, params, follows_data, lambda q: q.stride_bytes) \
-        or f"{r.stride_bytes // size} elements ({r.stride_bytes} B) apart"
+    apart = _apart(requests, kernel, index, size, params, follows_data, lambda q: q.stride_bytes)
+    if apart is None and loaded_stride(deps, params):
+        return LOADED_STRIDE
+    return apart or f"{r.stride_bytes // size} elements ({r.stride_bytes} B) apart"
+
+
+LOADED_STRIDE = "a run-time stride apart (a value the kernel loads sets it, as `nb[1] / sizeof(float)` would)"
+
+
+def loaded_stride(deps: frozenset[str], params: list[str]) -> bool:
+    """Whether the lanes' stride may be a loaded value's (a stand-in's, values.STAND_IN), with no parameter to
+    name: the sampled number is the stand-in's, not the program's, and is never printed."""
+    return STAND_IN in deps and not params
 
 
 def _apart(requests: list[GlobalRequest | None], kernel: KernelModel, index: int, size: int, params: list[str],
@@ -195,7 +207,8 @@ class UncoalescedGlobalAccess(Rule):
             follows_data = any(a.sampled for run in per_run for a in run)
             stride = _stride_text(requests, kernel, first.size, first.deps, follows_data)
             kind = "store to" if first.write else "load from"
-            message = self.describe(kernel, first, kind, stride, r)
+            sectors = "up to 32 sectors" if stride == LOADED_STRIDE else f"{r.sectors} sectors"
+            message = self.describe(kernel, first, kind, stride, r, sectors)
             severity = Severity.WARNING
             if follows_data:
                 severity = Severity.INFO
@@ -213,9 +226,9 @@ class UncoalescedGlobalAccess(Rule):
                 "block": "×".join(map(str, kernel.configs[seen].block)),  # the run that shows it
             })
 
-    def describe(self, kernel: KernelModel, access, kind: str, stride: str, r: GlobalRequest) -> str:
+    def describe(self, kernel: KernelModel, access, kind: str, stride: str, r: GlobalRequest, sectors: str) -> str:
         return (f"Uncoalesced global {kind} `{access.base}`: consecutive lanes are {stride}, so a warp request "
-                f"touches {r.sectors} sectors where {r.ideal} would do")
+                f"touches {sectors} where {r.ideal} would do")
 
     def related(self, kernel: KernelModel, access) -> tuple:
         return ()
