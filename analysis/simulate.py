@@ -18,7 +18,7 @@ import numpy as np
 from cudalens.analysis import coop_groups as cg
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.types import FLOAT_TYPES, TypeInfo, substitute
-from cudalens.analysis.unit import Function, Unit, callee, parse_expression
+from cudalens.analysis.unit import Function, Unit, callee, parse_expression, pointer_depth
 from cudalens.analysis.values import (
     BID,
     DATA,
@@ -45,6 +45,7 @@ LOOP_SAMPLES = 2  # iterations simulated per loop: enough to see strides, races 
 MAX_INLINE_DEPTH = 4
 MAX_STEPS = 20000
 DEFAULT_ELEM = TypeInfo("float", 4, 4)
+POINTER_ELEM = TypeInfo("pointer", 8, 8)
 _BUILTIN_DIMS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 _LOAD_INTRINSICS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
 _STORE_INTRINSICS = {"__stcs", "__stcg", "__stwb", "__stwt"}
@@ -193,7 +194,7 @@ class Simulator:
     # ---- entry -------------------------------------------------------------------------------------------
     def run(self) -> SimResult:
         for p in self.kernel.params:
-            self.scopes[0][p.name] = self._param_value(p.name, p.type_text, p.pointer)
+            self.scopes[0][p.name] = self._param_value(p.name, p.type_text, p.pointer, pointer_depth(p.node))
         for name, value in self.template_values.items():
             self.scopes[0].setdefault(name, const(value))
         try:
@@ -207,8 +208,10 @@ class Simulator:
             self.result.stopped_at = self.at
         return self.result
 
-    def _param_value(self, name: str, type_text: str, pointer: bool) -> Val | Ptr:
+    def _param_value(self, name: str, type_text: str, pointer: bool, depth: int = 1) -> Val | Ptr:
         elem = self.type_info(type_text)
+        if pointer and depth > 1:  # `float** x`: its elements are 8-byte pointers
+            return Ptr(name, "global", const(0), POINTER_ELEM)
         if pointer:
             return Ptr(name, "global", const(0), elem or DEFAULT_ELEM, assumed_size=elem is None)
         if elem is not None and elem.name in FLOAT_TYPES:

@@ -149,6 +149,15 @@ def _declarator_name(node: Node | None) -> tuple[str, bool]:
     return (ts.text(node) if node is not None else ""), pointer
 
 
+def pointer_depth(param: Node) -> int:
+    """How many pointer levels a parameter declares: `float* x` 1, `float** x` and `float* const* x` 2."""
+    depth, node = 0, param.child_by_field_name("declarator")
+    while node is not None and node.type in ("pointer_declarator", "array_declarator", "reference_declarator"):
+        depth += node.type != "reference_declarator"
+        node = node.child_by_field_name("declarator")
+    return depth
+
+
 def _params(declarator: Node) -> list[Param]:
     plist = declarator.child_by_field_name("parameters")
     out = []
