@@ -1,7 +1,7 @@
 """Cooperative groups in the lane interpreter: the groups a kernel makes (`cg::this_thread_block()`,
 `cg::tiled_partition<32>(block)`, `tiled_partition(block, 16)`, `cg::this_grid()`, `cg::coalesced_threads()`),
 what their methods return for every simulated thread (`thread_rank()`, `meta_group_rank()`, `size()`...), which
-barrier their `sync()` is, and `cg::reduce` over a tile.
+barrier their `sync()` is, `cg::reduce` over a tile, and the barriers inside CUB's block and warp collectives.
 
 A group is a value like a pointer or a `dim3`: it lives in the interpreter's scopes, so a helper that takes
 `cg::thread_block_tile<32>& warp` sees the caller's tile."""
@@ -53,6 +53,23 @@ def sync_of(obj: object, name: str) -> SyncScope | None:
     if isinstance(obj, Group):
         return obj.barrier if name == "sync" else None
     return SyncScope.BLOCK if name in ("sync", "arrive_and_wait") else None
+
+
+# CUB's collectives, made on their temp storage and used at once: `BlockReduce(temp).Sum(v)`,
+# `cub::BlockScan<int, 128>(temp).ExclusiveSum(x, y)`, `WarpReduce(temp[w]).Reduce(v, op)` (typedef'd names too)
+_CUB_COLLECTIVE = re.compile(r"\b(Block|Warp)(?:Reduce|Scan|RadixSort|Exchange|Load|Store|Histogram|MergeSort|Shuffle"
+                             r"|Discontinuity|AdjacentDifference|RunLengthDecode)\w*\s*(?:<.*>)?$")
+
+
+def collective_sync(constructor: str) -> SyncScope | None:
+    """The barrier a CUB collective's method holds, from the text of what makes the object (`BlockReduce`,
+    `cub::WarpScan<int>`): a block collective exchanges partial results through shared memory between
+    `__syncthreads()`, a warp collective between `__syncwarp()`. Shared memory written before the call is then
+    ordered with reads after it."""
+    found = _CUB_COLLECTIVE.search(constructor.strip())
+    if found is None:
+        return None
+    return SyncScope.BLOCK if found.group(1) == "Block" else SyncScope.WARP
 
 
 @dataclass(frozen=True)

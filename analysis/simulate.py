@@ -893,8 +893,8 @@ class Simulator:
         return ret if ret is not None else unknown()
 
     def method_call(self, func: Node, arg_nodes: list[Node], node: Node, mask: np.ndarray) -> Val | Ptr:
-        """`obj.name(args)`: a cooperative group's method, or a barrier object's wait; any other
-        method is an unknown value (its arguments are still evaluated for their accesses)."""
+        """`obj.name(args)`: a cooperative group's method, a barrier object's wait, or a CUB collective's (a
+        barrier); any other method is an unknown value (its arguments are still evaluated for their accesses)."""
         name = ts.text(func.child_by_field_name("field"))
         obj = self.eval(func.child_by_field_name("argument"), mask)
         group = obj if isinstance(obj, cg.Group) else None
@@ -903,6 +903,13 @@ class Simulator:
             self.sync(barrier, node, mask)
             return unknown()
         args = [self.eval(a, mask) for a in arg_nodes]
+        made_by = func.child_by_field_name("argument")
+        maker = made_by.child_by_field_name("function") if made_by is not None and \
+            made_by.type == "call_expression" else None
+        collective = cg.collective_sync(ts.text(maker)) if maker is not None else None
+        if collective is not None:  # `BlockReduce(temp).Sum(v)`: its barrier, after the inputs are written
+            self.sync(collective, node, mask)
+            return Val(None, _result_deps(args))
         if group is not None:
             value = cg.method(group, name, self.lanes, self.builtins)
             if value is not None:
