@@ -107,7 +107,10 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         configs = _configs(doc, kernel, launched, instantiated.get(kernel.name), report) \
             if launched is not None or kernel.name in instantiated or directives_possible else _NO_LAUNCH
         # Embedded sources map positions through their .py text: their results are reused only in place.
-        key = (hashlib.blake2b(source[kernel.node.start_byte:kernel.node.end_byte] + context
+        # (from the `template <…>` line on: a renamed template parameter changes what the body's names are)
+        head = kernel.node.parent if kernel.node.parent is not None and \
+            kernel.node.parent.type == "template_declaration" else kernel.node
+        key = (hashlib.blake2b(source[head.start_byte:kernel.node.end_byte] + context
                                + (repr([_config_key(c) for c in configs]).encode() if configs is not _NO_LAUNCH
                                   else b""), digest_size=16).digest(),
                None if to_file is None else start)
