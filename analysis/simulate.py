@@ -148,6 +148,7 @@ class _Loop:
     def __init__(self, n: int) -> None:
         self.broken = np.zeros(n, dtype=bool)
         self.continued = np.zeros(n, dtype=bool)
+        self.data_skipped = False  # a `continue` on loaded data was passed in this iteration (Simulator.if_statement)
 
 
 class Budget(Exception):
@@ -398,11 +399,20 @@ class Simulator:
         self.cond_deps.append(c.deps)
         if c.v is None:
             before = self.snapshot() if data_dependent(c.deps) else None
+            loop = self.loops[-1] if self.loops and before is not None else None
+            continued = loop.continued.copy() if loop is not None else None
             self.inexact += 1
             self.exec(cons, mask)
             if alt is not None:
                 self.exec(alt, mask)
             self.inexact -= 1
+            if loop is not None and not np.array_equal(loop.continued, continued):
+                # `if (alpha < 1.0f / 255.0f) continue;`: the data let some lanes skip the rest of the iteration,
+                # not all of them; the rest runs with every lane, as a superset (Access.exact_mask)
+                loop.continued = continued
+                if not loop.data_skipped:
+                    loop.data_skipped = True
+                    self.inexact += 1
             if before is not None:
                 self.forget_assigned(before, c.deps)
         else:
@@ -502,6 +512,9 @@ class Simulator:
             self.cond_deps.pop()
             self.loops.pop()
             state.continued[:] = False
+            if state.data_skipped:
+                state.data_skipped = False
+                self.inexact -= 1
             running = running & ~state.broken
             if update is not None:
                 self.eval(update, running)

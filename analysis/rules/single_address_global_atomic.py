@@ -128,8 +128,8 @@ class SingleAddressGlobalAtomic(Rule):
             else:
                 message += "; reduce in the warp (shuffles) and the block first, then do one atomic per block"
             severity = Severity.WARNING
-            if data_guarded(first.node, kernel):
-                severity = Severity.INFO
+            if data_guarded(first.node, kernel) or not all(a.exact_mask for run in per_run for a in run):
+                severity = Severity.INFO  # (or a `continue` on loaded data before it)
                 message += " (how many lanes get there depends on the data)"
             elif not all(n for n, ran in zip(lanes, executed, strict=True) if ran):
                 severity = Severity.INFO
