@@ -856,6 +856,10 @@ class Simulator:
         if name.startswith("atomic") and args and isinstance(args[0], Ptr):
             self.record(_Ref(args[0], args[0].off, args[0].elem), node, mask, write=True, atomic=True)
             return unknown()
+        if name in ("__shfl_sync", "__shfl"):
+            broadcast = self.warp_broadcast(args[1:] if name == "__shfl_sync" else args)
+            if broadcast is not None:
+                return broadcast
         if name in ("min", "max", "umin", "umax", "llmin", "llmax") and len(args) == 2 \
                 and all(isinstance(a, Val) and a.v is not None for a in args):
             a, b = args
@@ -871,6 +875,24 @@ class Simulator:
         if helper is not None and syncs_block(self.unit, helper):
             self.barrier(node, mask, "__syncthreads")  # too deep to follow, but its barrier orders our accesses
         return Val(None, _result_deps(args), True)
+
+    def warp_broadcast(self, args: list[Val | Ptr]) -> Val | None:
+        """`__shfl_sync(mask, v, src)` with one source lane for the whole warp: every lane gets lane `src`'s
+        value, so a branch on it cannot split the warp. None for other shuffles (a lane-dependent source, a
+        width below 32), which the caller treats as any call."""
+        if len(args) < 2 or not all(isinstance(a, Val) for a in args[:3]):
+            return None
+        value, source = args[0], args[1]
+        width = args[2].v if len(args) > 2 and args[2].v is not None else 32  # type: ignore[union-attr]
+        if source.v is None or np.ndim(source.v) or int(width) != 32:  # type: ignore[union-attr]
+            return None
+        # loaded data becomes one value per warp (UNIFORM is what a branch on it needs to know)
+        deps = (value.deps - THREAD_DEPS - {DATA}) | {UNIFORM} if data_dependent(value.deps) else value.deps  # type: ignore[union-attr]
+        if value.v is None:  # type: ignore[union-attr]
+            return Val(None, deps - {STAND_IN}, value.is_float)  # type: ignore[union-attr]
+        lanes = np.arange(self.n) // 32 * 32 + int(source.v) % 32  # type: ignore[union-attr]
+        values = np.broadcast_to(value.v, (self.n,))[np.minimum(lanes, self.n - 1)]  # type: ignore[union-attr]
+        return Val(values, deps, value.is_float)  # type: ignore[union-attr]
 
     def inline(self, callee: Function, args: list[Val | Ptr], mask: np.ndarray, call: Node,
                targ_nodes: list[Node]) -> Val | Ptr:
