@@ -120,14 +120,19 @@ async def test_fix_with_coder_repairs_a_wrong_model(bare_client: LanguageClient,
     assert "stopped: repaired" in bare_client.asked[0].message and len(fake.requests) == 1
 
 
-async def test_ask_coder_proposes_an_edit_for_the_lines(bare_client: LanguageClient, fake: FakeOpenAI):
-    fake.script = [reply("Sum in one call instead of a Python loop.\n\n```python\n        return x.sum(dim=1)\n```\n")]
-    await start(bare_client, bare_client.root, settings(fake))
-    uri = open_doc(bare_client, bare_client.root / "rowsum.py", START, language="python")
+async def _ask_about_the_loop(client: LanguageClient, fake: FakeOpenAI) -> dict:
+    """Ask Coder about ModelNew's Python loop (its three lines) in rowsum.py: the command's answer."""
+    await start(client, client.root, settings(fake))
+    uri = open_doc(client, client.root / "rowsum.py", START, language="python")
     lines = START.splitlines()
     first = lines.index("        out = torch.zeros(x.shape[0], dtype=x.dtype)", lines.index("class ModelNew(nn.Module):"))
     rng = {"start": {"line": first, "character": 0}, "end": {"line": first + 3, "character": 0}}
-    answer = await execute(bare_client, "cudalens.askCoder", uri, rng, "")
+    return await execute(client, "cudalens.askCoder", uri, rng, "")
+
+
+async def test_ask_coder_proposes_an_edit_for_the_lines(bare_client: LanguageClient, fake: FakeOpenAI):
+    fake.script = [reply("Sum in one call instead of a Python loop.\n\n```python\n        return x.sum(dim=1)\n```\n")]
+    answer = await _ask_about_the_loop(bare_client, fake)
     assert answer["ok"] is True and "one call" in answer["explanation"] and answer["resultId"]
     assert "+        return x.sum(dim=1)" in answer["diff"]
     bare_client.choice = "Apply"
@@ -142,12 +147,7 @@ async def test_ask_coder_shows_its_explanation(bare_client: LanguageClient, fake
     the edit (VS Code: the notification with Apply / Show diff / Discard) and, whole, in the editor's log."""
     fake.script = [reply("Sum in one call instead of a Python loop.\n\n```python\n        return x.sum(dim=1)\n```\n\n"
                          "torch.sum reduces each row in C++,\nwith no Python loop per element.\n")]
-    await start(bare_client, bare_client.root, settings(fake))
-    uri = open_doc(bare_client, bare_client.root / "rowsum.py", START, language="python")
-    lines = START.splitlines()
-    first = lines.index("        out = torch.zeros(x.shape[0], dtype=x.dtype)", lines.index("class ModelNew(nn.Module):"))
-    rng = {"start": {"line": first, "character": 0}, "end": {"line": first + 3, "character": 0}}
-    answer = await execute(bare_client, "cudalens.askCoder", uri, rng, "")
+    answer = await _ask_about_the_loop(bare_client, fake)
     assert answer["explanation"] == ("Sum in one call instead of a Python loop.\n\n"
                                      "torch.sum reduces each row in C++,\nwith no Python loop per element.")
     assert "return x.sum" not in answer["explanation"]
