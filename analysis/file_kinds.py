@@ -26,6 +26,12 @@ def is_cuda_source(path: str) -> bool:
     return path.lower().endswith(CUDA_SUFFIXES)
 
 
+def is_cuda_file(path: str, text: str) -> bool:
+    """A CUDA source, or a C/C++ header whose text defines device code: what the analyzer reads as CUDA."""
+    lower = path.lower()
+    return lower.endswith(CUDA_SUFFIXES) or (lower.endswith(HEADER_SUFFIXES) and _DEVICE_CODE.search(text) is not None)
+
+
 def may_contain_cuda(text: str) -> bool:
     """A Python file that may build CUDA: a few substring searches."""
     return any(marker in text for marker in CUDA_IN_PYTHON)
@@ -33,12 +39,7 @@ def may_contain_cuda(text: str) -> bool:
 
 def holds_cuda(path: str, text: str) -> bool:
     """Whether the file at `path`, whose text is `text`, is CUDA the analyzer reads."""
-    lower = path.lower()
-    if lower.endswith(CUDA_SUFFIXES):
-        return True
-    if lower.endswith(HEADER_SUFFIXES):
-        return _DEVICE_CODE.search(text) is not None
-    return lower.endswith(".py") and may_contain_cuda(text)
+    return is_cuda_file(path, text) or (path.lower().endswith(".py") and may_contain_cuda(text))
 
 
 def builds_cuda(path: str, text: str) -> bool:
@@ -46,4 +47,4 @@ def builds_cuda(path: str, text: str) -> bool:
     a kernel (not a `ModelNew` written in PyTorch alone)."""
     if path.lower().endswith(".py"):
         return any(marker in text for marker in KERNELS_IN_PYTHON)
-    return holds_cuda(path, text)
+    return is_cuda_file(path, text)

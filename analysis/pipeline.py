@@ -281,7 +281,8 @@ class _HeaderWalk:
 
 
 def launch_entry(path: str, text: str, read_include: IncludeReader | None) -> FileLaunches:
-    if len(text) > MAX_ANALYSED_CHARS:  # a file too large to analyse is not read for launches
+    # a file too large to analyse is not read for launches; one without `<<` holds none in any spelling
+    if len(text) > MAX_ANALYSED_CHARS or "<<" not in text:
         return FileLaunches((), frozenset(), frozenset())
     text = parser_text(text.replace("\0", " "))  # as run_pipeline reads it: the same positions, launches `<<<`
     if "<<<" not in text:

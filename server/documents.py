@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from cudalens.analysis import file_kinds
 from cudalens.analysis.api import AnalysisReport, KernelInfo
-from cudalens.analysis.file_kinds import HEADER_SUFFIXES, holds_cuda, is_cuda_source
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.syntax_check import SyntaxBaseline
 
@@ -28,7 +27,7 @@ LANGUAGE_KINDS = {"cuda-cpp": "cuda", "cuda": "cuda", "python": "python"}
 def served_kind(path: str, language_id: str | None = None, text: str = "") -> str | None:
     """"cuda" for .cu/.cuh and a header holding device code, "python" for .py, None for everything else (by
     extension and, for a header, its text: analysis/file_kinds.py)."""
-    if is_cuda_source(path) or (path.lower().endswith(HEADER_SUFFIXES) and holds_cuda(path, text)):
+    if file_kinds.is_cuda_file(path, text):
         return "cuda"
     if path.endswith(".py"):
         return "python"

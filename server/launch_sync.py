@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from cudalens.analysis.api import AnalysisReport, launch_entry
-from cudalens.analysis.file_kinds import CUDA_SUFFIXES
+from cudalens.analysis.file_kinds import is_cuda_source
 from cudalens.analysis.launch_index import FileLaunches, LaunchIndex, header_identities
 from cudalens.server.watch import ignored_dir
 from cudalens.workspace.files import load_source
@@ -34,7 +34,7 @@ class WorkspaceLaunches:
 
     def from_report(self, path: str, report: AnalysisReport) -> set[str]:
         """An open document's launches, from its analysis (in the analysis thread)."""
-        if not path.endswith(CUDA_SUFFIXES) or not report.is_cuda:
+        if not is_cuda_source(path) or not report.is_cuda:
             return set()
         entry = FileLaunches(tuple(report.launch_records), header_identities(report.headers),
                              frozenset(k.name for k in report.kernels))
@@ -78,5 +78,5 @@ def _cuda_files(roots: Iterable[str]) -> Iterable[str]:
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if not ignored_dir(d))
             for name in sorted(files):
-                if name.endswith(CUDA_SUFFIXES):
+                if is_cuda_source(name):
                     yield str(Path(folder, name).resolve())

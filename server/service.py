@@ -18,6 +18,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from cudalens.analysis.api import DocumentAnalyzer
 from cudalens.analysis.config import AnalysisConfig, ConfigResult
+from cudalens.analysis.file_kinds import is_cuda_source
 from cudalens.analysis.launch_index import identity
 from cudalens.analysis.positions import split_lines
 from cudalens.profiler import child_env
@@ -32,7 +33,7 @@ from cudalens.server.documents import (
     may_contain_cuda,
 )
 from cudalens.server.gpu_runtime import GpuRuntime
-from cudalens.server.launch_sync import CUDA_SUFFIXES, WorkspaceLaunches
+from cudalens.server.launch_sync import WorkspaceLaunches
 from cudalens.server.lifecycle import set_level
 from cudalens.server.pipeline_on_save import (
     LastRun,
@@ -58,7 +59,7 @@ logger = logging.getLogger("cudalens.server")
 
 class Output(Protocol):
     def publish(self, uri: str, version: int | None, diagnostics: list[str]) -> None:
-        """`diagnostics` are already in JSON form (lsprotocol Diagnostics, unstructured)."""
+        """`diagnostics` are already JSON text (lsprotocol Diagnostics, each encoded once)."""
     def show(self, message: str, kind: types.MessageType) -> None: ...
     def refresh_diagnostics(self) -> None: ...
     def refresh_lenses(self) -> None: ...
@@ -166,7 +167,7 @@ class Service:
         self.pipelines.cancel(uri)
         self._analyzers.pop(uri, None)
         self._converted.pop(uri, None)
-        if state is not None and state.path.endswith(CUDA_SUFFIXES):
+        if state is not None and is_cuda_source(state.path):
             self._reindex([state.path])  # its launches are what the disk says again
         if state is not None and not self.pull and uri in self._nonempty:
             self.out.publish(uri, None, [])  # a closed document keeps no diagnostics
@@ -186,7 +187,7 @@ class Service:
             return
         for path in sorted(paths):
             self.recheck(self.documents.dependents(path), f"{Path(path).name} changed on disk")
-        self._reindex([p for p in paths if p.endswith(CUDA_SUFFIXES) and self._open_state(p) is None])
+        self._reindex([p for p in paths if is_cuda_source(p) and self._open_state(p) is None])
 
     # --- the launch index ------------------------------------------------------------------------------
     def scan_launches(self, roots: list[str]) -> None:
