@@ -32,11 +32,12 @@ for stage in "$@"; do
     # (and stay in the warm machine's ignored out/, so the second call's table has both parts); the table of both
     # archives on any machine: run.py --table DIR
     judge-ladders|judge-ladders-b)
-      part=1; [ "$stage" = judge-ladders-b ] && part=2
-      timeout $(left ${LADDERS_S:-355}) python3 benchmarks/judge_ladders/run.py --part $part --out benchmarks/judge_ladders/out \
+      which="--part 1"; [ "$stage" = judge-ladders-b ] && which="--part 2"
+      [ -n "${LADDERS_ONLY:-}" ] && which="--only $LADDERS_ONLY"
+      timeout $(left ${LADDERS_S:-355}) python3 benchmarks/judge_ladders/run.py $which --out benchmarks/judge_ladders/out \
         --deadline $(( $(left ${LADDERS_S:-355}) - 105 )) 2>&1 \
         | tee "$OUT/$stage.log" | tail -90
-      (cd benchmarks/judge_ladders/out && tar czf "$OUT/$stage.tgz" ./*.json) ;;
+      (cd benchmarks/judge_ladders/out && tar czf "$OUT/$stage.tgz" ./*.json inputs) ;;
     # GPU_TESTS: which tests (paths or node ids; default all of them)
     gpu-tests) timeout $(left ${GPU_TESTS_S:-450}) python3 -m pytest -m gpu -q -rs -p no:cacheprovider ${GPU_TESTS:-tests} 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     gpu-tests-server) timeout $(left 400) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/server tests/runtime 2>&1 | tee "$OUT/gpu-tests-server.log" | tail -25 ;;
@@ -70,6 +71,7 @@ for stage in "$@"; do
     verdicts) timeout $(left 420) python3 -m pytest -m gpu -q -rs -s -p no:cacheprovider tests/runtime/test_verdicts_gpu.py \
                 tests/runtime/test_runtime_gpu.py 2>&1 | tee "$OUT/verdicts.log" | tail -30 ;;
     timing-overhead) timeout $(left 300) python3 benchmarks/timing_overhead.py 2>&1 | tee "$OUT/timing-overhead.log" | tail -60 ;;
+    # LADDERS_ONLY: ladder keys to run instead of the stage's part (run.py --only)
     # WHOLE_MODEL_S, LADDERS_S: a stage's share of the call when several share it
     whole-model) timeout $(left ${WHOLE_MODEL_S:-570}) python3 benchmarks/gpu_whole_model.py --out "$OUT/whole-model" \
                    --deadline $(( $(left ${WHOLE_MODEL_S:-570}) - 15 )) 2>&1 | tee "$OUT/whole-model.log" | tail -60

@@ -2,6 +2,7 @@
 
     python benchmarks/judge_ladders/run.py --part 1 [--out DIR]      # on a GPU, then --part 2
     python benchmarks/judge_ladders/run.py --table DIR [DIR ...]     # the table from saved results, no GPU
+    python benchmarks/judge_ladders/run.py --replay DIR              # today's Judge on DIR's recorded inputs
 
 Each ladder (sgemm.py, reduction.py, …) is a public step-by-step optimization; each step is rendered as a
 KernelBench file and evaluated exactly as a round of the optimize loop evaluates a candidate: compile resources,
@@ -22,6 +23,7 @@ import argparse
 import importlib
 import json
 import os
+import pickle
 import sys
 import time
 from collections import Counter
@@ -89,7 +91,9 @@ def evaluate_ladder(ladder: Ladder, folder: Path, timeout_s: float) -> list[dict
                 report = analyze_text(path, text)
                 info = next((k for k in report.kernels if k.name == step.judged), None)
                 own = tuple(f for f in report.findings if f.kernel == step.judged)
-                verdict = judge(judge_input(evaluation, step.judged, own, info, gpu=gpu))
+                inp = judge_input(evaluation, step.judged, own, info, gpu=gpu)
+                _record(folder.parent / "inputs" / f"{ladder.file(i)}.pkl", inp)
+                verdict = judge(inp)
             steps.append({
                 "correct": evaluation.correct, "median_ms": _median_ms(evaluation), "verdict": verdict,
                 "notes": list(evaluation.notes), "profiled": [p.kernel for p in evaluation.profiles],
@@ -102,6 +106,32 @@ def evaluate_ladder(ladder: Ladder, folder: Path, timeout_s: float) -> list[dict
     for case in cases((ladder,)):
         now, after = steps[case.index], steps[case.index + 1] if case.index + 1 < len(steps) else {"error": "none"}
         rows.append(row(case, now, after))
+    return rows
+
+
+def _record(path: Path, inp) -> None:
+    """The Judge's whole input for one step, kept so that a rule change is replayed without a GPU (--replay)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(inp))
+
+
+def replay(folder: Path) -> list[dict]:
+    """Each saved case re-judged by today's Judge from the inputs its GPU run recorded: the rows, no GPU."""
+    from cudalens.agents.judge import judge
+
+    rows = []
+    for saved in load([folder]):
+        case = next(c for c in all_cases() if c.name == saved["case"])
+        recorded = folder / "inputs" / f"{case.ladder.file(case.index)}.pkl"
+        if not recorded.exists():
+            rows.append(saved)
+            continue
+        v = judge(pickle.loads(recorded.read_bytes()))
+        rows.append(saved | {
+            "method": v.method, "bottleneck": v.bottleneck, "runner_up": v.runner_up,
+            "right": v.method in case.accepted, "bottleneck_right": v.bottleneck in case.bottlenecks,
+            "evidence": [f"{e.shown()}: {e.meaning}" for e in v.evidence], "summary": v.summary,
+        })
     return rows
 
 
@@ -196,11 +226,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--only", default="", help="comma-separated ladder keys (sgemm,histogram): a rerun")
     parser.add_argument("--table", type=Path, nargs="+", help="print the table from these result folders")
+    parser.add_argument("--replay", type=Path, help="re-judge a result folder's recorded inputs (no GPU)")
     parser.add_argument("--timeout", type=float, default=240.0, help="per step, seconds")
     parser.add_argument("--deadline", type=float, default=250.0, help="start no ladder after this many seconds")
     args = parser.parse_args(argv)
     if args.table:
         return report(load(args.table), args.out)
+    if args.replay:
+        return report(replay(args.replay), args.out)
     if args.part is None and not args.only:
         parser.error("give --part 1 or --part 2 (on a GPU), --only KEYS, or --table DIR")
     from cudalens.profiler.prebuild import prebuild
