@@ -38,6 +38,9 @@ class KernelFeatures:
     float_ops_per_thread: float
     global_bytes_per_thread: float
     static_shared_bytes: int
+    # global loads of 2-byte floats (half, bf16): operands the tensor cores take as they are
+    half_float_loads: int = 0
+    warp_shuffle_sites: int = 0  # __shfl*_sync / __reduce_*_sync calls: the warp already exchanges in registers
 
     @property
     def coalesced_fraction(self) -> float:
@@ -99,6 +102,10 @@ def kernel_features(model: KernelModel, findings: list[Finding]) -> KernelFeatur
         float_ops_per_thread=run.float_ops,
         global_bytes_per_thread=bytes_per_thread,
         static_shared_bytes=sum(p.elem.size * _prod(p.dims) for p in run.shared_arrays.values()),
+        half_float_loads=len({(a.node.start_byte, a.node.end_byte) for a in run.accesses
+                              if a.space == "global" and not a.write and a.floating and a.size == 2}),
+        warp_shuffle_sites=len({(c.node.start_byte, c.node.end_byte) for c in run.calls
+                                if c.name.startswith(("__shfl", "__reduce_"))}),
     )
 
 

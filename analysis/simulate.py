@@ -75,6 +75,7 @@ class Access:
     # False under a condition the interpreter could not evaluate (both arms, or the loop's body, run with every
     # lane of `mask`): which threads make the access is then a superset, not a fact
     exact_mask: bool = True
+    floating: bool = False  # the element is a floating-point type (half, float, float4...)
 
     @property
     def sampled(self) -> bool:
@@ -780,7 +781,8 @@ class Simulator:
             size=ref.elem.size, mask=mask.copy(), deps=ref.off.deps, epoch=self.epoch, decl=ref.ptr.decl,
             warp_epoch=self.warp_epoch,
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
-            order=self.order, alloc=ref.ptr.key, exact_mask=self.inexact == 0))
+            order=self.order, alloc=ref.ptr.key, exact_mask=self.inexact == 0,
+            floating=ref.elem.name in FLOAT_TYPES))
 
     def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:
         if target.type == "identifier":

@@ -37,7 +37,7 @@ for stage in "$@"; do
       timeout $(left ${LADDERS_S:-355}) python3 benchmarks/judge_ladders/run.py $which --out benchmarks/judge_ladders/out \
         --deadline $(( $(left ${LADDERS_S:-355}) - 105 )) 2>&1 \
         | tee "$OUT/$stage.log" | tail -90
-      (cd benchmarks/judge_ladders/out && tar czf "$OUT/$stage.tgz" ./*.json inputs) ;;
+      (cd benchmarks/judge_ladders/out && tar czf "$OUT/$stage.tgz" ./*.json) ;;
     # GPU_TESTS: which tests (paths or node ids; default all of them)
     gpu-tests) timeout $(left ${GPU_TESTS_S:-450}) python3 -m pytest -m gpu -q -rs -p no:cacheprovider ${GPU_TESTS:-tests} 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     gpu-tests-server) timeout $(left 400) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/server tests/runtime 2>&1 | tee "$OUT/gpu-tests-server.log" | tail -25 ;;

@@ -27,6 +27,8 @@ class JudgeInput:
     correctness: CorrectnessOutcome | None = None
     timing: TimingResult | None = None
     metrics: ProfileMetrics | None = None
+    # the other kernels profiled in the same call (what a fusion would save is in them)
+    call: tuple[ProfileMetrics, ...] = ()
     cheats: tuple[CheatFinding, ...] = ()
     gpu: GpuSpecs = field(default=DEFAULT_GPU)
 
@@ -55,6 +57,7 @@ def judge_input(
         correctness=evaluation.correctness,
         timing=evaluation.timing,
         metrics=profile,
+        call=tuple(p for p in profiles if p is not profile),
         cheats=tuple(cheats),
         gpu=gpu,
     )

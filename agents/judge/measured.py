@@ -16,6 +16,7 @@ from cudalens.profiler.ncu.metrics import (
     DRAM_THROUGHPUT,
     DURATION,
     GRID_SIZE,
+    L1_HIT_RATE,
     MEMORY_THROUGHPUT,
     REGISTERS,
     SM_THROUGHPUT,
@@ -38,6 +39,22 @@ REPEATED = 4
 DRAM_IDLE_SHARE = 0.5
 # a counter this close (relative) to the value that would change the method: the verdict names both
 CLOSE = 0.10
+# global loads served by L1 at least this often: neighbouring threads or iterations read the same data again
+# through the cache (a stencil's neighbours, a GEMM's rows); a shared-memory or register tile reads it once
+REUSED_IN_L1 = 80.0
+# global atomics at least this share of the global requests: the L2's atomic units serialise them (a histogram's
+# per-element atomicAdd); aggregate in the warp or block first
+ATOMIC_SHARE = 0.25
+# warps stalled at barriers this much (% of active warps) in a kernel whose shared-memory traffic exceeds its
+# global traffic: a shared-memory tree (reduce, scan) synchronising the block at every level
+BARRIER_STALL = 10.0
+# the call's other kernels take at least this share of its kernel time: each writes its result to DRAM for the
+# next to read back, and fusing saves that round trip
+OTHERS_SHARE = 0.25
+# achieved occupancy at least this (% of max warps) with a latency-bound, DRAM-fed kernel: warps are there, each
+# moves too few bytes per instruction (scalar loads); below it the launch gives too few warps
+MANY_WARPS = 50.0
+STREAMING_DRAM = 30.0  # % of DRAM peak: the kernel already streams from DRAM
 
 
 def _line_of(inp: JudgeInput, codes: tuple[str, ...], counter: str | None = None) -> int | None:
@@ -66,7 +83,12 @@ def classify(d: Derived, r: Roofline | None, sm_count: int) -> Bottleneck:
         and theoretical <= 50.0
         and d.occupancy_limiter in ("registers", "shared", "blocks", "warps")
     )
-    if low_theoretical or (achieved is not None and achieved < 25.0):
+    # achieved occupancy far under a full theoretical one is a launch with too few warps (under a wave), not a
+    # resource limit: the warps that run wait on memory, a latency problem (the H200's scale_shift_one_load:
+    # 6 % achieved of 100 %, 95 % of warps waiting on loads; its fix was more loads in flight a thread)
+    if low_theoretical or (
+        achieved is not None and achieved < 25.0 and (theoretical is None or theoretical <= 50.0)
+    ):
         return "occupancy"
     if r is not None and sm < 30 and mem < 30 and r.point.total_flops and r.bound == "compute":
         return "compute"
@@ -107,7 +129,8 @@ def measured_verdict(inp: JudgeInput) -> Verdict:
 # the derived counters the thresholds between methods read (counts such as the grid size are exact, not nudged)
 _NUDGED = (
     "memory_pct", "sm_pct", "dram_pct", "sectors_per_request", "store_sectors_per_request", "bank_conflict_ratio",
-    "threads_per_inst", "achieved_occupancy_pct", "theoretical_occupancy_pct", "tensor_pipe_pct",
+    "threads_per_inst", "achieved_occupancy_pct", "theoretical_occupancy_pct", "tensor_pipe_pct", "l1_hit_pct",
+    "atomic_share", "shared_per_global",
 )
 
 
@@ -200,6 +223,11 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
             )
         ]
     atomic = next((f for f in inp.findings if f.code == SingleAddressGlobalAtomic.code), None)
+    if atomic is None and d.atomic_share is not None and d.atomic_share >= ATOMIC_SHARE and b in ("memory", "latency"):
+        return "use-warp-shuffles", [
+            Evidence("atomic_share", d.atomic_share, "share of global requests that are atomics: the L2 serialises "
+                     "them; combine in the warp or a shared-memory copy per block first")
+        ]
     if atomic is not None and b in ("memory", "latency"):
         # every thread's atomic lands on one address: the L2 serialises them, whatever the throughput says.
         # Before divergence: idle lanes waste at most 32/threads_per_inst of the issue slots, while one address
@@ -216,6 +244,10 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
                 _line_of(inp, ("CL2",), "thread_inst"),
             )
         ]
+    for rule in (_fusion, _reuse_in_l1, _half_on_cuda_cores, _shared_tree):
+        chosen = rule(b, d, r, inp)
+        if chosen is not None:
+            return chosen
     if b == "occupancy":
         return _occupancy_method(d, inp)
     if b == "compute":
@@ -241,7 +273,14 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
             return "tile-in-shared-memory", [
                 Evidence(DRAM_THROUGHPUT, d.dram_pct or 0.0, "DRAM throughput, % of peak")
             ]
-        if d.dram_pct is not None and d.memory_pct is not None and d.dram_pct < DRAM_IDLE_SHARE * d.memory_pct:
+        if (
+            d.dram_pct is not None
+            and d.memory_pct is not None
+            and d.dram_pct < DRAM_IDLE_SHARE * d.memory_pct
+            and ai is not None
+            and ai >= 1.0
+        ):
+            # (below 1 FLOP a byte each operand is used about once: there is nothing to reuse)
             # the memory pipeline is saturated while DRAM idles: the same operands cross L1/L2 (or shared memory)
             # over and over; wider loads move them no fewer times, a register or shared tile does
             return "tile-in-shared-memory", [
@@ -262,6 +301,21 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
                     f"stall:{d.top_stall[0]}", d.top_stall[1], "top warp stall reason (cycles per issue)"
                 )
             ]
+        if (
+            d.top_stall
+            and d.top_stall[0] == "long_scoreboard"
+            and (d.achieved_occupancy_pct or 0) >= MANY_WARPS
+            and (d.dram_pct or 0) >= STREAMING_DRAM
+            and d.sectors_per_request is not None
+            and d.sectors_per_request <= IDEAL_SECTORS
+        ):
+            # enough warps, each waiting on 4-byte loads from DRAM: wider loads put more bytes in flight per
+            # instruction (Little's law), which more warps could not
+            return "vectorize-memory-access", [
+                Evidence(f"stall:{d.top_stall[0]}", d.top_stall[1], "top warp stall reason (cycles per issue)"),
+                Evidence("sectors_per_request", d.sectors_per_request,
+                         f"sectors per global load request: scalar 4-byte loads (float4 gives {4 * IDEAL_SECTORS:g})"),
+            ]
         if d.top_stall:
             return "hide-memory-latency", [
                 Evidence(
@@ -270,6 +324,68 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
             ]
         return "hide-memory-latency", []
     return "increase-parallelism", []
+
+
+Chosen = tuple[str, list[Evidence]] | None
+
+
+def _fusion(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> Chosen:
+    """A streaming kernel among others in one call that take a real share of its time: fuse them."""
+    if b not in ("memory", "latency") or not inp.call or inp.metrics is None:
+        return None
+    if r is not None and r.point.intensity is not None and r.point.intensity >= inp.gpu.ridge_point:
+        return None
+    own = inp.metrics.get(DURATION) or 0.0
+    others = sum((p.get(DURATION) or 0.0) * p.launches for p in inp.call)
+    total = own * inp.metrics.launches + others
+    if not total or others / total < OTHERS_SHARE:
+        return None
+    names = ", ".join(sorted({p.kernel.split("(")[0] for p in inp.call}))
+    return "fuse-kernel-launches", [
+        Evidence("other_kernels_share", others / total, f"of the call's kernel time in {len(inp.call)} other "
+                 f"kernel(s) ({names}): each passes its data through DRAM to the next")
+    ]
+
+
+def _reuse_in_l1(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> Chosen:
+    """A busy kernel whose global loads mostly hit L1 while DRAM idles: the same data is read again and again."""
+    if b not in ("memory", "compute") or d.l1_hit_pct is None or d.l1_hit_pct < REUSED_IN_L1:
+        return None
+    if d.dram_pct is None or d.memory_pct is None or d.dram_pct >= DRAM_IDLE_SHARE * d.memory_pct:
+        return None
+    return "tile-in-shared-memory", [
+        Evidence(L1_HIT_RATE, d.l1_hit_pct, f"% of global sectors served by L1 (DRAM at {d.dram_pct:.0f} %): "
+                 "neighbouring threads re-read the same data; load it once into a shared or register tile")
+    ]
+
+
+def _half_on_cuda_cores(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> Chosen:
+    """Half-precision operands of a matrix-product-like kernel (above the ridge) with the tensor pipe idle."""
+    features = inp.kernel_info.features if inp.kernel_info else None
+    if features is None or not features.half_float_loads or b not in ("memory", "compute"):
+        return None
+    if r is None or r.bound != "compute" or d.tensor_pipe_pct is None or d.tensor_pipe_pct >= 5:
+        return None
+    return "use-tensor-cores", [
+        Evidence(TENSOR_PIPE, d.tensor_pipe_pct, f"tensor pipe busy, % — {features.half_float_loads} half-precision "
+                 "operand loads feed the CUDA cores; mma/WMMA takes them as they are")
+    ]
+
+
+def _shared_tree(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> Chosen:
+    """A block-wide shared-memory tree (reduction, scan) waiting at its barriers: reduce in registers with warp
+    shuffles, one shared slot a warp. Not for kernels that shuffle already, nor tiles of a product."""
+    features = inp.kernel_info.features if inp.kernel_info else None
+    if features is not None and features.warp_shuffle_sites:
+        return None
+    if d.stall("barrier") < BARRIER_STALL or (d.shared_per_global or 0) < 1.0:
+        return None
+    if r is not None and r.bound == "compute":
+        return None
+    return "use-warp-shuffles", [
+        Evidence("stall:barrier", d.stall("barrier"), "% of warps waiting at barriers, with "
+                 f"{d.shared_per_global:.1f} shared-memory wavefronts a global request: a tree through shared memory")
+    ]
 
 
 def _occupancy_method(d: Derived, inp: JudgeInput) -> tuple[str, list[Evidence]]:

@@ -11,11 +11,14 @@ from cudalens.profiler.ncu.metrics import (
     ACHIEVED_OCCUPANCY,
     BLOCK_SIZE,
     DRAM_THROUGHPUT,
+    GLOBAL_ATOM_REQUESTS,
     GLOBAL_LD_REQUESTS,
     GLOBAL_LD_SECTORS,
+    GLOBAL_RED_REQUESTS,
     GLOBAL_ST_REQUESTS,
     GLOBAL_ST_SECTORS,
     GRID_SIZE,
+    L1_HIT_RATE,
     MEMORY_THROUGHPUT,
     OCCUPANCY_LIMITS,
     REGISTERS,
@@ -50,6 +53,13 @@ class Derived:
     block_size: float | None
     registers: float | None
     top_stall: tuple[str, float] | None
+    l1_hit_pct: float | None = None  # sectors served by L1: data read again by neighbouring threads or iterations
+    atomic_share: float | None = None  # global atomic requests (ATOM + RED) among all global requests
+    shared_per_global: float | None = None  # shared-memory wavefronts per global request
+    stalls: tuple[tuple[str, float], ...] = ()  # every stall reason measured, % of active warps
+
+    def stall(self, reason: str) -> float:
+        return dict(self.stalls).get(reason, 0.0)
 
 
 def derive(p: ProfileMetrics) -> Derived:
@@ -63,6 +73,10 @@ def derive(p: ProfileMetrics) -> Derived:
     conflicts = None
     if wavefronts:
         conflicts = ((p.get(SHARED_LD_CONFLICTS) or 0.0) + (p.get(SHARED_ST_CONFLICTS) or 0.0)) / wavefronts
+    loads, stores = p.get(GLOBAL_LD_REQUESTS) or 0.0, p.get(GLOBAL_ST_REQUESTS) or 0.0
+    atomics = (p.get(GLOBAL_ATOM_REQUESTS) or 0.0) + (p.get(GLOBAL_RED_REQUESTS) or 0.0)
+    known_atomics = p.get(GLOBAL_ATOM_REQUESTS) is not None or p.get(GLOBAL_RED_REQUESTS) is not None
+    requests = loads + stores + atomics
     limits = {k: p.get(v) for k, v in OCCUPANCY_LIMITS.items() if p.get(v) is not None}
     limiter = min(limits, key=lambda k: limits[k]) if limits else None
     stalls = {reason: p.get(name) for reason, name in STALLS.items() if p.get(name) is not None}
@@ -83,6 +97,10 @@ def derive(p: ProfileMetrics) -> Derived:
         block_size=p.get(BLOCK_SIZE),
         registers=p.get(REGISTERS),
         top_stall=top,
+        l1_hit_pct=p.get(L1_HIT_RATE),
+        atomic_share=atomics / requests if known_atomics and requests else None,
+        shared_per_global=wavefronts / (loads + stores) if wavefronts and loads + stores else None,
+        stalls=tuple(sorted(stalls.items())),
     )
 
 

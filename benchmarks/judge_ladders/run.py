@@ -2,7 +2,8 @@
 
     python benchmarks/judge_ladders/run.py --part 1 [--out DIR]      # on a GPU, then --part 2
     python benchmarks/judge_ladders/run.py --table DIR [DIR ...]     # the table from saved results, no GPU
-    python benchmarks/judge_ladders/run.py --replay DIR              # today's Judge on DIR's recorded inputs
+    python benchmarks/judge_ladders/run.py --replay measured_h200.json  # today's Judge on recorded counters
+    python benchmarks/judge_ladders/run.py --table DIR ... --keep measured_h200.json  # keep a GPU run's rows
 
 Each ladder (sgemm.py, reduction.py, …) is a public step-by-step optimization; each step is rendered as a
 KernelBench file and evaluated exactly as a round of the optimize loop evaluates a candidate: compile resources,
@@ -23,7 +24,6 @@ import argparse
 import importlib
 import json
 import os
-import pickle
 import sys
 import time
 from collections import Counter
@@ -86,15 +86,16 @@ def evaluate_ladder(ladder: Ladder, folder: Path, timeout_s: float) -> list[dict
             except Exception as exc:  # one step that cannot run drops its cases, not the table
                 steps.append({"error": f"{type(exc).__name__}: {exc}"})
                 continue
-            verdict = None
+            verdict, counters = None, None
             if step.method is not None and evaluation.correct:
                 report = analyze_text(path, text)
                 info = next((k for k in report.kernels if k.name == step.judged), None)
                 own = tuple(f for f in report.findings if f.kernel == step.judged)
                 inp = judge_input(evaluation, step.judged, own, info, gpu=gpu)
-                _record(folder.parent / "inputs" / f"{ladder.file(i)}.pkl", inp)
+                counters = recorded(inp)
                 verdict = judge(inp)
             steps.append({
+                "counters": counters,
                 "correct": evaluation.correct, "median_ms": _median_ms(evaluation), "verdict": verdict,
                 "notes": list(evaluation.notes), "profiled": [p.kernel for p in evaluation.profiles],
                 "failure": "" if evaluation.correct else (evaluation.correctness.message or evaluation.compile.log)[-600:],
@@ -109,30 +110,54 @@ def evaluate_ladder(ladder: Ladder, folder: Path, timeout_s: float) -> list[dict
     return rows
 
 
-def _record(path: Path, inp) -> None:
-    """The Judge's whole input for one step, kept so that a rule change is replayed without a GPU (--replay)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(pickle.dumps(inp))
+def recorded(inp) -> dict:
+    """What the Judge read from the GPU for one step (the judged kernel's counters, the call's other kernels',
+    the GPU's specs) as JSON: a rule change is then replayed on the CPU (--replay) on the same measurements."""
+    from dataclasses import asdict
+
+    def kernel(p) -> dict:
+        return {"kernel": p.kernel, "launches": p.launches, "metrics": dict(p.metrics)}
+
+    return {**kernel(inp.metrics), "call": [kernel(p) for p in inp.call], "gpu": asdict(inp.gpu)}
 
 
-def replay(folder: Path) -> list[dict]:
-    """Each saved case re-judged by today's Judge from the inputs its GPU run recorded: the rows, no GPU."""
-    from cudalens.agents.judge import judge
+def judged_again(row: dict, case: Case):
+    """Today's Judge on a row's recorded counters, with the static half (findings, the kernel's features)
+    derived again from the step's text by today's analyzer."""
+    from cudalens.agents.evaluation import ProfileMetrics
+    from cudalens.agents.gpu_specs import GpuSpecs
+    from cudalens.agents.judge import JudgeInput, judge
+    from cudalens.analysis.api import analyze_text
 
-    rows = []
-    for saved in load([folder]):
+    c = row["counters"]
+
+    def profile(k: dict) -> ProfileMetrics:
+        return ProfileMetrics.of(k["kernel"], k["metrics"], launches=k["launches"])
+
+    report = analyze_text(case.ladder.file(case.index), case.ladder.render(case.index))
+    return judge(JudgeInput(
+        kernel=case.step.judged,
+        findings=tuple(f for f in report.findings if f.kernel == case.step.judged),
+        kernel_info=next((k for k in report.kernels if k.name == case.step.judged), None),
+        metrics=profile(c), call=tuple(profile(k) for k in c["call"]), gpu=GpuSpecs(**c["gpu"]),
+    ))
+
+
+def replay(rows: list[dict]) -> list[dict]:
+    """Each measured case re-judged by today's Judge from the counters its GPU run recorded: the rows, no GPU."""
+    out = []
+    for saved in rows:
         case = next(c for c in all_cases() if c.name == saved["case"])
-        recorded = folder / "inputs" / f"{case.ladder.file(case.index)}.pkl"
-        if not recorded.exists():
-            rows.append(saved)
+        if not saved.get("counters"):
+            out.append(saved)
             continue
-        v = judge(pickle.loads(recorded.read_bytes()))
-        rows.append(saved | {
+        v = judged_again(saved, case)
+        out.append(saved | {
             "method": v.method, "bottleneck": v.bottleneck, "runner_up": v.runner_up,
             "right": v.method in case.accepted, "bottleneck_right": v.bottleneck in case.bottlenecks,
             "evidence": [f"{e.shown()}: {e.meaning}" for e in v.evidence], "summary": v.summary,
         })
-    return rows
+    return out
 
 
 def row(case: Case, now: dict, after: dict) -> dict:
@@ -156,6 +181,7 @@ def row(case: Case, now: dict, after: dict) -> dict:
         "bottleneck_right": bool(v and v.bottleneck in case.bottlenecks),
         "evidence": [f"{e.shown()}: {e.meaning}" for e in v.evidence] if v else [],
         "summary": v.summary if v else "", "seconds": now.get("seconds"), "profiled": now.get("profiled", []),
+        "counters": now.get("counters"),
     }
 
 
@@ -195,12 +221,14 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load(folders: list[Path]) -> list[dict]:
+def load(sources: list[Path]) -> list[dict]:
+    """The case rows of result folders (one JSON a case) and kept files (a list of rows), later ones winning."""
     known = {c.name for c in all_cases()}
     rows = {}
-    for folder in folders:
-        for path in sorted(folder.glob("*.json")):
-            data = json.loads(path.read_text(encoding="utf-8"))
+    for source in sources:
+        found = [json.loads(source.read_text(encoding="utf-8"))] if source.is_file() else [
+            json.loads(path.read_text(encoding="utf-8")) for path in sorted(source.glob("*.json"))]
+        for data in (d for item in found for d in (item if isinstance(item, list) else [item])):
             if data.get("case") in known:
                 rows[data["case"]] = data
     order = [c.name for c in all_cases()]
@@ -226,14 +254,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--only", default="", help="comma-separated ladder keys (sgemm,histogram): a rerun")
     parser.add_argument("--table", type=Path, nargs="+", help="print the table from these result folders")
-    parser.add_argument("--replay", type=Path, help="re-judge a result folder's recorded inputs (no GPU)")
+    parser.add_argument("--replay", type=Path, nargs="+", help="re-judge these results' recorded counters (no GPU)")
+    parser.add_argument("--keep", type=Path, help="with --table: also write the merged rows to this file")
     parser.add_argument("--timeout", type=float, default=240.0, help="per step, seconds")
     parser.add_argument("--deadline", type=float, default=250.0, help="start no ladder after this many seconds")
     args = parser.parse_args(argv)
     if args.table:
-        return report(load(args.table), args.out)
+        rows = load(args.table)
+        if args.keep:
+            args.keep.write_text(json.dumps(rows, indent=1, default=str) + "\n", encoding="utf-8")
+        return report(rows, args.out)
     if args.replay:
-        return report(replay(args.replay), args.out)
+        return report(replay(load(args.replay)), args.out)
     if args.part is None and not args.only:
         parser.error("give --part 1 or --part 2 (on a GPU), --only KEYS, or --table DIR")
     from cudalens.profiler.prebuild import prebuild

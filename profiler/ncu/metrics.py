@@ -40,6 +40,9 @@ SHARED_ST_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
 SHARED_LD_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 SHARED_ST_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
 THREADS_PER_INST = "smsp__thread_inst_executed_per_inst_executed.ratio"
+# global atomics: returning (ATOM) and fire-and-forget (RED) requests, against the loads and stores above
+GLOBAL_ATOM_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"
+GLOBAL_RED_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"
 TENSOR_PIPE = "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active"
 L1_HIT_RATE = "l1tex__t_sector_hit_rate.pct"
 L2_HIT_RATE = "lts__t_sector_hit_rate.pct"
@@ -123,6 +126,7 @@ METRIC_SET = MetricSet(
         *OCCUPANCY_LIMITS.values(), GRID_SIZE, BLOCK_SIZE, REGISTERS,
         GLOBAL_LD_SECTORS, GLOBAL_LD_REQUESTS, GLOBAL_ST_SECTORS, GLOBAL_ST_REQUESTS, SHARED_LD_CONFLICTS, SHARED_ST_CONFLICTS,
         SHARED_LD_WAVEFRONTS, SHARED_ST_WAVEFRONTS, THREADS_PER_INST, TENSOR_PIPE, *STALLS.values(),
+        GLOBAL_ATOM_REQUESTS, GLOBAL_RED_REQUESTS, L1_HIT_RATE,
     ),
     roofline=(DURATION, DRAM_BYTES, DRAM_BYTES_READ, DRAM_BYTES_WRITE, *FLOP_COUNTERS),
     context=CUDAFORGE_METRICS,

@@ -78,3 +78,25 @@ def test_a_case_counts_only_when_both_steps_pass_and_the_next_is_faster() -> Non
     table = RUN["table"]([counted, slow, wrong])
     assert "**First method right: 1/1 = 100%; bottleneck right: 1/1 = 100%**" in table
     assert "2 of 3 cases not counted" in table
+
+
+MEASURED = LADDERS / "measured_h200.json"
+
+
+def test_the_judge_on_the_counters_the_h200_measured_keeps_its_accuracy() -> None:
+    """Today's Judge on every counted case's recorded H200 counters (run.py --replay): a rule change that loses a
+    case the ladders measured fails here, on the CPU. The floor is the last measured figure (docs/optimize.md)."""
+    rows = [r for r in RUN["replay"](RUN["load"]([MEASURED])) if r["counted"]]
+    right = sum(r["right"] for r in rows)
+    bottleneck_right = sum(r["bottleneck_right"] for r in rows)
+    assert len(rows) >= 30
+    assert right >= 0.8 * len(rows), [(r["case"], r["truth"], r["method"]) for r in rows if not r["right"]]
+    assert bottleneck_right >= 0.9 * len(rows)
+
+
+def test_recorded_counters_are_metrics_the_profiler_asks_for() -> None:
+    from cudalens.profiler.ncu.metrics import METRICS
+
+    rows = [r for r in RUN["load"]([MEASURED]) if r.get("counters")]
+    named = {name for r in rows for k in (r["counters"], *r["counters"]["call"]) for name in k["metrics"]}
+    assert named and named <= set(METRICS)
