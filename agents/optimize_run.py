@@ -12,6 +12,7 @@ flight before the CancelledError goes on.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -35,7 +36,7 @@ from cudalens.agents.search.ray_backend import (
 from cudalens.analysis.api import analyze_text
 from cudalens.analysis.findings import Finding
 from cudalens.profiler.gpu_specs import gpu_count
-from cudalens.profiler.prebuild import prebuild_source
+from cudalens.profiler.prebuild import BuildWorkers
 from cudalens.profiler.processes import CancelToken
 
 
@@ -98,6 +99,10 @@ class OptimizeRun:
         else:
             self.devices = devices_for(spec)
             self.evaluators = [local_evaluator(spec.source, settings, d) for d in self.devices]
+        # warm build workers (torch imported once, a fork per candidate) for the builds ahead on this host
+        self.builders = (BuildWorkers(min(spec.loop.width, os.cpu_count() or 1), python=settings.python,
+                                      timeout=settings.timeout_s, start="load_inline" in spec.source)
+                         if _builds_ahead(spec) and spec.ray is None else None)
         self.leases = DeviceLeases(
             [WithCompileResources(e, spec.path) for e in self.evaluators], self.devices,
             build=self._build_ahead if _builds_ahead(spec) else None,
@@ -128,9 +133,8 @@ class OptimizeRun:
         resources.start()
         if "load_inline" in source and self.spec.ray is not None:  # on the nodes, whichever actor gets it
             build_on_every_node(source, self.spec.ray, self.spec.evaluator.timeout_s, cancel)
-        elif "load_inline" in source:
-            prebuild_source(source, python=self.spec.evaluator.python, timeout=self.spec.evaluator.timeout_s,
-                            cancel=cancel)
+        elif "load_inline" in source and self.builders is not None:
+            self.builders.build_source(source, cancel)
         resources.join()
 
     def run(self) -> OptimizeResult:
@@ -143,6 +147,8 @@ class OptimizeRun:
 
     def close(self) -> None:
         self.leases.close()
+        if self.builders is not None:
+            self.builders.close()
 
     async def run_async(self) -> OptimizeResult:
         """The run in a thread. On cancel: the cancel event, and the evaluator's kill switch pressed until the

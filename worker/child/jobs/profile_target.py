@@ -81,7 +81,12 @@ def main(argv: list[str]) -> int:
         if not line:
             return 0  # the parent went away: nothing to run
         argv = [line]
-    payload = json.loads(Path(argv[0]).read_text())
+    return run_target(json.loads(Path(argv[0]).read_text()))
+
+
+def run_target(payload: dict) -> int:
+    """What `main` runs for a payload: 0 when the calls returned, 1 (one line on stderr) when they raised. The
+    `build_ahead` job calls it in a child forked from a worker that has imported torch."""
     try:
         import torch
 
