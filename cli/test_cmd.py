@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from cudalens.analysis.api import analyze_text
 from cudalens.analysis.file_kinds import builds_cuda
@@ -14,6 +15,8 @@ from cudalens.cli.progress import StageProgress
 from cudalens.profiler.gpu_specs import NoGpu, detect_gpu
 from cudalens.profiler.reverify import reverification, verified
 from cudalens.profiler.run_findings import no_gpu_message, outcome_findings, timing_findings
+from cudalens.worker import warm
+from cudalens.worker.child.protocol import JobResult
 from cudalens.worker.child.results import BASELINES, TestResult, TimingResult
 from cudalens.worker.run_job import run_job
 
@@ -35,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", help="cuda (default when available) or cpu")
     parser.add_argument("--allow-torch-ops", action="store_true",
                         help="let ModelNew use PyTorch's ops beside its kernel (the anti-cheat check CL907 otherwise fails it)")
+    parser.add_argument("--warm", action="store_true",
+                        help="reuse this terminal session's warm worker (torch imported, the CUDA context made), "
+                        "starting it if there is none; it exits after 15 idle minutes or with the session")
     add_common_arguments(parser, timeout=600.0)
 
 
@@ -50,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(no_gpu_message("testing", path.name, gpu.reason), file=sys.stderr)  # the editor's words
         return 2
     payload = {
-        "path": str(path.resolve()), "reference": args.reference, "trials": args.trials, "seed": args.seed,
+        "path": str(path.resolve()), "reference": args.reference and str(Path(args.reference).resolve()), "trials": args.trials, "seed": args.seed,
         "atol": args.atol, "rtol": args.rtol, "precision": args.precision, "time": args.time, "compile_reference": args.compile_reference,
         "baseline": args.baseline,
         "budget_ms": args.budget_ms, "device": args.device, "allow_torch_ops": args.allow_torch_ops,
@@ -58,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     progress = StageProgress(f"test {path.name}")
     progress("starting the worker", 0.0)
     try:
-        outcome = run_job("test", payload, timeout_s=args.timeout, python=args.python, on_progress=progress)
+        outcome = _run_test(payload, args, progress)
         if reverification(outcome, payload) is not None:
             progress("re-verifying a speedup above 10× in a fresh process", None)
         outcome = verified(outcome, payload, timeout_s=args.timeout, python=args.python)
@@ -80,6 +86,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(str(path), test, timing, findings))
     return 0 if test is not None and test.passed and not any(f.severity.rank >= 2 for f in findings) else 1
+
+
+def _run_test(payload: dict, args: argparse.Namespace, progress: StageProgress) -> JobResult:
+    """The test job: on the session's warm worker with --warm (a worker of its own where none can serve)."""
+    if args.warm:
+        try:
+            gpu = args.device != "cpu" and not isinstance(detect_gpu(), NoGpu)
+            return warm.run_job("test", payload, timeout_s=args.timeout, python=args.python, gpu=gpu,
+                                on_progress=progress)
+        except warm.WarmUnavailable as exc:
+            progress.clear()
+            print(f"cudalens test: no warm worker ({exc}): a worker for this run alone", file=sys.stderr)
+    return run_job("test", payload, timeout_s=args.timeout, python=args.python, on_progress=progress)
 
 
 def render(path: str, test: TestResult | None, timing: TimingResult | None, findings: list) -> str:

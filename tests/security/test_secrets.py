@@ -78,6 +78,32 @@ def test_the_users_file_under_cudalens_test_finds_no_secret(tmp_path: Path, secr
     _assert_clean(sightings(report), cli.pid, "cudalens test's worker")
 
 
+def test_the_users_file_under_cudalens_test_warm_finds_no_secret(tmp_path: Path, secrets: dict[str, str]):
+    """The warm server outlives the command that started it: it starts from the clean environment too."""
+    import signal
+    import tempfile
+
+    cache = Path(tempfile.mkdtemp(prefix="clw-", dir="/tmp"))  # a socket's path fits in 107 bytes
+    spy, report = _spy(tmp_path, secrets)
+    try:
+        for _ in range(2):  # the first starts the server, the second only talks to it
+            cli = subprocess.Popen([sys.executable, "-m", "cudalens", "test", str(spy), "--device", "cpu", "--warm"],
+                                   env=_env(secrets, XDG_CACHE_HOME=str(cache)), cwd=tmp_path,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            _, err = cli.communicate(timeout=300)
+            assert cli.returncode == 0 and b"no warm worker" not in err, err.decode()[-2000:]
+        _assert_clean(sightings(report), None, "cudalens test --warm's worker")
+    finally:
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                argv = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"cudalens.worker.warm" in argv and str(cache).encode() in argv:
+                os.kill(int(proc.name), signal.SIGTERM)
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 def test_an_llm_candidate_in_cudalens_optimize_finds_no_secret(tmp_path: Path, secrets: dict[str, str]):
     (tmp_path / "row_sum.py").write_text(START)
     report = tmp_path / "candidate.report"

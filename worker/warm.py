@@ -1,0 +1,260 @@
+"""A warm worker the CLI reuses across its invocations (`cudalens test --warm`): torch imported, the CUDA context
+made and CUPTI started once, then each command of the same terminal session sends its job there instead of
+starting a worker of its own.
+
+Opt-in, per user and per session. A small server (this module run as a program) holds a `WorkerPool` and listens
+on a Unix socket in `$XDG_CACHE_HOME/cudalens/warm/`: a folder only its user may enter (0700, else no warm worker),
+the socket 0600, and a peer of another user is refused. The socket is named by the session, the interpreter, the
+working folder and the environment given to the worker, so a command reuses only a worker it would have started
+the same way. The server starts from the clean environment (child_env: no secret reaches it or its worker) in
+its own session; it runs one job at a time, cancels a job whose command went away (Ctrl-C), and exits, its worker
+with it, after `IDLE_S` without a job or once the session's leader (the terminal's shell) is gone.
+
+Messages on the socket are the worker protocol's lines: a `JobRequest` in, `Progress` and a `JobResult` out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from cudalens.profiler.child_env import clean_env
+from cudalens.worker.child.protocol import (
+    PROTOCOL_VERSION,
+    Failure,
+    JobRequest,
+    JobResult,
+    Progress,
+    ProtocolError,
+    decode,
+    encode,
+)
+from cudalens.worker.pool import GPU_WARMUP, WorkerPool
+
+IDLE_S = 900.0  # a warm worker with no job for this long exits (it holds a CUDA context and GPU memory)
+START_S = 30.0  # how long a command waits for the server it started to listen
+_SOCKET_PATH_MAX = 107  # sun_path's bytes on Linux, less its NUL
+
+
+class WarmUnavailable(RuntimeError):
+    """No warm worker can serve this command (why, in one line): it runs a worker of its own."""
+
+
+def warm_dir() -> Path:
+    """`$XDG_CACHE_HOME/cudalens/warm`, made 0700; refused unless it is a folder of this user that no one else
+    may enter."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cudalens" / "warm"
+    try:
+        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(base)
+    except OSError as exc:
+        raise WarmUnavailable(f"cannot make {base}: {exc.strerror}") from None
+    if not os.path.isdir(base) or os.path.islink(base) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise WarmUnavailable(f"{base} must be a folder of yours that only you may enter (chmod 700)")
+    return base
+
+
+def socket_path(python: str, cwd: str, env: dict[str, str] | None) -> Path:
+    """This session's socket for a worker of `python` in `cwd` with `env`."""
+    key = json.dumps([os.path.realpath(python), os.path.realpath(cwd), sorted((env or {}).items()),
+                      str(Path(__file__).resolve().parent), PROTOCOL_VERSION])
+    path = warm_dir() / f"{os.getsid(0)}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.sock"
+    if len(os.fsencode(path)) > _SOCKET_PATH_MAX:
+        raise WarmUnavailable(f"{path} is too long for a Unix socket")
+    return path
+
+
+# -- the command's side ----------------------------------------------------------------------------------------
+
+
+def run_job(
+    kind: str, payload: dict, *, timeout_s: float, python: str | None = None, cwd: str | None = None,
+    env: dict[str, str] | None = None, gpu: bool = False,
+    on_progress: Callable[[str, float | None], None] | None = None,
+) -> JobResult:
+    """The job on this session's warm worker, started (warming up for a GPU when `gpu`) when there is none;
+    raises `WarmUnavailable` when none can be reached, before the job was sent."""
+    python, cwd = python or sys.executable, cwd or os.getcwd()
+    path = socket_path(python, cwd, env)
+    conn = _connect(path)
+    if conn is None:
+        _start_server(path, python, cwd, env, gpu)
+        deadline = time.monotonic() + START_S
+        while conn is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            conn = _connect(path)
+        if conn is None:
+            raise WarmUnavailable(f"its server did not listen within {START_S:g} s (log: {path.with_suffix('.log')})")
+    request = JobRequest(f"job-{os.getpid()}-warm", kind, payload, timeout_s)
+    with conn:
+        conn.sendall((encode(request) + "\n").encode())
+        heard = False
+        for raw in conn.makefile("rb"):
+            message = decode(raw)
+            heard = True
+            if isinstance(message, Progress) and on_progress is not None:
+                on_progress(message.message, message.fraction)
+            elif isinstance(message, JobResult):
+                return message
+            elif isinstance(message, Failure):
+                raise WarmUnavailable(f"its server refused the job: {message.message}")
+    if not heard:  # it was leaving (idle) as the job came: nothing ran
+        raise WarmUnavailable("its server closed the connection")
+    return JobResult(request.id, kind, "crash", error="the warm worker's server went away during the job")
+
+
+def _connect(path: Path) -> socket.socket | None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(str(path))
+    except OSError:  # none, or a stale socket of a server that is gone
+        conn.close()
+        return None
+    return conn
+
+
+def _start_server(path: Path, python: str, cwd: str, env: dict[str, str] | None, gpu: bool) -> None:
+    """The server, in a session of its own (it outlives this command) and from the clean environment."""
+    import cudalens
+
+    here = str(Path(cudalens.__file__).resolve().parent.parent)  # cudalens importable from any `cwd`
+    path_var = os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))
+    args = [sys.executable, "-m", "cudalens.worker.warm", "--socket", str(path), "--python", python, "--cwd", cwd,
+            "--session", str(os.getsid(0)), "--env", json.dumps(env or {})]
+    log = os.open(path.with_suffix(".log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        subprocess.Popen([*args, *(["--gpu"] if gpu else [])], env=clean_env({"PYTHONPATH": path_var}), cwd=cwd, stdin=subprocess.DEVNULL,
+                         stdout=log, stderr=log, start_new_session=True, close_fds=True)
+    except OSError as exc:
+        raise WarmUnavailable(f"cannot start its server: {exc.strerror}") from None
+    finally:
+        os.close(log)
+
+
+# -- the server ------------------------------------------------------------------------------------------------
+
+
+def serve(path: Path, python: str, cwd: str, env: dict[str, str], session: int, gpu: bool,
+          idle_s: float = IDLE_S) -> int:
+    lock = open(path.with_suffix(".lock"), "a")  # held (and locked) for the server's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another server of this socket is up (two commands started one each)
+    leader = _start_time(session)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # a stale socket: its server is gone (it held the lock)
+    _prune(path.parent)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mask = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(mask)
+    listener.listen(8)
+    listener.settimeout(0.5)
+    pool = WorkerPool(python=python, env=env or None, cwd=cwd, keep_warm=True,
+                      warmup=GPU_WARMUP if gpu else {"modules": ["torch"]})
+    pool.prestart()
+    last = time.monotonic()
+    try:
+        while time.monotonic() - last < idle_s and leader is not None and _start_time(session) == leader:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                if _peer_uid(conn) == os.getuid():
+                    _serve_one(conn, pool)
+            last = time.monotonic()
+    finally:
+        listener.close()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        pool.close()
+    return 0
+
+
+def _serve_one(conn: socket.socket, pool: WorkerPool) -> None:
+    conn.settimeout(10.0)
+    try:
+        message = decode(conn.makefile("rb").readline())
+    except (OSError, ProtocolError) as exc:
+        _send(conn, Failure(f"no job request: {exc}"))
+        return
+    if not isinstance(message, JobRequest):
+        _send(conn, Failure(f"expected a job, got {type(message).__name__}"))
+        return
+    conn.settimeout(None)
+    done = threading.Event()
+
+    def watch() -> None:  # the command went away (Ctrl-C, killed): its job is killed, not finished for no one
+        with contextlib.suppress(OSError):
+            conn.recv(1)
+        if not done.is_set():
+            pool.cancel(message.id)
+
+    threading.Thread(target=watch, daemon=True, name="cudalens-warm-watch").start()
+    result = pool.run(message, on_progress=lambda progress: _send(conn, progress))
+    done.set()
+    _send(conn, result)
+
+
+def _send(conn: socket.socket, message: object) -> None:
+    with contextlib.suppress(OSError):
+        conn.sendall((encode(message) + "\n").encode())  # type: ignore[arg-type]
+
+
+def _prune(folder: Path) -> None:
+    """The sockets, locks and logs of sessions that have ended."""
+    for entry in folder.glob("*-*.*"):
+        sid = entry.name.split("-", 1)[0]
+        if sid.isdigit() and _start_time(int(sid)) is None:
+            with contextlib.suppress(OSError):
+                entry.unlink()
+
+
+def _peer_uid(conn: socket.socket) -> int:
+    _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return uid
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (/proc), which tells it from a later process given the same number; None: gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()
+    return None if fields[0] == "Z" else fields[19]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cudalens.worker.warm", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--socket", required=True)
+    parser.add_argument("--python", required=True)
+    parser.add_argument("--cwd", required=True)
+    parser.add_argument("--session", type=int, required=True)
+    parser.add_argument("--env", default="{}")
+    parser.add_argument("--gpu", action="store_true")
+    parser.add_argument("--idle", type=float, default=IDLE_S)
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a kill's TERM: its worker and socket go too
+    return serve(Path(args.socket), args.python, args.cwd, json.loads(args.env), args.session, args.gpu, args.idle)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
