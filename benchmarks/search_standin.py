@@ -333,7 +333,17 @@ class Row:
         parts = [f"{name} {secs:.1f} s" for name, secs in stages.items()]
         requests = len(self.result.rounds) - 1
         return (f"time: {', '.join(parts)}; failing candidates {failing:.1f} s (building ahead included); "
-                f"Coder {llm:.1f} s over {requests} requests")
+                f"Coder {llm:.1f} s over {requests} requests; {self.devices_busy()}")
+
+    def devices_busy(self) -> str:
+        """How much of the search's own time (after round 0) its devices were held: the stages under a lease
+        (all but the builds ahead and the waits for a lease), over the wall time after round 0 times the devices."""
+        assert self.result is not None
+        held = sum(secs for node in self.result.rounds[1:] if node.evaluation is not None and node.duplicate_of is None
+                   for name, secs in node.evaluation.stages if "build ahead" not in name and "lease wait" not in name)
+        devices = len({node.device for node in self.result.rounds if node.device}) or 1
+        rest = (self.wall_s - self.first_s) * devices
+        return f"devices held {held:.1f} s of {rest:.1f} s after round 0 ({held / rest:.0%} busy)" if rest > 0 else ""
 
     @property
     def per_minute(self) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -73,6 +74,9 @@ def test_the_search_machinery_runs_on_cpu_with_the_standin(tmp_path: Path) -> No
     assert row.best_speedup is not None and row.best_params.startswith("{")
     assert {n.device for n in result.rounds if n.evaluation is not None} <= {"cpu0", "cpu1"}
     assert (result.run_dir / "summary.md").read_text().count("#") > 5
+    # how busy the devices were, the measure of a search that keeps its GPUs busy (issue 39)
+    held = re.search(r"devices held ([\d.]+) s of ([\d.]+) s after round 0 \((\d+)% busy\)", row.where_the_time_went())
+    assert held and 0 < float(held.group(1)) <= float(held.group(2)), row.where_the_time_went()
 
 
 def test_a_replayed_chain_evaluates_the_same_candidates_and_reads_its_best_back(tmp_path: Path) -> None:
