@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build
+# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build | issue39
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -62,6 +62,9 @@ for stage in "$@"; do
                    -p no:cacheprovider tests/runtime/test_adversarial_gpu.py 2>&1 | tee "$OUT/adversarial.log" | tail -30 ;;
     verification-cost) timeout $(left 560) python3 benchmarks/verification_cost.py --before .before \
                          --budget-s $(( $(left 560) - 120 )) 2>&1 | tee "$OUT/verification-cost.log" | tail -40 ;;
+    # issue 39: its table before and after in one run (carry .before: the tree before, `git archive 5ad2387`)
+    issue39) timeout $(left 560) python3 benchmarks/issue39_figures.py --before .before --budget-s $(( $(left 560) - 30 )) \
+               2>&1 | tee "$OUT/issue39.log" | tail -45 ;;
     holes) timeout $(left 300) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/runtime/test_verdicts_gpu.py 2>&1 \
              | tee "$OUT/holes.log" | tail -15 ;;
     ncu-phases) timeout $(left 120) python3 benchmarks/ncu_phases.py 2>&1 | tee "$OUT/ncu-phases.log" ;;

@@ -39,11 +39,15 @@ def importable(tree: Path) -> None:
 
 
 def run(tree: Path, script: str, *args: str, timeout: float) -> tuple[str, float]:
+    return run_in(tree, [f"benchmarks/{script}", *args], timeout=timeout)
+
+
+def run_in(tree: Path, args: list[str], *, timeout: float) -> tuple[str, float]:
+    """`python ARGS` in `tree` with `import cudalens` resolved there: its output and wall seconds."""
     path = os.pathsep.join(filter(None, (str(tree), os.environ.get("PYTHONPATH"))))  # the tree, then carried wheels
     env = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
     began = time.monotonic()
-    proc = subprocess.run([sys.executable, f"benchmarks/{script}", *args], cwd=tree, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run([sys.executable, *args], cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
     return proc.stdout + proc.stderr, time.monotonic() - began
 
 
