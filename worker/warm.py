@@ -91,11 +91,14 @@ def run_job(
     path = socket_path(python, cwd, env)
     conn = _connect(path)
     if conn is None:
-        _start_server(path, python, cwd, env, gpu)
+        server = _start_server(path, python, cwd, env, gpu)
         deadline = time.monotonic() + START_S
         while conn is None and time.monotonic() < deadline:
             time.sleep(0.05)
             conn = _connect(path)
+            if conn is None and server.poll():  # it failed (0: another command's server holds the socket)
+                said = path.with_suffix(".log").read_text(errors="replace").strip().splitlines()
+                raise WarmUnavailable(f"its server exited: {said[-1] if said else server.returncode}")
         if conn is None:
             raise WarmUnavailable(f"its server did not listen within {START_S:g} s (log: {path.with_suffix('.log')})")
     request = JobRequest(f"job-{os.getpid()}-warm", kind, payload, timeout_s)
@@ -126,7 +129,7 @@ def _connect(path: Path) -> socket.socket | None:
     return conn
 
 
-def _start_server(path: Path, python: str, cwd: str, env: dict[str, str] | None, gpu: bool) -> None:
+def _start_server(path: Path, python: str, cwd: str, env: dict[str, str] | None, gpu: bool) -> subprocess.Popen:
     """The server, in a session of its own (it outlives this command) and from the clean environment."""
     import cudalens
 
@@ -136,8 +139,9 @@ def _start_server(path: Path, python: str, cwd: str, env: dict[str, str] | None,
             "--session", str(os.getsid(0)), "--env", json.dumps(env or {})]
     log = os.open(path.with_suffix(".log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        subprocess.Popen([*args, *(["--gpu"] if gpu else [])], env=clean_env({"PYTHONPATH": path_var}), cwd=cwd, stdin=subprocess.DEVNULL,
-                         stdout=log, stderr=log, start_new_session=True, close_fds=True)
+        return subprocess.Popen([*args, *(["--gpu"] if gpu else [])], env=clean_env({"PYTHONPATH": path_var}),
+                                cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                                close_fds=True)
     except OSError as exc:
         raise WarmUnavailable(f"cannot start its server: {exc.strerror}") from None
     finally:
