@@ -108,3 +108,35 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return False
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(600)
+def test_a_candidate_built_ahead_is_found_built_under_its_gpu_lease(tmp_path):
+    """The fork builds with the flags the evaluator's worker uses (torch asks the device for its architecture in
+    both): the evaluation loads the module built ahead and compiles nothing."""
+    import sys
+    import uuid
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from search_standin import FAMILIES
+
+    from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
+
+    family = FAMILIES["19_ReLU"]
+    marker = f"// built ahead {uuid.uuid4().hex}\n"  # a kernel no cache holds yet
+    source = family.source({"block": 256, "vec": 4, "items": 2}).replace("__global__", marker + "__global__", 1)
+    builders = BuildWorkers(1, timeout=300)
+    try:
+        ahead = builders.build_source(source)
+    finally:
+        builders.close()
+    assert ahead.ok, ahead.message
+    evaluator = ProfilerEvaluator(family.reference, ProfilerEvaluatorSettings(timeout_s=300, profile=False))
+    try:
+        evaluation = evaluator.evaluate(source, "time")
+    finally:
+        evaluator.close()
+    assert evaluation.correct, evaluation.correctness.message
+    fast = [b for b in evaluation.builds if b.startswith("fast ")]
+    assert fast and not any(" in " in b for b in fast), evaluation.builds  # " in T s": built under the lease

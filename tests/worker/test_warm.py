@@ -156,3 +156,33 @@ def test_a_cache_folder_others_may_enter_gets_no_socket_and_the_test_runs_alone(
     assert json.loads(run.stdout)["test"]["status"] == "passed", run.stderr
     assert "cudalens test: no warm worker (" in run.stderr and "only you may enter (chmod 700)" in run.stderr
     assert not list(warm.iterdir()) and not _servers(cache)
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(600)
+def test_on_a_gpu_the_warm_worker_times_a_cu_file_for_every_command_of_the_session(tmp_path, cache):
+    """Its warm-up made the CUDA context and started CUPTI; the test job's timing (kernel_ms, the attribution)
+    works in it for the session's later commands as in a worker of their own."""
+    import shutil
+
+    data = ROOT / "tests" / "runtime" / "data"
+    for name in ("transpose.cu", "transpose_ref.py"):
+        shutil.copy(data / name, tmp_path / name)
+    command = [sys.executable, "-m", "cudalens", "test", str(tmp_path / "transpose.cu"), "--time", "--warm",
+               "--format", "json"]
+    script = "; ".join(f"{' '.join(command)} > {tmp_path / f'out{i}.json'} 2> {tmp_path / f'err{i}'}"
+                       for i in range(3)) + f"; touch {tmp_path / 'done'}; sleep 300"
+    shell = subprocess.Popen(["sh", "-c", script], env=_env(cache), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 500
+        while not (tmp_path / "done").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for i in range(3):
+            out = json.loads((tmp_path / f"out{i}.json").read_text())
+            assert out["test"]["status"] == "passed" and out["timing"]["speedup"] > 0, out
+            assert "no warm worker" not in (tmp_path / f"err{i}").read_text()
+        [server] = _servers(cache)
+    finally:
+        os.killpg(shell.pid, signal.SIGKILL)
+        shell.wait()
+    assert _gone(server)
