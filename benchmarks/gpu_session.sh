@@ -63,7 +63,8 @@ for stage in "$@"; do
     verification-cost) timeout $(left 560) python3 benchmarks/verification_cost.py --before .before \
                          --budget-s $(( $(left 560) - 120 )) 2>&1 | tee "$OUT/verification-cost.log" | tail -40 ;;
     # issue 39: its table before and after in one run (carry .before: the tree before, `git archive 5ad2387`)
-    issue39) timeout $(left 560) python3 benchmarks/issue39_figures.py --before .before --budget-s $(( $(left 560) - 30 )) \
+    issue39) timeout $(left ${ISSUE39_S:-560}) python3 benchmarks/issue39_figures.py --before .before \
+               --budget-s $(( $(left ${ISSUE39_S:-560}) - 30 )) \
                2>&1 | tee "$OUT/issue39.log" | tail -45 ;;
     holes) timeout $(left 300) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/runtime/test_verdicts_gpu.py 2>&1 \
              | tee "$OUT/holes.log" | tail -15 ;;

@@ -10,7 +10,7 @@ earlier tree and then on this one.
    an edit, per-line ncu hints after an edit (back to back, then 2 s apart);
 4. (this tree) benchmarks/build_ahead_workers.py: a candidate's build ahead, a fresh process against a warm worker.
 
-    python benchmarks/issue39_figures.py --before .before [--after .] [--budget-s 540] [--evaluations 20]
+    python benchmarks/issue39_figures.py --before .before [--after .] [--budget-s 540] [--evaluations 16]
 
 Each step prints as it ends; a step that would start past `--budget-s` is skipped, and the table at the end says
 which figures it has.
@@ -69,7 +69,7 @@ def main() -> int:
     parser.add_argument("--before", required=True)
     parser.add_argument("--after", default=".")
     parser.add_argument("--budget-s", type=float, default=540.0)
-    parser.add_argument("--evaluations", type=int, default=20, help="the search's candidates (requests) per tree")
+    parser.add_argument("--evaluations", type=int, default=16, help="the search's candidates (requests) per tree")
     args = parser.parse_args()
     trees = {"before": Path(args.before).resolve(), "after": Path(args.after).resolve()}
     for tree in trees.values():
@@ -108,12 +108,12 @@ def main() -> int:
 
     # 2. the search
     for side, tree in trees.items():
-        if not within(f"search_standin ({side})", 120):
+        if not within(f"search_standin ({side})", 100):
             continue
         out = step("search_standin", side, run_in, tree,
                    ["benchmarks/search_standin.py", "--problems", "19_ReLU", "--policies", "tree", "--evaluations",
                     str(args.evaluations), "--width", "8", "--llm-seconds", "10", "--timeout", "120",
-                    "--timing-check"], timeout=max(60.0, args.budget_s - (time.monotonic() - began)))
+                    "--timing-check"], timeout=min(200.0, max(60.0, args.budget_s - (time.monotonic() - began))))
         for line in (out or "").splitlines():
             if m := SEARCH_ROW.match(line):
                 put("search, tree, width 8, 10 s a reply: candidates/min (after round 0)", side,
@@ -125,10 +125,10 @@ def main() -> int:
 
     # 3. the server: first save with fresh caches, after an edit, per-line ncu hints
     for side, tree in trees.items():
-        if not within(f"server_gpu_save ({side})", 100):
+        if not within(f"server_gpu_save ({side})", 80):
             continue
         out = step("server_gpu_save", side, run_in, tree,
-                   ["benchmarks/server_gpu_save.py", "--repeat", "2", "--think", "2", "--fresh-cache"], timeout=240)
+                   ["benchmarks/server_gpu_save.py", "--repeat", "1", "--think", "2", "--fresh-cache"], timeout=200)
         for line in (out or "").splitlines():
             if m := SAVE_ROW.match(line):
                 put(m.group(1).strip() + " (s: first, later)", side, f"{m.group(2)}, {m.group(3)}")
