@@ -68,6 +68,10 @@ class LoopSettings:
     no_code_retries: int = 1  # ask again in the same round when a reply has no usable code
     search: SearchPolicyName = "chain"
     width: int = 1  # expansions in flight at once (beam: the beam's size); chain is always 1
+    # beam and tree: profile the most promising correct candidate not yet profiled whenever a device is idle (a
+    # lease free, no candidate waiting for one), so that its first expansion finds its profile made instead of
+    # waiting for it before the Coder is asked; off: profiled when first expanded (issue 39, to be measured)
+    profile_ahead: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,9 +181,10 @@ class OptimizeLoop:
         evaluation, device = self.devices.evaluate(source, kind, self._halt)
         return evaluation, time.perf_counter() - t0, device
 
-    def _with_profile(self, rec: RoundRecord) -> RoundRecord:
+    def _with_profile(self, rec: RoundRecord, stage: str = "expansion") -> RoundRecord:
         """`rec` profiled and judged again, once per node however many branches expand it at once (the others
-        wait for the first): the Coder's prompt gets measured evidence."""
+        wait for the first): the Coder's prompt gets measured evidence. `stage`: what its stages are named
+        after ("ahead": a device was idle, nobody expanded it yet)."""
         if not self._wants_profile(rec):
             return rec
         with self._lock:
@@ -198,7 +203,7 @@ class OptimizeLoop:
             if profiled is not None and (profiled.profiles or profiled.notes):
                 old = rec.evaluation
                 # the profile's own stages (its wait for the lease among them), apart from the evaluation's
-                expansion = tuple((f"expansion: {name}", s) for name, s in profiled.stages)
+                expansion = tuple((f"{stage}: {name}", s) for name, s in profiled.stages)
                 evaluation = replace(old, profiles=profiled.profiles, notes=(*old.notes, *profiled.notes),
                                      stages=(*old.stages, *expansion))
                 out = replace(rec, evaluation=evaluation, verdict=self._judge(rec.source, evaluation, list(rec.cheats)),
@@ -209,6 +214,21 @@ class OptimizeLoop:
 
     def _wants_profile(self, rec: RoundRecord) -> bool:
         return self._profile_on_expand and not self._no_profiles and needs_profile(rec)
+
+    def _profile_ahead(self, tree: SearchTree, ahead: ThreadPoolExecutor, running: list[Future]) -> None:
+        """With `profile_ahead`: while a device is idle and nothing is profiled ahead, the fastest correct node
+        that wants a profile and has none under way is profiled in the background (`_refresh_profiled` then
+        puts it in the tree; an expansion of it meanwhile waits for that profile instead of making its own)."""
+        running[:] = [f for f in running if not f.done()]
+        if running or not self.devices.idle():
+            return
+        with self._lock:
+            under_way = set(self._profiled)
+        options = [r for r in tree.candidates()
+                   if r.index not in under_way and r.speedup is not None and self._wants_profile(r)]
+        if options:
+            best = max(options, key=lambda r: (r.speedup or 0.0, -r.index))
+            running.append(ahead.submit(self._with_profile, best, "ahead"))
 
     def _refresh_profiled(self, tree: SearchTree) -> None:
         """Nodes whose profile has come in replace their first record (the loop's own thread owns the tree)."""
@@ -333,7 +353,8 @@ class OptimizeLoop:
         asked = stale = 0
         detail = ""
         inflight: dict[Future, int] = {}
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="cudalens-branch") as pool:
+        ahead, profiling_ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cudalens-ahead"), []
+        with ahead, ThreadPoolExecutor(max_workers=width, thread_name_prefix="cudalens-branch") as pool:
             first = self._watched(pool.submit(self._round_zero, source))
             tree.add(first)
             self._record(first)
@@ -351,6 +372,8 @@ class OptimizeLoop:
                         inflight[pool.submit(self._expand, asked, e, tree.nodes[e.parent])] = asked
                 if not inflight:
                     break
+                if self.settings.profile_ahead and stop is None and asked < self.settings.rounds:
+                    self._profile_ahead(tree, ahead, profiling_ahead)
                 done, _ = wait(inflight, timeout=0.2, return_when=FIRST_COMPLETED)
                 for future in done:
                     k = inflight.pop(future)

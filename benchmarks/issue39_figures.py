@@ -6,6 +6,7 @@ earlier tree and then on this one.
    one (its first command starts the session's warm worker, the later ones reuse it);
 2. benchmarks/search_standin.py: the tree search at width 8 on 19_ReLU, 10 s a reply, with its timing check (the
    best candidate timed alone, goal within 3 %) and where the time went (how busy the GPU was);
+   (and, this tree, with `--profile-ahead`: candidates profiled while the GPU is idle);
 3. benchmarks/server_gpu_save.py with fresh caches: the first save right after the server starts, a save after
    an edit, per-line ncu hints after an edit (back to back, then 2 s apart);
 4. (this tree) benchmarks/build_ahead_workers.py: a candidate's build ahead, a fresh process against a warm worker.
@@ -107,13 +108,16 @@ def main() -> int:
         stop_warm_servers(trees["after"])
 
     # 2. the search
-    for side, tree in trees.items():
+    searches = [("before", trees["before"], []), ("after", trees["after"], []),
+                ("after, --profile-ahead", trees["after"], ["--profile-ahead"])]
+    for side, tree, extra in searches:
         if not within(f"search_standin ({side})", 100):
             continue
         out = step("search_standin", side, run_in, tree,
                    ["benchmarks/search_standin.py", "--problems", "19_ReLU", "--policies", "tree", "--evaluations",
                     str(args.evaluations), "--width", "8", "--llm-seconds", "10", "--timeout", "120",
-                    "--timing-check"], timeout=min(200.0, max(60.0, args.budget_s - (time.monotonic() - began))))
+                    "--timing-check", *extra],
+                   timeout=min(200.0, max(60.0, args.budget_s - (time.monotonic() - began))))
         for line in (out or "").splitlines():
             if m := SEARCH_ROW.match(line):
                 put("search, tree, width 8, 10 s a reply: candidates/min (after round 0)", side,
@@ -144,9 +148,10 @@ def main() -> int:
                 put(f"build ahead of a 19_ReLU variant, eight at once: {line.split(' median')[0].strip()} (s)",
                     "after", line.split("median", 1)[1].split("s a candidate")[0].strip())
 
-    print(f"\n| figure | before ({trees['before'].name}) | after |\n|---|---|---|")
-    for row, sides in table.items():
-        print(f"| {row} | {sides.get('before', '–')} | {sides.get('after', '–')} |")
+    sides = ["before", "after", "after, --profile-ahead"]
+    print(f"\n| figure | {' | '.join(sides)} |\n|---|---|---|---|")
+    for row, values in table.items():
+        print(f"| {row} | {' | '.join(values.get(side, '–') for side in sides)} |")
     medians = {k: v for k, v in table.get("`cudalens test --time` from the terminal, warm (s)", {}).items()}
     if medians:
         print("(cudalens test medians: " + ", ".join(

@@ -9,7 +9,8 @@ how many candidates a minute the devices get through — never an LLM's skill. E
 parameters in a comment (`// standin: {...}`), which is how the stand-in reads the parent back from the prompt.
 
     python benchmarks/search_standin.py [--problems 19_ReLU,23_Softmax,47_Sum] [--policies chain,beam,tree]
-        [--evaluations 24] [--width 8] [--llm-seconds 10] [--no-profile] [--timing-check] [--cpu] [--out DIR]
+        [--evaluations 24] [--width 8] [--llm-seconds 10] [--no-profile] [--profile-ahead] [--timing-check] [--cpu]
+        [--out DIR]
         [--ray 127.0.0.1:6379]
 
 `--cpu` runs a CPU family (a PyTorch row sum, chunked) so that the machinery runs without a GPU. Prints one row
@@ -374,6 +375,7 @@ def run_one(family: Family, policy: str, args: argparse.Namespace, runs: Path) -
                 str(path), start, None,
                 CoderSettings(base_url=fake.base_url, model="standin", api_key_env=key),
                 LoopSettings(rounds=args.evaluations, patience=10_000, search=policy, width=width,
+                             profile_ahead=getattr(args, "profile_ahead", False),
                              anti_cheat=AntiCheatPolicy(require_custom_kernel=not family.cpu,
                                                         allow_torch_compute=family.cpu)),
                 ProfilerEvaluatorSettings(device="cpu" if family.cpu else None, profile=not args.no_profile,
@@ -426,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-profile", action="store_true", help="no ncu profile of correct candidates")
     parser.add_argument("--no-build-ahead", action="store_true", help="build under the GPU lease, not before")
+    parser.add_argument("--profile-ahead", action="store_true",
+                        help="profile correct candidates while a GPU is idle, not when first expanded")
     parser.add_argument("--timing-check", action="store_true", help="time each best candidate alone again")
     parser.add_argument("--cpu", action="store_true", help="the CPU family (row_sum_cpu), no GPU needed")
     parser.add_argument("--cpu-slots", type=int, default=1)

@@ -59,6 +59,8 @@ class DeviceLeases:
             self._free.put(lease)
         self._build = build
         self._build_slots = threading.BoundedSemaphore(max(1, build_slots or os.cpu_count() or 1))
+        self._waiting = 0  # evaluations waiting for a lease now
+        self._waiting_lock = threading.Lock()
         self._cancel_builds = CancelToken()  # cancel(): the builds ahead in flight are killed too
 
     @property
@@ -83,13 +85,19 @@ class DeviceLeases:
                     pass
                 before.append(("build ahead", time.perf_counter() - started))
         waiting = time.perf_counter()
-        while True:
-            try:
-                lease = self._free.get(timeout=0.1)
-                break
-            except queue.Empty:
-                if halt.is_set():
-                    return None, ""
+        with self._waiting_lock:
+            self._waiting += 1
+        try:
+            while True:
+                try:
+                    lease = self._free.get(timeout=0.1)
+                    break
+                except queue.Empty:
+                    if halt.is_set():
+                        return None, ""
+        finally:
+            with self._waiting_lock:
+                self._waiting -= 1
         before.append(("lease wait", time.perf_counter() - waiting))
         try:
             if halt.is_set():
@@ -99,6 +107,11 @@ class DeviceLeases:
             self._free.put(lease)
         # where a candidate's time went, the lease's wait included (the search's pace is the GPUs' busy time)
         return replace(evaluation, stages=(*before, *evaluation.stages)), lease.device
+
+    def idle(self) -> bool:
+        """A lease is free and no evaluation is waiting for one (a candidate building ahead is not counted)."""
+        with self._waiting_lock:
+            return self._waiting == 0 and not self._free.empty()
 
     def cancel(self) -> None:
         """Kill whatever each device is running, and the builds ahead."""

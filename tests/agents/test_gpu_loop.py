@@ -100,6 +100,25 @@ def test_a_wide_search_profiles_a_candidate_when_it_is_expanded(tmp_path: Path, 
 
 
 @pytest.mark.gpu
+@pytest.mark.timeout(1200)
+def test_a_search_that_profiles_ahead_profiles_each_candidate_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LoopSettings.profile_ahead: a correct candidate is profiled while the GPU is idle, or when first expanded,
+    never both; the one the third request expands has its profile (made ahead or for it) before the Coder is asked."""
+    _, problem = _relu()
+    result = _relu_loop(
+        tmp_path, monkeypatch, [problem.slow, problem.fast, problem.wrong],
+        LoopSettings(rounds=3, patience=5, search="beam", width=2, profile_ahead=True),
+        ProfilerEvaluatorSettings(timeout_s=600),
+    )
+    rounds = {r.index: r for r in result.rounds}
+    for r in (rounds[1], rounds[2]):
+        stages = dict(r.evaluation.stages)
+        assert not ("ahead: ncu" in stages and "expansion: ncu" in stages), stages
+        if r.index in {n.parent for n in result.rounds if n.index > 2}:
+            assert r.evaluation.profiles and ("ahead: ncu" in stages or "expansion: ncu" in stages), stages
+
+
+@pytest.mark.gpu
 @pytest.mark.timeout(900)
 def test_a_profiled_round_warms_a_spare_ncu_target_before_its_build(tmp_path: Path) -> None:
     """From the second round on, the evaluator starts the next round's ncu target when a round begins (as a save

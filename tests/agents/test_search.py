@@ -283,6 +283,30 @@ def test_a_cancel_kills_the_builds_ahead_in_flight() -> None:
     assert not branch.is_alive() and out == [(None, "")]
 
 
+def test_the_devices_are_idle_while_a_lease_is_free_and_nobody_waits_for_one() -> None:
+    """What a search's profile ahead asks before it takes a GPU (LoopSettings.profile_ahead): a candidate waiting
+    for the one device makes it busy, however briefly the device itself is held."""
+    settings = ProfilerEvaluatorSettings(device="cpu", timeout_s=120, budget_ms=30, profile=False)
+    leases = DeviceLeases([ProfilerEvaluator(REFERENCE, settings)], ["cpu0"])
+    seen: list[bool] = []
+    try:
+        assert leases.idle()
+        first = threading.Thread(target=leases.evaluate, args=(SLOW, "time"))
+        first.start()
+        while leases.idle():  # the first candidate takes the lease
+            time.sleep(0.01)
+        second = threading.Thread(target=leases.evaluate, args=(FAST, "time"))
+        second.start()
+        while first.is_alive():
+            seen.append(leases.idle())
+            time.sleep(0.02)
+        first.join(), second.join(timeout=120)
+        assert leases.idle()
+    finally:
+        leases.close()
+    assert seen and not any(seen)
+
+
 @pytest.mark.parametrize(("search", "width", "ahead"), [("beam", 2, True), ("chain", 1, False)])
 def test_a_wide_search_builds_ahead_of_its_lease_and_a_chain_does_not(
     key_env: str, tmp_path: Path, search: str, width: int, ahead: bool
