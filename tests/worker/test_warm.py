@@ -186,3 +186,22 @@ def test_on_a_gpu_the_warm_worker_times_a_cu_file_for_every_command_of_the_sessi
         os.killpg(shell.pid, signal.SIGKILL)
         shell.wait()
     assert _gone(server)
+
+
+def test_a_warm_server_without_a_job_leaves_after_its_idle_time(cache):
+    """`--idle` (15 minutes for the CLI's): the server closes its socket and kills its worker."""
+    warm = cache / "cudalens" / "warm"
+    warm.mkdir(parents=True, mode=0o700)
+    sock = warm / f"{os.getsid(0)}-idle.sock"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "cudalens.worker.warm", "--socket", str(sock), "--python", sys.executable, "--cwd",
+         str(cache), "--session", str(os.getsid(0)), "--idle", "2"], env=_env(cache))
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sock.exists()
+        assert server.wait(timeout=30) == 0
+    finally:
+        server.kill()
+    assert not sock.exists() and not _servers(cache)
