@@ -6,10 +6,10 @@ earlier tree and then on this one.
    one (its first command starts the session's warm worker, the later ones reuse it);
 2. benchmarks/search_standin.py: the tree search at width 8 on 19_ReLU, 10 s a reply, with its timing check (the
    best candidate timed alone, goal within 3 %) and where the time went (how busy the GPU was);
-   (and, this tree, with `--profile-ahead`: candidates profiled while the GPU is idle);
 3. benchmarks/server_gpu_save.py with fresh caches: the first save right after the server starts, a save after
    an edit, per-line ncu hints after an edit (back to back, then 2 s apart);
-4. (this tree) benchmarks/build_ahead_workers.py: a candidate's build ahead, a fresh process against a warm worker.
+4. this tree only, as the budget allows: the search again with `--profile-ahead` (candidates profiled while the
+   GPU is idle), and benchmarks/build_ahead_workers.py (a build ahead, a fresh process against a warm worker).
 
     python benchmarks/issue39_figures.py --before .before [--after .] [--budget-s 540] [--evaluations 16]
 
@@ -108,11 +108,9 @@ def main() -> int:
         stop_warm_servers(trees["after"])
 
     # 2. the search
-    searches = [("before", trees["before"], []), ("after", trees["after"], []),
-                ("after, --profile-ahead", trees["after"], ["--profile-ahead"])]
-    for side, tree, extra in searches:
+    def search(side: str, tree: Path, extra: list[str]) -> None:
         if not within(f"search_standin ({side})", 100):
-            continue
+            return
         out = step("search_standin", side, run_in, tree,
                    ["benchmarks/search_standin.py", "--problems", "19_ReLU", "--policies", "tree", "--evaluations",
                     str(args.evaluations), "--width", "8", "--llm-seconds", "10", "--timeout", "120",
@@ -127,6 +125,9 @@ def main() -> int:
             if line.strip().startswith(("19_ReLU", "time:", "timing:")):
                 print("  " + line.strip(), flush=True)
 
+    search("before", trees["before"], [])
+    search("after", trees["after"], [])
+
     # 3. the server: first save with fresh caches, after an edit, per-line ncu hints
     for side, tree in trees.items():
         if not within(f"server_gpu_save ({side})", 80):
@@ -137,6 +138,9 @@ def main() -> int:
             if m := SAVE_ROW.match(line):
                 put(m.group(1).strip() + " (s: first, later)", side, f"{m.group(2)}, {m.group(3)}")
                 print("  " + line, flush=True)
+
+    # the search again on this tree, its candidates profiled while the GPU is idle (opt-in until measured)
+    search("after, --profile-ahead", trees["after"], ["--profile-ahead"])
 
     # 4. the build ahead, both ways, on this tree
     if within("build_ahead_workers", 60):
