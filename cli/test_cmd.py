@@ -6,15 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cudalens.analysis.api import analyze_text
 from cudalens.analysis.file_kinds import builds_cuda
 from cudalens.cli.gpu_options import add_common_arguments, existing_file
 from cudalens.cli.progress import StageProgress
 from cudalens.profiler.gpu_specs import NoGpu, detect_gpu
 from cudalens.profiler.reverify import reverification, verified
-from cudalens.profiler.run_findings import no_gpu_message, outcome_findings, timing_findings
 from cudalens.worker import warm
 from cudalens.worker.child.protocol import JobResult
 from cudalens.worker.child.results import BASELINES, TestResult, TimingResult
@@ -53,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     text = path.read_text(encoding="utf-8", errors="replace")
     if builds_cuda(str(path), text) and args.device != "cpu" and isinstance(gpu := detect_gpu(), NoGpu):
+        from cudalens.profiler.run_findings import no_gpu_message
+
         print(no_gpu_message("testing", path.name, gpu.reason), file=sys.stderr)  # the editor's words
         return 2
     payload = {
@@ -63,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
     }
     progress = StageProgress(f"test {path.name}")
     progress("starting the worker", 0.0)
+    # the analyzer (a third of a second to import, numpy with it) loads and reads the file while the job runs
+    analysis = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cudalens-test-analysis")
+    kernels_of = analysis.submit(_kernels, str(path), text)
+    analysis.shutdown(wait=False)
     try:
         outcome = _run_test(payload, args, progress)
         if reverification(outcome, payload) is not None:
@@ -70,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
         outcome = verified(outcome, payload, timeout_s=args.timeout, python=args.python)
     finally:
         progress.clear()
-    kernels = analyze_text(str(path), text).kernels
+    from cudalens.profiler.run_findings import outcome_findings, timing_findings
+
+    kernels = kernels_of.result()
     findings = outcome_findings(str(path), text, outcome, kernels)
     test = TestResult.from_json(outcome.payload["test"]) if outcome.payload.get("test") else None
     timing = TimingResult.from_json(outcome.payload["timing"]) if outcome.payload.get("timing") else None
@@ -86,6 +93,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(str(path), test, timing, findings))
     return 0 if test is not None and test.passed and not any(f.severity.rank >= 2 for f in findings) else 1
+
+
+def _kernels(path: str, text: str) -> list:
+    import cudalens.profiler.run_findings  # noqa: F401 - imported here, beside the job, for the findings after it
+    from cudalens.analysis.api import analyze_text
+
+    return analyze_text(path, text).kernels
 
 
 def _run_test(payload: dict, args: argparse.Namespace, progress: StageProgress) -> JobResult:
