@@ -106,7 +106,9 @@ def _run_test(payload: dict, args: argparse.Namespace, progress: StageProgress) 
     """The test job: on the session's warm worker with --warm (a worker of its own where none can serve)."""
     if args.warm:
         try:
-            gpu = args.device != "cpu" and not isinstance(detect_gpu(), NoGpu)
+            def gpu() -> bool:  # nvidia-smi, asked only when a warm worker has to start
+                return args.device != "cpu" and not isinstance(detect_gpu(), NoGpu)
+
             return warm.run_job("test", payload, timeout_s=args.timeout, python=args.python, gpu=gpu,
                                 on_progress=progress)
         except warm.WarmUnavailable as exc:

@@ -82,16 +82,16 @@ def socket_path(python: str, cwd: str, env: dict[str, str] | None) -> Path:
 
 def run_job(
     kind: str, payload: dict, *, timeout_s: float, python: str | None = None, cwd: str | None = None,
-    env: dict[str, str] | None = None, gpu: bool = False,
+    env: dict[str, str] | None = None, gpu: Callable[[], bool] = lambda: False,
     on_progress: Callable[[str, float | None], None] | None = None,
 ) -> JobResult:
-    """The job on this session's warm worker, started (warming up for a GPU when `gpu`) when there is none;
-    raises `WarmUnavailable` when none can be reached, before the job was sent."""
+    """The job on this session's warm worker, started (warming up for a GPU when `gpu()`, asked only then) when
+    there is none; raises `WarmUnavailable` when none can be reached, before the job was sent."""
     python, cwd = python or sys.executable, cwd or os.getcwd()
     path = socket_path(python, cwd, env)
     conn = _connect(path)
     if conn is None:
-        server = _start_server(path, python, cwd, env, gpu)
+        server = _start_server(path, python, cwd, env, gpu())
         deadline = time.monotonic() + START_S
         while conn is None and time.monotonic() < deadline:
             time.sleep(0.05)
