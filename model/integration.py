@@ -1,6 +1,7 @@
 """The integration module `cudalens model --integrate` writes: each accepted kernel registered as a
 torch.library custom op (a fake implementation too, so torch.compile traces it) and swapped into the model
-through a TorchFunctionMode, only for the arguments it was verified on. The machinery is
+only for the arguments it was verified on: in eager mode by patching the one function it replaces for the
+length of a forward, under torch.compile by an Inductor pass over the captured graph. The machinery is
 `lib/op_calls.py`, copied beside the module as `cudalens_op_calls.py` so that the model's code needs torch
 only; the generated file is data (which call, which candidate file) and jobkit's `load_by_path`, its text
 copied in.
@@ -132,8 +133,9 @@ GRAPH_PASS = op_calls.graph_pass([k for k in KERNELS if k.swaps_in("compiled")])
 
 
 def swapped():
-    """A context manager (a TorchFunctionMode): inside it, each verified call runs its kernel, in eager mode."""
-    return op_calls.swap_mode(EAGER)
+    """A context manager: inside it, each verified call runs its kernel, in eager mode (the functions the
+    kernels replace are patched while it lasts; every other torch call is untouched)."""
+    return op_calls.CallSwap(EAGER)
 
 
 class Swapped(torch.nn.Module):

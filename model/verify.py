@@ -46,7 +46,7 @@ class Integration:
     kernels: tuple[KernelUse, ...] = ()
     timings: dict[str, tuple[Measurement, Measurement | None]] | None = None  # eager/compiled: (before, after;
     # None: no kernel swapped in that mode, the model is the original)
-    mode_only: Measurement | None = None  # eager through the swap mode with no kernel: the mode's own cost
+    mode_only: Measurement | None = None  # eager through the swap's checks with no kernel run: its own cost
     replaced: int = 0  # calls the compiled graph runs as a kernel's custom op
 
     @property
@@ -188,6 +188,6 @@ def model_table(result: Integration) -> list[str]:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows]
     eager = (result.timings or {}).get("eager")
     if eager is not None and eager[1] is not None and result.mode_only is not None:
-        lines.append(f"  of which the swap mode alone, eager: {result.mode_only.median - eager[0].median:+.3f} ms "
-                     f"({result.mode_only.median:.3f} ms through it with no kernel)")
+        lines.append(f"  of which the swap alone, eager: {result.mode_only.median - eager[0].median:+.3f} ms "
+                     f"({result.mode_only.median:.3f} ms through its checks with no kernel run)")
     return lines

@@ -80,14 +80,14 @@ def run(payload: dict, ctx: Any = None) -> dict:
                     lambda m=model: m(*built.args, **built.kwargs), f"{kind} {label}", clock, budget_ms=budget).to_json()
                 for label, model in (("before", before), ("after", after))
             }
-        # what the swap costs by itself in eager mode: every torch call goes through the mode's Python check
-        idle = kernels.op_calls.swap_mode([])
+        # what the swap costs by itself in eager mode: each call of a swapped function checked, then the original
+        idle = kernels.op_calls.CallSwap(kernels.EAGER, dry=True)
 
-        def through_mode() -> Any:
+        def through_swap() -> Any:
             with idle:
                 return built()
 
-        out["mode_only"] = timing.measure(through_mode, "eager, swap mode without kernels", clock,
+        out["mode_only"] = timing.measure(through_swap, "eager, the swap's checks without kernels", clock,
                                           budget_ms=budget).to_json()
     return out
 

@@ -50,12 +50,8 @@ def function_path(func: Any) -> str | None:
 
 def resolve(path: str) -> Any:
     """The function a `function_path` names."""
-    import importlib
-
-    module_name, _, name = path.rpartition(".")
-    if module_name == "torch.Tensor":
-        return getattr(importlib.import_module("torch").Tensor, name)
-    return getattr(importlib.import_module(module_name), name)
+    owner, name = _owner(path)
+    return getattr(owner, name)
 
 
 def parameter_names(func: Any) -> tuple[str, ...] | None:
@@ -131,38 +127,69 @@ def tensors_of(bound: list[tuple[str, Any]]) -> list[Any]:
 # -- the integration side: swapping kernels in -------------------------------------------------------------------
 
 
-def _meta_matches(t: Any, meta: dict) -> bool:
-    return (t.device.type == meta["device"] and str(t.dtype).removeprefix("torch.") == meta["dtype"]
-            and list(t.shape) == meta["shape"] and list(t.stride()) == meta["stride"])
+def matcher(verified: list[list]) -> Any:
+    """A check `bound -> bool` of whether a call's arguments are exactly the ones a kernel was verified on: the
+    same names in the same order, tensors of the same shape, dtype, strides and device, every other value equal.
+    What it compares is prepared once, here: the eager swap runs it on every call of a swapped function, the
+    graph pass on every node calling one (the one implementation of "which call is swapped")."""
+    import torch
+
+    names = tuple(name for name, _ in verified)
+    wants: list[tuple[str, Any]] = []
+    for _, want in verified:
+        if "tensor" in want:
+            wants.append(("tensor", _tensor_want(want["tensor"])))
+        elif "tensors" in want:
+            wants.append(("tensors", tuple(_tensor_want(m) for m in want["tensors"])))
+        elif "dtype" in want:
+            wants.append(("dtype", getattr(torch, want["dtype"], None)))
+        elif "value" in want:
+            wants.append(("value", want["value"]))
+        else:
+            wants.append(("opaque", None))
+    Tensor = torch.Tensor
+
+    def check(bound: list[tuple[str, Any]]) -> bool:
+        if len(bound) != len(names):
+            return False
+        for (name, value), want_name, (kind, want) in zip(bound, names, wants, strict=True):
+            if name != want_name:
+                return False
+            if kind == "tensor":
+                if not isinstance(value, Tensor) or not _tensor_is(value, want):
+                    return False
+            elif kind == "tensors":
+                if not isinstance(value, (list, tuple)) or len(value) != len(want):
+                    return False
+                if not all(isinstance(v, Tensor) and _tensor_is(v, w) for v, w in zip(value, want, strict=True)):
+                    return False
+            elif kind == "dtype":
+                if value is not want:
+                    return False
+            elif kind == "value":
+                if isinstance(value, Tensor) or _as_json(value) != want:
+                    return False
+            else:
+                return False
+        return True
+
+    return check
+
+
+def _tensor_want(meta: dict) -> tuple:
+    import torch
+
+    return (tuple(meta["shape"]), tuple(meta["stride"]), getattr(torch, meta["dtype"], None), meta["device"])
+
+
+def _tensor_is(t: Any, want: tuple) -> bool:
+    shape, stride, dtype, device = want
+    return t.dtype is dtype and t.shape == shape and t.stride() == stride and t.device.type == device
 
 
 def matches(bound: list[tuple[str, Any]], verified: list[list]) -> bool:
-    """Whether a call's arguments are exactly the ones a kernel was verified on: the same names in the same
-    order, tensors of the same shape, dtype, strides and device, every other value equal."""
-    import torch
-
-    if len(bound) != len(verified):
-        return False
-    for (name, value), (want_name, want) in zip(bound, verified, strict=True):
-        if name != want_name:
-            return False
-        if "tensor" in want:
-            if not isinstance(value, torch.Tensor) or not _meta_matches(value, want["tensor"]):
-                return False
-        elif "tensors" in want:
-            if not isinstance(value, (list, tuple)) or len(value) != len(want["tensors"]):
-                return False
-            if not all(isinstance(v, torch.Tensor) and _meta_matches(v, m) for v, m in zip(value, want["tensors"], strict=True)):
-                return False
-        elif "dtype" in want:
-            if not isinstance(value, torch.dtype) or str(value).removeprefix("torch.") != want["dtype"]:
-                return False
-        elif "value" in want:
-            if isinstance(value, torch.Tensor) or _as_json(value) != want["value"]:
-                return False
-        else:
-            return False
-    return True
+    """`matcher(verified)(bound)`, for a single check."""
+    return matcher(verified)(bound)
 
 
 def _as_json(value: Any) -> Any:
@@ -213,6 +240,9 @@ class Kernel:
         self._load_by_path = load_by_path
         self.function = resolve(spec["function"])
         self.names = parameter_names(self.function)
+        # which call is swapped, in both modes: a call's arguments completed to the problem's order, then checked
+        self.complete = completer(spec["arguments"], self.function)
+        self.accepts = matcher(spec["arguments"])
         self.candidate_path = folder / spec["candidate"]
         self._model: Any = None
         self.hits = 0
@@ -224,7 +254,7 @@ class Kernel:
         if hasattr(namespace, spec["name"]):  # the module was imported again: the op is this same kernel
             self.op = getattr(namespace, spec["name"]).default
             return
-        op = torch.library.custom_op(qualified, self._run, mutates_args=(), schema=schema)
+        op = torch.library.custom_op(qualified, self.run, mutates_args=(), schema=schema)
         op.register_fake(self._fake)
         self.op = getattr(namespace, spec["name"]).default
 
@@ -235,13 +265,13 @@ class Kernel:
         args, kwargs = call_args(self.spec["arguments"], self.spec["positional"], list(tensors))
         return self.function(*args, **kwargs)
 
-    def _run(self, *tensors: Any) -> Any:
+    def run(self, *tensors: Any) -> Any:
+        """The candidate on the call's tensors: the custom op's implementation, and what the eager swap calls
+        directly (the dispatcher's way into a Python op costs more than a launch-bound call can spare)."""
         if self._model is None:
-            self._model = _candidate_model(self.candidate_path, tensors[0].device, self._load_by_path)
+            # its forward itself: the candidate is our module, with no hooks for `__call__` to run
+            self._model = _candidate_model(self.candidate_path, tensors[0].device, self._load_by_path).forward
         return self._model(*tensors)
-
-    def accepts(self, bound: list[tuple[str, Any]]) -> bool:
-        return matches(bound, self.spec["arguments"])
 
 
 def _candidate_model(path: Any, device: Any, load_by_path: Any) -> Any:
@@ -251,36 +281,97 @@ def _candidate_model(path: Any, device: Any, load_by_path: Any) -> Any:
     return module.ModelNew(*init()).to(device)
 
 
-def swap_mode(kernels: list[Kernel]) -> Any:
-    """A `TorchFunctionMode` that routes each call a kernel was verified on to its custom op and every other
-    call, including the same function with other shapes, dtypes or strides, to the original."""
-    return _swap_class()(kernels)
+# -- in eager mode: the one function patched where it lives, for the duration of a forward ---------------------
 
 
-@functools.cache
-def _swap_class() -> type:
-    from torch.overrides import TorchFunctionMode
+class CallSwap:
+    """A context manager: while it is entered, each kernel's function (`torch.nn.functional.group_norm`,
+    `torch.Tensor.softmax`) is replaced where it lives by a wrapper that runs the kernel for exactly the call
+    it was verified on (`Kernel.accepts`) and the original for every other call of that function. No other
+    torch call is touched: a forward pays the check on the calls of the swapped functions only, not on every
+    call as a TorchFunctionMode would (benchmarks/swap_cost.py).
 
-    class SwapKernels(TorchFunctionMode):
-        def __init__(self, kernels: list[Kernel]) -> None:
-            super().__init__()
-            self.by_function: dict[Any, list[Kernel]] = {}
+    The kernel runs where autograd needs nothing of it (no input requires a gradient, or grad mode is off: it
+    has no backward); a call made while a kernel runs (a candidate that calls the original) goes to the
+    original. Code holding its own reference to the function (`from torch.nn.functional import softmax`)
+    runs the original: `counts()` shows a kernel that ran for no call. `dry`: every call falls back after its
+    check, nothing counted — the swap's own cost."""
+
+    def __init__(self, kernels: list[Kernel], dry: bool = False) -> None:
+        by_path: dict[str, list[Kernel]] = {}
+        for kernel in kernels:
+            by_path.setdefault(kernel.spec["function"], []).append(kernel)
+        # (owner, name, kernels, [original, its wrapper]): made once, so that entering costs a few setattr
+        self._sites = [(*_owner(path), ks, [None, None]) for path, ks in by_path.items()]
+        self.dry = dry
+        self._depth = 0
+        self._running = False
+        self._saved: list[tuple[Any, str, Any]] = []
+
+    def __enter__(self) -> CallSwap:
+        self._depth += 1
+        if self._depth == 1:
+            for owner, name, kernels, made in self._sites:
+                current = getattr(owner, name)
+                if made[0] is not current:  # first entry, or someone else's patch around ours since
+                    made[:] = [current, self._wrapper(current, kernels)]
+                self._saved.append((owner, name, vars(owner).get(name, _MISSING) if isinstance(owner, type) else current))
+                setattr(owner, name, made[1])
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            for owner, name, original in reversed(self._saved):
+                if original is _MISSING:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, original)
+            self._saved.clear()
+
+    def _wrapper(self, original: Any, kernels: list[Kernel]) -> Any:
+        import torch
+
+        names = kernels[0].names
+        grad_enabled = torch.is_grad_enabled
+
+        def swapped(*args: Any, **kwargs: Any) -> Any:
+            if self._running:
+                return original(*args, **kwargs)
+            bound = bind(names, args, kwargs)
             for kernel in kernels:
-                self.by_function.setdefault(kernel.function, []).append(kernel)
+                seen = kernel.complete(bound)
+                if seen is None or not kernel.accepts(seen):
+                    continue
+                tensors = tensors_of(seen)
+                if self.dry or (grad_enabled() and any(t.requires_grad for t in tensors)):
+                    break
+                kernel.hits += 1
+                self._running = True
+                try:
+                    return kernel.run(*tensors)
+                finally:
+                    self._running = False
+            if not self.dry:
+                kernels[0].fallbacks += 1
+            return original(*args, **kwargs)
 
-        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-            kwargs = kwargs or {}
-            candidates = self.by_function.get(func)
-            if candidates:
-                bound = bind(candidates[0].names, args, kwargs)
-                for kernel in candidates:
-                    if kernel.accepts(bound):
-                        kernel.hits += 1
-                        return kernel.op(*tensors_of(bound))
-                candidates[0].fallbacks += 1
-            return func(*args, **kwargs)
+        swapped.__name__ = getattr(original, "__name__", "swapped")
+        swapped.__doc__ = getattr(original, "__doc__", None)
+        return swapped
 
-    return SwapKernels
+
+_MISSING = object()
+
+
+def _owner(path: str) -> tuple[Any, str]:
+    """The module or class a `function_path` lives in, and its name there."""
+    import importlib
+
+    module_name, _, name = path.rpartition(".")
+    if module_name == "torch.Tensor":
+        return importlib.import_module("torch").Tensor, name
+    return importlib.import_module(module_name), name
 
 
 # -- under torch.compile: the kernels placed into the captured graph ---------------------------------------------
@@ -334,8 +425,7 @@ def _graph_pass_class() -> type:
                 return None
             raw = dict(bind(found[0].names, tuple(node.args), dict(node.kwargs)))
             for kernel in found:
-                seen = with_defaults([(name, _example(v)) for name, v in raw.items()], kernel.spec["arguments"],
-                                     kernel.function)
+                seen = kernel.complete([(name, _example(v)) for name, v in raw.items()])
                 if seen is None or any(v is _UNKNOWN or not _static(v) for _, v in seen) or not kernel.accepts(seen):
                     continue
                 nodes: list[Any] = []
@@ -367,26 +457,42 @@ def _example(arg: Any) -> Any:
     return arg
 
 
-def with_defaults(bound: list[tuple[str, Any]], arguments: list[list], func: Any) -> list[tuple[str, Any]] | None:
-    """`bound` in the order of a problem's `arguments`, those it lacks at the function's defaults; None when it
-    has one the problem does not or lacks one without a default. Dynamo's graph leaves out what the eager call
-    spelled out: `F.softmax` hands `_stacklevel` and `dtype` to `__torch_function__`, its graph node only `dim`."""
-    given = dict(bound)
+def completer(arguments: list[list], func: Any) -> Any:
+    """A function `bound -> bound in the order of a problem's arguments, those it lacks at the function's
+    defaults`, or None when it has one the problem does not or lacks one without a default. The function's
+    defaults are read once, here. A call may spell out less than the recorded one: `F.softmax` hands
+    `_stacklevel` and `dtype` to `__torch_function__` (so the problem lists them), while the model's own call
+    `F.softmax(att, dim=-1)`, which the eager swap sees, and Dynamo's graph node give only `dim`."""
+    names = tuple(name for name, _ in arguments)
+    known = set(names)
     try:
         params = inspect.signature(func).parameters
     except (TypeError, ValueError):
         params = {}
-    if len(given) != len(bound) or not set(given) <= {name for name, _ in arguments}:
-        return None
-    out = []
-    for name, _ in arguments:
-        if name in given:
-            out.append((name, given[name]))
-        elif name in params and params[name].default is not inspect.Parameter.empty:
-            out.append((name, params[name].default))
-        else:
+    defaults = {name: p.default for name, p in params.items() if p.default is not inspect.Parameter.empty}
+
+    def complete(bound: list[tuple[str, Any]]) -> list[tuple[str, Any]] | None:
+        if len(bound) == len(names) and all(b[0] == n for b, n in zip(bound, names, strict=True)):
+            return bound
+        given = dict(bound)
+        if len(given) != len(bound) or not given.keys() <= known:
             return None
-    return out
+        out = []
+        for name in names:
+            if name in given:
+                out.append((name, given[name]))
+            elif name in defaults:
+                out.append((name, defaults[name]))
+            else:
+                return None
+        return out
+
+    return complete
+
+
+def with_defaults(bound: list[tuple[str, Any]], arguments: list[list], func: Any) -> list[tuple[str, Any]] | None:
+    """`completer(arguments, func)(bound)`, for a single call."""
+    return completer(arguments, func)(bound)
 
 
 def _static(value: Any) -> bool:

@@ -1,0 +1,140 @@
+"""What swapping a kernel into a model costs on the host, per torch call, on a CPU (issue 36: the swap's own cost
+≤ 1 % of a forward).
+
+    PYTHONPATH=$PWD python benchmarks/swap_cost.py            # this tree
+    PYTHONPATH=/tmp/before python benchmarks/swap_cost.py     # another checkout (`git archive REV`), to compare
+
+For the GPT-2 block and the diffusion block of benchmarks/gpu_whole_model.py, at tiny sizes (each torch call
+takes a few µs: a launch-bound forward, where the host's overhead shows in full), `cudalens model` writes a problem for the op
+(`softmax`, `group_norm`) and the integration module swaps in a "kernel" that is the problem's own reference
+(`class ModelNew(Model)`): the same arithmetic, so every difference is the swap's. It times, per forward
+(median of blocks of forwards, single-threaded torch):
+
+- the original model;
+- `swap(model)` on inputs of another batch size: every call of the op falls back, so this is the cost of the
+  checks alone (the "fallback" column, spread over every torch call the forward makes);
+- `swap(model)` on the verified inputs: the kernel runs for each call of the op, so this adds the way into the
+  kernel (the "swapped" column, per swapped call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.append(str(ROOT))  # after PYTHONPATH: the checkout measured is the one PYTHONPATH names
+
+from benchmarks.gpu_whole_model import DIFFUSION, TRANSFORMER  # noqa: E402
+
+# tiny sizes: every call takes a few µs, the forward is launch-bound and the swap's own cost shows in full
+CASES = {
+    "transformer": (TRANSFORMER, "softmax", "Block(dim=16, heads=2, context=8), [torch.randn(1, 8, 16)]"),
+    "diffusion": (DIFFUSION, "group_norm", "ResBlock(8, 2), [torch.randn(1, 8, 4, 4)]"),
+}
+SAME_OP = "\n\nclass ModelNew(Model):\n    \"\"\"The problem's own reference: the swap's cost, not a kernel's.\"\"\"\n"
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _per_forward_us(variants: dict, blocks: int, per_block: int) -> dict:
+    """Each variant's CPU time per forward (this process's, so that other processes on a shared machine count
+    less), the median over `blocks` blocks taken in turn (a drift in the machine's speed hits all alike)."""
+    for forward in variants.values():
+        for _ in range(per_block):
+            forward()
+    times: dict = {name: [] for name in variants}
+    for _ in range(blocks):
+        for name, forward in variants.items():
+            began = time.process_time()
+            for _ in range(per_block):
+                forward()
+            times[name].append((time.process_time() - began) / per_block * 1e6)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def _torch_calls(model, args) -> int:
+    from torch.overrides import TorchFunctionMode
+
+    class Count(TorchFunctionMode):
+        n = 0
+
+        def __torch_function__(self, func, types, a=(), kw=None):
+            Count.n += 1
+            return func(*a, **(kw or {}))
+
+    with Count():
+        model(*args)
+    return Count.n
+
+
+def measure(name: str, folder: Path, blocks: int, per_block: int) -> dict:
+    import torch
+
+    from cudalens.model import integration
+    from cudalens.model.profile import profile_model
+
+    source, op, tiny = CASES[name]
+    path = folder / f"{name}.py"
+    path.write_text(source + f"\n\ndef tiny():\n    return {tiny}\n")
+    out = folder / name
+    profile = profile_model(str(path), "tiny", device="cpu", out_dir=str(out), problems=0, names=(op,), iters=1,
+                            warmup=1)
+    for problem in map(Path, profile.problems):
+        problem.with_suffix(".optimized.py").write_text(problem.read_text() + SAME_OP)
+    accepted = integration.candidates(out)
+    module = _load(integration.write(out, accepted, path.name, {a.name: ("eager",) for a in accepted}),
+                   f"swap_cost_{name}")
+    torch.manual_seed(0)
+    model, inputs = _load(path, f"swap_cost_model_{name}").tiny()
+    model.eval()
+    other = [torch.cat([x, x[:1]]) for x in inputs]  # one more sample: no call matches what was verified
+    fast = module.swap(model)
+    with torch.no_grad():
+        calls = _torch_calls(model, inputs)
+        hits = sum(h for _, h, _ in module.counts())
+        us = _per_forward_us({"before": lambda: model(*inputs), "swapped": lambda: fast(*inputs),
+                              "before_other": lambda: model(*other), "fallback": lambda: fast(*other)},
+                             blocks, per_block)
+        per_fwd = (sum(h for _, h, _ in module.counts()) - hits) / (blocks * per_block + per_block)
+    before = us["before"]
+    return {"name": name, "op": op, "calls": calls, "swapped_calls": per_fwd, "forward_us": before,
+            "fallback_us": us["fallback"] - us["before_other"], "swapped_us": us["swapped"] - before}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--blocks", type=int, default=31)
+    parser.add_argument("--per-block", type=int, default=50)
+    args = parser.parse_args()
+    import torch
+
+    import cudalens.model
+
+    torch.set_num_threads(1)
+    print(f"cudalens from {Path(cudalens.model.__file__).parent.parent}; torch {torch.__version__}, 1 thread")
+    print(f"{'model':<12} {'op':<11} {'calls/fwd':>9} {'fwd µs':>8} {'fallback µs/fwd':>16} {'µs/torch call':>14} "
+          f"{'swapped µs/fwd':>15} {'µs/swapped call':>16} {'share':>6}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in CASES:
+            r = measure(name, Path(tmp), args.blocks, args.per_block)
+            per_swapped = r["swapped_us"] / r["swapped_calls"] if r["swapped_calls"] else float("nan")
+            print(f"{r['name']:<12} {r['op']:<11} {r['calls']:>9} {r['forward_us']:>8.0f} {r['fallback_us']:>16.1f} "
+                  f"{r['fallback_us'] / r['calls']:>14.2f} {r['swapped_us']:>15.1f} {per_swapped:>16.1f} "
+                  f"{r['fallback_us'] / r['forward_us']:>6.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
