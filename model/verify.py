@@ -4,6 +4,7 @@ and timed with them (`jobs/model_verify_job.py`). Typed results and their text."
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -48,6 +49,7 @@ class Integration:
     # None: no kernel swapped in that mode, the model is the original)
     mode_only: Measurement | None = None  # eager through the swap's checks with no kernel run: its own cost
     replaced: int = 0  # calls the compiled graph runs as a kernel's custom op
+    seconds: tuple[tuple[str, float], ...] = ()  # wall time of each candidate's test and each verification stage
 
     @property
     def passed(self) -> bool:
@@ -66,11 +68,15 @@ def integrate(
     if not found:
         raise ModelError(f"{folder}: no candidate beside a problem (NAME{integration_module.CANDIDATE_SUFFIX}: "
                          "`cudalens optimize PROBLEM` writes one)")
-    tests = [_test(candidate, device=device, python=python, timeout_s=timeout_s, compile=compile,
-                   allow_torch_ops=allow_torch_ops, on_progress=on_progress) for candidate in found]
+    tests, seconds = [], []
+    for candidate in found:
+        began = time.monotonic()
+        tests.append(_test(candidate, device=device, python=python, timeout_s=timeout_s, compile=compile,
+                           allow_torch_ops=allow_torch_ops, on_progress=on_progress))
+        seconds.append((f"testing {candidate.candidate.name}", round(time.monotonic() - began, 2)))
     accepted = [t.candidate for t in tests if t.passed]
     if not accepted:
-        return Integration(None, tuple(tests))
+        return Integration(None, tuple(tests), seconds=tuple(seconds))
     module = integration_module.write(folder, accepted, Path(path).name,
                                       {t.candidate.name: t.modes for t in tests if t.passed})
     payload = {"path": str(Path(path).resolve()), "entry": entry, "device": device,
@@ -96,6 +102,7 @@ def integrate(
         timings,
         Measurement.from_json(d["mode_only"]) if d.get("mode_only") else None,
         int(d.get("replaced", 0)),
+        (*seconds, *((f"verifying: {stage}", s) for stage, s in d.get("seconds", {}).items())),
     )
 
 

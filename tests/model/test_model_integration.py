@@ -247,6 +247,9 @@ def test_the_verify_job_runs_each_mode_with_its_own_kernels(kernels, model_file)
     assert d["passed"] and d["compiled_passed"] and d["replaced"] == 1, d
     assert [k[1] for k in d["kernels"]] == [1]
     assert all(d["timings"][mode]["after"] is not None for mode in ("eager", "compiled"))
+    assert list(d["seconds"]) == ["building the model", "comparing the outputs", "compiling both models",
+                                  "timing the model, eager", "timing the model, compiled",
+                                  "timing the model through the swap's checks alone"], d["seconds"]
     result = Integration(
         Path(kernels.__file__), (), tuple(OutputCheck.from_json(c) for c in d["checks"]),
         tuple(OutputCheck.from_json(c) for c in d["compiled_checks"]), tuple(KernelUse(*k) for k in d["kernels"]),

@@ -9,12 +9,13 @@ Payload: path, entry, device, integration (the generated module's path), compile
 Result: checks (OutputCheck JSON per output), passed, kernels ([name, hits, fallbacks]), timings
 ({"eager" | "compiled": {"before", "after" | None}} of Measurement JSON), mode_only (eager, through the swap's
 checks with no kernel run: its own cost), compiled_checks, compiled_passed, replaced (calls of the compiled graphs run as a
-kernel).
+kernel), seconds (each stage's wall time).
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,16 @@ def ieee_fp32() -> Any:
 def run(payload: dict, ctx: Any = None) -> dict:
     import torch
 
+    seconds: dict[str, float] = {}  # each stage's wall time: where a model's verification goes
+    last: list[Any] = ["building the model", time.perf_counter()]
+
+    def stage(message: str | None, fraction: float | None = None) -> None:
+        now = time.perf_counter()
+        seconds[last[0]] = round(now - last[1], 2)
+        last[:] = [message, now]
+        if ctx is not None and message is not None:
+            ctx.progress(message, fraction)
+
     try:
         built, device = entry.from_payload(payload)
     except entry.EntryError as exc:
@@ -79,8 +90,7 @@ def run(payload: dict, ctx: Any = None) -> dict:
     # the candidates' load_inline builds by content, through the fast path: the test that accepted a kernel
     # built it so, and this finds it built (torch's own load_inline: a cold build, ~60 s on the H200's host)
     with torch.no_grad(), fresh, problem_loader.content_addressed_builds():
-        if ctx is not None:
-            ctx.progress("comparing the outputs", 0.1)
+        stage("comparing the outputs", 0.1)
         with ieee_fp32():
             eager = checks(fast)
         out["checks"] = [c.to_json() for c in eager]
@@ -90,8 +100,7 @@ def run(payload: dict, ctx: Any = None) -> dict:
         budget = float(payload.get("budget_ms", 200.0))
         sides = {"eager": (built.model, fast if kernels.EAGER else None)}
         if payload.get("compile", True):
-            if ctx is not None:
-                ctx.progress("compiling both models", 0.4)
+            stage("compiling both models", 0.4)
             with_kernels = kernels.GRAPH_PASS.kernels
             sides["compiled"] = (torch.compile(built.model), kernels.compiled(built.model) if with_kernels else None)
             if with_kernels:
@@ -103,8 +112,7 @@ def run(payload: dict, ctx: Any = None) -> dict:
                 out["compiled_passed"] = all(c.passed for c in compiled)
             out["replaced"] = kernels.GRAPH_PASS.replaced
         for kind, (before, after) in sides.items():
-            if ctx is not None:
-                ctx.progress(f"timing the model, {kind}", 0.7)
+            stage(f"timing the model, {kind}", 0.7)
             out["timings"][kind] = {
                 label: None if model is None else timing.measure(
                     lambda m=model: m(*built.args, **built.kwargs), f"{kind} {label}", clock, budget_ms=budget).to_json()
@@ -117,8 +125,11 @@ def run(payload: dict, ctx: Any = None) -> dict:
             with idle:
                 return built()
 
+        stage("timing the model through the swap's checks alone", 0.9)
         out["mode_only"] = timing.measure(through_swap, "eager, the swap's checks without kernels", clock,
                                           budget_ms=budget).to_json()
+    stage(None)
+    out["seconds"] = seconds
     return out
 
 
