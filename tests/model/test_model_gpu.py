@@ -40,3 +40,27 @@ def test_each_mode_runs_its_kernels_on_cuda(model_file, tmp_path):
     d = outcome.payload
     assert d["passed"] and d["compiled_passed"] and d["replaced"] == 1, d
     assert [k[1] for k in d["kernels"]] == [1]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("shape", "cached"), [((8, 256, 64, 64), True), ((1, 32, 512, 512), False)])
+def test_the_replayed_group_norm_kernel_equals_pytorchs(shape, cached):
+    # benchmarks/gpu_whole_model.py's group_norm, both ways: the group (128 KB) kept in shared memory, and a group
+    # of 1 MB, past the shared memory a block may have, re-read through L2
+    import torch
+
+    from benchmarks.gpu_whole_model import GROUP_NORM
+    from cudalens.worker.child.lib.problem_loader import content_addressed_builds
+
+    call = {"arguments": [["num_groups", {"value": 32}], ["eps", {"value": 1e-5}]]}
+    scope = {"torch": torch, "nn": torch.nn, "CUDALENS_CALL": call}
+    with content_addressed_builds():
+        exec(compile(GROUP_NORM, "group_norm_candidate.py", "exec"), scope)
+    x = torch.randn(shape, device="cuda") * 3 + 1
+    w, b = torch.randn(shape[1], device="cuda"), torch.randn(shape[1], device="cuda")
+    per_group_bytes = x[0].numel() // 32 * 4
+    optin = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+    assert (per_group_bytes + 128 <= optin) == cached
+    with torch.no_grad():
+        torch.testing.assert_close(scope["ModelNew"]()(x, w, b), torch.nn.functional.group_norm(x, 32, w, b, 1e-5),
+                                   rtol=1e-4, atol=1e-4)

@@ -118,16 +118,17 @@ def run(payload: dict, ctx: Any = None) -> dict:
                     lambda m=model: m(*built.args, **built.kwargs), f"{kind} {label}", clock, budget_ms=budget).to_json()
                 for label, model in (("before", before), ("after", after))
             }
-        # what the swap costs by itself in eager mode: each call of a swapped function checked, then the original
-        idle = kernels.op_calls.CallSwap(kernels.EAGER, dry=True)
+        if kernels.EAGER:
+            # what the swap costs by itself in eager mode: each call of a swapped function checked, then the original
+            idle = kernels.op_calls.CallSwap(kernels.EAGER, dry=True)
 
-        def through_swap() -> Any:
-            with idle:
-                return built()
+            def through_swap() -> Any:
+                with idle:
+                    return built()
 
-        stage("timing the model through the swap's checks alone", 0.9)
-        out["mode_only"] = timing.measure(through_swap, "eager, the swap's checks without kernels", clock,
-                                          budget_ms=budget).to_json()
+            stage("timing the model through the swap's checks alone", 0.9)
+            out["mode_only"] = timing.measure(through_swap, "eager, the swap's checks without kernels", clock,
+                                              budget_ms=budget).to_json()
     stage(None)
     out["seconds"] = seconds
     return out
