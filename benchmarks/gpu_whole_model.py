@@ -180,27 +180,35 @@ _CUDA = """
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 
-// inference batch norm as one scale and shift per channel: y = x * (w / sqrt(var + eps)) + (b - mean * that);
-// four values a thread where a plane's length is a multiple of four, one otherwise; a grid-stride loop
-__global__ void bn4(const float4* __restrict__ x, const float* __restrict__ mean, const float* __restrict__ var,
-                    const float* __restrict__ w, const float* __restrict__ b, float4* __restrict__ y,
-                    long long n4, long long hw4, int channels, float eps) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += (long long)gridDim.x * blockDim.x) {
-        int c = (int)((i / hw4) % channels);
-        float scale = w[c] * rsqrtf(var[c] + eps), shift = b[c] - mean[c] * scale;
-        float4 v = x[i];
+// inference batch norm as one scale and shift per channel: y = x * (w / sqrt(var + eps)) + (b - mean * that).
+// One (sample, channel) plane per blockIdx.x, its values along blockIdx.y and the threads: the channel's scale
+// and shift computed once a block (no division per value), 32-bit indices inside the plane, float4 loads and
+// stores where the plane's length is a multiple of four, floats otherwise
+__global__ void bn_planes4(const float4* __restrict__ x, const float* __restrict__ mean, const float* __restrict__ var,
+                           const float* __restrict__ w, const float* __restrict__ b, float4* __restrict__ y,
+                           int hw4, int channels, float eps) {
+    long long plane = blockIdx.x;
+    int c = (int)(plane % channels);
+    float scale = w[c] * rsqrtf(var[c] + eps), shift = b[c] - mean[c] * scale;
+    const float4* in = x + plane * hw4;
+    float4* out = y + plane * hw4;
+    for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < hw4; i += gridDim.y * blockDim.x) {
+        float4 v = in[i];
         v.x = v.x * scale + shift; v.y = v.y * scale + shift; v.z = v.z * scale + shift; v.w = v.w * scale + shift;
-        y[i] = v;
+        out[i] = v;
     }
 }
 
-__global__ void bn1(const float* __restrict__ x, const float* __restrict__ mean, const float* __restrict__ var,
-                    const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y,
-                    long long n, long long hw, int channels, float eps) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        int c = (int)((i / hw) % channels);
-        float scale = w[c] * rsqrtf(var[c] + eps);
-        y[i] = x[i] * scale + (b[c] - mean[c] * scale);
+__global__ void bn_planes1(const float* __restrict__ x, const float* __restrict__ mean, const float* __restrict__ var,
+                           const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y,
+                           int hw, int channels, float eps) {
+    long long plane = blockIdx.x;
+    int c = (int)(plane % channels);
+    float scale = w[c] * rsqrtf(var[c] + eps), shift = b[c] - mean[c] * scale;
+    const float* in = x + plane * hw;
+    float* out = y + plane * hw;
+    for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < hw; i += gridDim.y * blockDim.x) {
+        out[i] = in[i] * scale + shift;
     }
 }
 
@@ -209,26 +217,31 @@ torch::Tensor batch_norm_infer(torch::Tensor x, torch::Tensor mean, torch::Tenso
     TORCH_CHECK(x.is_cuda() && x.is_contiguous() && x.scalar_type() == torch::kFloat32 && x.dim() >= 2,
                 "contiguous fp32 CUDA input");
     auto y = torch::empty_like(x);
-    long long n = x.numel();
-    int channels = x.size(1);
-    long long hw = n / (x.size(0) * channels);
+    int channels = (int)x.size(1);
+    long long planes = x.size(0) * (long long)channels;
+    long long hw = x.numel() / planes;
+    TORCH_CHECK(hw < (1LL << 31) && planes < (1LL << 31), "planes and their count under 2^31");
+    bool vec = hw % 4 == 0;
+    long long per_plane = vec ? hw / 4 : hw;
+    int threads = (int)std::min<long long>(256, (per_plane + 31) / 32 * 32);
+    // about four values (or float4s) a thread: a 56x56 plane is one block of 256 threads, a 112x112 one four
+    unsigned int chunks = (unsigned int)std::min<long long>((per_plane + 4LL * threads - 1) / (4LL * threads), 65535);
+    dim3 grid((unsigned int)planes, chunks);
     auto stream = at::cuda::getCurrentCUDAStream();
-    int threads = 256;
-    if (hw % 4 == 0) {
-        unsigned int blocks = (unsigned int)std::min<long long>((n / 4 + threads - 1) / threads, 65536);
-        bn4<<<blocks, threads, 0, stream>>>(reinterpret_cast<const float4*>(x.data_ptr<float>()), mean.data_ptr<float>(),
-            var.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(), reinterpret_cast<float4*>(y.data_ptr<float>()),
-            n / 4, hw / 4, channels, (float)eps);
+    if (vec) {
+        bn_planes4<<<grid, threads, 0, stream>>>(reinterpret_cast<const float4*>(x.data_ptr<float>()),
+            mean.data_ptr<float>(), var.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(),
+            reinterpret_cast<float4*>(y.data_ptr<float>()), (int)per_plane, channels, (float)eps);
     } else {
-        unsigned int blocks = (unsigned int)std::min<long long>((n + threads - 1) / threads, 65536);
-        bn1<<<blocks, threads, 0, stream>>>(x.data_ptr<float>(), mean.data_ptr<float>(), var.data_ptr<float>(),
-            w.data_ptr<float>(), b.data_ptr<float>(), y.data_ptr<float>(), n, hw, channels, (float)eps);
+        bn_planes1<<<grid, threads, 0, stream>>>(x.data_ptr<float>(), mean.data_ptr<float>(), var.data_ptr<float>(),
+            w.data_ptr<float>(), b.data_ptr<float>(), y.data_ptr<float>(), (int)per_plane, channels, (float)eps);
     }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
     return y;
 }
 """
 
-_ext = load_inline("cudalens_bench_batch_norm", "torch::Tensor batch_norm_infer(torch::Tensor x, torch::Tensor mean, "
+_ext = load_inline("cudalens_bench_batch_norm_planes", "torch::Tensor batch_norm_infer(torch::Tensor x, torch::Tensor mean, "
                    "torch::Tensor var, torch::Tensor w, torch::Tensor b, double eps);", _CUDA,
                    functions=["batch_norm_infer"], extra_cuda_cflags=["-O3"], verbose=False)
 

@@ -42,6 +42,19 @@ def test_each_mode_runs_its_kernels_on_cuda(model_file, tmp_path):
     assert [k[1] for k in d["kernels"]] == [1]
 
 
+def _replayed(kernel: str, **values):
+    """`ModelNew` of one of benchmarks/gpu_whole_model.py's replayed kernels, the call's constants `values`."""
+    import torch
+
+    from cudalens.worker.child.lib.problem_loader import content_addressed_builds
+
+    call = {"arguments": [[name, {"value": v}] for name, v in values.items()]}
+    scope = {"torch": torch, "nn": torch.nn, "CUDALENS_CALL": call}
+    with content_addressed_builds():
+        exec(compile(kernel, "candidate.py", "exec"), scope)
+    return scope["ModelNew"]()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize(("shape", "cached"), [((8, 256, 64, 64), True), ((1, 32, 512, 512), False)])
 def test_the_replayed_group_norm_kernel_equals_pytorchs(shape, cached):
@@ -50,17 +63,30 @@ def test_the_replayed_group_norm_kernel_equals_pytorchs(shape, cached):
     import torch
 
     from benchmarks.gpu_whole_model import GROUP_NORM
-    from cudalens.worker.child.lib.problem_loader import content_addressed_builds
 
-    call = {"arguments": [["num_groups", {"value": 32}], ["eps", {"value": 1e-5}]]}
-    scope = {"torch": torch, "nn": torch.nn, "CUDALENS_CALL": call}
-    with content_addressed_builds():
-        exec(compile(GROUP_NORM, "group_norm_candidate.py", "exec"), scope)
     x = torch.randn(shape, device="cuda") * 3 + 1
     w, b = torch.randn(shape[1], device="cuda"), torch.randn(shape[1], device="cuda")
     per_group_bytes = x[0].numel() // 32 * 4
     optin = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
     assert (per_group_bytes + 128 <= optin) == cached
     with torch.no_grad():
-        torch.testing.assert_close(scope["ModelNew"]()(x, w, b), torch.nn.functional.group_norm(x, 32, w, b, 1e-5),
+        torch.testing.assert_close(_replayed(GROUP_NORM, num_groups=32, eps=1e-5)(x, w, b),
+                                   torch.nn.functional.group_norm(x, 32, w, b, 1e-5), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(32, 256, 56, 56), (32, 64, 112, 112), (32, 2048, 7, 7)])
+def test_the_replayed_batch_norm_kernel_equals_pytorchs(shape):
+    # float4 planes (56x56, 112x112: four blocks a plane) and odd ones (7x7: floats)
+    import torch
+
+    from benchmarks.gpu_whole_model import BATCH_NORM
+
+    x = torch.randn(shape, device="cuda")
+    c = shape[1]
+    mean, var = torch.randn(c, device="cuda"), torch.rand(c, device="cuda") + 0.5
+    w, b = torch.randn(c, device="cuda"), torch.randn(c, device="cuda")
+    with torch.no_grad():
+        torch.testing.assert_close(_replayed(BATCH_NORM, eps=1e-5)(x, mean, var, w, b),
+                                   torch.nn.functional.batch_norm(x, mean, var, w, b, False, 0.1, 1e-5),
                                    rtol=1e-4, atol=1e-4)
