@@ -184,31 +184,25 @@ _CUDA = """
 // One (sample, channel) plane per blockIdx.x, its values along blockIdx.y and the threads: the channel's scale
 // and shift computed once a block (no division per value), 32-bit indices inside the plane, float4 loads and
 // stores where the plane's length is a multiple of four, floats otherwise
-__global__ void bn_planes4(const float4* __restrict__ x, const float* __restrict__ mean, const float* __restrict__ var,
-                           const float* __restrict__ w, const float* __restrict__ b, float4* __restrict__ y,
-                           int hw4, int channels, float eps) {
-    long long plane = blockIdx.x;
-    int c = (int)(plane % channels);
-    float scale = w[c] * rsqrtf(var[c] + eps), shift = b[c] - mean[c] * scale;
-    const float4* in = x + plane * hw4;
-    float4* out = y + plane * hw4;
-    for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < hw4; i += gridDim.y * blockDim.x) {
-        float4 v = in[i];
-        v.x = v.x * scale + shift; v.y = v.y * scale + shift; v.z = v.z * scale + shift; v.w = v.w * scale + shift;
-        out[i] = v;
-    }
+__device__ __forceinline__ float affine(float v, float scale, float shift) { return v * scale + shift; }
+
+__device__ __forceinline__ float4 affine(float4 v, float scale, float shift) {
+    v.x = v.x * scale + shift; v.y = v.y * scale + shift; v.z = v.z * scale + shift; v.w = v.w * scale + shift;
+    return v;
 }
 
-__global__ void bn_planes1(const float* __restrict__ x, const float* __restrict__ mean, const float* __restrict__ var,
-                           const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y,
-                           int hw, int channels, float eps) {
+// V: float4, or float where a plane's length is no multiple of four
+template <typename V>
+__global__ void bn_planes(const V* __restrict__ x, const float* __restrict__ mean, const float* __restrict__ var,
+                          const float* __restrict__ w, const float* __restrict__ b, V* __restrict__ y,
+                          int per_plane, int channels, float eps) {
     long long plane = blockIdx.x;
     int c = (int)(plane % channels);
     float scale = w[c] * rsqrtf(var[c] + eps), shift = b[c] - mean[c] * scale;
-    const float* in = x + plane * hw;
-    float* out = y + plane * hw;
-    for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < hw; i += gridDim.y * blockDim.x) {
-        out[i] = in[i] * scale + shift;
+    const V* in = x + plane * per_plane;
+    V* out = y + plane * per_plane;
+    for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < per_plane; i += gridDim.y * blockDim.x) {
+        out[i] = affine(in[i], scale, shift);
     }
 }
 
@@ -228,13 +222,13 @@ torch::Tensor batch_norm_infer(torch::Tensor x, torch::Tensor mean, torch::Tenso
     unsigned int chunks = (unsigned int)std::min<long long>((per_plane + 4LL * threads - 1) / (4LL * threads), 65535);
     dim3 grid((unsigned int)planes, chunks);
     auto stream = at::cuda::getCurrentCUDAStream();
+    const float *m = mean.data_ptr<float>(), *v = var.data_ptr<float>(), *wp = w.data_ptr<float>(), *bp = b.data_ptr<float>();
     if (vec) {
-        bn_planes4<<<grid, threads, 0, stream>>>(reinterpret_cast<const float4*>(x.data_ptr<float>()),
-            mean.data_ptr<float>(), var.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(),
-            reinterpret_cast<float4*>(y.data_ptr<float>()), (int)per_plane, channels, (float)eps);
+        bn_planes<float4><<<grid, threads, 0, stream>>>(reinterpret_cast<const float4*>(x.data_ptr<float>()), m, v, wp,
+            bp, reinterpret_cast<float4*>(y.data_ptr<float>()), (int)per_plane, channels, (float)eps);
     } else {
-        bn_planes1<<<grid, threads, 0, stream>>>(x.data_ptr<float>(), mean.data_ptr<float>(), var.data_ptr<float>(),
-            w.data_ptr<float>(), b.data_ptr<float>(), y.data_ptr<float>(), (int)per_plane, channels, (float)eps);
+        bn_planes<float><<<grid, threads, 0, stream>>>(x.data_ptr<float>(), m, v, wp, bp, y.data_ptr<float>(),
+            (int)per_plane, channels, (float)eps);
     }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return y;
