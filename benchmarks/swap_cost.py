@@ -1,8 +1,8 @@
 """What swapping a kernel into a model costs on the host, per torch call, on a CPU (issue 36: the swap's own cost
 ≤ 1 % of a forward).
 
-    PYTHONPATH=$PWD python benchmarks/swap_cost.py            # this tree
-    PYTHONPATH=/tmp/before python benchmarks/swap_cost.py     # another checkout (`git archive REV`), to compare
+    PYTHONPATH=$PWD python benchmarks/swap_cost.py                  # this tree
+    PYTHONPATH=$PWD python benchmarks/swap_cost.py --before 5ad2387   # and the checkout at a revision: before → after
 
 For the GPT-2 block and the diffusion block of benchmarks/gpu_whole_model.py, at tiny sizes (each torch call
 takes a few µs: a launch-bound forward, where the host's overhead shows in full), `cudalens model` writes a problem for the op
@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,26 +116,61 @@ def measure(name: str, folder: Path, blocks: int, per_block: int) -> dict:
             "fallback_us": us["fallback"] - us["before_other"], "swapped_us": us["swapped"] - before}
 
 
+def _rows(blocks: int, per_block: int) -> list[dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        return [measure(name, Path(tmp), blocks, per_block) for name in CASES]
+
+
+def _rows_at(rev: str, blocks: int, per_block: int) -> list[dict]:
+    """The rows of `rev`'s checkout (`git archive`, laid out as a worktree), measured in a process of its own."""
+    with tempfile.TemporaryDirectory() as tree:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
+        for part in ("analysis", "workspace", "profiler", "worker", "model", "agents", "server", "cli"):
+            link = Path(tree) / "cudalens" / part
+            if not link.exists():
+                link.symlink_to(Path("..") / part)
+        done = subprocess.run([sys.executable, __file__, "--json", "--blocks", str(blocks), "--per-block", str(per_block)],
+                              env={**os.environ, "PYTHONPATH": tree}, capture_output=True, text=True, check=True)
+        return json.loads(done.stdout)
+
+
+def _per_swapped(r: dict) -> float:
+    return r["swapped_us"] / r["swapped_calls"] if r["swapped_calls"] else float("nan")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--blocks", type=int, default=31)
     parser.add_argument("--per-block", type=int, default=50)
+    parser.add_argument("--before", metavar="REV", help="also measure the checkout at REV and print before → after")
+    parser.add_argument("--json", action="store_true", help="the rows as JSON")
     args = parser.parse_args()
     import torch
 
     import cudalens.model
 
     torch.set_num_threads(1)
-    print(f"cudalens from {Path(cudalens.model.__file__).parent.parent}; torch {torch.__version__}, 1 thread")
+    if args.json:
+        print(json.dumps(_rows(args.blocks, args.per_block)))
+        return 0
+    before = _rows_at(args.before, args.blocks, args.per_block) if args.before else None
+    rows = _rows(args.blocks, args.per_block)
+    print(f"cudalens from {Path(cudalens.model.__file__).parent.parent}; torch {torch.__version__}, 1 thread, CPU time")
+    if before is not None:
+        print(f"{'model':<12} {'op':<11} {'calls/fwd':>9} {'fwd µs':>7}  {'checks µs/fwd, ' + args.before + ' → now':>28}  "
+              f"{'µs/swapped call':>20}")
+        for old, new in zip(before, rows, strict=True):
+            print(f"{new['name']:<12} {new['op']:<11} {new['calls']:>9} {new['forward_us']:>7.0f}  "
+                  f"{old['fallback_us']:>17.1f} → {new['fallback_us']:>6.1f} ({new['fallback_us'] / new['forward_us']:.0%})  "
+                  f"{_per_swapped(old):>10.1f} → {_per_swapped(new):>6.1f}")
+        return 0
     print(f"{'model':<12} {'op':<11} {'calls/fwd':>9} {'fwd µs':>8} {'fallback µs/fwd':>16} {'µs/torch call':>14} "
           f"{'swapped µs/fwd':>15} {'µs/swapped call':>16} {'share':>6}")
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in CASES:
-            r = measure(name, Path(tmp), args.blocks, args.per_block)
-            per_swapped = r["swapped_us"] / r["swapped_calls"] if r["swapped_calls"] else float("nan")
-            print(f"{r['name']:<12} {r['op']:<11} {r['calls']:>9} {r['forward_us']:>8.0f} {r['fallback_us']:>16.1f} "
-                  f"{r['fallback_us'] / r['calls']:>14.2f} {r['swapped_us']:>15.1f} {per_swapped:>16.1f} "
-                  f"{r['fallback_us'] / r['forward_us']:>6.1%}")
+    for r in rows:
+        print(f"{r['name']:<12} {r['op']:<11} {r['calls']:>9} {r['forward_us']:>8.0f} {r['fallback_us']:>16.1f} "
+              f"{r['fallback_us'] / r['calls']:>14.2f} {r['swapped_us']:>15.1f} {_per_swapped(r):>16.1f} "
+              f"{r['fallback_us'] / r['forward_us']:>6.1%}")
     return 0
 
 
