@@ -9,7 +9,7 @@ eager and torch.compile; the table written as markdown.
 
 Models: ResNet-50 (torchvision's, random weights; written out in plain torch where torchvision is missing),
 batch 32, its every `batch_norm` call signature; a GPT-2 block (8×1024×1024, explicit softmax attention), its
-`softmax`; a diffusion-style residual block (group_norm + SiLU + 3×3 conv, twice; 8×256×64×64), its
+`softmax`; a diffusion-style residual block (group_norm + SiLU + 3×3 conv, twice; 16×128×64×64), its
 `group_norm`. For each, ONE `cudalens model FILE --problems 0 --problem OP --optimize N --rounds 1` as a user
 runs it: the table and a problem per call signature of OP, the loop on each with the local OpenAI-compatible
 server answering with this file's kernel (its reply picked by which problem the prompt carries), then
@@ -163,7 +163,7 @@ SMOKE = False  # the script's --smoke: a small block on a CPU
 def model_and_inputs():
     if SMOKE:
         return ResBlock(32, 8), [torch.randn(2, 32, 16, 16)]
-    return ResBlock(256), [torch.randn(8, 256, 64, 64)]
+    return ResBlock(), [torch.randn(16, 128, 64, 64)]
 '''
 
 # The replayed Coder's kernels: honest CUDA, each reading the call's constants (groups, eps) from the problem's
@@ -448,7 +448,7 @@ class Case:
 
 
 CASES = {
-    "diffusion": Case("diffusion block (group_norm + SiLU), 8×256×64×64", DIFFUSION, "group_norm", GROUP_NORM, 1),
+    "diffusion": Case("diffusion block (group_norm + SiLU), 16×128×64×64", DIFFUSION, "group_norm", GROUP_NORM, 1),
     "transformer": Case("GPT-2 block, 8×1024×1024", TRANSFORMER, "softmax", SOFTMAX, 1),
     "resnet50": Case("ResNet-50, batch 32", RESNET, "batch_norm", BATCH_NORM, 2),
 }
