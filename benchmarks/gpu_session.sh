@@ -76,8 +76,10 @@ for stage in "$@"; do
                 tests/runtime/test_runtime_gpu.py 2>&1 | tee "$OUT/verdicts.log" | tail -30 ;;
     timing-overhead) timeout $(left 300) python3 benchmarks/timing_overhead.py 2>&1 | tee "$OUT/timing-overhead.log" | tail -60 ;;
     # LADDERS_ONLY: ladder keys to run instead of the stage's part (run.py --only)
-    # WHOLE_MODEL_S, LADDERS_S: a stage's share of the call when several share it
+    # WHOLE_MODEL_S, LADDERS_S: a stage's share of the call when several share it; WHOLE_MODELS: some of the
+    # models (diffusion,transformer,resnet50; default all three, in that order)
     whole-model) timeout $(left ${WHOLE_MODEL_S:-570}) python3 benchmarks/gpu_whole_model.py --out "$OUT/whole-model" \
+                   ${WHOLE_MODELS:+--models $WHOLE_MODELS} \
                    --deadline $(( $(left ${WHOLE_MODEL_S:-570}) - 15 )) 2>&1 | tee "$OUT/whole-model.log" | tail -60
                  cp "$OUT/whole-model/whole_model.md" "$OUT/" 2>/dev/null ;;
     whole-model-resnet) timeout $(left 540) python3 benchmarks/gpu_whole_model.py --models resnet50 \
