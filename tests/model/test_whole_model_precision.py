@@ -54,8 +54,27 @@ def test_a_last_bit_difference_fails_the_check_only_through_tf32_convolutions(mo
 def test_the_comparison_runs_without_tf32_and_leaves_the_settings_as_they_were():
     from cudalens.worker.child.jobs.model_verify_job import ieee_fp32
 
-    conv, matmul = torch.backends.cudnn.conv.fp32_precision, torch.backends.cuda.matmul.fp32_precision
+    before = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    assert before[0]  # torch's default for cuDNN's fp32 convolutions
     with ieee_fp32():
-        assert (torch.backends.cudnn.conv.fp32_precision, torch.backends.cuda.matmul.fp32_precision) == ("ieee", "ieee")
-    assert (torch.backends.cudnn.conv.fp32_precision, torch.backends.cuda.matmul.fp32_precision) == (conv, matmul)
-    assert torch.backends.cudnn.allow_tf32 == (conv == "tf32")  # the legacy view still reads
+        assert (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32) == (False, False)
+        assert torch.backends.cudnn.conv.fp32_precision != "tf32"  # the newer view agrees
+    assert (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32) == before
+    assert torch.backends.cudnn.conv.fp32_precision == "tf32"
+
+
+def test_a_model_on_torchs_newer_precision_settings_gets_them():
+    # the legacy read raises once a model set cuDNN's convolutions apart from its RNNs with the newer API
+    from cudalens.worker.child.jobs.model_verify_job import ieee_fp32
+
+    conv = torch.backends.cudnn.conv.fp32_precision
+    torch.backends.cudnn.conv.fp32_precision = "tf32" if torch.backends.cudnn.rnn.fp32_precision != "tf32" else "ieee"
+    try:
+        with pytest.raises(RuntimeError):
+            torch.backends.cudnn.allow_tf32  # noqa: B018
+        set_by_model = torch.backends.cudnn.conv.fp32_precision
+        with ieee_fp32():
+            assert torch.backends.cudnn.conv.fp32_precision == "ieee"
+        assert torch.backends.cudnn.conv.fp32_precision == set_by_model
+    finally:
+        torch.backends.cudnn.conv.fp32_precision = conv

@@ -36,11 +36,16 @@ def ieee_fp32() -> Any:
     settings."""
     import torch
 
-    sites = [(torch.backends.cudnn.conv, "fp32_precision"), (torch.backends.cuda.matmul, "fp32_precision")]
-    value: Any = "ieee"
-    if not all(hasattr(owner, name) for owner, name in sites):  # a torch before the fp32_precision settings
-        sites, value = [(torch.backends.cudnn, "allow_tf32"), (torch.backends.cuda.matmul, "allow_tf32")], False
-    saved = [getattr(owner, name) for owner, name in sites]
+    # the legacy switches: torch's newer per-backend precisions, set for convolutions alone, make any read of
+    # the legacy `cudnn.allow_tf32` raise (conv and RNN differ), and Inductor reads it; a model that set the
+    # newer ones that way already gets the newer ones
+    sites: list[tuple[Any, str]] = [(torch.backends.cudnn, "allow_tf32"), (torch.backends.cuda.matmul, "allow_tf32")]
+    value: Any = False
+    try:
+        saved = [getattr(owner, name) for owner, name in sites]
+    except RuntimeError:
+        sites = [(torch.backends.cudnn.conv, "fp32_precision"), (torch.backends.cuda.matmul, "fp32_precision")]
+        value, saved = "ieee", [getattr(owner, name) for owner, name in sites]
     try:
         for owner, name in sites:
             setattr(owner, name, value)
