@@ -364,9 +364,14 @@ __global__ void group_norm_rows(const float4* __restrict__ x, const float* __res
     }
 }
 
-// dynamic shared memory past 48 KB must be asked for, per kernel
+// dynamic shared memory past 48 KB must be asked for, per kernel (once for the largest size asked: a driver
+// call a forward is host time a short forward does not have)
 __host__ void allow_shared(size_t bytes) {
-    cudaFuncSetAttribute(group_norm_rows<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    static size_t allowed = 0;
+    if (bytes > allowed) {
+        cudaFuncSetAttribute(group_norm_rows<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        allowed = bytes;
+    }
 }
 void allow_shared(size_t bytes);
 
