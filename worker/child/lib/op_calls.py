@@ -294,8 +294,10 @@ class CallSwap:
     The kernel runs where autograd needs nothing of it (no input requires a gradient, or grad mode is off: it
     has no backward); a call made while a kernel runs (a candidate that calls the original) goes to the
     original. Code holding its own reference to the function (`from torch.nn.functional import softmax`)
-    runs the original: `counts()` shows a kernel that ran for no call. `dry`: every call falls back after its
-    check, nothing counted — the swap's own cost."""
+    runs the original: `counts()` shows a kernel that ran for no call. The patch is the process's while the swap
+    is entered: another thread's verified call meanwhile runs the kernel too (the same result); enter a swap
+    from one thread at a time. `dry`: every call falls back after its check, nothing counted — the swap's own
+    cost."""
 
     def __init__(self, kernels: list[Kernel], dry: bool = False) -> None:
         by_path: dict[str, list[Kernel]] = {}
