@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build | issue39
+# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | judge-ladders-c | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build | issue39
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -30,14 +30,17 @@ for stage in "$@"; do
       cp -r benchmarks/judge_suite/out "$OUT/judge-suite" ;;
     # the public ladders (issue 37) in two calls of ≤ 6 minutes; each call's case results come back as one archive
     # (and stay in the warm machine's ignored out/, so the second call's table has both parts); the table of both
-    # archives on any machine: run.py --table DIR
-    judge-ladders|judge-ladders-b)
-      which="--part 1"; [ "$stage" = judge-ladders-b ] && which="--part 2"
+    # archives on any machine: run.py --table DIR. judge-ladders-c: the held-out part 3, in a folder of its own so
+    # that its table holds only its cases
+    judge-ladders|judge-ladders-b|judge-ladders-c)
+      which="--part 1"; out=benchmarks/judge_ladders/out
+      [ "$stage" = judge-ladders-b ] && which="--part 2"
+      [ "$stage" = judge-ladders-c ] && which="--part 3" && out=benchmarks/judge_ladders/out-heldout
       [ -n "${LADDERS_ONLY:-}" ] && which="--only $LADDERS_ONLY"
-      timeout $(left ${LADDERS_S:-355}) python3 benchmarks/judge_ladders/run.py $which --out benchmarks/judge_ladders/out \
+      timeout $(left ${LADDERS_S:-355}) python3 benchmarks/judge_ladders/run.py $which --out $out \
         --deadline $(( $(left ${LADDERS_S:-355}) - 105 )) 2>&1 \
         | tee "$OUT/$stage.log" | tail -90
-      (cd benchmarks/judge_ladders/out && tar czf "$OUT/$stage.tgz" ./*.json) ;;
+      (cd $out && tar czf "$OUT/$stage.tgz" ./*.json) ;;
     # GPU_TESTS: which tests (paths or node ids; default all of them)
     gpu-tests) timeout $(left ${GPU_TESTS_S:-450}) python3 -m pytest -m gpu -q -rs -p no:cacheprovider ${GPU_TESTS:-tests} 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     gpu-tests-server) timeout $(left 400) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/server tests/runtime 2>&1 | tee "$OUT/gpu-tests-server.log" | tail -25 ;;

@@ -51,6 +51,13 @@ __device__ __forceinline__ float block_add(float v) {
 }
 '''
 
+# eight bf16 values in one 128-bit load or store (karpathy/llm.c's x128 `Packed128`); needs cuda_bf16.h
+BF16_X128 = '''
+struct alignas(16) bf16x8 {
+    __nv_bfloat162 h[4];
+};
+'''
+
 ONE_INPUT_HOST = '''
 torch::Tensor run(torch::Tensor x) {
     DIMS

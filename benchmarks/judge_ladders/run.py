@@ -1,6 +1,7 @@
 """The Judge on public optimization ladders: does it name the method that really gave the next step?
 
     python benchmarks/judge_ladders/run.py --part 1 [--out DIR]      # on a GPU, then --part 2
+    python benchmarks/judge_ladders/run.py --part 3 --out DIR        # the held-out ladders, a table of their own
     python benchmarks/judge_ladders/run.py --table DIR [DIR ...]     # the table from saved results, no GPU
     python benchmarks/judge_ladders/run.py --replay measured_h200.json  # today's Judge on recorded counters
     python benchmarks/judge_ladders/run.py --table DIR ... --keep measured_h200.json  # keep a GPU run's rows
@@ -14,8 +15,12 @@ measured at least 1.15× faster. The last step of a ladder is timed, not profile
 
 Prints a row per case and writes DIR/<case>.json as each case ends; then the confusion table (the truth's
 method × the Judge's first method), first-method and bottleneck accuracy over the counted cases, as markdown to
-DIR/judge_ladders.md and, where $OUT is set, $OUT/judge_ladders.md. The two parts each fit a 6-minute call on
-one H200 (`--deadline` stops starting ladders past it). Exit 0 when both accuracies reach 90 %.
+DIR/judge_ladders.md and, where $OUT is set, $OUT/judge_ladders.md. Each part fits a 6-minute call on one H200
+(`--deadline` stops starting ladders past it). Exit 0 when both accuracies reach 90 %.
+
+Part 3 is held out: ladders written after the Judge's rules were tuned on parts 1 and 2 (heldout_*.py), so that
+its accuracy is a measure on kernels the rules were not written on. Give it a folder of its own (`--out`), so that
+its table is not merged with the tuned parts' results.
 """
 
 from __future__ import annotations
@@ -36,10 +41,13 @@ sys.path.insert(0, str(HERE))
 
 from ladder import Case, Ladder, cases  # noqa: E402
 
-FAMILIES = {  # the two device calls: each part inside 6 minutes on one H200
+FAMILIES = {  # a device call each: each part inside 6 minutes on one H200
     1: ("sgemm", "reduction", "transpose", "hgemm", "softmax"),
     2: ("layernorm", "atomics", "launches", "parallelism", "divergence", "stencil", "gemv", "occupancy", "latency"),
+    # held out: ladders written after the Judge's rules were tuned on parts 1 and 2, never used to tune them
+    3: ("heldout_dot", "heldout_residual", "heldout_permute", "heldout_scan", "heldout_bmm", "heldout_encoder"),
 }
+HELD_OUT = 3
 FASTER = 1.15  # step k+1 must be measured at least this much faster for the case to count
 GOAL = 0.9
 
@@ -267,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay:
         return report(replay(load(args.replay)), args.out)
     if args.part is None and not args.only:
-        parser.error("give --part 1 or --part 2 (on a GPU), --only KEYS, or --table DIR")
+        parser.error("give --part 1, 2 or 3 (on a GPU), --only KEYS, or --table DIR")
     from cudalens.profiler.prebuild import prebuild
 
     began = time.perf_counter()

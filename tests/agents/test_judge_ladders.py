@@ -30,6 +30,16 @@ def test_at_least_30_cases_over_at_least_8_methods_each_a_known_method() -> None
     assert all(set(c.accepted) <= set(METHODS) for c in CASES)
 
 
+def test_the_held_out_part_has_8_cases_over_5_methods_none_of_them_measured_for_tuning() -> None:
+    """Part 3 was written after the rules were tuned on parts 1 and 2: no case of it may be among the recorded
+    counters the rules are replayed on (measured_h200.json), so that its accuracy stays a held-out measure."""
+    held_out = RUN["cases"](RUN["ladders"](RUN["HELD_OUT"]))
+    assert len(held_out) >= 8 and len({c.method for c in held_out}) >= 5
+    assert all(c.ladder.key.startswith("heldout_") for c in held_out)
+    tuned = {r["case"] for r in RUN["load"]([MEASURED])}
+    assert tuned and not tuned & {c.name for c in held_out}
+
+
 def test_file_and_extension_names_are_unique_and_every_ladder_names_its_origin() -> None:
     names = [lad.file(i) for lad, i in STEPS]
     assert len(names) == len(set(names))
