@@ -50,7 +50,7 @@ __global__ void {name}(const float* in, float* out, int hw, int c) {{
 
 
 LADDER = Ladder(
-    key="heldout_nchw",
+    key="heldout_permute",
     title="NHWC to NCHW ladder (held out)",
     origin="After NVIDIA/cuda-samples (BSD-3-Clause), transpose.cu (naive, coalesced, no bank conflicts), as a "
            "batched NHWC to NCHW permute.",

@@ -1,7 +1,7 @@
 """The Judge on public optimization ladders: does it name the method that really gave the next step?
 
     python benchmarks/judge_ladders/run.py --part 1 [--out DIR]      # on a GPU, then --part 2
-    python benchmarks/judge_ladders/run.py --part 3 --out DIR        # the held-out ladders, a table of their own
+    python benchmarks/judge_ladders/run.py --part 3                  # the held-out ladders, a table of their own
     python benchmarks/judge_ladders/run.py --table DIR [DIR ...]     # the table from saved results, no GPU
     python benchmarks/judge_ladders/run.py --replay measured_h200.json  # today's Judge on recorded counters
     python benchmarks/judge_ladders/run.py --table DIR ... --keep measured_h200.json  # keep a GPU run's rows
@@ -19,8 +19,8 @@ DIR/judge_ladders.md and, where $OUT is set, $OUT/judge_ladders.md. Each part fi
 (`--deadline` stops starting ladders past it). Exit 0 when both accuracies reach 90 %.
 
 Part 3 is held out: ladders written after the Judge's rules were tuned on parts 1 and 2 (heldout_*.py), so that
-its accuracy is a measure on kernels the rules were not written on. Give it a folder of its own (`--out`), so that
-its table is not merged with the tuned parts' results.
+its accuracy is a measure on kernels the rules were not written on. Its results go to a folder of their own
+(out-heldout/ unless --out says), so that its table is not merged with the tuned parts' results.
 """
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ def report(rows: list[dict], out: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", type=int, choices=sorted(FAMILIES), help="which device call's ladders")
-    parser.add_argument("--out", type=Path, default=HERE / "out")
+    parser.add_argument("--out", type=Path, help="the results' folder (default out/, out-heldout/ for --part 3)")
     parser.add_argument("--only", default="", help="comma-separated ladder keys (sgemm,histogram): a rerun")
     parser.add_argument("--table", type=Path, nargs="+", help="print the table from these result folders")
     parser.add_argument("--replay", type=Path, nargs="+", help="re-judge these results' recorded counters (no GPU)")
@@ -267,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=240.0, help="per step, seconds")
     parser.add_argument("--deadline", type=float, default=250.0, help="start no ladder after this many seconds")
     args = parser.parse_args(argv)
+    args.out = args.out or HERE / ("out-heldout" if args.part == HELD_OUT else "out")
     if args.table:
         rows = load(args.table)
         if args.keep:
