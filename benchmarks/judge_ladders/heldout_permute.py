@@ -1,6 +1,6 @@
 """Held out (issue 37): an NHWC → NCHW layout change, each image a batched transpose of its (pixels × channels)
 matrix, after NVIDIA/cuda-samples (BSD-3-Clause) Samples/6_Performance/transpose (Ruetsch and Micikevicius,
-"Optimizing Matrix Transpose in CUDA"): a thread an output, reads strided by the channels → through a 32×32
+"Optimizing Matrix Transpose in CUDA"): a thread an input, writes strided by the pixels → through a 32×32
 shared tile → the tile padded by one column. 64 × 56 × 56 × 128 fp32 (pixels and channels multiples of 32)."""
 
 from ladder import Ladder, Step, reference
@@ -27,9 +27,9 @@ torch::Tensor run(torch::Tensor x) {
 NAIVE = '''
 __global__ void nhwc_to_nchw_naive(const float* in, float* out, int hw, int c) {
     const size_t image = (size_t)blockIdx.z * hw * c;
-    const int p = blockIdx.x * 32 + threadIdx.x, ch = blockIdx.y * 32 + threadIdx.y;
-    for (int j = 0; j < 32; j += 8)  // writes along the pixels, reads strided by the channels
-        out[image + (size_t)(ch + j) * hw + p] = in[image + (size_t)p * c + ch + j];
+    const int ch = blockIdx.y * 32 + threadIdx.x, p = blockIdx.x * 32 + threadIdx.y;
+    for (int j = 0; j < 32; j += 8)  // reads along the channels, writes strided by the pixels
+        out[image + (size_t)ch * hw + p + j] = in[image + (size_t)(p + j) * c + ch];
 }
 '''
 
@@ -59,7 +59,7 @@ LADDER = Ladder(
     signature="torch::Tensor run(torch::Tensor x)",
     host=HOST,
     steps=(
-        Step("a thread an output: coalesced writes, reads strided by the channels", NAIVE,
+        Step("naive: coalesced reads, writes strided by the pixels", NAIVE,
              "nhwc_to_nchw_naive<<<grid, block>>>(in, out, hw, c);", "nhwc_to_nchw_naive", "coalesce-global-access"),
         Step("through a 32×32 shared tile", tiled("nhwc_to_nchw_tiled", 32),
              "nhwc_to_nchw_tiled<<<grid, block>>>(in, out, hw, c);", "nhwc_to_nchw_tiled", "pad-shared-memory"),
