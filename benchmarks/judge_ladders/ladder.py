@@ -186,6 +186,7 @@ BOTTLENECKS: dict[str, tuple[str, ...]] = {
     "fuse-kernel-launches": ("latency", "memory"),
     "reduce-shared-memory": ("occupancy",),
     "reduce-register-pressure": ("occupancy",),
+    "avoid-host-synchronization": ("latency",),
 }
 
 
