@@ -110,3 +110,11 @@ def test_recorded_counters_are_metrics_the_profiler_asks_for() -> None:
     rows = [r for r in RUN["load"]([MEASURED]) if r.get("counters")]
     named = {name for r in rows for k in (r["counters"], *r["counters"]["call"]) for name in k["metrics"]}
     assert named and named <= set(METRICS)
+
+
+def test_every_case_names_the_bottlenecks_its_method_fits() -> None:
+    """A method without bottleneck names stopped the held-out part's first GPU call (KeyError) after its builds."""
+    from ladder import BOTTLENECKS
+
+    assert set(BOTTLENECKS) == set(METHODS)
+    assert all(c.bottlenecks for c in CASES)
