@@ -1,14 +1,19 @@
-"""The library corpus (issue 35): hand-written CUDA from public libraries the analyzer was never tuned on,
-with every warning/error finding labelled by reading the kernel and its launches.
+"""The library corpus (issue 35): CUDA from public repositories the analyzer was never tuned on, with every
+warning/error finding labelled by reading the kernel and its launches.
 
     python benchmarks/accuracy/library_corpus.py fetch [--mirror-root /work/.mirror]
     python benchmarks/accuracy/library_corpus.py score [--unlabelled]
 
 `fetch` copies the files `libraries.json` lists, byte for byte at the pinned commits, into the git-ignored
-`benchmarks/accuracy/libraries/owner+name/path` (never committed: only the list and the labels are).
+`benchmarks/accuracy/libraries/owner+name/path` (never committed: only the list and the labels are). An entry
+with `archive` instead of `paths` names a JSON file of generated solutions (CUDA-L1's `codes/*.json`: level →
+[{task_id, custom_code}]); each solution that holds a `__global__` kernel becomes `<archive minus .json>/
+<level>_<task_id>.py`, the Python file with its inline CUDA as the generator wrote it.
 `score` runs `cudalens check --format json` on that folder as a user would and prints, per repository and per
 code, the findings and the precision of those `library_labels.json` labels (key `owner/name:path:line:code`,
-value `[true|false, "the reason"]`); `--unlabelled` lists the findings nobody has labelled yet.
+value `[true|false, "the reason"]`), then the totals per set (each entry's `set`: which corpus it belongs to,
+hand-written or LLM-written, and whether the rules were tuned on it); `--unlabelled` lists the findings nobody
+has labelled yet.
 """
 
 from __future__ import annotations
@@ -30,13 +35,33 @@ LABELS = HERE / "library_labels.json"
 OUT = HERE / "libraries"
 
 
+def archive_files(archive_path: str, text: str) -> dict[str, str]:
+    """path → source of every generated solution in an archive that holds a `__global__` kernel."""
+    stem = archive_path.removesuffix(".json")
+    files = {}
+    for level, solutions in json.loads(text).items():
+        for solution in solutions:
+            code = solution.get("custom_code") or ""
+            if "__global__" in code:
+                files[f"{stem}/{level}_{solution['task_id']}.py"] = code
+    return files
+
+
+def entry_files(entry: dict, mirror_root: Path | None) -> dict[str, str]:
+    """path → verbatim text of every file one `libraries.json` entry stands for."""
+    if "archive" in entry:
+        return archive_files(entry["archive"], read_source(entry["repo"], entry["commit"], entry["archive"],
+                                                           mirror_root))
+    return {path: read_source(entry["repo"], entry["commit"], path, mirror_root) for path in entry["paths"]}
+
+
 def fetch(mirror_root: Path | None) -> int:
     count = 0
     for entry in json.loads(MANIFEST.read_text())["repos"]:
-        for path in entry["paths"]:
+        for path, text in entry_files(entry, mirror_root).items():
             target = OUT / entry["repo"].replace("/", "+") / path
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(read_source(entry["repo"], entry["commit"], path, mirror_root))
+            target.write_text(text)
             count += 1
     print(f"{count} files into {OUT}")
     return 0
@@ -59,6 +84,7 @@ def key(finding: dict) -> tuple[str, str]:
 
 def score(show_unlabelled: bool) -> int:
     labels = json.loads(LABELS.read_text())["labels"] if LABELS.is_file() else {}
+    sets = {entry["repo"]: entry["set"] for entry in json.loads(MANIFEST.read_text())["repos"]}
     rows: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])  # found, labelled, true
     unlabelled = []
     for f in findings():
@@ -79,7 +105,7 @@ def score(show_unlabelled: bool) -> int:
     for (repo, code, level), (found, labelled, right) in sorted(rows.items()):
         precision = f"{right / labelled:.2f}" if labelled else "—"
         print(f"| {repo} | {code} | {level} | {found} | {labelled} | {right} | {precision} |")
-        for t in (totals[level], totals[f"{repo} {level}"]):
+        for t in (totals[f"{sets[repo]}: {level}"], totals[f"{repo} {level}"]):
             t[0], t[1], t[2] = t[0] + found, t[1] + labelled, t[2] + right
     for name, (found, labelled, right) in sorted(totals.items()):
         precision = f"{right / labelled:.2f}" if labelled else "—"
