@@ -34,6 +34,24 @@ def _only_subscripted(kernel: KernelModel, name: str, dims: int) -> bool:
     return uses == full  # the declaration is a full subscript too
 
 
+def _outside(kernel: KernelModel, per_run: list[list]) -> bool:
+    """Whether these accesses index past the static shared array in some run: the sampled sizes then are not
+    the code's (its own indices stay inside the array), and the words the lanes hit say nothing of its banks
+    (a `[4 * 4]` array of 16 words, 16 banks, cannot conflict at all)."""
+    for run, accesses in zip(kernel.runs, per_run, strict=False):
+        for a in accesses:
+            ptr = run.shared_arrays.get(a.base)
+            if ptr is None or not ptr.dims or a.addr is None or ptr.alloc == "extern":
+                continue
+            elements = 1
+            for d in ptr.dims:
+                elements *= d
+            lanes = a.addr[a.mask]
+            if lanes.size and (lanes.min() < 0 or lanes.max() + a.size > elements * ptr.elem.size):
+                return True
+    return False
+
+
 class SharedBankConflict(Rule):
     """## What it does
     Flags a shared-memory access where lanes of a warp hit the same one of the 32 banks in different 4-byte
@@ -49,6 +67,8 @@ class SharedBankConflict(Rule):
     Lanes are simulated for the block shape found at the launch site (or the usual shapes); accesses whose
     index depends on loaded data are not judged; a line whose index follows loaded data in some executions (a
     binary search's probes, stores at the ranks it finds) is `info`, for the outcome the analysis followed.
+    A conflict seen only where sampled sizes index past a static array is not reported: the code's own sizes
+    keep its indices inside the array, and the sample says nothing of the banks they hit.
 
     ## Example
     ```cuda
@@ -86,7 +106,7 @@ class SharedBankConflict(Rule):
                       if a.space == "shared" and a.addr is None}
         for key, per_run in sites(kernel, shared_instructions).items():
             requests = [worst_shared(run) for run in per_run]
-            if requests[0] is None or not requests[0].conflicted:
+            if requests[0] is None or not requests[0].conflicted or _outside(kernel, per_run):
                 continue
             a = per_run[0][0]
             r = requests[0]

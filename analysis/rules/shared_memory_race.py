@@ -8,7 +8,7 @@ from itertools import combinations
 
 import numpy as np
 
-from cudalens.analysis.assumptions import ALL_FACTS
+from cudalens.analysis.assumptions import ALL_FACTS, Fact
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
@@ -95,6 +95,15 @@ def races(run: SimResult) -> dict[tuple[int, int], tuple[Access, Access, tuple[i
     return found
 
 
+def _block_and_sizes(kernel: KernelModel, first: Access, second: Access) -> bool:
+    """Whether the block is assumed and the racing addresses depend on sampled integer parameters."""
+    premises = kernel.context.premises
+    if premises is None or not any(a.fact is Fact.BLOCK for a in premises.assumptions):
+        return False
+    sampled = {a.name for a in premises.assumptions if a.fact is Fact.SIZES}
+    return any(d.startswith("param:") and d[6:] in sampled for d in first.deps | second.deps)
+
+
 class SharedMemoryRace(Rule):
     """## What it does
     Flags a shared-memory access that touches an element another thread of the block wrote (or will write)
@@ -110,6 +119,9 @@ class SharedMemoryRace(Rule):
     Accesses whose index depends on loaded data are not judged. Warp-synchronous code that relies on
     `volatile` without `__syncwarp()` is reported: it is a race on current GPUs. When every racing pair is
     inside one warp the message says so, and that a `__syncwarp()` between the accesses orders them.
+    A race whose addresses mix an assumed block with sampled sizes is `info` and names both: the runs vary
+    the two apart, and a launch that sets the block from those sizes (`dim3(hidden / heads, heads)`) can make
+    the indices a bijection.
 
     ## Example
     ```cuda
@@ -143,6 +155,10 @@ class SharedMemoryRace(Rule):
         for key, (first, second, (offset, t1, t2)) in per_run[0].items():
             guessed = not (first.exact_mask and second.exact_mask)  # under a condition it could not evaluate
             proven = all(key in r for r in per_run) and not (first.sampled or second.sampled or guessed)
+            # runs vary an assumed block and sampled sizes one at a time, never the relation between them: a
+            # launch that sets the block from the sizes it passes (`dim3(hidden / heads, heads)`) can make
+            # indices a bijection that the sampled pair makes collide, so such a race rests on both
+            joint = _block_and_sizes(kernel, first, second)
             hazard = ("read-after-write" if first.write and not second.write
                       else "write-after-read" if second.write and not first.write else "write-after-write")
             unproven = "; unproven: a condition on the way to it could not be evaluated, so which threads get " \
@@ -162,7 +178,7 @@ class SharedMemoryRace(Rule):
                 f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {'writes' if second.write else 'reads'}"
                 f" the element that thread {t1} {'wrote' if first.write else 'read'} through "
                 f"`{kernel.text(first.node)}` with {barrier}{unproven}",
-                Severity.ERROR if proven else Severity.INFO, holds=[key in r for r in per_run],
+                Severity.ERROR if proven else Severity.INFO, holds=None if joint else [key in r for r in per_run],
                 related=((first.node, f"thread {t1} {'writes' if first.write else 'reads'} it here"),),
                 evidence={"byte_offset": offset, "thread_a": t1, "thread_b": t2},
             )
