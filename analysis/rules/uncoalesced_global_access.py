@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 
-from cudalens.analysis.assumptions import ALL_FACTS
+from cudalens.analysis.assumptions import ALL_FACTS, Fact
 from cudalens.analysis.compiled_accesses import global_instructions
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import GlobalRequest, worst_global
@@ -78,15 +78,24 @@ def _apart(requests: list[GlobalRequest | None], kernel: KernelModel, index: int
             return f"{' or '.join(f'`{p}{shift}`' for p in alone)} elements apart"
         if len(params) > 1 and samples and all(e == math.prod(v) + offset for v, e in samples):
             return f"`{' × '.join(params)}{shift}` elements apart"  # `NH × T`
-    if len({e for _, e in samples}) == 1 and not follows_data:
-        return None
     # every run, whatever its block: the parameters took other values and the stride stayed, so it is not theirs
     # (`weight[idx[blockIdx.x] * emb_size + 4 * threadIdx.x]`); a loaded value the index follows may still set it
     strides = {stride_of(q) for q in requests if q is not None}
     values = {tuple(dict(cfg.params).get(p) for p in params) for cfg in kernel.configs}
+    # the same in the runs of this block — when there are two (one run of a block cannot tell a sampled size's
+    # stride from the program's: `(c * H + h) * W` put lanes 16777216 elements apart at H = W = 4096)
+    if len({e for _, e in samples}) == 1 and not follows_data and (
+            len(samples) > 1 or (len(strides) == 1 and len(values) > 1) or not _sampled(kernel, params)):
+        return None
     if follows_data and len(strides) == 1 and None not in strides and len(values) > 1:
         return "a run-time stride apart (the loaded value the index follows may set it)"
     return f"a run-time stride apart (it depends on {', '.join(f'`{p}`' for p in params)})"
+
+
+def _sampled(kernel: KernelModel, params: list[str]) -> bool:
+    """Whether some of these parameters were sampled (not fixed by a launch or a directive)."""
+    premises = kernel.context.premises
+    return premises is None or any(a.fact is Fact.SIZES and a.name in params for a in premises.assumptions)
 
 
 def _config_text(kernel: KernelModel, flagged: list[bool]) -> str:
