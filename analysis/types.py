@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from cudalens.analysis import python_ast
+from cudalens.analysis.conditions import chosen
 
 # bytes, and alignment where it differs from the size
 PRIMITIVE_SIZES: dict[str, int] = {
@@ -85,6 +86,9 @@ class TypeTable:
     def __init__(self) -> None:
         self.definitions: dict[str, StructDef] = {}
         self.aliases: dict[str, str] = {}
+        # typedefs inside `#if` branches, in order: (what the branch needs, the target); `aliases` holds the
+        # last one, or the one the macros select (conditions.chosen)
+        self.branches: dict[str, list[tuple[tuple[tuple[str, bool], ...], str]]] = {}
         # The text of an object-like macro or file-scope constant of the unit ("" when none). A function of the
         # unit's dicts, not a method of the unit: a unit holding its table holding the unit was a reference
         # cycle, and every edit's unit (with its parse tree) waited for the cyclic collector to be freed.
@@ -96,12 +100,22 @@ class TypeTable:
         """Changes whenever a struct or typedef does."""
         return repr((sorted(self.definitions.items()), sorted(self.aliases.items())))
 
-    def merge(self, other: TypeTable) -> None:
-        """Add another table's structs and typedefs (a header's); this table's own win."""
+    def merge(self, other: TypeTable, macros: Mapping[str, str] | None = None) -> None:
+        """Add another table's structs and typedefs (a header's); this table's own win. A typedef the header
+        makes in `#if` branches takes the branch `macros` (the includer's and the header's) select."""
         for name, d in other.definitions.items():
             self.definitions.setdefault(name, d)
         for name, target in other.aliases.items():
-            self.aliases.setdefault(name, target)
+            if name not in self.aliases:
+                branches = other.branches.get(name)
+                self.aliases[name] = (chosen(branches, macros) if branches and macros is not None else None) \
+                    or target
+        self._layouts.clear()
+
+    def select_branches(self, macros: Mapping[str, str]) -> None:
+        """Each `#if`-chosen typedef as `macros` select it (the last branch's where they cannot tell)."""
+        for name, branches in self.branches.items():
+            self.aliases[name] = chosen(branches, macros) or self.aliases[name]
         self._layouts.clear()
 
     def lookup(self, type_text: str) -> TypeInfo | None:

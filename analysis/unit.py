@@ -8,6 +8,7 @@ from functools import cached_property, lru_cache, partial
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.bounded_cache import remember
+from cudalens.analysis.conditions import branch_conditions
 from cudalens.analysis.nesting import Deep, too_deep
 from cudalens.analysis.types import StructDef, TypeTable
 
@@ -110,7 +111,7 @@ class Unit:
         """Make a header's macros, structs, constants and helpers visible (the file's own win)."""
         for name, macro in header.macros.items():
             self.macros.setdefault(name, macro)
-        self.types.merge(header.types)
+        self.types.merge(header.types, _object_macros(self.macros))
         for name, node in header.constants.items():
             self.constants.setdefault(name, node)
         self.shared_accessors |= header.shared_accessors
@@ -413,7 +414,14 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
         elif t in ("struct_specifier", "type_definition", "declaration", "alias_declaration"):
             _struct_or_constant(node, types, constants, accessors)
     types.constant_text = partial(_constant_text, macros, constants)
+    if types.branches:
+        types.select_branches(_object_macros(macros))
     return Unit(tree, source, macros, types, functions, launches, includes, constants, accessors, left_out)
+
+
+def _object_macros(macros: dict[str, Macro]) -> dict[str, str]:
+    """Name → body of the object-like macros (what an `#if` reads)."""
+    return {name: m.body for name, m in macros.items() if m.params is None}
 
 
 def _constant_text(macros: dict[str, Macro], constants: dict[str, Node], name: str) -> str:
@@ -427,7 +435,7 @@ def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node]
     if node.type == "alias_declaration":  # using floatX = float;
         name, target = node.child_by_field_name("name"), node.child_by_field_name("type")
         if name is not None and target is not None:
-            types.aliases[ts.text(name)] = ts.text(target)
+            _alias(types, node, ts.text(name), ts.text(target))
         return
     spec = node if node.type == "struct_specifier" else node.child_by_field_name("type")
     if spec is not None and spec.type == "struct_specifier":
@@ -442,11 +450,20 @@ def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node]
         return
     if node.type == "type_definition" and spec is not None:  # typedef float real; typedef Packed128<float> f128;
         for d in node.children_by_field_name("declarator"):
-            if d.type == "type_identifier":  # the last of `#if` / `#else` typedefs wins, as the last macro does
-                types.aliases[ts.text(d)] = ts.text(spec)
+            if d.type == "type_identifier":
+                _alias(types, node, ts.text(d), ts.text(spec))
         return
     if node.type == "declaration":
         constants.update(_file_constants(node))
+
+
+def _alias(types: TypeTable, node: Node, name: str, target: str) -> None:
+    """A typedef: the last of `#if` / `#else` ones wins, as the last macro does, until the macros select one
+    (build_unit, Unit.include)."""
+    types.aliases[name] = target
+    conditions = branch_conditions(node)
+    if conditions:
+        types.branches.setdefault(name, []).append((conditions, target))
 
 
 # Where a host function's launches are, by its text: (start, end) of each call, from the function's start.

@@ -1,0 +1,63 @@
+"""`#if` branches: which one the macros of a translation unit select (analysis/conditions.py), and the typedef
+an included header chooses by a macro its includer defines first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cudalens.analysis.api import analyze_text
+from cudalens.analysis.conditions import evaluate
+from cudalens.workspace.includes import DiskIncludes
+
+
+@pytest.mark.parametrize(("text", "macros", "value"), [
+    ("defined(ENABLE_BF16)", {"ENABLE_BF16": ""}, 1),
+    ("defined ENABLE_BF16", {}, 0),
+    ("!defined(A) && !defined(B)", {"B": "1"}, 0),
+    ("defined(A) || (WIDTH >= 128)", {"WIDTH": "256"}, 1),
+    ("VERSION == 0x0102", {"VERSION": "0x0102u"}, 1),
+    ("UNDEFINED_NAME", {}, 0),  # the preprocessor's rule: a name no #define gives is 0
+    ("N / 2 - 1 != 3", {"N": "8"}, 0),
+    ("A != B", {"A": "1", "B": "2"}, 1),
+])
+def test_a_condition_is_evaluated_as_the_preprocessor_would(text: str, macros: dict, value: int) -> None:
+    assert evaluate(text, macros) == value
+
+
+@pytest.mark.parametrize(("text", "macros"), [
+    ("__CUDA_ARCH__ >= 800", {}),  # the compiler's, not the text's
+    ("defined(__CUDACC__)", {}),
+    ("MODE == 2", {"MODE": "fast"}),  # a macro that is not a number
+    ("import os", {}),
+    ("(1", {}),
+])
+def test_what_the_text_does_not_define_is_unknown(text: str, macros: dict) -> None:
+    assert evaluate(text, macros) is None
+
+
+HEADER = """#include <cuda_bf16.h>
+#if defined(ENABLE_BF16)
+typedef __nv_bfloat16 floatX;
+#else
+typedef float floatX;
+#endif
+"""
+KERNEL = """#include "common.h"
+__global__ void k(const floatX* in, floatX* out, int n) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < n) out[row] = in[row * 64];
+}
+void h(const floatX* a, floatX* b, int n) { k<<<n / 256, 256>>>(a, b, n); }
+"""
+
+
+@pytest.mark.parametrize(("define", "element_bytes"), [("#define ENABLE_BF16\n", 2), ("", 4)])
+def test_a_header_typedef_follows_the_macro_its_includer_defines_first(tmp_path: Path, define: str,
+                                                                        element_bytes: int) -> None:
+    (tmp_path / "common.h").write_text(HEADER)
+    text = define + KERNEL
+    report = analyze_text(str(tmp_path / "k.cu"), text, read_include=DiskIncludes())
+    [finding] = [f for f in report.findings if f.code == "CL101"]
+    assert dict(finding.evidence)["element_bytes"] == element_bytes
