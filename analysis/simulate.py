@@ -748,8 +748,11 @@ class Simulator:
                 f = base.elem.field(fname)
                 if f is not None:
                     offset, ftype = f
-                    return _Ref(base.ptr, binop("+", base.off, const(offset)), ftype, fname,
-                                base.elem.size if base.elem.is_struct else None)
+                    # a member of a member (`pairs[i].b.w`): the array's element is the outer struct
+                    outer = base.struct_size if base.struct_size is not None else \
+                        base.elem.size if base.elem.is_struct else None
+                    return _Ref(base.ptr, binop("+", base.off, const(offset)), ftype,
+                                f"{base.field_name}.{fname}" if base.field_name else fname, outer)
             # not self.eval(node): field_expression asks this method first, and `q.x` of a local `float4 q`
             # went round the two until Python's recursion limit stopped the kernel's analysis there
             return self.field_value(arg, fname, mask) if op != "->" and arg is not None \
