@@ -1,9 +1,11 @@
 """The fixed-size arrays a kernel declares in its own body (`__shared__ float tile[32][33]`, `float acc[64]`),
-with their sizes where the compiler knows them: literals, macros, file-scope and local constants. Sizes from
-template parameters or anything else stay unknown (None)."""
+with their sizes where the compiler knows them: literals, macros, file-scope and local constants, and an element
+type that is a template parameter when the caller says what to take for it. Dimensions from template
+parameters or anything else stay unknown (None)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cudalens.analysis import ts_binding as ts
@@ -22,6 +24,7 @@ class ArrayDecl:
     shared: bool
     dims: tuple[int | None, ...]
     elem_bytes: int | None
+    elem_param: str = ""  # the template parameter the element type is, when it is one
 
     @property
     def bytes(self) -> int | None:
@@ -44,7 +47,10 @@ def _array(declarator: Node) -> Node | None:
     return declarator if declarator is not None and declarator.type == "array_declarator" else None
 
 
-def array_declarations(unit: Unit, function: Function) -> list[ArrayDecl]:
+def array_declarations(unit: Unit, function: Function,
+                       template_bytes: Mapping[str, int] | None = None) -> list[ArrayDecl]:
+    """The kernel's own fixed-size arrays; `template_bytes`: the element size to take for an element type
+    that is a template parameter (`__shared__ scalar_t a[512][512]`), unknown without it."""
     out = []
     for node in find(function.body, "declaration"):
         storage = {ts.text(c) for c in node.children if c.type == "storage_class_specifier"}
@@ -52,7 +58,9 @@ def array_declarations(unit: Unit, function: Function) -> list[ArrayDecl]:
         if "extern" in storage or ("static" in storage and not shared):
             continue  # extern __shared__ is the dynamic allocation; a static local array is a global one
         type_node = node.child_by_field_name("type")
-        info = unit.types.lookup(ts.text(type_node)) if type_node is not None else None
+        type_text = ts.text(type_node) if type_node is not None else ""
+        info = unit.types.lookup(type_text) if type_node is not None else None
+        param = type_text if template_bytes is not None and type_text in template_bytes else ""
         for d in node.children_by_field_name("declarator"):
             arr = _array(d)
             if arr is None:
@@ -67,7 +75,8 @@ def array_declarations(unit: Unit, function: Function) -> list[ArrayDecl]:
             if inner is None or inner.type != "identifier":
                 continue  # an array of pointers or something stranger: its element size is not the type's
             out.append(ArrayDecl(node, arr, ts.text(inner), shared, tuple(reversed(dims)),
-                                 info.size if info is not None else None))
+                                 template_bytes[param] if param else info.size if info is not None else None,
+                                 param))
     return out
 
 

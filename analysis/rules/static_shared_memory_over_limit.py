@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cudalens.analysis.assumptions import NO_FACTS
+from cudalens.analysis.assumptions import NO_FACTS, Fact
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.kernel_arrays import array_declarations
 from cudalens.analysis.launch_limits import STATIC_SHARED_LIMIT
@@ -25,7 +25,9 @@ class StaticSharedMemoryOverLimit(Rule):
     ## Known problems
     Counts the arrays declared in the kernel's own body whose sizes are compile-time constants (literals,
     macros, `const`/`constexpr` values); arrays sized by template parameters, declared at file scope or in
-    `__device__` helpers are not counted, so the total is a lower bound.
+    `__device__` helpers are not counted, so the total is a lower bound. An element type that is a template
+    parameter takes its instantiation's size; without one, 1 byte (the message then says "at least", and that
+    it holds whatever the type is).
 
     ## Example
     ```cuda
@@ -65,19 +67,40 @@ class StaticSharedMemoryOverLimit(Rule):
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         total = 0
         seen = []
-        for decl in (a for a in array_declarations(kernel.unit, kernel.function) if a.shared):
+        bytes_of, assumed = _template_element_bytes(kernel)
+        for decl in (a for a in array_declarations(kernel.unit, kernel.function, bytes_of) if a.shared):
             if decl.bytes is None:
                 continue
             total += decl.bytes
             seen.append(decl)
             if total > STATIC_SHARED_LIMIT:
                 others = tuple((d.declarator, f"`{d.name}`: {d.bytes} B") for d in seen[:-1])
+                params = list(dict.fromkeys(d.elem_param for d in seen if d.elem_param))
+                # an instantiation's type is its size; an unknown one is taken at 1 byte, the least any type has
+                lower = [p for p in params if p in assumed]
+                given = [f"{p} = {kernel.template_types[p]}" for p in params if p not in assumed]
+                at = "at least " if lower else ""
                 yield kernel.finding(
                     type(self), decl.declarator,
-                    (f"Static shared memory of `{kernel.name}` reaches {total} B with `{decl.name}` ({decl.bytes} B)"
-                     if others else f"`{decl.name}` is {total} B of static shared memory")
+                    (f"Static shared memory of `{kernel.name}` reaches {at}{total} B with `{decl.name}` "
+                     f"({at}{decl.bytes} B)" if others else f"`{decl.name}` is {at}{total} B of static shared memory")
+                    + (f" ({', '.join(given)})" if given else "")
+                    + (f" whatever type {' and '.join(f'`{p}`' for p in lower)} is (1 byte or more)" if lower else "")
                     + f", over the {STATIC_SHARED_LIMIT} B (48 KB) per-block limit: ptxas rejects the kernel; use "
                     "dynamic shared memory with cudaFuncAttributeMaxDynamicSharedMemorySize",
                     evidence={"static_shared_bytes": total, "limit_bytes": STATIC_SHARED_LIMIT},
                     related=others)
                 return
+
+
+def _template_element_bytes(kernel: KernelModel) -> tuple[dict[str, int], set[str]]:
+    """The element size to take for each type template parameter: its instantiation's (a launch's, an explicit
+    instantiation's), else 1 byte, a bound every type meets; and the parameters taken at that bound."""
+    premises = kernel.context.premises
+    assumed = {a.name for a in premises.assumptions if a.fact is Fact.TEMPLATE} if premises is not None else set()
+    out: dict[str, int] = {}
+    for name, type_name in kernel.template_types.items():
+        info = None if name in assumed else kernel.unit.types.lookup(type_name)
+        out[name] = info.size if info is not None else 1
+    return out, {name for name in out if name in assumed or kernel.unit.types.lookup(
+        kernel.template_types[name]) is None}
