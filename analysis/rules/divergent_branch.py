@@ -149,6 +149,12 @@ def warp_split(branches: list) -> tuple[int, int, bool] | None:
     return None
 
 
+def block_takers(branches: list) -> int:
+    """The most lanes of the block that take the branch in one pass: under a warp's 32 (`lane < warps`,
+    `tid < 3`), there is no more work than the lanes already doing it."""
+    return max((int(((b.cond != 0) & b.mask).sum()) for b in branches if b.cond is not None), default=0)
+
+
 def every_warp_alike(branches: list) -> bool:
     """Whether every warp with lanes at the branch has as many of them taking it (`tid % 4 == 0`), rather than
     a split that differs from warp to warp (a triangular matmul's `row <= col`)."""
@@ -171,8 +177,9 @@ class DivergentBranch(Rule):
     Neither is an `if` without `else` taken by contiguous lanes (`if (tid < k) { ... }`): the other lanes
     have nothing to run, and only the one warp that straddles `k` is split — unless no warp takes it whole
     and the body is heavy (a loop: `if (warp == 0 && lane < nwarps) { for ... }`), where the work itself runs
-    on part of a warp. Without `else`, interleaved lanes are reported (every warp runs the body at part
-    throughput).
+    on part of a warp; when the whole block has fewer lanes with that work than a warp (the 8 warp sums of a
+    block scan), the message says so and advises nothing: there is no work for the idle lanes. Without
+    `else`, interleaved lanes are reported (every warp runs the body at part throughput).
     Short bodies are not reported either: nvcc turns them into predicated instructions, and the warp does not
     diverge (the interleaved reduction `if (tid % (2 * s) == 0) s[tid] += s[tid + s];` measures 32 active
     lanes on an H200; its cost is the idle predicated lanes and the bank conflicts, not divergence), nor
@@ -248,9 +255,12 @@ class DivergentBranch(Rule):
             severity = Severity.WARNING if proven else Severity.INFO
             deps = describe_deps(per_run[0][0].deps)
             if part_warp:
+                items = block_takers(per_run[0])
+                advice = (f"the block has only {items} lanes with this work, fewer than a warp: no other lane has "
+                          "any of it to take on" if items < 32 else "spread the work over the warp's lanes")
                 message = (f"Part of a warp does this work: {taken} of {active} lanes take the branch (the "
                            f"condition depends on {deps}) and no warp takes it whole, so the body runs with "
-                           f"{active - taken} lanes idle; spread the work over the warp's lanes")
+                           f"{active - taken} lanes idle; {advice}")
             elif one_path:
                 alike = every_warp_alike(per_run[0])
                 which = "every warp" if alike else "a warp (other warps differ)"
