@@ -116,8 +116,16 @@ def _global_sites(kernel: KernelModel) -> list[tuple[list[list], list[GlobalRequ
     def keep(a) -> bool:
         return a.space == "global" and not a.atomic and a.addr is not None and a.struct_size is None
 
-    return [(per_run, [worst_request(run) for run in per_run])
-            for per_run in sites(kernel, global_instructions, keep).values()]
+    out = []
+    for per_run in sites(kernel, global_instructions, keep).values():
+        # the call of a header's helper is the site of every access inside it (and a helper's line, of every
+        # call's): one site per array and direction, so that a finding names the array whose access it judged
+        arrays: dict[tuple[str, bool], list[list]] = {}
+        for i, run in enumerate(per_run):
+            for a in run:
+                arrays.setdefault((a.alloc or a.base, a.write), [[] for _ in per_run])[i].append(a)
+        out += [(group, [worst_request(run) for run in group]) for group in arrays.values()]
+    return out
 
 
 _PLANE = frozenset(("tid.x", "tid.y"))

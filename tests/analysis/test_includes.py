@@ -41,18 +41,33 @@ def test_missing_header_is_not_an_error(tmp_path: Path) -> None:
     assert report.errors == [] and report.includes == ["layout.cuh"]
 
 
-def test_finding_in_a_header_helper_lands_on_the_call(tmp_path: Path) -> None:
-    (tmp_path / "helpers.cuh").write_text(
-        "\n\n\n__device__ float load_col(const float* m, int row, int ld) { return m[row * ld]; }\n")
+def _one_finding_with_helper(tmp_path: Path, helper: str, params: str, statement: str):
+    """The one finding of a kernel whose fourth line calls a helper of helpers.cuh, and the kernel's text."""
+    (tmp_path / "helpers.cuh").write_text(helper)
     text = ('#include "helpers.cuh"\n'
-            "__global__ void k(const float* m, float* out, int ld) {\n"
-            "    int row = blockIdx.x * blockDim.x + threadIdx.x;\n"
-            "    if (row < ld) out[row] = load_col(m, row, ld);\n"
+            f"__global__ void k({params}) {{\n"
+            "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            f"    {statement}\n"
             "}\n")
-    report = analyze_text(str(tmp_path / "k.cu"), text, read_include=DiskIncludes())
-    [finding] = report.findings
+    [finding] = analyze_text(str(tmp_path / "k.cu"), text, read_include=DiskIncludes()).findings
+    return finding, text
+
+
+def test_finding_in_a_header_helper_lands_on_the_call(tmp_path: Path) -> None:
+    finding, text = _one_finding_with_helper(
+        tmp_path, "\n\n\n__device__ float load_col(const float* m, int row, int ld) { return m[row * ld]; }\n",
+        "const float* m, float* out, int ld", "if (i < ld) out[i] = load_col(m, i, ld);")
     assert finding.code == "CL101" and finding.line == 4
     assert text.splitlines()[3][finding.column - 1:].startswith("load_col(")
+
+
+def test_a_finding_at_a_header_helper_call_names_the_array_of_the_strided_access(tmp_path: Path) -> None:
+    # the call stands for both stores of the helper: the coalesced one to `p` and the strided one to `q`
+    finding, _ = _one_finding_with_helper(
+        tmp_path, "__device__ void write_pair(float* a, float* b, int i, float x) { a[i] = x; b[i * 4] = x; }\n",
+        "float* p, float* q, const float* r, int n", "if (i < n) write_pair(p, q, i, r[i]);")
+    assert finding.code == "CL101" and finding.line == 4
+    assert "store to `q`" in finding.message and "4 elements" in finding.message
 
 
 def test_a_branch_in_a_header_helper_is_reported_at_the_call(tmp_path: Path) -> None:
