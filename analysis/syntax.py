@@ -74,6 +74,32 @@ def find(root: Node | None, capture: str, query: str | None = None) -> list[Node
     return sorted(found, key=lambda n: n.start_byte)
 
 
+def assigned_names(root: Node | None) -> set[str]:
+    """The variables a statement assigns or declares (`x` of `x = …`, `x.y += …`, `a[i]++`, `int x = …`)."""
+    out = set()
+    for node in find(root, "assigned"):
+        while node.type in ("field_expression", "subscript_expression", "parenthesized_expression",
+                            "pointer_declarator", "array_declarator", "reference_declarator"):
+            inner = node.child_by_field_name("argument") or node.child_by_field_name("declarator") or (
+                node.named_children[0] if node.named_children else None)
+            if inner is None:
+                break
+            node = inner
+        if node.type == "identifier":
+            out.add(ts.text(node))
+    return out
+
+
+def loop_invariant(expression: Node, loop: Node) -> bool:
+    """Whether an expression has one value in every iteration of `loop`: no variable of it is assigned or
+    declared in the loop (its header included), and it reads no memory and calls nothing (`n / d`,
+    `blockIdx.x / k`). The compiler computes such an expression once, before the loop."""
+    if find(expression, "memory_read"):
+        return False
+    names = {ts.text(n) for n in find(expression, "identifier")}
+    return not names & assigned_names(loop)
+
+
 _DIVIDING = ("binary_expression", "assignment_expression")
 
 

@@ -11,7 +11,7 @@ from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.function_rule import FunctionRule
 from cudalens.analysis.host_eval import eval_host
-from cudalens.analysis.syntax import divisions, enclosing_loop, find
+from cudalens.analysis.syntax import divisions, enclosing_loop, find, loop_invariant
 from cudalens.analysis.unit import Function
 
 Node = ts.Node
@@ -51,7 +51,9 @@ class IntegerDivisionInLoop(FunctionRule):
     `info`: the divisor may well be a power of two at run time, and the loop may be short; the cost matters only
     in hot loops. Only operands whose types are known to be integers are checked. Only innermost loops are
     checked (a division per row of an inner loop over the row is amortised), and a `%` whose operands a `/` of
-    the same loop divides too is not reported (nvcc derives the remainder from the quotient).
+    the same loop divides too is not reported (nvcc derives the remainder from the quotient). Neither is a
+    division whose operands the loop never changes (no variable of them assigned or declared in it, no memory
+    read, no call: `row / D`), which the compiler computes once before the loop.
 
     ## Example
     ```cuda
@@ -103,6 +105,8 @@ class IntegerDivisionInLoop(FunctionRule):
                 continue  # once per iteration of an outer loop: amortised over the inner loop's work
             if op == "%" and (loop.start_byte, ts.text(left), ts.text(right)) in quotients:
                 continue  # `r = i / n; c = i % n;`: nvcc computes the remainder as i - r * n
+            if node.type == "binary_expression" and loop_invariant(node, loop):
+                continue  # `row / D` of values the loop never changes: computed once, before the loop
             typer = typer or ExprTyper(context.unit, function)
             lt, rt = typer.type_of(left), typer.type_of(right)
             if lt is None or rt is None or lt.kind != INT or rt.kind != INT or rt.constant:
