@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from collections.abc import Callable, Iterator
 
 from cudalens.analysis.assumptions import ALL_FACTS, Fact
@@ -96,6 +97,33 @@ def _sampled(kernel: KernelModel, params: list[str]) -> bool:
     """Whether some of these parameters were sampled (not fixed by a launch or a directive)."""
     premises = kernel.context.premises
     return premises is None or any(a.fact is Fact.SIZES and a.name in params for a in premises.assumptions)
+
+
+def _one_size(kernel: KernelModel, group: list[list], requests: list[GlobalRequest | None], size: int,
+              cache: dict) -> str | None:
+    """The run-time size that alone is the lanes' stride (`pix_to_face[pix * K + k]`: `K` elements), told
+    apart from the others by a run that gives each sampled size its own value (the runs give them all one
+    value, and the message named `H` or `K` or `W`); None when the stride is not one sampled size."""
+    index = next(i for i, q in enumerate(requests) if is_uncoalesced(q))
+    r, first, cfg = requests[index], group[index][0], kernel.configs[index]
+    premises = kernel.context.premises
+    sampled = {a.name for a in premises.assumptions if a.fact is Fact.SIZES} if premises is not None else set()
+    params = sorted(d[6:] for d in first.deps if d.startswith("param:") and d[6:] in sampled)
+    values = dict(cfg.params)
+    if r is None or r.stride_bytes is None or r.stride_bytes % size or \
+            not any(abs(r.stride_bytes // size) == values.get(p) for p in params):
+        return None
+    apart = {p: values[p] + 96 * (j + 1) for j, p in enumerate(sorted(sampled))}
+    run = cache.get(index)
+    if run is None:
+        run = cache[index] = kernel.simulate(replace(cfg, params=tuple(sorted({**values, **apart}.items()))))
+    key = (first.node.start_byte, first.node.end_byte, first.alloc or first.base, first.write)
+    q = worst_request([a for a in global_instructions(run)
+                       if (a.node.start_byte, a.node.end_byte, a.alloc or a.base, a.write) == key])
+    if q is None or q.stride_bytes is None or q.stride_bytes % size:
+        return None
+    hits = [p for p in params if apart[p] == abs(q.stride_bytes // size)]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _config_text(kernel: KernelModel, flagged: list[bool]) -> str:
@@ -209,6 +237,7 @@ class UncoalescedGlobalAccess(Rule):
     depends_on = ALL_FACTS  # the warp shape, element sizes and strides
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
+        apart_runs: dict = {}  # the runs that give each sampled size its own value (_one_size), made once
         for per_run, requests in _global_sites(kernel):
             flagged = [is_uncoalesced(r) for r in requests]
             if not flagged[0] and not any(flagged):
@@ -223,6 +252,9 @@ class UncoalescedGlobalAccess(Rule):
             unproven_params = {d.split(":", 1)[1] for d in (runtime or ())} - kernel.dimension_params
             follows_data = any(a.sampled for run in per_run for a in run)
             stride = _stride_text(requests, kernel, first.size, first.deps, follows_data)
+            one = None if follows_data else _one_size(kernel, per_run, requests, first.size, apart_runs)
+            if one is not None:
+                stride = f"`{one}` elements apart"
             kind = "store to" if first.write else "load from"
             sectors = "up to 32 sectors" if stride == LOADED_STRIDE else f"{r.sectors} sectors"
             message = self.describe(kernel, first, kind, stride, r, sectors)
