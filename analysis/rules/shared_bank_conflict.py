@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 
@@ -35,20 +36,25 @@ def _only_subscripted(kernel: KernelModel, name: str, dims: int) -> bool:
 
 
 def _outside(kernel: KernelModel, per_run: list[list]) -> bool:
-    """Whether these accesses index past the static shared array in some run: the sampled sizes then are not
-    the code's (its own indices stay inside the array), and the words the lanes hit say nothing of its banks
-    (a `[4 * 4]` array of 16 words, 16 banks, cannot conflict at all)."""
+    """Whether, in some run, no warp keeps these accesses inside the static shared array: the sampled sizes
+    then are not the code's (its own indices stay inside the array), and the words the lanes hit say nothing
+    of its banks (a `[4 * 4]` array of 16 words, 16 banks, cannot conflict at all). A warp inside is enough: an
+    assumed block wider than the array's rows (256 threads over `t[32][32]`) still has its first warp right."""
     for run, accesses in zip(kernel.runs, per_run, strict=False):
+        inside = outside = False
         for a in accesses:
             ptr = run.shared_arrays.get(a.base)
             if ptr is None or not ptr.dims or a.addr is None or ptr.alloc == "extern":
-                continue
-            elements = 1
-            for d in ptr.dims:
-                elements *= d
-            lanes = a.addr[a.mask]
-            if lanes.size and (lanes.min() < 0 or lanes.max() + a.size > elements * ptr.elem.size):
-                return True
+                return False
+            limit = math.prod(ptr.dims) * ptr.elem.size
+            for w in range(0, a.mask.size, 32):
+                lanes = a.addr[w:w + 32][a.mask[w:w + 32]]
+                if lanes.size:
+                    past = bool(lanes.min() < 0 or lanes.max() + a.size > limit)
+                    outside |= past
+                    inside |= not past
+        if outside and not inside:
+            return True
     return False
 
 
