@@ -19,6 +19,7 @@ from functools import cached_property
 from itertools import accumulate
 
 from cudalens.analysis.findings import Span
+from cudalens.worker.child.cpp_source import joined_launches  # stdlib only; the worker's split reads launches so too
 
 # the characters `str.splitlines` breaks at besides \n and \r
 _OTHER_BREAKS = "\v\f\x1c\x1d\x1e\x85\u2028\u2029"
@@ -26,8 +27,6 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LONE_CR = re.compile(r"\r(?!\n)")
 _BREAK_CHAR = re.compile(r"[\r\n]")
-# `<< <…>> >(` as clang-format writes a launch when it is not configured for CUDA (either side may be spaced)
-_SPACED_LAUNCH = re.compile(r"<<([ \t]*)<(?!<)([^;{}]*?)>>([ \t]*)>(?=\s*\()")
 
 
 def split_lines(text: str) -> list[str]:
@@ -110,14 +109,7 @@ def parser_text(text: str) -> str:
     spaced launch `<< <…>> >` is written `<<< …>>> ` (every offset stays)."""
     if "\r" in text:
         text = _LONE_CR.sub("\n", text)
-    return _SPACED_LAUNCH.sub(_joined_launch, text) if "<< " in text or "<<\t" in text or ">> >" in text else text
-
-
-def _joined_launch(match: re.Match) -> str:
-    before, config, after = match.groups()
-    if not before and not after:
-        return match.group(0)
-    return f"<<<{before}{config}>>>{after}"
+    return joined_launches(text)
 
 
 class LineIndex:

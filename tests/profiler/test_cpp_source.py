@@ -6,6 +6,7 @@ from cudalens.worker.child.cpp_source import (
     TORCH_MARKERS,
     closing_bracket,
     directive_end,
+    joined_launches,
     skip_comment_or_literal,
 )
 
@@ -39,3 +40,11 @@ def test_the_worker_side_splitter_uses_the_same_lexing() -> None:
     assert split.cpp_source is cpp_source and cpp_source.TORCH_MARKERS is TORCH_MARKERS
     items = split.top_level_items('// c\nconst char* s = "};";\n__global__ void k(int* p) { p[0] = \'}\'; }\n')
     assert [(i.line, i.text.split()[0]) for i in items] == [(2, "const"), (3, "__global__")]
+
+
+def test_a_spaced_launch_is_joined_and_every_offset_stays() -> None:
+    text = "k<< <grid, 256 >> >(x, n);\nk<<<g, b>>>(x); a << 2 > 1; f<<\t<1, 1>>\t>();"
+    joined = joined_launches(text)
+    assert joined == "k<<< grid, 256 >>> (x, n);\nk<<<g, b>>>(x); a << 2 > 1; f<<<\t1, 1>>>\t();"
+    assert len(joined) == len(text)
+    assert joined_launches("int a = b << c;") == "int a = b << c;"

@@ -61,6 +61,16 @@ def test_kernels_go_to_the_device_unit_and_launches_become_launcher_calls():
     assert '#line 25 "cuda.cu"\ntorch::Tensor run' in units.glue
 
 
+def test_a_launch_clang_format_spaced_out_is_split_like_any_other():
+    # `<< <grid, block>> >(`: clang-format's spelling when it is not configured for CUDA; the split declined it
+    # ("host code names relu_kernel outside a <<<…>>> launch")
+    spaced = RELU.replace("<<<", "<< <").replace(">>>", ">> >")
+    assert "<< <" in spaced
+    units = split.split_cuda(spaced, "cuda.cu", 3)
+    assert units.launchers == 2 and "cudalens_launch_relu_kernel_0(dim3(cdiv(n, THREADS))" in units.glue
+    assert '#line 25 "cuda.cu"\ntorch::Tensor run' in units.glue  # the same lines
+
+
 @pytest.mark.parametrize(
     ("source", "reason"),
     [

@@ -1,10 +1,11 @@
 """C++/CUDA source text read without a parser: where a comment, a literal or a preprocessor line ends, which
-bracket closes one, whether a piece of code mentions torch.
+bracket closes one, whether a piece of code mentions torch, and launches written the way clang-format spaces them.
 
 Two places cut a CUDA source into its top-level items with these: `device_only` (in the server, blanks the
 torch host code before a quick compile) and `lib/split_source` (in the worker, splits a load_inline source into
-a device and a glue unit). The worker's interpreter has no tree-sitter and maybe no cudalens, so this module is
-standard library only (worker/child/__init__.py).
+a device and a glue unit); the analyzer reads spaced launches through `joined_launches` too (positions.py). The
+worker's interpreter has no tree-sitter and maybe no cudalens, so this module is standard library only
+(worker/child/__init__.py) and imports nothing of ours: the one module of another folder analysis/ imports.
 """
 
 from __future__ import annotations
@@ -16,6 +17,23 @@ TORCH_MARKERS = re.compile(
     r"\bnamespace\s+(?:torch|at|c10|py)\b"
 )
 _CLOSERS = {"{": "}", "(": ")", "[": "]"}
+# `<< <…>> >(` as clang-format writes a launch when it is not configured for CUDA (either side may be spaced)
+_SPACED_LAUNCH = re.compile(r"<<([ \t]*)<(?!<)([^;{}]*?)>>([ \t]*)>(?=\s*\()")
+
+
+def joined_launches(text: str) -> str:
+    """`text` with each spaced launch `<< <grid, block>> >(` written `<<< grid, block>>> (`: the spaces move
+    behind the brackets, so every offset stays (the analyzer's positions, the split's line numbers)."""
+    if "<< " not in text and "<<\t" not in text and ">> >" not in text:
+        return text
+    return _SPACED_LAUNCH.sub(_joined_launch, text)
+
+
+def _joined_launch(match: re.Match) -> str:
+    before, config, after = match.groups()
+    if not before and not after:
+        return match.group(0)
+    return f"<<<{before}{config}>>>{after}"
 
 
 def skip_comment_or_literal(text: str, i: int) -> int:

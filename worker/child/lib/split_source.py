@@ -69,8 +69,9 @@ class SplitUnits:
 
 
 def split_cuda(source: str, source_name: str, prelude_lines: int = 0) -> SplitUnits:
-    """`source` as it stands in load_inline's `cuda.cu` after `prelude_lines` lines of implicit headers."""
-    items = top_level_items(source)
+    """`source` as it stands in load_inline's `cuda.cu` after `prelude_lines` lines of implicit headers (a
+    launch clang-format spaced out, `<< <grid, block>> >(`, is read as `<<<`: the same offsets and lines)."""
+    items = top_level_items(cpp_source.joined_launches(source))
     kernels = {k.name: k for k in (_kernel(i.text) for i in items if i.kind == "decl" and _GLOBAL.search(i.text)) if k}
     device: list[str] = []
     glue: list[str] = []
