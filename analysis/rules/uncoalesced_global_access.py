@@ -61,7 +61,10 @@ def _apart(requests: list[GlobalRequest | None], kernel: KernelModel, index: int
            follows_data: bool, stride_of: Callable[[GlobalRequest], int | None]) -> str | None:
     """The stride in the parameters it follows across the runs of one block (`C`, `T + 1`, `NH × T` elements
     apart, or a run-time stride of them); None when it is the same in every run and no loaded value sets it
-    (the number is then the program's, not a sampled size's or a stand-in's)."""
+    (the number is then the program's, not a sampled size's or a stand-in's). A parameter a launch fixes at 0
+    or 1 is no stride's name: it made a stride of 3 read `gaussian_offset + 3`."""
+    fixed = dict(kernel.configs[index].params)
+    params = [p for p in params if _sampled(kernel, [p]) or fixed.get(p) not in (0, 1)]
     if not params:
         return None
     block = kernel.configs[index].block
