@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,22 @@ def test_editing_a_kernel_past_the_limit_and_back_matches_a_fresh_analysis() -> 
     for text in (shallow, deep, shallow, deep, long, "\n" + long, "\n\n" + deep):
         assert doc.update(text).findings == analyze_text("edit.cu", text).findings
     assert [f.code for f in doc.update(deep).findings] == ["CL002"]
+
+
+def test_overflowing_and_nan_samples_warn_nothing() -> None:
+    # numpy's RuntimeWarnings ("overflow encountered in scalar negative", "invalid value encountered in cast")
+    # reached `cudalens check`'s stderr from sampled arithmetic
+    source = """__global__ void k(long* out, float* f, long n) {
+    long big = n * n * n * n * n * n;
+    long m = -(big * big * big);
+    float z = 0.0f;
+    int i = (z / z) * threadIdx.x;
+    out[threadIdx.x + m] = i;
+    f[i + threadIdx.x] = (float)m;
+}
+void h(long* o, float* f) { k<<<1, 256>>>(o, f, 4096); }
+"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = analyze_text("k.cu", source)
+    assert report.errors == []
