@@ -181,6 +181,8 @@ def dim3_parts(node: Node | None, unit: Unit, scope: Node | None,
         return dim3_parts(node.named_children[-1], unit, scope, binding, depth + 1)
     if t == "call_expression" and ts.text(node.child_by_field_name("function")) == "dim3":
         return dim3_parts(node.child_by_field_name("arguments"), unit, scope, binding, depth + 1)
+    if t == "compound_literal_expression" and ts.text(node.child_by_field_name("type")) == "dim3":
+        return dim3_parts(node.child_by_field_name("value"), unit, scope, binding, depth + 1)  # dim3{x, 1, 1}
     if t in ("argument_list", "initializer_list", "parameter_list"):
         parts = [eval_host(_argument(c), unit, scope, binding=binding) for c in node.named_children]
         if not 0 < len(parts) <= 3 or any(p is not None and len(p) != 1 for p in parts):
@@ -197,6 +199,26 @@ def dim3_parts(node: Node | None, unit: Unit, scope: Node | None,
         return None if _declared_type(declarator) in _DIM3_TYPES else (None, 1, 1)
     if t in ("binary_expression", "conditional_expression", "cast_expression", "call_expression"):
         return (None, 1, 1)  # arithmetic on scalars: a one-dimensional block of unknown size
+    return None
+
+
+def dim3_arguments(node: Node | None, unit: Unit, scope: Node | None, depth: int = 0) -> tuple[Node, ...] | None:
+    """The expressions a `dim3` is written with, through a variable's initializer: `CTA_SIZE`, `1`, `1` of
+    `const dim3 threads = dim3{CTA_SIZE, 1, 1};` … `<<<grid, threads>>>`; None when it is not spelled out."""
+    if node is None or depth > 6:
+        return None
+    t = node.type
+    if t == "parenthesized_expression" and node.named_children:
+        return dim3_arguments(node.named_children[-1], unit, scope, depth + 1)
+    if t == "call_expression" and ts.text(node.child_by_field_name("function")) == "dim3":
+        return dim3_arguments(node.child_by_field_name("arguments"), unit, scope, depth + 1)
+    if t == "compound_literal_expression" and ts.text(node.child_by_field_name("type")) == "dim3":
+        return dim3_arguments(node.child_by_field_name("value"), unit, scope, depth + 1)
+    if t in ("argument_list", "initializer_list", "parameter_list"):
+        return tuple(_argument(c) for c in node.named_children) if 0 < node.named_child_count <= 3 else None
+    if t == "identifier":
+        found = declaration_of(ts.text(node), scope, node.start_byte, unit)
+        return dim3_arguments(found[1], unit, scope, depth + 1) if found is not None else None
     return None
 
 

@@ -40,10 +40,11 @@ class KernelConfig:
     args: tuple[int | None, ...] = ()  # by position among its parameters
     source: str = "none"  # launch | directive | instantiation | none
     where: str = ""  # what gives it, for messages: "its launch", "its launch in main.cu", "the directive"
+    tied: tuple[tuple[int, int], ...] = ()  # (block dimension, template parameter) the launch writes alike
 
     @property
     def key(self) -> tuple:
-        return (self.block, self.template, self.args)
+        return (self.block, self.template, self.args, self.tied)
 
 
 _values: dict[tuple, list[list[LaunchValues]]] = {}
@@ -89,7 +90,8 @@ def _launch_config(kernel: Function, values: LaunchValues, where: str) -> Kernel
     # (the parameters are read only when an argument is known: most launches pass run-time sizes)
     args = () if values.args.count(None) == len(values.args) else \
         tuple(None if p.pointer or i >= len(values.args) else values.args[i] for i, p in enumerate(kernel.params))
-    return KernelConfig(values.block_dims, template, args, "launch", where)
+    return KernelConfig(values.block_dims, template, args, "launch", where,
+                        tuple((d, j) for d, j in values.block_from_template if j < n))
 
 
 def directive_config(kernel: Function, directive: LaunchDirective) -> KernelConfig:

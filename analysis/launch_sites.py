@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.bounded_cache import remember
-from cudalens.analysis.host_eval import Binding, PartialDim3, declaration_of, dim3_parts, eval_host
+from cudalens.analysis.host_eval import Binding, PartialDim3, declaration_of, dim3_arguments, dim3_parts, eval_host
 from cudalens.analysis.syntax import find
 from cudalens.analysis.unit import Function, Launch, Unit
 
@@ -37,6 +37,9 @@ class LaunchValues:
     template_args: tuple[TemplateArg, ...] = ()
     args: tuple[int | None, ...] = ()  # the kernel's arguments, where they are integer constants
     via: str = ""  # the call of the host function these values hold for: "`launch(x, 128)` (line 30)"
+    # (block dimension, template argument) pairs written with one name that neither fixes: `dim3{CTA_SIZE, 1, 1}`
+    # for `k<TILE, CTA_SIZE><<<g, threads>>>` makes block.x the kernel's second template argument
+    block_from_template: tuple[tuple[int, int], ...] = ()
     dispatched: bool = False  # inside a `case` of a switch on a variable (a dispatch over sizes: case_values)
 
 
@@ -76,6 +79,7 @@ def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "")
     args_node = launch.node.child_by_field_name("arguments")
     args = tuple(_integer(a, unit, scope, binding, constant) for a in (args_node.named_children if args_node else []))
     return LaunchValues(
+        block_from_template=_tied(cfg[1] if len(cfg) > 1 else None, block_dims, launch, unit, scope),
         grid=_whole(grid_dims),
         block=_whole(block_dims),
         dynamic_shared_bytes=smem[0] if smem and smem[0] >= 0 else None,
@@ -85,6 +89,21 @@ def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "")
         via=via,
         dispatched=bool(cases),
     )
+
+
+def _tied(block: Node | None, dims: PartialDim3 | None, launch: Launch, unit: Unit,
+          scope: Node | None) -> tuple[tuple[int, int], ...]:
+    """The open block dimensions written as one of the launch's template arguments, with its position."""
+    if not launch.template_args or (dims is not None and None not in dims):
+        return ()
+    written = dim3_arguments(block, unit, scope) or ()
+    names = [" ".join(ts.text(a).split()) for a in launch.template_args]
+    out = []
+    for d, arg in enumerate(written[:3]):
+        text = " ".join(ts.text(arg).split())
+        if (dims is None or dims[d] is None) and text in names:
+            out.append((d, names.index(text)))
+    return tuple(out)
 
 
 def case_values(node: Node, unit: Unit, scope: Node | None, binding: Binding) -> dict[str, tuple[int, ...]]:

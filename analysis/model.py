@@ -213,11 +213,12 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
     uses_y, uses_z = bool(_USES_Y.search(body)), bool(_USES_Z.search(body))
     bound_value = eval_host(kernel.launch_bounds[0], unit, None) if kernel.launch_bounds else None
     bound = bound_value[0] if bound_value is not None and len(bound_value) == 1 and bound_value[0] > 0 else None
-    known = config.block
+    known, follows_assumed = _tied_block(kernel, config)
     assumptions: list[Assumption] = []
     blocks, filled = _plausible_blocks(known, uses_y, uses_z, bound)
     if not filled:
-        source = config.source if known is not None and None not in known else "launch_bounds"
+        source = "assumed" if follows_assumed else \
+            config.source if known is not None and None not in known else "launch_bounds"
     else:
         source = "assumed"
         if filled == ["block"]:
@@ -261,6 +262,28 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
         model.configs.append(cfg)
         model.runs.append(model.simulate(cfg))
     return model
+
+
+def _tied_block(kernel: Function, config: KernelConfig) -> tuple[PartialDim3 | None, bool]:
+    """The configuration's block, with each dimension the launch writes as an open template argument
+    (`dim3{CTA_SIZE, 1, 1}` for `k<TILE, CTA_SIZE>`) given that argument's value: the one `static_assert`
+    fixes, else the assumed one. The block then follows the assumption instead of being assumed apart (a
+    CTA_SIZE of 32 in a 256-thread block made races of a one-warp kernel's `__syncwarp()`); and whether a
+    dimension took an assumed value (the findings then rest on the template assumption, which names it)."""
+    if not config.tied:
+        return config.block, False
+    asserted = asserted_values(kernel)
+    kinds = template_kinds(kernel)
+    parts = list(config.block) if config.block is not None else [None, None, None]
+    assumed = False
+    for dim, index in config.tied:
+        name = kernel.template_params[index]
+        given = config.template[index] if index < len(config.template) else None
+        if parts[dim] is None and index < len(kinds) and not kinds[index]:  # a value parameter (a name it was
+            # given reads as a type: `k<TILE, CTA_SIZE>` of a lambda's own parameters)
+            parts[dim] = given if isinstance(given, int) else asserted.get(name, ASSUMED_TEMPLATE_INT)
+            assumed |= not isinstance(given, int) and name not in asserted
+    return (parts[0], parts[1], parts[2]), assumed
 
 
 def _open_reason(config: KernelConfig, kernel: str, missing: str) -> str:
