@@ -76,7 +76,7 @@ def own_records(context: FileContext) -> list[LaunchRecord]:
 
 def launch_config(kernel: Function, values: LaunchValues, where: str) -> KernelConfig:
     """The configuration a launch gives the kernel (remembered: an edit asks again for every launch)."""
-    signature = ts.text(kernel.declarator) if values.args.count(None) != len(values.args) else ""
+    signature = kernel.signature if values.args.count(None) != len(values.args) else ""
     key = (kernel.name, len(kernel.template_params), signature, values, where)
     config = _configs.get(key)
     if config is None:
@@ -209,7 +209,7 @@ class KernelLaunches:
 
     def of(self, kernel: Function) -> LaunchedAs:
         """The configurations the launches give a kernel of this name (by its signature: overloads differ)."""
-        key = (len(kernel.template_params), ts.text(kernel.declarator) if kernel.declarator is not None else "")
+        key = (len(kernel.template_params), kernel.signature)
         found = self._by_signature.get(key)
         if found is None:
             made = [(r, launch_config(kernel, r.values, launch_where(r, self.path))) for r in self.records]

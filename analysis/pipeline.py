@@ -66,7 +66,9 @@ def run_pipeline(doc: DocumentAnalyzer, text: str) -> AnalysisReport:
             analyze_cuda(doc, s.text, s.to_file_position, report)
     config = doc.config
     min_rank = Severity(config.min_severity).rank
-    kept = [f for f in report.findings if config.enabled(f.code) and f.severity.rank >= min_rank]
+    enabled: dict[str, bool] = {}  # by code: a few codes, a thousand findings
+    kept = [f for f in report.findings if f.severity.rank >= min_rank
+            and (enabled[f.code] if f.code in enabled else enabled.setdefault(f.code, config.enabled(f.code)))]
     # every consumer (CLI, server, pre-commit) sees the document's own suppression comments honoured
     report.findings = sorted(apply_suppressions(text, kept, doc.path), key=sort_key)
     return report
@@ -83,7 +85,7 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     header_units = [header_unit(h.source) for h in headers]
     for header in header_units:
         unit.include(header)
-    index = LineIndex(text)
+    index = LineIndex(text, converted=True)
     ordered = _kernels_in_order(unit)
     outside = _outside_kernels(ordered, source, texts)
     file_context = FileContext(doc.path, unit, index, to_file, tuple(
@@ -107,9 +109,9 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         configs = _configs(doc, kernel, launched, instantiated.get(kernel.name), report) \
             if launched is not None or kernel.name in instantiated or directives_possible else _NO_LAUNCH
         # Embedded sources map positions through their .py text: their results are reused only in place.
-        # (from the `template <…>` line on: a renamed template parameter changes what the body's names are)
-        head = kernel.node.parent if kernel.node.parent is not None and \
-            kernel.node.parent.type == "template_declaration" else kernel.node
+        # (from the `template <…>` line on: a renamed template parameter changes what the body's names are;
+        # the walk found that line: `Node.parent` walks down from the root past every kernel before this one)
+        head = kernel.template if kernel.template is not None else kernel.node
         key = (hashlib.blake2b(source[head.start_byte:kernel.node.end_byte] + context
                                + (repr([_config_key(c) for c in configs]).encode() if configs is not _NO_LAUNCH
                                   else b""), digest_size=16).digest(),
@@ -252,12 +254,19 @@ class _HeaderWalk:
         self.locate = getattr(read_include, "locate", None)
         self.out: list[Header] = []
         self.seen: set[str] = set()
+        # (name, including folder) already looked up: a name is located once per folder, not once per
+        # `#include` (a 20,000-line file's 121 includes of 7 system headers were 121 lookups on disk an edit)
+        self.asked: set[tuple[str, str]] = set()
         self.total = 0
 
     def visit(self, names: list[str], including: str, depth: int) -> None:
+        folder = os.path.dirname(including)
         for name in names:
             if self.total > MAX_HEADER_BYTES:
                 return
+            if (name, folder) in self.asked:
+                continue
+            self.asked.add((name, folder))
             # where it is, before reading it: a header included from many (ggml's common.cuh) is read once
             where = (self.locate(name, including) if self.locate is not None else None) \
                 or str(Path(including).parent / name)
@@ -292,14 +301,14 @@ def launch_entry(path: str, text: str, read_include: IncludeReader | None) -> Fi
     headers = read_headers(path, unit.includes, read_include)
     for header in headers:
         unit.include(header_unit(header.source))
-    context = FileContext(path, unit, LineIndex(text), None)
+    context = FileContext(path, unit, LineIndex(text, converted=True), None)
     return FileLaunches(tuple(own_records(context)), header_identities(h.path for h in headers),
                         frozenset(k.name for k in unit.kernels if k.body is not None))
 
 
 @lru_cache(maxsize=64)
 def header_index(source: bytes) -> LineIndex:
-    return LineIndex(source.decode("utf-8", errors="surrogatepass"))
+    return LineIndex(source.decode("utf-8", errors="surrogatepass"), converted=True)  # read_headers converted it
 
 
 @dataclass(frozen=True)

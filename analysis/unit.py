@@ -47,6 +47,8 @@ class Function:
     # past every declaration before this one, which made each kernel of a 20,000-line file cost ~10 µs an edit.
     template: Node | None = field(default=None, repr=False)
     comments_above: tuple[Node, ...] = field(default=(), repr=False)
+    # the declarator's text, `name(params)` (launch configurations are kept by it): read with the head's shape
+    signature: str = field(default="", repr=False)
 
     @property
     def name_node(self) -> Node:
@@ -64,9 +66,19 @@ class Function:
 class Launch:
     kernel: str
     node: Node  # the call expression
-    config: list[Node]  # grid, block, shared bytes, stream
-    template_args: list[Node]
     host_function: Node | None
+
+    # Read when a launch's values are worked out, which typing inside a kernel does not do (launch_configs
+    # keeps them by the host text): each edit of a 20,000-line file made 420 launches' lists for nothing.
+    @cached_property
+    def config(self) -> list[Node]:
+        """grid, block, shared bytes, stream"""
+        syntax = next((c for c in self.node.children if c.type == "kernel_call_syntax"), None)
+        return list(syntax.named_children) if syntax is not None else []
+
+    @cached_property
+    def template_args(self) -> list[Node]:
+        return callee(self.node.child_by_field_name("function"))[2]
 
 
 @dataclass
@@ -175,7 +187,7 @@ def _params(declarator: Node) -> list[Param]:
 # What _function read from a definition, by the text it read it from (its `template <...>` line and its head, up
 # to the body): an edit re-reads only the definitions it changed (a 20,000-line file holds 2,300).
 _SHAPES_LIMIT = 16384
-_shapes: dict[bytes, tuple[str, int, bool, bool, tuple[str, ...], bool]] = {}
+_shapes: dict[bytes, tuple[str, int, bool, bool, tuple[str, ...], bool, str]] = {}
 
 
 def _function(node: Node, parent: Node | None, comments_above: tuple[Node, ...] = (),
@@ -212,9 +224,10 @@ def _function(node: Node, parent: Node | None, comments_above: tuple[Node, ...] 
                 pname = ts.text(ident) if ident is not None else ""
             template_params.append(pname)
     bounds = tuple(c for c in children if c.type == "launch_bounds")
+    signature = ts.text(declarator)
     if key is not None:
         remember(_shapes, key, (name, depth, "__global__" in tokens, "__device__" in tokens, tuple(template_params),
-                                bool(bounds)), _SHAPES_LIMIT)
+                                bool(bounds), signature), _SHAPES_LIMIT)
     return Function(
         name=name,
         node=node,
@@ -226,14 +239,15 @@ def _function(node: Node, parent: Node | None, comments_above: tuple[Node, ...] 
         launch_bounds=tuple(n for b in bounds for n in b.named_children),
         template=template,
         comments_above=comments_above,
+        signature=signature,
     )
 
 
 def _from_shape(node: Node, body: Node | None, template: Node | None, comments_above: tuple[Node, ...],
-                shape: tuple[str, int, bool, bool, tuple[str, ...], bool]) -> Function | None:
+                shape: tuple[str, int, bool, bool, tuple[str, ...], bool, str]) -> Function | None:
     """The Function of a definition whose head was read before: its nodes, the rest from the memo (None when
     the tree is not shaped as it was, which the same text makes it)."""
-    name, depth, is_kernel, is_device, template_params, has_bounds = shape
+    name, depth, is_kernel, is_device, template_params, has_bounds, signature = shape
     declarator = node
     for _ in range(depth):
         declarator = declarator.child_by_field_name("declarator")
@@ -244,7 +258,7 @@ def _from_shape(node: Node, body: Node | None, template: Node | None, comments_a
     bounds = [c for c in node.children if c.type == "launch_bounds"] if has_bounds else []
     return Function(name, node, body, declarator, is_kernel, is_device, list(template_params),
                     tuple(n for b in bounds for n in b.named_children), template=template,
-                    comments_above=comments_above)
+                    comments_above=comments_above, signature=signature)
 
 
 def _struct_def(body: Node, align: int, params: tuple[str, ...]) -> StructDef:
@@ -304,7 +318,8 @@ def _template_params(node: Node) -> tuple[str, ...]:
     return tuple(names)
 
 
-_ALIGN_MISPARSE = re.compile(rb"^\s*(?:typedef\s+)?struct\s+__align__\s*\(\s*(\d+)\s*\)")
+# (`match` anchors it where a declaration starts, in the node's text or in the file's)
+_ALIGN_MISPARSE = re.compile(rb"\s*(?:typedef\s+)?struct\s+__align__\s*\(\s*(\d+)\s*\)")
 
 
 def _aligned_struct(node: Node, types: TypeTable) -> bool:
@@ -393,13 +408,13 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
         if deep is not None:
             left_out.append(LeftOut(node, _function(node, parent) if t == "function_definition" else None, deep))
             continue
-        if t == "function_definition" and _aligned_struct(node, types):
-            continue
         if t == "function_definition":
+            if _ALIGN_MISPARSE.match(source, node.start_byte) and _aligned_struct(node, types):
+                continue
             f = _function(node, parent, above, source)
             if f is not None and f.name:
                 functions.setdefault(f.name, []).append(f)
-                if not f.is_kernel and b"<<<" in source[node.start_byte:node.end_byte]:
+                if not f.is_kernel and source.find(b"<<<", node.start_byte, node.end_byte) >= 0:
                     launches.extend(_launches(node, source))
         elif t == "preproc_def" or t == "preproc_function_def":
             name = ts.text(node.child_by_field_name("name"))
@@ -466,9 +481,10 @@ def _alias(types: TypeTable, node: Node, name: str, target: str) -> None:
         types.branches.setdefault(name, []).append((conditions, target))
 
 
-# Where a host function's launches are, by its text: (start, end) of each call, from the function's start.
+# Where a host function's launches are, by its text: (start, end) of each call, from the function's start, and
+# the kernel it names.
 _LAUNCH_SITES_LIMIT = 4096
-_launch_sites: dict[bytes, tuple[tuple[int, int], ...]] = {}
+_launch_sites: dict[bytes, tuple[tuple[int, int, str], ...]] = {}
 
 
 def _launches(host: Node, source: bytes) -> list[Launch]:
@@ -477,28 +493,22 @@ def _launches(host: Node, source: bytes) -> list[Launch]:
     sites = _launch_sites.get(key)
     calls = _calls_at(host, sites) if sites is not None else None
     if calls is None:
-        calls = [(c["launch"][0], c["launch.config"][0]) for _, c in ts.matches("cuda", "cuda_launches", host)]
-        remember(_launch_sites, key, tuple((call.start_byte - host.start_byte, call.end_byte - host.start_byte)
-                                           for call, _ in calls), _LAUNCH_SITES_LIMIT)
-    out = []
-    for call, config in calls:
-        _, name, targs = callee(call.child_by_field_name("function"))
-        out.append(Launch(kernel=name, node=call, config=list(config.named_children), template_args=targs,
-                          host_function=host))
-    return out
+        found = [c["launch"][0] for _, c in ts.matches("cuda", "cuda_launches", host)]
+        calls = [(call, callee(call.child_by_field_name("function"))[1]) for call in found]
+        remember(_launch_sites, key, tuple((call.start_byte - host.start_byte, call.end_byte - host.start_byte, name)
+                                           for call, name in calls), _LAUNCH_SITES_LIMIT)
+    return [Launch(kernel=name, node=call, host_function=host) for call, name in calls]
 
 
-def _calls_at(host: Node, sites: tuple[tuple[int, int], ...]) -> list[tuple[Node, Node]] | None:
-    """The launch calls (and their `<<<...>>>`) at `sites`; None when one is not there as the query found it."""
+def _calls_at(host: Node, sites: tuple[tuple[int, int, str], ...]) -> list[tuple[Node, str]] | None:
+    """The launch calls at `sites`, with the kernels they name; None when one is not there as the query found
+    it."""
     out = []
-    for start, end in sites:
+    for start, end, name in sites:
         call = host.descendant_for_byte_range(host.start_byte + start, host.start_byte + end)
         if call is None or call.type != "call_expression" or call.end_byte - call.start_byte != end - start:
             return None
-        config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
-        if config is None:
-            return None
-        out.append((call, config))
+        out.append((call, name))
     return out
 
 

@@ -468,7 +468,8 @@ class Service:
         report.findings = [f for f in report.findings if f.path == own]
         lines = split_lines(text)
         # Every header the document includes is a dependency, whether or not the analyzer read it.
-        depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path) for n in report.includes)))
+        depends = entry.resolver.read | set(filter(None, (entry.resolver.locate(n, state.path)
+                                                          for n in set(report.includes))))
         messages = tuple(f"cudalens: {e} (defaults used)" for e in project.errors)
         return Analysed(version, report, lines, frozenset(depends), messages,
                         syntax=entry.analyzer.syntax_baseline(text), launches_changed=frozenset(changed))
