@@ -14,15 +14,39 @@ def _point(source: bytes, offset: int) -> tuple[int, int]:
     return row, offset - line_start
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # binary search on slices compares in C, not byte by byte in Python
+_STEP = 1 << 14
+
+
+def _common_prefix(a: bytes, b: bytes, step: int = _STEP) -> int:
+    """The length of the common prefix: compared in C a block at a time without copying either text (slicing
+    and reversing a 700 KB text for each step cost ~2 ms an edit), then by halves inside the first block that
+    differs."""
+    n, other, lo = min(len(a), len(b)), memoryview(b), 0
+    while lo + step <= n and a.startswith(other[lo:lo + step], lo):
+        lo += step
+    hi = min(lo + step, n)
+    while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
+        if a.startswith(other[lo:mid], lo):
             lo = mid
         else:
             hi = mid - 1
     return lo
+
+
+def _common_suffix(a: bytes, b: bytes, limit: int, step: int = _STEP) -> int:
+    """The length of the common suffix, at most `limit`, as _common_prefix finds the prefix."""
+    other, la, lb, k = memoryview(b), len(a), len(b), 0
+    while k + step <= limit and a.endswith(other[lb - k - step:lb - k], 0, la - k):
+        k += step
+    hi = min(k + step, limit)
+    while k < hi:
+        mid = (k + hi + 1) // 2
+        if a.endswith(other[lb - mid:lb - k], 0, la - k):
+            k = mid
+        else:
+            hi = mid - 1
+    return k
 
 
 def reparse(old_source: bytes | None, old_tree: ts.Tree | None, new_source: bytes) -> ts.Tree:
@@ -32,7 +56,7 @@ def reparse(old_source: bytes | None, old_tree: ts.Tree | None, new_source: byte
         return old_tree
     start = _common_prefix(old_source, new_source)
     limit = min(len(old_source), len(new_source)) - start
-    suffix = _common_prefix(old_source[::-1][:limit], new_source[::-1][:limit])
+    suffix = _common_suffix(old_source, new_source, limit)
     old_end, new_end = len(old_source) - suffix, len(new_source) - suffix
     old_tree.edit(
         start_byte=start, old_end_byte=old_end, new_end_byte=new_end,

@@ -40,11 +40,19 @@ class SyntaxBaseline:
     from its tree."""
 
     def __init__(self, text: str, path: str, tree: ts.Tree | None = None) -> None:
-        """`tree`: the parse of `parser_text(text)` when the caller has it (DocumentAnalyzer does)."""
+        """`tree`: the parse of `parser_text(text)` when the caller has it (DocumentAnalyzer does). The server
+        makes one for every version and uses few (an offered edit): nothing is read until then."""
         self.python = path.endswith(".py")
-        self._text = parser_text(text)
-        self._source = b"" if self.python else _encode(self._text)
+        self._raw = text
         self._tree = tree
+
+    @cached_property
+    def _text(self) -> str:
+        return parser_text(self._raw)
+
+    @cached_property
+    def _source(self) -> bytes:
+        return b"" if self.python else _encode(self._text)
 
     @cached_property
     def errors(self) -> int:

@@ -173,9 +173,15 @@ class DiagnosticCache:
     def convert(self, findings: Sequence[Finding], uri: str, pos: Positions) -> list[Entry]:
         fresh: dict[int, tuple[Finding, tuple, Entry]] = {}
         out = []
+        text_lines, count = pos.lines, len(pos.lines)
         for finding in findings:
-            spans = (finding.span, *(r.span for r in finding.related if r.path in (None, finding.path)))
-            lines = tuple(_line(pos, n) for s in spans for n in (s.line, s.end_line))
+            span = finding.span
+            # the lines under it (a thousand findings an edit: the plain case without generators)
+            lines = (text_lines[span.line - 1] if 0 < span.line <= count else None,
+                     text_lines[span.end_line - 1] if 0 < span.end_line <= count else None)
+            if finding.related:
+                lines += tuple(_line(pos, n) for r in finding.related if r.path in (None, finding.path)
+                               for n in (r.span.line, r.span.end_line))
             last = self._last.get(id(finding))
             if last is not None and last[0] is finding and last[1] == lines:
                 found = last[2]

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cudalens.analysis import unit
+from cudalens.analysis import incremental, unit
 from cudalens.analysis.api import DocumentAnalyzer, analyze_text
 from cudalens.analysis.findings import Severity
 
@@ -99,6 +99,24 @@ def test_incremental_updates_match_fresh_analysis() -> None:
         fresh = analyze_text("edit.cu", text)
         assert incremental.findings == fresh.findings
         assert incremental.kernels == fresh.kernels
+
+
+@pytest.mark.parametrize("step", [1, 3, 64, 1 << 14])
+def test_the_edit_span_is_the_common_prefix_and_suffix(step: int) -> None:
+    # incremental.py compares a block at a time, then by halves: every block size gives the byte-by-byte answer
+    def by_bytes(a: bytes, b: bytes) -> int:
+        return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+    rng = random.Random(step)
+    for _ in range(300):
+        old = bytes(rng.choice(b"ab\n") for _ in range(rng.randrange(0, 400)))
+        i = rng.randrange(len(old) + 1)
+        j = rng.randrange(i, len(old) + 1)
+        new = old[:i] + bytes(rng.choice(b"ab\n") for _ in range(rng.randrange(0, 30))) + old[j:]
+        prefix = incremental._common_prefix(old, new, step)
+        assert prefix == by_bytes(old, new)
+        limit = min(len(old), len(new)) - prefix
+        assert incremental._common_suffix(old, new, limit, step) == by_bytes(old[::-1][:limit], new[::-1][:limit])
 
 
 def test_reused_function_heads_and_launch_sites_match_a_fresh_analysis() -> None:
