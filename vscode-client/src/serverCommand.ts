@@ -22,8 +22,10 @@ export interface ServerCommand {
 export interface ServerSearch {
   pathSetting: readonly string[];
   interpreterSetting: readonly string[];
-  // The interpreter of the environment selected in the Python extension, if that extension is there.
-  pythonExtensionInterpreter?: string;
+  // The interpreter of the environment selected in the Python extension, if that extension is there: asked only
+  // when the search gets that far (asking activates the Python extension, which takes seconds in a new window,
+  // and a `.venv` or a setting found before it needs no answer).
+  pythonExtensionInterpreter?: () => Promise<string | undefined>;
   // The PATH to search for `cudalens` (the extension host's environment).
   envPath?: string;
   workspaceFolder?: string;
@@ -106,7 +108,7 @@ export async function findServer(search: ServerSearch, probe: CudalensProbe): Pr
     }
   }
 
-  const selected = search.pythonExtensionInterpreter;
+  const selected = await search.pythonExtensionInterpreter?.();
   if (selected !== undefined && selected !== "" && runnable(selected)) {
     if (isExecutableFile(selected) && (await probe(selected))) {
       return pythonServer(selected, "python-extension");

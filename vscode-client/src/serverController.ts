@@ -233,7 +233,7 @@ export class ServerController implements vscode.Disposable {
         {
           pathSetting: asList(setting("path")),
           interpreterSetting: asList(setting("interpreter")),
-          pythonExtensionInterpreter: await selectedInterpreter(this.folder?.uri),
+          pythonExtensionInterpreter: () => selectedInterpreter(this.folder?.uri),
           envPath: process.env.PATH,
           workspaceFolder: cwd,
           untrustedFolders: vscode.workspace.isTrusted ? undefined : folders,

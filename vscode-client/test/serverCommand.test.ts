@@ -106,7 +106,7 @@ describe("findServer", () => {
 
   it("uses the Python extension's interpreter when it has cudalens", { skip: !withCudalens && "CUDALENS_TEST_PYTHON not set" }, async () => {
     const python = withCudalens as string;
-    const found = await findServer({ ...empty, pythonExtensionInterpreter: python, envPath: "" }, importsCudalens);
+    const found = await findServer({ ...empty, pythonExtensionInterpreter: async () => python, envPath: "" }, importsCudalens);
     assert.equal(found.source, "python-extension");
     assert.deepEqual(found.args, ["-m", "cudalens", "serve"]);
     assert.equal(found.python, python);
@@ -116,14 +116,14 @@ describe("findServer", () => {
     const bin = path.join(scratch(), "bin");
     const exe = executable(bin, "cudalens");
     const { probe, asked } = countingProbe();
-    const found = await findServer({ ...empty, pythonExtensionInterpreter: withoutCudalens, envPath: bin }, probe);
+    const found = await findServer({ ...empty, pythonExtensionInterpreter: async () => withoutCudalens, envPath: bin }, probe);
     assert.deepEqual(found, { command: exe, args: ["serve"], source: "PATH" });
     assert.deepEqual(asked, isExecutableFile(withoutCudalens) ? [withoutCudalens] : []);
   });
 
   it("fails with the fix when nothing works", async () => {
     await assert.rejects(
-      findServer({ ...empty, pythonExtensionInterpreter: "/nonexistent/python", envPath: scratch() }, importsCudalens),
+      findServer({ ...empty, pythonExtensionInterpreter: async () => "/nonexistent/python", envPath: scratch() }, importsCudalens),
       (error: Error) =>
         error instanceof ServerNotFound &&
         error.message.includes("the selected Python environment (/nonexistent/python) cannot import cudalens") &&
@@ -140,9 +140,12 @@ describe("findServer", () => {
     const python = executable(path.join(folder, ".venv", "bin"), "python");
     const onPath = executable(path.join(scratch(), "bin"), "cudalens");
     const { probe, asked } = countingProbe();
-    const search = { ...empty, workspaceFolder: folder, pythonExtensionInterpreter: "/usr/bin/python3", envPath: path.dirname(onPath) };
+    let askedExtension = 0; // asking the Python extension activates it: seconds in a new window
+    const selected = async () => (askedExtension++, "/usr/bin/python3");
+    const search = { ...empty, workspaceFolder: folder, pythonExtensionInterpreter: selected, envPath: path.dirname(onPath) };
     assert.deepEqual(await findServer(search, probe), { command: venv, args: ["serve"], source: ".venv", python });
-    assert.deepEqual(asked, []); // found before the selected interpreter was asked
+    assert.deepEqual(asked, []); // found before the selected interpreter was probed
+    assert.equal(askedExtension, 0); // nor was the Python extension asked for it
     const explicit = executable(scratch(), "cudalens");
     assert.equal((await findServer({ ...search, pathSetting: [explicit] }, probe)).command, explicit);
   });

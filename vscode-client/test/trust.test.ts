@@ -141,7 +141,7 @@ describe("the server search in Restricted Mode", () => {
         {
           pathSetting: [path.join(root, ".tools", "python")],
           interpreterSetting: ["${workspaceFolder}/.tools/python", "~/../../" + python],
-          pythonExtensionInterpreter: python,
+          pythonExtensionInterpreter: async () => python,
           envPath: `${path.join(root, ".tools")}${path.delimiter}.tools`,
           workspaceFolder: root,
           untrustedFolders: [root],
