@@ -39,7 +39,9 @@ interface DriverConfig {
   // quick fix titled quickFixTitle), then "Show diff", then "Apply", and save.
   // "everyday": a subfolder of a clone opened in Restricted Mode; trust it, read the lenses of `file`, then click
   // the "Find hot ops" lens of `modelFile` and watch its progress, its answer and the output.
-  mode?: "trusted" | "restricted" | "notfound" | "ask" | "everyday";
+  // "first": time a freshly loaded window: `file` opened as soon as the workbench shows, until its first
+  // diagnostic is drawn (benchmarks/first_diagnostics.py --window); nothing else.
+  mode?: "trusted" | "restricted" | "notfound" | "ask" | "everyday" | "first";
   modelFile?: string;
   runCommand?: string;
   // Then run "cudalens: Show report" on `file` and read the page inside its webview.
@@ -90,6 +92,9 @@ interface DriverResult {
     progress: string[];
     serversStarted: number[];
   };
+  // "first": milliseconds from the page's navigation to the workbench shown, to the Enter that opens `file` in
+  // Quick Open, and to its first squiggle; and the language server's process start, from /proc, as milliseconds after the navigation.
+  first?: { workbenchMs: number; openedMs: number; diagnosticsMs: number; serverStartedMs?: number };
   error?: string;
 }
 
@@ -204,8 +209,13 @@ async function main(): Promise<void> {
   page.setDefaultTimeout(config.timeoutMs);
   try {
     step("open the workspace");
+    const navigated = Date.now();
     await page.goto(config.url);
     await page.locator(".monaco-workbench").waitFor();
+    if (config.mode === "first") {
+      await firstDiagnostics(page, navigated);
+      return;
+    }
     if (config.mode === "notfound") {
       await notFoundWalk(page);
       return;
@@ -320,6 +330,41 @@ async function main(): Promise<void> {
   } finally {
     save();
     await browser.close();
+  }
+}
+
+// A new window: open the file at once and time its first diagnostic (a squiggle of any severity). The server's
+// start comes from /proc (the boot time of its process), so the part before the server runs shows apart.
+async function firstDiagnostics(page: Page, navigated: number): Promise<void> {
+  const workbenchMs = Date.now() - navigated;
+  step(`open ${config.file}`);
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(config.file);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: config.file }).first().waitFor();
+  const openedMs = Date.now() - navigated; // the Enter that opens it: the person's "open" (the tab shows later)
+  await page.keyboard.press("Enter");
+  step("wait for its first diagnostic");
+  await page.locator(".monaco-editor .squiggly-error, .monaco-editor .squiggly-warning, " +
+    ".monaco-editor .squiggly-info").first().waitFor();
+  const diagnosticsMs = Date.now() - navigated;
+  const started = serverPids(config.session).map(processStartMs).filter((t) => t !== undefined) as number[];
+  result.first = { workbenchMs, openedMs, diagnosticsMs,
+    serverStartedMs: started.length > 0 ? Math.min(...started) - navigated : undefined };
+  save();
+  step("done");
+}
+
+// When a process started, in the epoch milliseconds of Date.now() (its /proc stat start time after boot).
+function processStartMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    const uptime = Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+    return Date.now() - (uptime - ticks / 100) * 1000;  // USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
   }
 }
 
