@@ -255,10 +255,11 @@ def _from_shape(node: Node, body: Node | None, template: Node | None, comments_a
             return None
     if declarator.type != "function_declarator":
         return None
-    bounds = [c for c in node.children if c.type == "launch_bounds"] if has_bounds else []
-    return Function(name, node, body, declarator, is_kernel, is_device, list(template_params),
-                    tuple(n for b in bounds for n in b.named_children), template=template,
-                    comments_above=comments_above, signature=signature)
+    # (2,400 definitions an edit on 20,000 lines: no generator where there are no bounds)
+    bounds = tuple(n for c in node.children if c.type == "launch_bounds" for n in c.named_children) \
+        if has_bounds else ()
+    return Function(name, node, body, declarator, is_kernel, is_device, list(template_params), bounds,
+                    template=template, comments_above=comments_above, signature=signature)
 
 
 def _struct_def(body: Node, align: int, params: tuple[str, ...]) -> StructDef:
