@@ -43,3 +43,17 @@ def test_every_named_path_and_module_exists():
             if not _module_exists(m.group(1).split(".")):
                 missing.append(f"{doc.relative_to(ROOT)}: cudalens.{m.group(1)}")
     assert not missing, "\n".join(missing)
+
+
+IMAGE = re.compile(r"\]\((?:docs/)?(images/[\w.-]+\.png)\)")
+MAX_IMAGE_BYTES = 150_000  # screenshots palette-quantised: a clone should not carry megabytes of pictures
+
+
+def test_every_screenshot_is_shown_and_small() -> None:
+    shown = {m for doc in documents() for m in IMAGE.findall(doc.read_text(encoding="utf-8"))}
+    stored = {f"images/{p.name}" for p in (ROOT / "docs" / "images").glob("*.png")}
+    assert shown <= stored, f"named in the docs but missing: {sorted(shown - stored)}"
+    assert stored <= shown, f"in docs/images but shown nowhere: {sorted(stored - shown)}"
+    large = {p.name: p.stat().st_size for p in (ROOT / "docs" / "images").glob("*.png")
+             if p.stat().st_size > MAX_IMAGE_BYTES}
+    assert not large, f"over {MAX_IMAGE_BYTES // 1000} KB: {large}"
