@@ -1,5 +1,9 @@
 """The pygls LanguageServer and its handlers. Each handler takes typed params, calls a plain function, and
 converts the result; the logic lives in service.py, actions.py, hover.py, lens.py.
+
+What only a hover, a lens, a Coder quick fix, a command or a save needs (the on-save results, the Judge, the
+profiler, the GPU commands: ≈ 0.2–0.3 s of imports) is imported by the handler that first needs it, after the
+document's first diagnostics, not at the start a new window waits for (tests/server/test_start_imports.py).
 """
 
 from __future__ import annotations
@@ -24,15 +28,13 @@ from cudalens.analysis.syntax_check import SyntaxBaseline
 from cudalens.profiler import processes
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu import standby
-from cudalens.server import last_run, lifecycle, verdicts
+from cudalens.server import lifecycle
 from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_marker, wanted
 from cudalens.server.coder_actions import REWRITE, coder_actions
-from cudalens.server.coder_setup import kernelbench_problem
 from cudalens.server.command_runs import run_command
 from cudalens.server.commands import COMMANDS, TITLES, CommandHandler
 from cudalens.server.convert import Positions
 from cudalens.server.hover import hover_markdown
-from cudalens.server.lens import gpu_less, kernel_lenses
 from cudalens.server.model_lens import model_lenses
 from cudalens.server.offers import Offers
 from cudalens.server.protocol import CudalensProtocol
@@ -336,6 +338,8 @@ def create_server() -> CudalensServer:
         )
         actions = code_actions(result.findings, span, ctx, only) if result.findings else []
         if ls.service.trust.trusted and (wanted(only, types.CodeActionKind.QuickFix) or wanted(only, REWRITE)):
+            from cudalens.server.coder_setup import kernelbench_problem  # (see the module docstring)
+
             coder = coder_actions(state.uri, result.kernels, ls.service.findings(state), span, pos,
                                   optimizable=kernelbench_problem(state.path, state.text) is None)
             actions += [a for a in coder if wanted(only, a.kind)]
@@ -346,6 +350,8 @@ def create_server() -> CudalensServer:
         state = ls.service.documents.get(params.text_document.uri)
         if state is None or state.result is None:
             return None
+        from cudalens.server import last_run, verdicts  # (see the module docstring)
+
         result = state.result
         line, column = ls.service.positions(result).from_lsp(params.position)
         run, findings = ls.service.last_run(state), ls.service.findings(state)
@@ -371,6 +377,10 @@ def create_server() -> CudalensServer:
             models = model_lenses(state.uri, state.text, Positions(split_lines(state.text), ls.service.codec), runs)
         if not result.kernels:
             return models or None
+        from cudalens.server import last_run  # (see the module docstring)
+        from cudalens.server.coder_setup import kernelbench_problem
+        from cudalens.server.lens import gpu_less, kernel_lenses
+
         badge = last_run.badge(ls.service.last_run(state))
         no_gpu = gpu_less(state.path, state.text, ls.service.settings.optimize.allow_torch_ops, ls.service.runtime.known_gpu)
         return kernel_lenses(state.uri, result.kernels, ls.service.findings(state), ls.service.positions(result), badge,

@@ -10,8 +10,6 @@ import importlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from cudalens.server import gpu_commands, model_commands, report_commands
-
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
 
@@ -30,7 +28,8 @@ CommandHandler = Callable[["CudalensServer", list[Any]], Awaitable[Any]]
 
 def _on_first_call(target: str) -> CommandHandler:
     """The handler `module:function`, its module imported when the command first runs: the Coder's commands
-    bring the optimize loop and the OpenAI client (≈ 0.9 s of imports) that the server's start need not wait for
+    bring the optimize loop and the OpenAI client (≈ 0.9 s of imports), the GPU ones the profiler and the
+    Judge, that the server's start (and a new window's first diagnostics) need not wait for
     (tests/server/test_start_imports.py)."""
     module, _, name = target.partition(":")
 
@@ -49,13 +48,13 @@ TITLES = {
 }
 
 COMMANDS: dict[str, CommandHandler] = {
-    RUN_TESTS: gpu_commands.run_tests,
-    PROFILE: gpu_commands.profile,
+    RUN_TESTS: _on_first_call("cudalens.server.gpu_commands:run_tests"),
+    PROFILE: _on_first_call("cudalens.server.gpu_commands:profile"),
     OPTIMIZE: _on_first_call("cudalens.server.optimize_commands:optimize_kernel"),
-    VALIDATE: gpu_commands.validate,
+    VALIDATE: _on_first_call("cudalens.server.gpu_commands:validate"),
     ASK_CODER: _on_first_call("cudalens.server.optimize_commands:ask_coder"),
     FIX_WITH_CODER: _on_first_call("cudalens.server.optimize_commands:fix_with_coder"),
     APPLY_OPTIMIZATION: _on_first_call("cudalens.server.optimize_commands:apply_optimization"),
-    FIND_HOT_OPS: model_commands.find_hot_ops,
-    SHOW_REPORT: report_commands.show_report,
+    FIND_HOT_OPS: _on_first_call("cudalens.server.model_commands:find_hot_ops"),
+    SHOW_REPORT: _on_first_call("cudalens.server.report_commands:show_report"),
 }

@@ -3,6 +3,10 @@
 Plain asyncio, no LSP: the caller passes how to report progress and how to tell the user something once.
 Each step is cancellable: cancelling the task kills nvcc (compile), the job's process group (test, time) or
 ncu (profile). A step that needs a GPU on a machine without one is skipped, and the user is told once.
+
+The steps' own modules (the compiler's findings, ncu, the run findings, re-verification: ≈ 0.2 s of imports) are
+imported by the steps: the server's start, which imports this module, does not wait for them
+(tests/server/test_start_imports.py).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cudalens.analysis.api import KernelInfo
 from cudalens.analysis.config import AnalysisConfig
@@ -21,17 +26,16 @@ from cudalens.analysis.file_kinds import builds_cuda
 from cudalens.analysis.findings import Finding
 from cudalens.analysis.positions import split_lines
 from cudalens.profiler import processes
-from cudalens.profiler.compile_findings import CompileReport, compile_report_async
 from cudalens.profiler.gpu_specs import NoGpu
-from cudalens.profiler.ncu.line_hints import line_findings
-from cudalens.profiler.ncu.profile import ProfileRequest, prepare_standby, profile_file
-from cudalens.profiler.reverify import reverification, reverified
-from cudalens.profiler.run_findings import has_test, outcome_findings, timing_findings
 from cudalens.server.gpu_runtime import GpuRuntime, start_failure
 from cudalens.server.settings import OnSave
 from cudalens.worker.child.protocol import JobResult, seconds_text
-from cudalens.worker.child.results import NcuProfile, TestResult, TimingResult
 from cudalens.worker.settings import WorkerSettings
+
+if TYPE_CHECKING:
+    from cudalens.profiler.compile_findings import CompileReport
+    from cudalens.profiler.ncu.profile import ProfileRequest
+    from cudalens.worker.child.results import NcuProfile, TestResult, TimingResult
 
 logger = logging.getLogger("cudalens.server")
 
@@ -88,13 +92,19 @@ class LastRun:
 def plan_for(on_save: OnSave, path: str, text: str) -> Plan:
     """The steps that make sense for this file: a test needs something to test, timing a test."""
     cuda = builds_cuda(path, text)
-    testable = (on_save.test or on_save.time or on_save.profile) and has_test(path, text)
+    testable = bool(on_save.test or on_save.time or on_save.profile) and _has_test(path, text)
     return Plan(
         compile=on_save.compile and cuda,
         test=testable and (on_save.test or on_save.time),
         time=testable and on_save.time,
         profile=testable and on_save.profile and cuda,
     )
+
+
+def _has_test(path: str, text: str) -> bool:
+    from cudalens.profiler.run_findings import has_test
+
+    return has_test(path, text)
 
 
 def builds_ahead(on_save: OnSave, path: str, text: str) -> bool:
@@ -123,6 +133,10 @@ async def run_on_save(
 ) -> LastRun:
     """Compile and test run side by side (nvcc here, the build of the test in the worker), so a save waits for
     the slower of the two, not both; a compile error cancels the test. The profile follows a passing test."""
+    from cudalens.profiler.ncu.line_hints import line_findings
+    from cudalens.profiler.ncu.profile import prepare_standby
+    from cudalens.profiler.reverify import reverification, reverified
+
     run = LastRun(job.version, split_lines(job.text))
 
     def note(message: str) -> None:
@@ -184,6 +198,8 @@ async def run_on_save(
 
 
 async def _compile(job: SaveJob) -> CompileReport:
+    from cudalens.profiler.compile_findings import compile_report_async
+
     return await compile_report_async(job.path, job.text, job.config, kernels=list(job.kernels or []) or None,
                                       roots=job.roots)
 
@@ -200,6 +216,9 @@ async def _gpu_missing(job: SaveJob, runtime: GpuRuntime, note: Callable[[str], 
 
 
 def _take_test(run: LastRun, job: SaveJob, outcome: JobResult) -> None:
+    from cudalens.profiler.run_findings import outcome_findings, timing_findings
+    from cudalens.worker.child.results import TestResult, TimingResult
+
     kernels = list(job.kernels) if job.kernels else None
     run.outcome = outcome
     if outcome.payload.get("builds"):  # how its extensions were built ("fast NAME", "declined NAME: why"): the log
@@ -215,11 +234,15 @@ def _take_test(run: LastRun, job: SaveJob, outcome: JobResult) -> None:
 def profile_request(path: str, worker: WorkerSettings, kernels: tuple[str, ...] = ()) -> ProfileRequest:
     """An on-save profile: from a warm ncu target, which the server may start before the first save (its key
     does not depend on the file or its kernels, so that one is the first save's)."""
+    from cudalens.profiler.ncu.profile import ProfileRequest
+
     return ProfileRequest(path, kernels=kernels, python=worker.python, timeout=worker.timeout_seconds, standby=True)
 
 
 async def profile_async(request: ProfileRequest) -> NcuProfile:
     """`profile_file` in a thread; cancelling kills the running ncu."""
+    from cudalens.profiler.ncu.profile import profile_file
+
     return await processes.in_thread(functools.partial(profile_file, request))
 
 

@@ -24,7 +24,6 @@ from cudalens.analysis.positions import split_lines
 from cudalens.profiler import child_env
 from cudalens.profiler.gpu_specs import NoGpu
 from cudalens.profiler.ncu import standby
-from cudalens.profiler.ncu.profile import prepare_standby
 from cudalens.server.convert import DiagnosticCache, Entry, Positions, entry, to_diagnostic
 from cudalens.server.documents import (
     Analysed,
@@ -50,7 +49,6 @@ from cudalens.server.scheduler import Priority, Scheduler
 from cudalens.server.settings import ClientTrust, ParsedSettings, ServerSettings
 from cudalens.server.status import Busy
 from cudalens.server.trust import effective, key_variable
-from cudalens.server.verdicts import add_verdicts, specs
 from cudalens.workspace.config import load_config
 from cudalens.workspace.includes import DiskIncludes
 
@@ -285,6 +283,8 @@ class Service:
         """A warm ncu target (profiler/ncu/standby.py) for the first profiled save of a `.cu` file."""
         if isinstance(await self.runtime.gpu(), NoGpu):
             return
+        from cudalens.profiler.ncu.profile import prepare_standby
+
         request = profile_request("kernel.cu", self.settings.worker)
         await asyncio.get_running_loop().run_in_executor(None, prepare_standby, request, request.path, "")
 
@@ -329,6 +329,9 @@ class Service:
                 lambda m: self.show_once(m, types.MessageType.Info),
             )
             if run.outcome is not None or run.profile is not None:
+                # the Judge: imported by the first run that needs it, not at the server's start
+                from cudalens.server.verdicts import add_verdicts, specs
+
                 if not job.kernels:  # saved before the first analysis finished: it has by now
                     job = self.job_for(state, job.profile_kernels) if state.version == job.version else job
                 add_verdicts(job, run, specs(await self.runtime.gpu()), self.settings.worker.timeout_seconds)
