@@ -257,9 +257,7 @@ async function main(): Promise<void> {
     await page.keyboard.press("Escape");
 
     step("apply the quick fix");
-    await page.keyboard.press("Control+.");
-    const actions = page.locator(".action-widget .monaco-list-row");
-    await actions.first().waitFor();
+    const actions = await openQuickFixes(page);
     result.quickFixes = await texts(page, ".action-widget .monaco-list-row");
     await actions.filter({ hasText: config.quickFixTitle }).first().click();
     await page.keyboard.press("Control+S");
@@ -394,13 +392,30 @@ async function restrictedWalk(page: Page): Promise<void> {
 // "Ask Coder about this" on a finding: the server's question carries the Coder's explanation and offers Apply /
 // Show diff / Discard; "Show diff" opens VS Code's diff editor (the document against the proposal's virtual
 // document), then Apply edits the document, which is saved.
+// Ctrl+. as a person presses it: again when the menu did not open. A press that lands while Go to Line's input
+// is still closing reaches no editor (the lightbulb is there, the menu never opens: one run in three on 2 cores).
+async function openQuickFixes(page: Page) {
+  const actions = page.locator(".action-widget .monaco-list-row");
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press("Control+.");
+    try {
+      await actions.first().waitFor({ timeout: attempt < 4 ? 5000 : config.timeoutMs });
+      return actions;
+    } catch (error) {
+      if (attempt >= 4) {
+        throw error;
+      }
+      await page.locator(".monaco-editor .view-lines").first().click();
+      await goToLine(page, config.quickFixLine, config.quickFixColumn);
+    }
+  }
+}
+
 async function askWalk(page: Page): Promise<void> {
   step("ask the Coder about the finding (a quick fix)");
   await page.locator(".monaco-editor .view-lines").first().click();
   await goToLine(page, config.quickFixLine, config.quickFixColumn);
-  await page.keyboard.press("Control+.");
-  const actions = page.locator(".action-widget .monaco-list-row");
-  await actions.first().waitFor();
+  const actions = await openQuickFixes(page);
   result.quickFixes = await texts(page, ".action-widget .monaco-list-row");
   await actions.filter({ hasText: config.quickFixTitle }).first().click();
   step("the proposal: the Coder's explanation with Apply / Show diff / Discard");
