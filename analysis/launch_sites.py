@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.bounded_cache import remember
-from cudalens.analysis.host_eval import Binding, PartialDim3, declaration_of, dim3_arguments, dim3_parts, eval_host
+from cudalens.analysis.host_eval import (
+    Binding,
+    PartialDim3,
+    declaration_of,
+    dim3_arguments,
+    dim3_parts,
+    eval_host,
+)
 from cudalens.analysis.syntax import find
 from cudalens.analysis.unit import Function, Launch, Unit
 

@@ -19,7 +19,9 @@ from functools import cached_property
 from itertools import accumulate
 
 from cudalens.analysis.findings import Span
-from cudalens.worker.child.cpp_source import joined_launches  # stdlib only; the worker's split reads launches so too
+from cudalens.worker.child.cpp_source import (
+    joined_launches,  # stdlib only; the worker's split reads launches so too
+)
 
 # the characters `str.splitlines` breaks at besides \n and \r
 _OTHER_BREAKS = "\v\f\x1c\x1d\x1e\x85\u2028\u2029"

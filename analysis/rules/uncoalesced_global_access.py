@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from cudalens.analysis.assumptions import ALL_FACTS, Fact
 from cudalens.analysis.compiled_accesses import global_instructions
