@@ -273,13 +273,7 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
             return "tile-in-shared-memory", [
                 Evidence(DRAM_THROUGHPUT, d.dram_pct or 0.0, "DRAM throughput, % of peak")
             ]
-        if (
-            d.dram_pct is not None
-            and d.memory_pct is not None
-            and d.dram_pct < DRAM_IDLE_SHARE * d.memory_pct
-            and ai is not None
-            and ai >= 1.0
-        ):
+        if _dram_idle(d) and ai is not None and ai >= 1.0:
             # (below 1 FLOP a byte each operand is used about once: there is nothing to reuse)
             # the memory pipeline is saturated while DRAM idles: the same operands cross L1/L2 (or shared memory)
             # over and over; wider loads move them no fewer times, a register or shared tile does
@@ -329,6 +323,11 @@ def _choose(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> t
 Chosen = tuple[str, list[Evidence]] | None
 
 
+def _dram_idle(d: Derived) -> bool:
+    """DRAM under `DRAM_IDLE_SHARE` of the memory pipeline's throughput: the busy unit is a cache or shared memory."""
+    return d.dram_pct is not None and d.memory_pct is not None and d.dram_pct < DRAM_IDLE_SHARE * d.memory_pct
+
+
 def _fusion(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput) -> Chosen:
     """A streaming kernel among others in one call that take a real share of its time: fuse them."""
     if b not in ("memory", "latency") or not inp.call or inp.metrics is None:
@@ -351,7 +350,7 @@ def _reuse_in_l1(b: Bottleneck, d: Derived, r: Roofline | None, inp: JudgeInput)
     """A busy kernel whose global loads mostly hit L1 while DRAM idles: the same data is read again and again."""
     if b not in ("memory", "compute") or d.l1_hit_pct is None or d.l1_hit_pct < REUSED_IN_L1:
         return None
-    if d.dram_pct is None or d.memory_pct is None or d.dram_pct >= DRAM_IDLE_SHARE * d.memory_pct:
+    if not _dram_idle(d):
         return None
     return "tile-in-shared-memory", [
         Evidence(L1_HIT_RATE, d.l1_hit_pct, f"% of global sectors served by L1 (DRAM at {d.dram_pct:.0f} %): "

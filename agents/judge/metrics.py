@@ -52,14 +52,18 @@ class Derived:
     grid_size: float | None
     block_size: float | None
     registers: float | None
-    top_stall: tuple[str, float] | None
     l1_hit_pct: float | None = None  # sectors served by L1: data read again by neighbouring threads or iterations
     atomic_share: float | None = None  # global atomic requests (ATOM + RED) among all global requests
     shared_per_global: float | None = None  # shared-memory wavefronts per global request
-    stalls: tuple[tuple[str, float], ...] = ()  # every stall reason measured, % of active warps
+    stalls: tuple[tuple[str, float], ...] = ()  # every stall reason measured, % of active warps, in STALLS order
 
     def stall(self, reason: str) -> float:
         return dict(self.stalls).get(reason, 0.0)
+
+    @property
+    def top_stall(self) -> tuple[str, float] | None:
+        """The reason warps stall on most (the first of equals in STALLS order)."""
+        return max(self.stalls, key=lambda kv: kv[1]) if self.stalls else None
 
 
 def derive(p: ProfileMetrics) -> Derived:
@@ -80,7 +84,6 @@ def derive(p: ProfileMetrics) -> Derived:
     limits = {k: p.get(v) for k, v in OCCUPANCY_LIMITS.items() if p.get(v) is not None}
     limiter = min(limits, key=lambda k: limits[k]) if limits else None
     stalls = {reason: p.get(name) for reason, name in STALLS.items() if p.get(name) is not None}
-    top = max(stalls.items(), key=lambda kv: kv[1]) if stalls else None
     return Derived(
         sm_pct=p.get(SM_THROUGHPUT),
         memory_pct=p.get(MEMORY_THROUGHPUT),
@@ -96,11 +99,10 @@ def derive(p: ProfileMetrics) -> Derived:
         grid_size=p.get(GRID_SIZE),
         block_size=p.get(BLOCK_SIZE),
         registers=p.get(REGISTERS),
-        top_stall=top,
         l1_hit_pct=p.get(L1_HIT_RATE),
         atomic_share=atomics / requests if known_atomics and requests else None,
         shared_per_global=wavefronts / (loads + stores) if wavefronts and loads + stores else None,
-        stalls=tuple(sorted(stalls.items())),
+        stalls=tuple(stalls.items()),
     )
 
 

@@ -78,7 +78,6 @@ def evaluate_ladder(ladder: Ladder, folder: Path, timeout_s: float) -> list[dict
     from cudalens.agents.judge import judge, judge_input
     from cudalens.agents.profiler_evaluator import ProfilerEvaluator, ProfilerEvaluatorSettings
     from cudalens.agents.resources import WithCompileResources
-    from cudalens.analysis.api import analyze_text
 
     gpu = detect_gpu_specs()
     texts = [(folder / ladder.file(i)).read_text(encoding="utf-8") for i in range(len(ladder.steps))]
@@ -96,9 +95,7 @@ def evaluate_ladder(ladder: Ladder, folder: Path, timeout_s: float) -> list[dict
                 continue
             verdict, counters = None, None
             if step.method is not None and evaluation.correct:
-                report = analyze_text(path, text)
-                info = next((k for k in report.kernels if k.name == step.judged), None)
-                own = tuple(f for f in report.findings if f.kernel == step.judged)
+                info, own = static_view(path, text, step.judged)
                 inp = judge_input(evaluation, step.judged, own, info, gpu=gpu)
                 counters = recorded(inp)
                 verdict = judge(inp)
@@ -118,6 +115,15 @@ def evaluate_ladder(ladder: Ladder, folder: Path, timeout_s: float) -> list[dict
     return rows
 
 
+def static_view(path: str, text: str, kernel: str):
+    """What the analyzer tells the Judge about one kernel of a step: its KernelInfo and its own findings."""
+    from cudalens.analysis.api import analyze_text
+
+    report = analyze_text(path, text)
+    return (next((k for k in report.kernels if k.name == kernel), None),
+            tuple(f for f in report.findings if f.kernel == kernel))
+
+
 def recorded(inp) -> dict:
     """What the Judge read from the GPU for one step (the judged kernel's counters, the call's other kernels',
     the GPU's specs) as JSON: a rule change is then replayed on the CPU (--replay) on the same measurements."""
@@ -135,18 +141,15 @@ def judged_again(row: dict, case: Case):
     from cudalens.agents.evaluation import ProfileMetrics
     from cudalens.agents.gpu_specs import GpuSpecs
     from cudalens.agents.judge import JudgeInput, judge
-    from cudalens.analysis.api import analyze_text
 
     c = row["counters"]
 
     def profile(k: dict) -> ProfileMetrics:
         return ProfileMetrics.of(k["kernel"], k["metrics"], launches=k["launches"])
 
-    report = analyze_text(case.ladder.file(case.index), case.ladder.render(case.index))
+    info, own = static_view(case.ladder.file(case.index), case.ladder.render(case.index), case.step.judged)
     return judge(JudgeInput(
-        kernel=case.step.judged,
-        findings=tuple(f for f in report.findings if f.kernel == case.step.judged),
-        kernel_info=next((k for k in report.kernels if k.name == case.step.judged), None),
+        kernel=case.step.judged, findings=own, kernel_info=info,
         metrics=profile(c), call=tuple(profile(k) for k in c["call"]), gpu=GpuSpecs(**c["gpu"]),
     ))
 
