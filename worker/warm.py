@@ -8,7 +8,8 @@ the socket 0600, and a peer of another user is refused. The socket is named by t
 working folder and the environment given to the worker, so a command reuses only a worker it would have started
 the same way. The server starts from the clean environment (child_env: no secret reaches it or its worker) in
 its own session; it runs one job at a time, cancels a job whose command went away (Ctrl-C), and exits, its worker
-with it, after `IDLE_S` without a job or once the session's leader (the terminal's shell) is gone.
+with it, after `IDLE_S` without a job or once its anchor is gone: the session's leader (the terminal's shell) or,
+where that leader is outside this PID namespace (a container's or CI's shell: `getsid` says 0), the command's parent.
 
 Messages on the socket are the worker protocol's lines: a `JobRequest` in, `Progress` and a `JobResult` out.
 """
@@ -67,11 +68,21 @@ def warm_dir() -> Path:
     return base
 
 
+def anchor() -> int:
+    """The process whose end ends this command's warm server: the session's leader when this PID namespace can see
+    it, else the command's parent (the shell or script that ran it), else the command itself (no reuse)."""
+    sid = os.getsid(0)
+    if sid > 0 and _start_time(sid) is not None:
+        return sid
+    parent = os.getppid()
+    return parent if parent > 0 and _start_time(parent) is not None else os.getpid()
+
+
 def socket_path(python: str, cwd: str, env: dict[str, str] | None) -> Path:
     """This session's socket for a worker of `python` in `cwd` with `env`."""
     key = json.dumps([os.path.realpath(python), os.path.realpath(cwd), sorted((env or {}).items()),
                       str(Path(__file__).resolve().parent), PROTOCOL_VERSION])
-    path = warm_dir() / f"{os.getsid(0)}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.sock"
+    path = warm_dir() / f"{anchor()}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.sock"
     if len(os.fsencode(path)) > _SOCKET_PATH_MAX:
         raise WarmUnavailable(f"{path} is too long for a Unix socket")
     return path
@@ -136,7 +147,7 @@ def _start_server(path: Path, python: str, cwd: str, env: dict[str, str] | None,
     here = str(Path(cudalens.__file__).resolve().parent.parent)  # cudalens importable from any `cwd`
     path_var = os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))
     args = [sys.executable, "-m", "cudalens.worker.warm", "--socket", str(path), "--python", python, "--cwd", cwd,
-            "--session", str(os.getsid(0)), "--env", json.dumps(env or {})]
+            "--session", str(anchor()), "--env", json.dumps(env or {})]
     log = os.open(path.with_suffix(".log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         return subprocess.Popen([*args, *(["--gpu"] if gpu else [])], env=clean_env({"PYTHONPATH": path_var}),
@@ -251,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--socket", required=True)
     parser.add_argument("--python", required=True)
     parser.add_argument("--cwd", required=True)
-    parser.add_argument("--session", type=int, required=True)
+    parser.add_argument("--session", type=int, required=True, help="the pid whose end ends the server (anchor())")
     parser.add_argument("--env", default="{}")
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--idle", type=float, default=IDLE_S)

@@ -126,6 +126,30 @@ def test_two_commands_of_a_session_share_one_warm_worker_which_dies_with_the_ses
     assert not list(warm.glob("*.sock"))
 
 
+def _unshare_works() -> bool:
+    try:
+        return subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.skipif(not _unshare_works(), reason="needs `unshare --pid` (root or user namespaces)")
+def test_where_the_session_leader_is_outside_the_pid_namespace_a_shells_commands_still_share_one(tmp_path, cache):
+    """A container's or CI's shell: `getsid` says 0 and there is no /proc/0. The shell that ran the commands
+    anchors the server instead, and the server dies with it (CI failed here: every server left at once)."""
+    first, second = _file(tmp_path, "first.py"), _file(tmp_path, "second.py", "x = 1")
+    script = (f"{' '.join(_command(first))} > {tmp_path / 'out1.json'}; "
+              f"{' '.join(_command(second))} > {tmp_path / 'out2.json'}")
+    run = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script], env=_env(cache),
+                         capture_output=True, text=True, timeout=300)
+    assert "no warm worker" not in run.stderr, run.stderr
+    outs = [json.loads((tmp_path / f"out{i}.json").read_text()) for i in (1, 2)]
+    assert [o["test"]["status"] for o in outs] == ["passed", "passed"]
+    assert len({r["pid"] for r in _records(tmp_path)}) == 1  # the second command reused the first's worker
+    assert not _servers(cache)  # the namespace's first process ended: everything in it went too
+
+
 def test_a_command_killed_mid_job_kills_its_job_and_the_warm_worker_serves_the_next(tmp_path, cache):
     env = _env(cache)
     hung = subprocess.Popen(_command(_file(tmp_path, "hung.py", "time.sleep(120)")), env=env,
@@ -192,10 +216,10 @@ def test_a_warm_server_without_a_job_leaves_after_its_idle_time(cache):
     """`--idle` (15 minutes for the CLI's): the server closes its socket and kills its worker."""
     warm = cache / "cudalens" / "warm"
     warm.mkdir(parents=True, mode=0o700)
-    sock = warm / f"{os.getsid(0)}-idle.sock"
+    sock = warm / f"{os.getpid()}-idle.sock"
     server = subprocess.Popen(
         [sys.executable, "-m", "cudalens.worker.warm", "--socket", str(sock), "--python", sys.executable, "--cwd",
-         str(cache), "--session", str(os.getsid(0)), "--idle", "2"], env=_env(cache))
+         str(cache), "--session", str(os.getpid()), "--idle", "2"], env=_env(cache))
     try:
         deadline = time.monotonic() + 30
         while not sock.exists() and time.monotonic() < deadline:
