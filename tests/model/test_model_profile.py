@@ -34,7 +34,7 @@ def test_ranks_the_calls_by_time_with_shapes_and_advice(profiled):
     assert norm.shapes() == "2×32×16×16 f32, 32 f32, 32 f32, num_groups=8, eps=1e-05"
     linear = next(c for c in profiled.calls if c.name == "linear")
     assert "strides 8192·1·256" in linear.shapes()  # the transposed activation, as the model passed it
-    assert linear.advice == "unlikely"
+    assert linear.advice == ("unlikely" if linear.share >= 0.01 else "no")  # CPU shares move with the load
     assert next(c for c in profiled.calls if c.name == "transpose").advice == "no"
 
 
