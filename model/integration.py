@@ -41,6 +41,11 @@ class Accepted:
     def name(self) -> str:
         return "k" + re.sub(r"\W", "_", self.problem.stem)
 
+    @property
+    def op(self) -> str:
+        """What it replaces, as the output names it: `group_norm`; a chain's `group_norm+silu`."""
+        return "+".join(c["function"].rpartition(".")[2] for c in (self.call, self.call.get("then")) if c)
+
 
 def problem_call(problem: Path) -> dict:
     """The `CUDALENS_CALL` a problem file written by `cudalens model` declares."""
@@ -80,7 +85,8 @@ def write(folder: Path, accepted: list[Accepted], source: str, modes: dict[str, 
     specs = ",\n".join(
         "    " + repr({"namespace": namespace, "name": a.name, "candidate": a.candidate.name,
                        "function": a.call["function"], "positional": a.call["positional"],
-                       "arguments": a.call["arguments"], "modes": list(modes.get(a.name, ()))})
+                       "arguments": a.call["arguments"], "modes": list(modes.get(a.name, ())),
+                       **({"then": a.call["then"]} if a.call.get("then") else {})})
         for a in accepted
     )
     path = folder / f"{MODULE_NAME}.py"
@@ -129,12 +135,16 @@ KERNELS = [op_calls.Kernel(spec, _HERE, load_by_path) for spec in SPECS]
 
 
 EAGER = [k for k in KERNELS if k.swaps_in("eager")]
+# a chain's kernel replaces a pair of calls where Dynamo's graph of the model shows that pair: with one, eager
+# mode runs that graph, op by op, with every eager kernel in it (op_calls.eager_graph)
+CHAINED = any(k.then is not None for k in EAGER)
 GRAPH_PASS = op_calls.graph_pass([k for k in KERNELS if k.swaps_in("compiled")])
 
 
 def swapped():
     """A context manager: inside it, each verified call runs its kernel, in eager mode (the functions the
-    kernels replace are patched while it lasts; every other torch call is untouched)."""
+    kernels replace are patched while it lasts; every other torch call is untouched). A chain's kernel needs
+    the graph: `swap(model)`."""
     return op_calls.CallSwap(EAGER)
 
 
@@ -146,12 +156,29 @@ class Swapped(torch.nn.Module):
         super().__init__()
         self.model = model
         self.kernels = swapped()  # made once, outside anything torch.compile traces
+        # not a submodule: the model's parameters once in the state dict
+        object.__setattr__(self, "graph", op_calls.eager_graph(model, EAGER) if CHAINED else None)
 
     def forward(self, *args, **kwargs):
         if torch.compiler.is_compiling():
             return self.model(*args, **kwargs)
+        if self.graph is not None:
+            return self.graph(*args, **kwargs)
         with self.kernels:
             return self.model(*args, **kwargs)
+
+
+def dry(model):
+    """`model` through the eager swap with no kernel run (each check made, the original run): its own cost."""
+    if CHAINED:
+        return op_calls.eager_graph(model, [])
+    idle = op_calls.CallSwap(EAGER, dry=True)
+
+    def through(*args, **kwargs):
+        with idle:
+            return model(*args, **kwargs)
+
+    return through
 
 
 def swap(model):

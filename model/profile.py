@@ -89,6 +89,25 @@ def _contiguous(shape: list[int]) -> list[int]:
 
 
 @dataclass(frozen=True)
+class ModelChain:
+    """A call whose output's only reader is one elementwise call (`group_norm` → `silu`): one problem for the
+    pair, `--problem group_norm+silu`, one kernel swapped in for both where a graph shows the same pair."""
+
+    name: str  # group_norm+silu
+    producer: int  # the calls' ids (ModelCall.id)
+    consumer: int
+    input: str  # the consumer's argument that takes the producer's output
+    calls: float  # pairs a forward
+    us: float  # the two calls' time, per forward
+    share: float
+
+    @classmethod
+    def from_json(cls, d: dict) -> ModelChain:
+        producer, consumer = d["pair"]
+        return cls(d["name"], producer, consumer, d["then"]["input"], d["calls"], d["us"], d["share"])
+
+
+@dataclass(frozen=True)
 class ModelProfile:
     path: str
     device: str
@@ -97,11 +116,13 @@ class ModelProfile:
     how: str  # how the model was built: "model_and_inputs()", "Model/get_inputs"
     calls: tuple[ModelCall, ...]
     problems: tuple[str, ...]  # problem files written, best candidate first
+    chains: tuple[ModelChain, ...] = ()  # by time
 
     @classmethod
     def from_json(cls, path: str, d: dict) -> ModelProfile:
         return cls(path, d["device"], d["clock"], d["forward_ms"], d["how"],
-                   tuple(ModelCall.from_json(r) for r in d["rows"]), tuple(p["path"] for p in d["problems"]))
+                   tuple(ModelCall.from_json(r) for r in d["rows"]), tuple(p["path"] for p in d["problems"]),
+                   tuple(ModelChain.from_json(c) for c in d.get("chains", ())))
 
 
 def split_target(target: str) -> tuple[str, str | None]:
@@ -170,6 +191,11 @@ def render_table(profile: ModelProfile, top: int = 15) -> str:
             lines.append(f"  {call.name}: {call.advice} — {call.why}")
             for k in call.kernels[:2]:
                 lines.append(f"      {k.name[:100]}  {k.us:,.0f} µs")
+    modules = {c.id: c.module for c in profile.calls}
+    for chain in profile.chains[:top]:
+        lines.append(f"chain {chain.name} ({modules.get(chain.producer) or '-'}): its output's only reader, "
+                     f"{chain.calls:g} a forward, {chain.us:,.0f} µs/fwd ({chain.share:.1%}); one kernel for both: "
+                     f"--problem {chain.name}")
     if profile.problems:
         lines.append("problems written (cudalens test/time/optimize work on them):")
         lines += [f"  {p}" for p in profile.problems]

@@ -132,7 +132,7 @@ def _test(candidate: Accepted, *, device: str | None, python: str | None, timeou
     passed = outcome.status == "ok" and test.get("status") == "passed"
     message = "passed" if passed else test.get("message") or last_line(outcome.error)
     timing = TimingResult.from_json(outcome.payload["timing"]) if passed and outcome.payload.get("timing") else None
-    op = candidate.call["function"].rpartition(".")[2]
+    op = candidate.op
     modes = (Mode.EAGER, Mode.COMPILED) if compile else (Mode.EAGER,)
     decisions = tuple(
         decide(op, mode, timing and timing.candidate,
@@ -178,7 +178,7 @@ def model_table(result: Integration) -> list[str]:
     rows = [("whole model", "before", "after", "speedup", "swapped")]
     for kind, (before, after) in (result.timings or {}).items():
         mode = Mode(kind)
-        ops = [t.candidate.call["function"].rpartition(".")[2] for t in result.tests if mode.value in t.modes]
+        ops = [t.candidate.op for t in result.tests if mode.value in t.modes]
         if after is None:
             rows.append((mode.baseline, f"{before.median:.3f} ms", "(unchanged)", "1.00×", "none"))
             continue

@@ -21,25 +21,32 @@ def test_ranks_by_device_time_with_the_kernels(model_file):
 def test_each_mode_runs_its_kernels_on_cuda(model_file, tmp_path):
     # issue 36 on the device's own torch: the graph pass puts the custom op into Inductor's CUDA graph (one node
     # replaced), the eager mode runs it once, both models' outputs equal their originals
+    from tests.model.test_model_integration import GROUP_NORM
+
+    d = verified_on_cuda(model_file, tmp_path, "group_norm", GROUP_NORM)
+    assert d["passed"] and d["compiled_passed"] and d["replaced"] == 1, d
+    assert [k[1] for k in d["kernels"]] == [1]
+
+
+def verified_on_cuda(model_file, folder, name: str, candidate: str, entry: str | None = None) -> dict:
+    """The verify job's result for the problem of `name`'s calls with `candidate` (a `ModelNew`, appended to the
+    problem) swapped in both modes, on CUDA."""
     from pathlib import Path
 
     from cudalens.model import integration
     from cudalens.worker.run_job import run_job
-    from tests.model.test_model_integration import GROUP_NORM
 
-    profile = profile_model(str(model_file), device="cuda", out_dir=str(tmp_path), problems=0, names=("group_norm",),
+    profile = profile_model(str(model_file), entry, device="cuda", out_dir=str(folder), problems=0, names=(name,),
                             iters=1, warmup=1)
     (problem,) = map(Path, profile.problems)
-    problem.with_suffix(".optimized.py").write_text(problem.read_text() + GROUP_NORM)
-    (accepted,) = integration.candidates(tmp_path)
-    path = integration.write(tmp_path, [accepted], model_file.name, {accepted.name: ("eager", "compiled")})
-    payload = {"path": str(model_file), "entry": None, "device": "cuda", "integration": str(path), "compile": True,
+    problem.with_suffix(".optimized.py").write_text(problem.read_text() + candidate)
+    (accepted,) = integration.candidates(folder)
+    path = integration.write(folder, [accepted], model_file.name, {accepted.name: ("eager", "compiled")})
+    payload = {"path": str(model_file), "entry": entry, "device": "cuda", "integration": str(path), "compile": True,
                "budget_ms": 50}
     outcome = run_job("model_verify", payload, timeout_s=300, cwd=str(model_file.parent))
     assert outcome.status == "ok", outcome.error
-    d = outcome.payload
-    assert d["passed"] and d["compiled_passed"] and d["replaced"] == 1, d
-    assert [k[1] for k in d["kernels"]] == [1]
+    return outcome.payload
 
 
 def _replayed(kernel: str, **values):

@@ -237,13 +237,8 @@ def test_the_verify_job_runs_each_mode_with_its_own_kernels(kernels, model_file)
     # compiled through the graph pass (one node replaced), each compared with its own original and timed
     from cudalens.model.verify import Integration, KernelUse, render
     from cudalens.worker.child.results import Measurement, OutputCheck
-    from cudalens.worker.run_job import run_job
 
-    payload = {"path": str(model_file), "entry": None, "device": "cpu", "integration": kernels.__file__,
-               "compile": True, "budget_ms": 20}
-    outcome = run_job("model_verify", payload, timeout_s=300, cwd=str(model_file.parent))
-    assert outcome.status == "ok", outcome.error
-    d = outcome.payload
+    d = verify_job(kernels, model_file)
     assert d["passed"] and d["compiled_passed"] and d["replaced"] == 1, d
     assert [k[1] for k in d["kernels"]] == [1]
     assert all(d["timings"][mode]["after"] is not None for mode in ("eager", "compiled"))
@@ -258,3 +253,14 @@ def test_the_verify_job_runs_each_mode_with_its_own_kernels(kernels, model_file)
     text = render(result)
     assert "whole-model outputs, torch.compile: equal within tolerance" in text
     assert "  torch.compile: 1 call(s) of the compiled graph replaced by a kernel" in text
+
+
+def verify_job(kernels, model_file: Path) -> dict:
+    """The job `--integrate` runs on an integration module, on the CPU, both modes, a short budget: its result."""
+    from cudalens.worker.run_job import run_job
+
+    payload = {"path": str(model_file), "entry": None, "device": "cpu", "integration": kernels.__file__,
+               "compile": True, "budget_ms": 20}
+    outcome = run_job("model_verify", payload, timeout_s=300, cwd=str(model_file.parent))
+    assert outcome.status == "ok", outcome.error
+    return outcome.payload

@@ -6,15 +6,21 @@ time. Warm-up forwards first (lazy initialisation, cuDNN's algorithm search), th
 figures are per forward. The `problems` best candidates (op_advice.py's order, then time) get a KernelBench
 problem file each in `out_dir` (problem_render.py), with the model's own weights.
 
+A **chain** is a call whose output's only reader, in a forward traced after the profiled ones, is one
+elementwise call (op_calls.ELEMENTWISE: `group_norm` → `silu`): no other call read it, not even a view, and it
+did not outlive the forward (returned, kept). Its problem (`--problem group_norm+silu`) is the pair: the two
+calls in order, one kernel for both, swapped in where a graph shows the same pair (op_calls.graph_pass).
+
 Payload: path, entry, device, warmup, iters, out_dir, problems, names (functions whose calls get a problem
-whatever their rank). Result: rows (every signature, by time),
-problems (the files written), forward_ms (an unprofiled forward's median wall time), device, clock.
+whatever their rank; `producer+consumer` for a chain). Result: rows (every signature, by time), chains (by
+time), problems (the files written), forward_ms (an unprofiled forward's median wall time), device, clock.
 """
 
 from __future__ import annotations
 
 import statistics
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -60,22 +66,28 @@ def run(payload: dict, ctx: Any = None) -> dict:
                 prof.step()
     clock = "device" if device.startswith("cuda") else "cpu"
     rows = recorder.rows(prof.events(), iters, clock, device, advice)
+    with torch.no_grad():  # one more forward, unprofiled, that follows each output to what reads it
+        recorder.tracing = True
+        with recorder:
+            output = built()
+        chains = recorder.chains(rows)
+        recorder.tracing = False
+        del output
     out: dict[str, Any] = {"device": device, "clock": clock, "forward_ms": statistics.median(walls[-3:]),
-                           "how": built.how, "rows": rows, "problems": []}
+                           "how": built.how, "rows": rows, "chains": chains, "problems": []}
     folder = payload.get("out_dir")
     if folder:
-        named = [r for r in rows if r["writable"] and r["name"] in payload.get("names", ())]
+        named = [r for r in (*rows, *chains) if r["writable"] and r["name"] in payload.get("names", ())]
         best = sorted((r for r in rows if r["writable"] and r["advice"] != "no" and r not in named),
                       key=lambda r: (advice.RANK[r["advice"]], -r["us"]))
         chosen = named + best[: int(payload.get("problems", 3))]
         source = Path(payload["path"]).name
         if chosen:  # one more forward, unprofiled, that keeps what the chosen calls were given
-            recorder.recording = {row["id"] for row in chosen}
+            recorder.recording = {i for row in chosen for i in row.get("pair", (row["id"],))}
             with torch.no_grad(), recorder:
                 built()
         for row in chosen:
-            path = render.write(row, Path(folder), source, recorder.saved(row["id"], render),
-                                recorder.recorded.get(row["id"]))
+            path = render.write(row, Path(folder), source, recorder.saved(row, render), recorder.inputs(row))
             out["problems"].append({"id": row["id"], "path": str(path)})
     return out
 
@@ -98,6 +110,11 @@ class Recorder:
         # the signatures whose first call's tensor arguments to keep (a problem's recorded inputs), and those kept
         self.recording: set[int] = set()
         self.recorded: dict[int, list[Any]] = {}
+        # while `tracing`: each call's output (by call number: a weak reference, its signature) and who read it
+        self.tracing = False
+        self.outputs: dict[int, tuple[Any, int]] = {}
+        self.by_id: dict[int, int] = {}
+        self.readers: dict[int, list[tuple[int, str]]] = {}
         recorder = self
 
         class Mode(TorchFunctionMode):
@@ -155,12 +172,64 @@ class Recorder:
             tensors = self.calls.tensors_of(bound)
             if sum(t.numel() * t.element_size() for t in tensors) <= RECORD_LIMIT_BYTES:
                 self.recorded[index] = [t.detach().clone() for t in tensors]  # before an in-place call changes them
+        if self.tracing:
+            number = len(self.outputs)
+            for name, value in bound:
+                for t in value if isinstance(value, (list, tuple)) else (value,):
+                    made = self.by_id.get(id(t)) if isinstance(t, torch.Tensor) else None
+                    if made is not None and self.outputs[made][0]() is t:
+                        self.readers.setdefault(made, []).append((index, name))
         with torch.profiler.record_function(f"{RANGE}{index}"):
             result = func(*args, **kwargs)
         first = self.first[index]
         if first["output"] is None:
             first["output"] = self.calls.describe(result)
+        if self.tracing:
+            self.outputs[number] = (weakref.ref(result) if isinstance(result, torch.Tensor) else lambda: None, index)
+            if isinstance(result, torch.Tensor):
+                self.by_id[id(result)] = number
         return result
+
+    def chains(self, rows: list[dict]) -> list[dict]:
+        """After a traced forward (its output still held): each pair of signatures (producer, elementwise
+        consumer) where a producer's output was read by exactly one call, once, and did not outlive the
+        forward, as a problem row (the producer's, with `then`: the consumer's call and the argument that
+        took the output), by time. Times are the two calls' per call, times the pair's calls a forward."""
+        by_id = {r["id"]: r for r in rows}
+        pairs: dict[tuple[int, int, str], int] = {}
+        for number, (ref, producer) in self.outputs.items():
+            read = self.readers.get(number, [])
+            if ref() is None and len(read) == 1:
+                key = (producer, *read[0])
+                pairs[key] = pairs.get(key, 0) + 1
+        out = []
+        for (producer, consumer, slot), n in pairs.items():
+            p, c = by_id.get(producer), by_id.get(consumer)
+            if p is None or c is None or not self._elementwise(c, slot):
+                continue
+            us = (p["us"] / p["calls"] + c["us"] / c["calls"]) * n
+            share = (p["share"] / p["calls"] + c["share"] / c["calls"]) * n
+            out.append({**p, "id": f"{producer}+{consumer}", "pair": (producer, consumer), "name": f"{p['name']}+{c['name']}",
+                        "calls": n, "us": us, "share": share, "output": c["output"], "writable": p["writable"] and c["writable"],
+                        "then": {"function": c["function"], "positional": c["positional"], "arguments": c["arguments"],
+                                 "input": slot}})
+        return sorted(out, key=lambda r: -r["us"])
+
+    def _elementwise(self, consumer: dict, slot: str) -> bool:
+        """An out-of-place elementwise call whose tensors, the producer's output among them, all have one shape."""
+        if consumer["function"] not in self.calls.ELEMENTWISE:
+            return False
+        metas, wanted = [], None
+        for name, want in consumer["arguments"]:
+            if name == "inplace" and want.get("value") not in (False, None):
+                return False
+            if "tensors" in want:
+                return False
+            if "tensor" in want:
+                metas.append(want["tensor"])
+                wanted = want["tensor"] if name == slot else wanted
+        single = "tensor" in (consumer["output"] or {})
+        return single and wanted is not None and all(m["shape"] == wanted["shape"] for m in metas)
 
     def _kept(self, bound: list) -> list[Any]:
         """Per tensor argument, the tensor itself when a problem must use its values (the model's parameters
@@ -168,10 +237,27 @@ class Recorder:
         return [t if id(t) in self.own or not (t.is_floating_point() or t.is_complex()) else None
                 for t in self.calls.tensors_of(bound)]
 
-    def saved(self, index: int, render: Any) -> dict[str, Any]:
-        first = self.first[index]
-        names = render.input_names(first["arguments"])
-        return {name: t for name, t in zip(names, first["kept"], strict=True) if t is not None}
+    def saved(self, row: dict, render: Any) -> dict[str, Any]:
+        """The problem's kept tensors by input name: the call's (a chain's: then the consumer's but the output)."""
+        names = render.input_names(render.input_arguments(row))
+        kept = self._chained(row, lambda index: self.first[index]["kept"])
+        return {name: t for name, t in zip(names, kept, strict=True) if t is not None}
+
+    def inputs(self, row: dict) -> list[Any] | None:
+        """The recorded tensors of the problem's inputs (None: not recorded). A chain's: its producer's first
+        call's, then its consumer's first call's but the producer's output."""
+        if any(i not in self.recorded for i in row.get("pair", (row["id"],))):
+            return None
+        return self._chained(row, lambda index: self.recorded[index])
+
+    def _chained(self, row: dict, per_call: Any) -> list[Any]:
+        if "then" not in row:
+            return list(per_call(row["id"]))
+        producer, consumer = row["pair"]
+        then = row["then"]
+        slot = self.calls.tensor_count([a for a in then["arguments"][: [n for n, _ in then["arguments"]].index(then["input"])]])
+        theirs = list(per_call(consumer))
+        return [*per_call(producer), *theirs[:slot], *theirs[slot + 1:]]
 
     def rows(self, events: Any, iters: int, clock: str, device: str, advice: Any) -> list[dict]:
         from torch.autograd import DeviceType

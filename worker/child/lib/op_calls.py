@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 from typing import Any
 
 # Calls that read a tensor's metadata or make a view: no kernel, and too many to wrap in profiler ranges.
@@ -25,6 +26,17 @@ METADATA = frozenset({
     "item", "tolist", "requires_grad_", "get_device", "type", "__iter__", "_is_view", "untyped_storage",
 })
 MODULES = ("torch.nn.functional", "torch", "torch.Tensor", "torch.special", "torch.linalg", "torch.fft")
+# The elementwise calls a producer's output may flow into as a chain (one problem, one kernel for the pair): each
+# output element depends on the same element of its inputs only, and its tensors all have one shape (no
+# broadcast), so a kernel that writes the producer's element can finish it in the same pass. Out-of-place only.
+ELEMENTWISE = frozenset({
+    "torch.nn.functional.silu", "torch.nn.functional.relu", "torch.nn.functional.gelu",
+    "torch.nn.functional.mish", "torch.nn.functional.hardswish", "torch.nn.functional.leaky_relu",
+    "torch.nn.functional.elu", "torch.nn.functional.sigmoid", "torch.nn.functional.tanh",
+    "torch.sigmoid", "torch.tanh", "torch.relu", "torch.Tensor.sigmoid", "torch.Tensor.tanh", "torch.Tensor.relu",
+    "torch.add", "torch.mul", "torch.Tensor.add", "torch.Tensor.mul", "torch.Tensor.__add__",
+    "torch.Tensor.__radd__", "torch.Tensor.__mul__", "torch.Tensor.__rmul__",
+})
 
 
 def function_name(func: Any) -> str:
@@ -225,12 +237,69 @@ def tensor_count(arguments: list[list]) -> int:
     return sum(1 if "tensor" in want else len(want.get("tensors", ())) for _, want in arguments)
 
 
+class CallMatch:
+    """One recorded call (`function`, `arguments` as a problem's CUDALENS_CALL has them) and the check of
+    whether a call is exactly it: its arguments completed to the recorded order (`completer`), then compared
+    (`matcher`). What the eager swap runs on every call of the function, and the graph pass on every node
+    calling it: one implementation of "which call is swapped"."""
+
+    def __init__(self, function: str, arguments: list[list]) -> None:
+        self.path = function
+        self.function = resolve(function)
+        self.arguments = arguments
+        self.names = parameter_names(self.function)
+        self.complete = completer(arguments, self.function)
+        self.accepts = matcher(arguments)
+
+    def seen(self, bound: list[tuple[str, Any]]) -> list[tuple[str, Any]] | None:
+        """The call's arguments in the recorded order when they are exactly the recorded ones, else None."""
+        seen = self.complete(bound)
+        return seen if seen is not None and self.accepts(seen) else None
+
+    def calls(self, node: Any) -> bool:
+        """Whether a graph node calls this function (Dynamo writes `h + r` as `operator.add`)."""
+        if node.op == "call_function":
+            return node.target is self.function or _GRAPH_OPERATORS.get(node.target) == self.path
+        return node.op == "call_method" and self.path == f"torch.Tensor.{node.target}"
+
+    def node_tensors(self, node: Any) -> list[tuple[str, Any]] | None:
+        """The nodes of a graph node's tensor arguments, in the recorded order, each with its argument's name (a
+        list argument's elements under its name), when the node's call is exactly the recorded one on the nodes'
+        fake tensors (static shapes) and its output needs no gradient (a kernel has no backward); else None."""
+        import torch
+
+        if not self.calls(node):
+            return None
+        out = _example(node)
+        if out is _UNKNOWN or getattr(out, "requires_grad", False):
+            return None
+        raw = dict(bind(self.names, tuple(node.args), dict(node.kwargs)))
+        seen = self.complete([(name, _example(v)) for name, v in raw.items()])
+        if seen is None or any(v is _UNKNOWN or not _static(v) for _, v in seen) or not self.accepts(seen):
+            return None
+        nodes: list[tuple[str, Any]] = []
+        for name, value in seen:
+            if isinstance(value, torch.Tensor):
+                nodes.append((name, raw[name]))
+            elif isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
+                nodes.extend((name, n) for n in raw[name])
+        return nodes
+
+
+# what Dynamo's graph calls for `a + b` and `a * b`, by the function a TorchFunctionMode sees for them
+_GRAPH_OPERATORS = {operator.add: "torch.Tensor.__add__", operator.mul: "torch.Tensor.__mul__"}
+
+
 class Kernel:
     """One accepted kernel as a torch.library custom op `cudalens_<hash>::<name>` over the call's tensor
     arguments: its implementation calls the candidate's `ModelNew`, its fake implementation the original
     function (so torch.compile traces it with the right output shapes and dtypes). `mutates_args=()` is exact:
     the test that accepted the candidate checked that its inputs were unchanged and its output aliased none of
-    them. `spec["modes"]`: where it was measured to beat what it replaces ("eager", "compiled")."""
+    them. `spec["modes"]`: where it was measured to beat what it replaces ("eager", "compiled").
+
+    A chain's kernel (`spec["then"]`: the elementwise call that was the only reader of the call's output, and
+    the argument it took it as) replaces the pair: its tensors are the call's, then the consumer's others; it
+    is swapped only where a graph shows the pair (`graph_pass`), never by the eager `CallSwap`."""
 
     def __init__(self, spec: dict, folder: Any, load_by_path: Any) -> None:
         """`load_by_path`: jobkit's (this file runs where jobkit may not be: the integration module passes its copy)."""
@@ -238,16 +307,15 @@ class Kernel:
 
         self.spec = spec
         self._load_by_path = load_by_path
-        self.function = resolve(spec["function"])
-        self.names = parameter_names(self.function)
-        # which call is swapped, in both modes: a call's arguments completed to the problem's order, then checked
-        self.complete = completer(spec["arguments"], self.function)
-        self.accepts = matcher(spec["arguments"])
+        self.call = CallMatch(spec["function"], spec["arguments"])
+        self.function = self.call.function
+        then = spec.get("then")
+        self.then = CallMatch(then["function"], then["arguments"]) if then else None
         self.candidate_path = folder / spec["candidate"]
         self._model: Any = None
         self.hits = 0
         self.fallbacks = 0
-        count = tensor_count(spec["arguments"])
+        count = tensor_count(spec["arguments"]) + (tensor_count(then["arguments"]) - 1 if then else 0)
         schema = "(" + ", ".join(f"Tensor t{i}" for i in range(count)) + ") -> Tensor"
         qualified = f"{spec['namespace']}::{spec['name']}"
         namespace = getattr(torch.ops, spec["namespace"])
@@ -255,15 +323,26 @@ class Kernel:
             self.op = getattr(namespace, spec["name"]).default
             return
         op = torch.library.custom_op(qualified, self.run, mutates_args=(), schema=schema)
-        op.register_fake(self._fake)
+        op.register_fake(self.reference)
         self.op = getattr(namespace, spec["name"]).default
 
     def swaps_in(self, mode: str) -> bool:
         return mode in self.spec.get("modes", ("eager", "compiled"))
 
-    def _fake(self, *tensors: Any) -> Any:
-        args, kwargs = call_args(self.spec["arguments"], self.spec["positional"], list(tensors))
-        return self.function(*args, **kwargs)
+    def reference(self, *tensors: Any) -> Any:
+        """What the kernel replaces, on its tensors: the call, then its consumer (a chain's) on its output."""
+        spec = self.spec
+        own = tensor_count(spec["arguments"])
+        args, kwargs = call_args(spec["arguments"], spec["positional"], list(tensors[:own]))
+        out = self.function(*args, **kwargs)
+        then = spec.get("then")
+        if not then:
+            return out
+        others = list(tensors[own:])
+        inputs = [out if name == then["input"] else others.pop(0)
+                  for name, want in then["arguments"] if "tensor" in want]
+        args, kwargs = call_args(then["arguments"], then["positional"], inputs)
+        return self.then.function(*args, **kwargs)
 
     def run(self, *tensors: Any) -> Any:
         """The candidate on the call's tensors: the custom op's implementation, and what the eager swap calls
@@ -272,6 +351,11 @@ class Kernel:
             # its forward itself: the candidate is our module, with no hooks for `__call__` to run
             self._model = _candidate_model(self.candidate_path, tensors[0].device, self._load_by_path).forward
         return self._model(*tensors)
+
+    def direct(self, *tensors: Any) -> Any:
+        """`run`, counted: what a graph run in eager mode (`eager_graph`) calls in place of the pair."""
+        self.hits += 1
+        return self.run(*tensors)
 
 
 def _candidate_model(path: Any, device: Any, load_by_path: Any) -> Any:
@@ -287,7 +371,7 @@ def _candidate_model(path: Any, device: Any, load_by_path: Any) -> Any:
 class CallSwap:
     """A context manager: while it is entered, each kernel's function (`torch.nn.functional.group_norm`,
     `torch.Tensor.softmax`) is replaced where it lives by a wrapper that runs the kernel for exactly the call
-    it was verified on (`Kernel.accepts`) and the original for every other call of that function. No other
+    it was verified on (`Kernel.call`) and the original for every other call of that function. No other
     torch call is touched: a forward pays the check on the calls of the swapped functions only, not on every
     call as a TorchFunctionMode would (benchmarks/swap_cost.py).
 
@@ -302,6 +386,8 @@ class CallSwap:
     def __init__(self, kernels: list[Kernel], dry: bool = False) -> None:
         by_path: dict[str, list[Kernel]] = {}
         for kernel in kernels:
+            if kernel.then is not None:
+                continue  # a pair: only a graph shows that the call's output has no other reader (`eager_graph`)
             by_path.setdefault(kernel.spec["function"], []).append(kernel)
         # (owner, name, kernels, [original, its wrapper]): made once, so that entering costs a few setattr
         self._sites = [(*_owner(path), ks, [None, None]) for path, ks in by_path.items()]
@@ -334,7 +420,7 @@ class CallSwap:
     def _wrapper(self, original: Any, kernels: list[Kernel]) -> Any:
         import torch
 
-        names = kernels[0].names
+        names = kernels[0].call.names
         grad_enabled = torch.is_grad_enabled
 
         def swapped(*args: Any, **kwargs: Any) -> Any:
@@ -342,8 +428,8 @@ class CallSwap:
                 return original(*args, **kwargs)
             bound = bind(names, args, kwargs)
             for kernel in kernels:
-                seen = kernel.complete(bound)
-                if seen is None or not kernel.accepts(seen):
+                seen = kernel.call.seen(bound)
+                if seen is None:
                     continue
                 tensors = tensors_of(seen)
                 if self.dry or (grad_enabled() and any(t.requires_grad for t in tensors)):
@@ -379,64 +465,95 @@ def _owner(path: str) -> tuple[Any, str]:
 # -- under torch.compile: the kernels placed into the captured graph ---------------------------------------------
 
 
-def graph_pass(kernels: list[Kernel]) -> Any:
+def graph_pass(kernels: list[Kernel], direct: bool = False) -> Any:
     """An Inductor pre-grad pass (`torch.compile(model, options={"pre_grad_custom_pass": graph_pass(k)})`) that
     replaces each node of Dynamo's graph calling a kernel's function with exactly its verified arguments (the
-    same `matches` as the eager mode, on the nodes' fake tensors) by the kernel's custom op. Dynamo's graph is
-    at the level of torch's Python API (`F.group_norm`, `Tensor.softmax`), where the signatures live; after it,
-    Inductor fuses everything else as it would without the kernels. A graph traced with symbolic shapes
-    matches nothing: the kernel was verified on one shape."""
-    return _graph_pass_class()(kernels)
+    same `CallMatch` as the eager mode, on the nodes' fake tensors) by the kernel's custom op. Dynamo's graph
+    is at the level of torch's Python API (`F.group_norm`, `Tensor.softmax`), where the signatures live; after
+    it, Inductor fuses everything else as it would without the kernels. A graph traced with symbolic shapes
+    matches nothing: the kernel was verified on one shape.
+
+    A chain's kernel replaces a consumer node and the producer node it reads, where the producer's output has
+    that one consumer and nothing else in the graph (the graph's users: another op, a view, the graph's
+    output), the consumer reads it once, and both calls are exactly the recorded ones. Chains are matched
+    first: a pair's kernel takes the place of a kernel for its producer alone. `direct`: the nodes call the
+    kernel's `direct` (a graph run as Python, `eager_graph`) instead of its custom op."""
+    return _graph_pass_class()(kernels, direct)
+
+
+def eager_graph(model: Any, kernels: list[Kernel]) -> Any:
+    """`model` in eager mode with `kernels` in Dynamo's graph of it: the graph, with `graph_pass` applied, runs
+    as Python op by op (no Inductor), so that a chain's kernel runs where the graph shows its pair. Another
+    shape gets another graph (symbolic: it matches nothing), and a graph break leaves the pair across it
+    unmatched (the producer's output is then the first graph's output)."""
+    import torch
+
+    swap = graph_pass(kernels, direct=True)
+
+    def backend(gm: Any, example_inputs: Any) -> Any:
+        swap(gm.graph)
+        gm.recompile()
+        return gm.forward
+
+    return torch.compile(model, backend=backend)
 
 
 @functools.cache
 def _graph_pass_class() -> type:
-    import torch
+    import torch.fx
     from torch._inductor.custom_graph_pass import CustomGraphPass
 
     class GraphSwap(CustomGraphPass):
-        def __init__(self, kernels: list[Kernel]) -> None:
+        def __init__(self, kernels: list[Kernel], direct: bool) -> None:
             self.kernels = kernels
-            self.replaced = 0  # nodes replaced, over every graph this pass saw
+            self.direct = direct
+            self.replaced = 0  # kernels placed, over every graph this pass saw (a chain counts once)
 
         def uuid(self) -> Any:  # the FX graph cache keys on it: the same kernels, the same compiled code
-            return "cudalens-graph-swap:" + ",".join(f"{k.spec['namespace']}::{k.spec['name']}" for k in self.kernels)
+            return (f"cudalens-graph-swap{':direct' if self.direct else ''}:"
+                    + ",".join(f"{k.spec['namespace']}::{k.spec['name']}" for k in self.kernels))
 
         def __call__(self, graph: Any) -> None:
-            for node in list(graph.nodes):
-                found = self._kernel_for(node)
-                if found is None:
-                    continue
-                kernel, tensor_nodes = found
-                with graph.inserting_before(node):
-                    new = graph.call_function(kernel.op, tuple(tensor_nodes))
-                new.meta.update(node.meta)
-                node.replace_all_uses_with(new)
-                graph.erase_node(node)
-                self.replaced += 1
+            for chains in (True, False):
+                for node in list(graph.nodes):  # a chain's producer comes before its consumer: seen already
+                    found = self._kernel_for(node, chains)
+                    if found is None:
+                        continue
+                    kernel, tensor_nodes, producer = found
+                    with graph.inserting_before(node):
+                        new = graph.call_function(kernel.direct if self.direct else kernel.op, tuple(tensor_nodes))
+                    new.meta.update(node.meta)
+                    node.replace_all_uses_with(new)
+                    graph.erase_node(node)
+                    if producer is not None:
+                        graph.erase_node(producer)
+                    self.replaced += 1
 
-        def _kernel_for(self, node: Any) -> tuple[Kernel, list[Any]] | None:
-            """The kernel verified on this node's call, with the nodes of its tensor arguments in order."""
-            if node.op == "call_function":
-                found = [k for k in self.kernels if k.function is node.target]
-            elif node.op == "call_method":
-                found = [k for k in self.kernels if k.spec["function"] == f"torch.Tensor.{node.target}"]
-            else:
-                return None
-            if not found:
-                return None
-            raw = dict(bind(found[0].names, tuple(node.args), dict(node.kwargs)))
-            for kernel in found:
-                seen = kernel.complete([(name, _example(v)) for name, v in raw.items()])
-                if seen is None or any(v is _UNKNOWN or not _static(v) for _, v in seen) or not kernel.accepts(seen):
+        def _kernel_for(self, node: Any, chains: bool) -> tuple[Kernel, list[Any], Any] | None:
+            """The kernel verified on this node's call (`chains`: on the pair this node ends), the nodes of its
+            tensor arguments in order, and the producer node it also replaces (None for a single call)."""
+            for kernel in self.kernels:
+                if (kernel.then is not None) is not chains:
                     continue
-                nodes: list[Any] = []
-                for name, value in seen:
-                    if isinstance(value, torch.Tensor):
-                        nodes.append(raw[name])
-                    elif isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
-                        nodes.extend(raw[name])
-                return kernel, nodes
+                if not chains:
+                    own = kernel.call.node_tensors(node)
+                    if own is not None:
+                        return kernel, [n for _, n in own], None
+                    continue
+                consumer = kernel.then.node_tensors(node)
+                if consumer is None:
+                    continue
+                slot = kernel.spec["then"]["input"]
+                produced = [n for name, n in consumer if name == slot]
+                if len(produced) != 1 or not isinstance(produced[0], torch.fx.Node):
+                    continue
+                producer = produced[0]
+                if list(producer.users) != [node] or sum(n is producer for _, n in consumer) != 1:
+                    continue  # another reader of the producer's output, or the consumer reads it twice
+                own = kernel.call.node_tensors(producer)
+                if own is None:
+                    continue
+                return kernel, [n for _, n in own] + [n for name, n in consumer if name != slot], producer
             return None
 
     return GraphSwap

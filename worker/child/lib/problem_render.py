@@ -1,7 +1,9 @@
 """A KernelBench problem file for one of a model's calls (`cudalens model`): `Model.forward` is the call itself,
 `get_inputs()` gives it the model's own weights (saved beside it, `<stem>.pt`) and random tensors of the
 shapes, dtypes and strides the model passed, so `cudalens test/time/profile/optimize` work on it unchanged.
-`CUDALENS_CALL` in the file is what the integration module matches calls against. `get_recorded_inputs()`
+`CUDALENS_CALL` in the file is what the integration module matches calls against; a chain's (`then`: the
+elementwise call that read the call's output, and the argument it took it as) makes the reference both calls in
+order, its inputs the call's tensors then the consumer's others. `get_recorded_inputs()`
 gives the tensors the model itself passed to the call (`<stem>.recorded.pt`): the test runs one more trial on
 them. Standard library at top level; torch inside functions.
 """
@@ -18,7 +20,7 @@ from typing import Any
 HEADER = '''"""{title}
 
 Written by `cudalens model` from {source}: {share} of the forward's {clock} time on {device}, {calls} a
-forward. The reference is the call itself{weights} tensors are random, with the shapes, dtypes and strides
+forward. The reference is {reference}{weights} tensors are random, with the shapes, dtypes and strides
 the model gave it. A ModelNew takes the same inputs; `cudalens model {source} --integrate` swaps an
 accepted one into the model for exactly these arguments.
 """
@@ -50,7 +52,8 @@ def _random(shape, stride, dtype):
 def stem(row: dict) -> str:
     """`group_norm_1a2b3c4d`: named by the call's content, so profiling the model again writes the same call to
     the same file, and a candidate beside it (`….optimized.py`) stays paired with its problem."""
-    digest = hashlib.sha256(repr((row["function"], row["arguments"])).encode()).hexdigest()[:8]
+    key = (row["function"], row["arguments"]) + ((row["then"],) if row.get("then") else ())
+    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:8]
     return f"{re.sub(r'[^A-Za-z0-9]+', '_', row['name']).strip('_') or 'op'}_{digest}"
 
 
@@ -60,7 +63,7 @@ def input_names(arguments: list[list]) -> list[str]:
 
     def add(name: str) -> None:
         name = re.sub(r"\W", "_", name)
-        if keyword.iskeyword(name) or name in ("self", "torch", "nn", "Path", "_random", "saved") or not name:
+        if keyword.iskeyword(name) or name in ("self", "torch", "nn", "Path", "_random", "saved", "produced") or not name:
             name += "_"
         while name in names:
             name += "_"
@@ -72,6 +75,13 @@ def input_names(arguments: list[list]) -> list[str]:
         for j in range(len(want.get("tensors", ()))):
             add(f"{name}{j}")
     return names
+
+
+def input_arguments(row: dict) -> list[list]:
+    """The arguments whose tensors are the problem's inputs, in order: the call's, then (a chain's) the
+    consumer's but the one that takes the call's output."""
+    then = row.get("then")
+    return row["arguments"] + ([a for a in then["arguments"] if a[0] != then["input"]] if then else [])
 
 
 def literal(value: Any) -> str:
@@ -118,20 +128,39 @@ def get_recorded_inputs():
 '''
 
 
+def forward_text(row: dict, names: list[str]) -> str:
+    """`Model.forward`'s body: the call (a chain's, into `produced`, then the consumer on it)."""
+    then = row.get("then")
+    own = len(tensor_metas(row["arguments"]))
+    call = call_text(row["function"], row["arguments"], row["positional"], names[:own])
+    if not then:
+        return f"        return {call}\n"
+    others = iter(names[own:])
+    theirs = ["produced" if name == then["input"] else next(others) for name, want in then["arguments"]
+              for _ in range(1 if "tensor" in want else len(want.get("tensors", ())))]
+    return (f"        produced = {call}\n"
+            f"        return {call_text(then['function'], then['arguments'], then['positional'], theirs)}\n")
+
+
 def render(row: dict, saved: set[str], source: str, weights_file: str | None, weights_at: str = "",
            recorded: tuple[str, str] | None = None) -> str:
     """`recorded`: the file of the model's own inputs to the call, and its absolute path."""
-    names = input_names(row["arguments"])
-    call = {k: row[k] for k in ("function", "positional", "arguments", "module")}
+    arguments = input_arguments(row)
+    names = input_names(arguments)
+    call = {k: row[k] for k in ("function", "positional", "arguments", "module", "then") if k in row}
+    then = row.get("then")
+    who = f"`{row['module'] or 'the model'}`"
+    title = (f"`{row['function']}`, then `{then['function']}` on its output, as {who} calls them in {source}."
+             if then else f"`{row['function']}` as {who} calls it in {source}.")
     header = HEADER.format(
-        title=f"`{row['function']}` as `{row['module'] or 'the model'}` calls it in {source}.",
+        title=title, reference="the two calls in order" if then else "the call itself",
         source=source, share=f"{row['share']:.1%}", clock=row["clock"], device=row["device"],
         calls=_times(row["calls"]),
         weights=f" with the model's own weights ({weights_file}); its other" if weights_file else "; its",
         call=pprint.pformat(call, width=110, sort_dicts=False),
     )
     inputs = []
-    for name, meta in zip(names, tensor_metas(row["arguments"]), strict=True):
+    for name, meta in zip(names, tensor_metas(arguments), strict=True):
         if name in saved:
             inputs.append(f"saved[{name!r}].clone()")
         else:
@@ -144,7 +173,7 @@ def render(row: dict, saved: set[str], source: str, weights_file: str | None, we
     body.append(
         "\nclass Model(nn.Module):\n"
         f"    def forward(self, {', '.join(names)}):\n"
-        f"        return {call_text(row['function'], row['arguments'], row['positional'], names)}\n"
+        + forward_text(row, names) +
         "\n\ndef get_inputs():\n"
         + ("    saved = torch.load(_SAVED, map_location=\"cpu\")\n" if weights_file else "")
         + "    return [\n" + "".join(f"        {text},\n" for text in inputs) + "    ]\n"
