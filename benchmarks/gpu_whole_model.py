@@ -9,8 +9,8 @@ eager and torch.compile; the table written as markdown.
 
 Models: ResNet-50 (torchvision's, random weights; written out in plain torch where torchvision is missing),
 batch 32, its every `batch_norm` call signature; a GPT-2 block (8×1024×1024, explicit softmax attention), its
-`softmax`; a diffusion-style residual block (group_norm + SiLU + 3×3 conv, twice; 16×128×64×64), its
-`group_norm`. For each, ONE `cudalens model FILE --problems 0 --problem OP --optimize N --rounds 1` as a user
+`softmax`; a diffusion-style residual block (group_norm + SiLU + 3×3 conv, twice; 16×128×64×64), its chain
+`group_norm+silu` (one problem and one kernel for the pair: SiLU is group_norm's output's only reader). For each, ONE `cudalens model FILE --problems 0 --problem OP --optimize N --rounds 1` as a user
 runs it: the table and a problem per call signature of OP, the loop on each with the local OpenAI-compatible
 server answering with this file's kernel (its reply picked by which problem the prompt carries), then
 `--integrate`: each kernel tested and timed alone against eager and compiled PyTorch, swapped per mode only
@@ -306,7 +306,7 @@ class ModelNew(nn.Module):
         return _ext.softmax_last(input.contiguous())
 '''
 
-GROUP_NORM = _CALL_VALUES + r'''
+_GROUP_NORM_EXT = r'''
 from torch.utils.cpp_extension import load_inline
 
 _CUDA = """
@@ -323,11 +323,14 @@ __device__ float block_sum(float v, float* partial) {
     return total;
 }
 
+__device__ __forceinline__ float silu(float v) { return v / (1.f + expf(-v)); }
+
 // one block per (sample, group), whose values are contiguous in NCHW: its sum, then the squares around the mean
 // (two passes: exact enough for fp32), then scaled, shifted per channel and written. CACHED: the group is kept
 // in shared memory as it is first read (up to ~220 KB a group), so DRAM sees one read and one write whatever
-// L2 holds; otherwise the two re-reads go to L2 (they hit it while the tensor fits there)
-template <bool CACHED>
+// L2 holds; otherwise the two re-reads go to L2 (they hit it while the tensor fits there). SILU: the SiLU that
+// reads group_norm's output (a chain's problem) applied as each value is written: no pass of its own
+template <bool CACHED, bool SILU>
 __global__ void group_norm_rows(const float4* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b,
                                 float4* __restrict__ y, int groups, int per_group, int hw4, float eps) {
     extern __shared__ float4 cache[];
@@ -360,22 +363,24 @@ __global__ void group_norm_rows(const float4* __restrict__ x, const float* __res
         float scale = rstd * w[c], shift = b[c] - mean * scale;
         float4 v = CACHED ? cache[i] : in[i];
         v.x = v.x * scale + shift; v.y = v.y * scale + shift; v.z = v.z * scale + shift; v.w = v.w * scale + shift;
+        if (SILU) { v.x = silu(v.x); v.y = silu(v.y); v.z = silu(v.z); v.w = silu(v.w); }
         out[i] = v;
     }
 }
 
 // dynamic shared memory past 48 KB must be asked for, per kernel (once for the largest size asked: a driver
 // call a forward is host time a short forward does not have)
+template <bool SILU>
 __host__ void allow_shared(size_t bytes) {
     static size_t allowed = 0;
     if (bytes > allowed) {
-        cudaFuncSetAttribute(group_norm_rows<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        cudaFuncSetAttribute(group_norm_rows<true, SILU>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
         allowed = bytes;
     }
 }
-void allow_shared(size_t bytes);
 
-torch::Tensor group_norm_fwd(torch::Tensor x, torch::Tensor w, torch::Tensor b, int64_t groups, double eps) {
+template <bool SILU>
+torch::Tensor group_norm_launch(torch::Tensor x, torch::Tensor w, torch::Tensor b, int64_t groups, double eps) {
     TORCH_CHECK(x.is_cuda() && x.is_contiguous() && x.scalar_type() == torch::kFloat32 && x.dim() >= 3,
                 "contiguous fp32 CUDA input");
     int channels = x.size(1);
@@ -391,26 +396,42 @@ torch::Tensor group_norm_fwd(torch::Tensor x, torch::Tensor w, torch::Tensor b, 
     const float4* in = reinterpret_cast<const float4*>(x.data_ptr<float>());
     float4* out = reinterpret_cast<float4*>(y.data_ptr<float>());
     if (bytes + 32 * sizeof(float) <= (size_t)optin) {
-        allow_shared(bytes);
-        group_norm_rows<true><<<blocks, 1024, bytes, stream>>>(in, w.data_ptr<float>(), b.data_ptr<float>(), out,
+        allow_shared<SILU>(bytes);
+        group_norm_rows<true, SILU><<<blocks, 1024, bytes, stream>>>(in, w.data_ptr<float>(), b.data_ptr<float>(), out,
                                                                (int)groups, per_group, hw4, (float)eps);
     } else {
-        group_norm_rows<false><<<blocks, 1024, 0, stream>>>(in, w.data_ptr<float>(), b.data_ptr<float>(), out,
+        group_norm_rows<false, SILU><<<blocks, 1024, 0, stream>>>(in, w.data_ptr<float>(), b.data_ptr<float>(), out,
                                                             (int)groups, per_group, hw4, (float)eps);
     }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return y;
 }
+
+torch::Tensor group_norm_fwd(torch::Tensor x, torch::Tensor w, torch::Tensor b, int64_t groups, double eps,
+                             bool silu) {
+    return silu ? group_norm_launch<true>(x, w, b, groups, eps) : group_norm_launch<false>(x, w, b, groups, eps);
+}
 """
 
-_ext = load_inline("cudalens_bench_group_norm_cached", "torch::Tensor group_norm_fwd(torch::Tensor x, torch::Tensor w, "
-                   "torch::Tensor b, int64_t groups, double eps);", _CUDA,
+_ext = load_inline("cudalens_bench_group_norm_silu", "torch::Tensor group_norm_fwd(torch::Tensor x, torch::Tensor w, "
+                   "torch::Tensor b, int64_t groups, double eps, bool silu);", _CUDA,
                    functions=["group_norm_fwd"], extra_cuda_cflags=["-O3"], verbose=False)
+'''
 
+GROUP_NORM = _CALL_VALUES + _GROUP_NORM_EXT + '''
 
 class ModelNew(nn.Module):
     def forward(self, input, weight, bias):
-        return _ext.group_norm_fwd(input.contiguous(), weight, bias, _VALUES["num_groups"], _VALUES["eps"])
+        return _ext.group_norm_fwd(input.contiguous(), weight, bias, _VALUES["num_groups"], _VALUES["eps"], False)
+'''
+
+# the chain group_norm -> SiLU (a problem for the pair: its inputs are group_norm's, its constants group_norm's):
+# the same kernel, the SiLU applied as each value is written, so the pair costs one read and one write
+GROUP_NORM_SILU = _CALL_VALUES + _GROUP_NORM_EXT + '''
+
+class ModelNew(nn.Module):
+    def forward(self, input, weight, bias):
+        return _ext.group_norm_fwd(input.contiguous(), weight, bias, _VALUES["num_groups"], _VALUES["eps"], True)
 '''
 
 # --smoke: the same math in plain torch, so that the whole flow runs on a CPU (with --allow-torch-ops)
@@ -441,6 +462,15 @@ class ModelNew(nn.Module):
         return (normed * weight.view(1, c, 1) + bias.view(1, c, 1)).reshape(input.shape)
 ''',
 }
+SMOKE_KERNELS["group_norm+silu"] = SMOKE_KERNELS["group_norm"] + '''
+
+_GROUP_NORM = ModelNew
+
+
+class ModelNew(_GROUP_NORM):
+    def forward(self, input, weight, bias):
+        return torch.nn.functional.silu(super().forward(input, weight, bias))
+'''
 
 
 @dataclass(frozen=True)
@@ -453,7 +483,8 @@ class Case:
 
 
 CASES = {
-    "diffusion": Case("diffusion block (group_norm + SiLU), 16×128×64×64", DIFFUSION, "group_norm", GROUP_NORM, 1),
+    "diffusion": Case("diffusion block (group_norm + SiLU), 16×128×64×64", DIFFUSION, "group_norm+silu",
+                      GROUP_NORM_SILU, 1),
     "transformer": Case("GPT-2 block, 8×1024×1024", TRANSFORMER, "softmax", SOFTMAX, 1),
     "resnet50": Case("ResNet-50, batch 32", RESNET, "batch_norm", BATCH_NORM, 2),
 }

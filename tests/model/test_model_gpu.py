@@ -63,22 +63,26 @@ def _replayed(kernel: str, **values):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("silu", [False, True])
 @pytest.mark.parametrize(("shape", "cached"), [((16, 128, 64, 64), True), ((1, 32, 512, 512), False)])
-def test_the_replayed_group_norm_kernel_equals_pytorchs(shape, cached):
+def test_the_replayed_group_norm_kernel_equals_pytorchs(shape, cached, silu):
     # benchmarks/gpu_whole_model.py's group_norm, both ways: the group (64 KB) kept in shared memory, and a group
-    # of 1 MB, past the shared memory a block may have, re-read through L2
+    # of 1 MB, past the shared memory a block may have, re-read through L2; and its chain's, SiLU applied as it
+    # writes (group_norm+silu)
     import torch
 
-    from benchmarks.gpu_whole_model import GROUP_NORM
+    from benchmarks.gpu_whole_model import GROUP_NORM, GROUP_NORM_SILU
 
+    F = torch.nn.functional
     x = torch.randn(shape, device="cuda") * 3 + 1
     w, b = torch.randn(shape[1], device="cuda"), torch.randn(shape[1], device="cuda")
     per_group_bytes = x[0].numel() // 32 * 4
     optin = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
     assert (per_group_bytes + 128 <= optin) == cached
     with torch.no_grad():
-        torch.testing.assert_close(_replayed(GROUP_NORM, num_groups=32, eps=1e-5)(x, w, b),
-                                   torch.nn.functional.group_norm(x, 32, w, b, 1e-5), rtol=1e-4, atol=1e-4)
+        want = F.group_norm(x, 32, w, b, 1e-5)
+        torch.testing.assert_close(_replayed(GROUP_NORM_SILU if silu else GROUP_NORM, num_groups=32, eps=1e-5)(x, w, b),
+                                   F.silu(want) if silu else want, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.gpu
