@@ -25,17 +25,17 @@ import torch.nn.functional as F
 class ResBlock(nn.Module):
     """A diffusion U-Net's residual block: group_norm -> SiLU -> conv, twice, and the skip."""
 
-    def __init__(self, channels=32, groups=8, leak=False):
+    def __init__(self, channels=32, groups=8, leak=False, act=F.silu):
         super().__init__()
         self.norm1, self.norm2 = nn.GroupNorm(groups, channels), nn.GroupNorm(groups, channels)
         self.conv1 = nn.Conv2d(channels, channels, 3, padding=1)
         self.conv2 = nn.Conv2d(channels, channels, 3, padding=1)
-        self.leak = leak
+        self.leak, self.act = leak, act
 
     def forward(self, x):
-        h = self.conv1(F.silu(self.norm1(x)))
+        h = self.conv1(self.act(self.norm1(x)))
         g = self.norm2(h)
-        s = F.silu(g)
+        s = self.act(g)
         if self.leak:  # group_norm's output read twice: no chain
             s = s + g
         return x + self.conv2(s)
@@ -47,6 +47,22 @@ def model_and_inputs():
 
 def leaky():
     return ResBlock(leak=True), [torch.randn(2, 32, 16, 16)]
+
+
+def relu():
+    return ResBlock(act=F.relu), [torch.randn(2, 32, 16, 16)]
+
+
+def in_place():
+    """group_norm's output made positive in place, then the SiLU: the pair is add_ -> silu, which writes."""
+
+    class Shifted(ResBlock):
+        def forward(self, x):
+            g = self.norm1(x)
+            g.add_(1)
+            return x + F.silu(g)
+
+    return Shifted(), [torch.randn(2, 32, 16, 16)]
 
 
 def returned():
@@ -101,12 +117,13 @@ def test_the_pair_is_found_and_gets_one_problem(profiled):
     assert Path(problem).name.startswith("group_norm_silu_")
 
 
-@pytest.mark.parametrize("entry", ["leaky", "returned"])
+@pytest.mark.parametrize("entry", ["leaky", "returned", "in_place"])
 def test_no_pair_where_the_output_has_another_reader(block, entry):
     profile = profile_model(str(block), entry, device="cpu", iters=1, warmup=1)
     pairs = [c.calls for c in profile.chains if c.name == "group_norm+silu"]
     # leaky: norm1's still is one, once a forward; norm2's output is read twice
     assert pairs == ([1] if entry == "leaky" else [])
+    assert not [c for c in profile.chains if c.name.startswith("add_")]  # a call that writes is no producer
 
 
 def test_the_problems_reference_is_the_models_two_calls(profiled, block):
@@ -172,6 +189,10 @@ def test_the_pair_kernel_is_not_swapped_where_the_output_has_another_reader(kern
     with torch.no_grad():
         torch.testing.assert_close(kernels.swap(model)(x), model(x), rtol=1e-5, atol=1e-5)
     assert kernel.hits == hits + 1  # norm1's pair only: norm2's output is also added to the SiLU's
+    model, x = _model(block, "relu")  # another consumer
+    torch._dynamo.reset()
+    with torch.no_grad():
+        assert torch.equal(kernels.swap(model)(x), model(x)) and kernel.hits == hits + 1
     model, x = _model(block, "returned")
     torch._dynamo.reset()
     with torch.no_grad():

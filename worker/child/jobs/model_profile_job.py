@@ -205,7 +205,7 @@ class Recorder:
         out = []
         for (producer, consumer, slot), n in pairs.items():
             p, c = by_id.get(producer), by_id.get(consumer)
-            if p is None or c is None or not self._elementwise(c, slot):
+            if p is None or c is None or _writes(p) or _writes(c) or not self._elementwise(c, slot):
                 continue
             us = (p["us"] / p["calls"] + c["us"] / c["calls"]) * n
             share = (p["share"] / p["calls"] + c["share"] / c["calls"]) * n
@@ -221,8 +221,6 @@ class Recorder:
             return False
         metas, wanted = [], None
         for name, want in consumer["arguments"]:
-            if name == "inplace" and want.get("value") not in (False, None):
-                return False
             if "tensors" in want:
                 return False
             if "tensor" in want:
@@ -300,6 +298,15 @@ class Recorder:
                 "writable": not opaque and single,
             })
         return sorted(out, key=lambda r: -r["us"])
+
+
+def _writes(row: dict) -> bool:
+    """Whether a call writes into a tensor it was given (`add_`, `inplace=True`, `out=`): a pair with it would
+    leave that tensor unwritten."""
+    name = row["name"]
+    given = dict(row["arguments"])
+    return ((name.endswith("_") and not name.endswith("__")) or "out" in given
+            or given.get("inplace", {}).get("value") not in (False, None))
 
 
 def _kernels(event: Any) -> list[tuple[str, float]]:
