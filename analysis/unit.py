@@ -104,6 +104,10 @@ class Unit:
     # Structs whose conversion returns the dynamic shared memory (cuda-samples' `SharedMemory<T>()` idiom).
     shared_accessors: set[str] = field(default_factory=set)
     left_out: list[LeftOut] = field(default_factory=list)
+    # Object-like macros that spell `__global__` or `__device__` in one of their definitions (`#define CUML_KERNEL
+    # __global__ static` under `#ifdef __CUDACC__`, `#else` plain `static`): name → that definition's body. The
+    # analysis reads CUDA as nvcc compiles it, with `__CUDACC__` defined.
+    qualifier_macros: dict[str, str] = field(default_factory=dict)
     # host_eval's declarations per scope (function body), made on first use: see host_eval.declaration_of
     declarations: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -123,6 +127,8 @@ class Unit:
         """Make a header's macros, structs, constants and helpers visible (the file's own win)."""
         for name, macro in header.macros.items():
             self.macros.setdefault(name, macro)
+        for name, body in header.qualifier_macros.items():
+            self.qualifier_macros.setdefault(name, body)
         self.types.merge(header.types, _object_macros(self.macros))
         for name, node in header.constants.items():
             self.constants.setdefault(name, node)
@@ -130,6 +136,7 @@ class Unit:
         for name, fs in header.functions.items():
             if name not in self.functions:
                 self.functions[name] = [replace(f, from_header=True) for f in fs if not f.is_kernel]
+        _mark_macro_qualified(self.functions, self.qualifier_macros, self.source)
 
     def constant_value(self, name: str) -> int | None:
         """An object-like macro's or file-scope constant's integer value, as far as the type table can
@@ -403,6 +410,7 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
     constants: dict[str, Node] = {}
     accessors: set[str] = set()
     left_out: list[LeftOut] = []
+    qualifier_macros: dict[str, str] = {}
     for node, parent, above in _top_level(tree.root_node):
         t = node.type
         deep = too_deep(node) if t in _MEASURED else None
@@ -423,6 +431,8 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
             params_node = node.child_by_field_name("parameters")
             params = tuple(ts.text(p) for p in params_node.named_children) if params_node is not None else None
             macros[name] = Macro(name, params, ts.text(value).strip() if value is not None else "")
+            if params is None and _QUALIFIERS.search(macros[name].body):
+                qualifier_macros.setdefault(name, macros[name].body)
         elif t == "preproc_include":
             path = node.child_by_field_name("path")
             if path is not None:
@@ -432,7 +442,34 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
     types.constant_text = partial(_constant_text, macros, constants)
     if types.branches:
         types.select_branches(_object_macros(macros))
-    return Unit(tree, source, macros, types, functions, launches, includes, constants, accessors, left_out)
+    _mark_macro_qualified(functions, qualifier_macros, source)
+    return Unit(tree, source, macros, types, functions, launches, includes, constants, accessors, left_out,
+                qualifier_macros)
+
+
+_QUALIFIERS = re.compile(r"\b__(?:global|device)__\b")
+_HEAD_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _mark_macro_qualified(functions: dict[str, list[Function]], qualifier_macros: dict[str, str],
+                          source: bytes) -> None:
+    """Functions whose head spells `__global__`/`__device__` through a macro (`CUML_KERNEL void k(...)`,
+    `DI float f(...)`, which tree-sitter reads as a return type named CUML_KERNEL): kernels and device helpers
+    like those written out. A header's functions keep their kind in the file that includes it: its kernels are
+    its own (checked where the header is), its helpers may become device helpers."""
+    if not qualifier_macros:
+        return
+    for fs in functions.values():
+        for f in fs:
+            if f.is_kernel or f.is_device:
+                continue
+            text = source if not f.from_header else ts.text(f.node).encode("utf-8", "surrogatepass")
+            start = 0 if f.from_header else f.node.start_byte
+            head = text[start:start + f.declarator.start_byte - f.node.start_byte].decode("utf-8", "replace")
+            spelled = " ".join(qualifier_macros[w] for w in _HEAD_WORD.findall(head) if w in qualifier_macros)
+            if spelled:
+                f.is_device = "__device__" in spelled
+                f.is_kernel = "__global__" in spelled and not f.from_header
 
 
 def _object_macros(macros: dict[str, Macro]) -> dict[str, str]:
