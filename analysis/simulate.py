@@ -43,6 +43,9 @@ from cudalens.analysis.values import (
 Node = ts.Node
 LOOP_SAMPLES = 2  # iterations simulated per loop: enough to see strides, races across iterations, trip counts
 MAX_INLINE_DEPTH = 4
+# `shfl.sync.idx.b32 %0, %1, <source lane>, 0x1f, <mask>;`: one lane's value to the whole (32-lane) warp
+_SHFL_IDX = re.compile(r"\s*shfl\.sync\.idx\.b32\s+%0\s*,\s*%1\s*,\s*(\d+|0x[0-9a-fA-F]+)\s*,\s*(?:0x1[fF]|31)\s*,"
+                       r"\s*(?:0xffffffff|0xFFFFFFFF|-1)\s*;?\s*$")
 MAX_STEPS = 20000
 DEFAULT_ELEM = TypeInfo("float", 4, 4)
 POINTER_ELEM = TypeInfo("pointer", 8, 8)
@@ -610,6 +613,8 @@ class Simulator:
         if t == "initializer_list" or t == "argument_list":
             vals = [self.eval(c, mask) for c in node.named_children]
             return vals[0] if len(vals) == 1 else unknown()
+        if t == "gnu_asm_expression" and self.shuffle_asm(node, mask):
+            return unknown()
         # anything else (strings, lambdas, new/delete...): evaluate children for their accesses
         for child in node.named_children:
             self.eval(child, mask)
@@ -883,6 +888,31 @@ class Simulator:
         if helper is not None and syncs_block(self.unit, helper):
             self.barrier(node, mask, "__syncthreads")  # too deep to follow, but its barrier orders our accesses
         return Val(None, _result_deps(args), True)
+
+    def shuffle_asm(self, node: Node, mask: np.ndarray) -> bool:
+        """Inline PTX that broadcasts one lane's register to its warp, `asm("shfl.sync.idx.b32 %0, %1, 0, 0x1f,
+        0xffffffff;" : "=r"(out) : "r"(x))` (a `make_warp_uniform(tid / 32)` helper): `out` gets what
+        `__shfl_sync(0xffffffff, x, 0)` would. Whether it was one (other asm is any expression)."""
+        template = next((c for c in node.named_children if c.type in ("string_literal", "concatenated_string")),
+                        None)
+        match = _SHFL_IDX.match(ts.text(template).strip('"')) if template is not None else None
+        outputs = [c for c in node.named_children if c.type == "gnu_asm_output_operand_list"]
+        inputs = [c for c in node.named_children if c.type == "gnu_asm_input_operand_list"]
+        if match is None or len(outputs) != 1 or len(inputs) != 1:
+            return False
+        out_ops = [c for c in outputs[0].named_children if c.type == "gnu_asm_output_operand"]
+        in_ops = [c for c in inputs[0].named_children if c.type == "gnu_asm_input_operand"]
+        if len(out_ops) != 1 or len(in_ops) != 1:
+            return False
+        target = out_ops[0].child_by_field_name("value") or out_ops[0].named_children[-1]
+        value = self.eval(in_ops[0].child_by_field_name("value") or in_ops[0].named_children[-1], mask)
+        if target.type != "identifier" or not isinstance(value, Val):
+            return False
+        broadcast = self.warp_broadcast([value, const(int(match.group(1), 0))])
+        if broadcast is None:
+            return False
+        self.assign(ts.text(target), broadcast, mask)
+        return True
 
     def warp_broadcast(self, args: list[Val | Ptr]) -> Val | None:
         """`__shfl_sync(mask, v, src)` with one source lane for the whole warp: every lane gets lane `src`'s

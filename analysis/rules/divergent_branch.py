@@ -178,7 +178,10 @@ class DivergentBranch(Rule):
     have nothing to run, and only the one warp that straddles `k` is split — unless no warp takes it whole
     and the body is heavy (a loop: `if (warp == 0 && lane < nwarps) { for ... }`), where the work itself runs
     on part of a warp; when the whole block has fewer lanes with that work than a warp (the 8 warp sums of a
-    block scan), the message says so and advises nothing: there is no work for the idle lanes. Without
+    block scan), the message says so and advises nothing: there is no work for the idle lanes. A warp id that
+    inline PTX broadcasts from lane 0 (`asm("shfl.sync.idx.b32 %0, %1, 0, 0x1f, 0xffffffff;" ...)`, generated
+    Hopper kernels' `make_warp_uniform(tid / 32)`) counts as the warp id, as `__shfl_sync(…, x, 0)` does, so
+    `warp == 0 && lane < 16` is 16 lanes of one warp (fixture CL2_asm_broadcast.cu). Without
     `else`, interleaved lanes are reported (every warp runs the body at part throughput).
     Short bodies are not reported either: nvcc turns them into predicated instructions, and the warp does not
     diverge (the interleaved reduction `if (tid % (2 * s) == 0) s[tid] += s[tid + s];` measures 32 active
