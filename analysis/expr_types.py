@@ -113,8 +113,10 @@ class ExprTyper:
             if not name:
                 continue
             value = d.child_by_field_name("value") if d.type == "init_declarator" else None
-            # `constexpr int WARPS = BLOCK / 32;`, `const int w = sizeof(float4) / 4;`: the compiler folds them
-            t = CType(base, levels, constant=folded and levels == 0 and self.folds(value))
+            # `constexpr int WARPS = BLOCK / 32;`, `const int w = sizeof(float4) / 4;`: the compiler folds them; a
+            # `constexpr` one always (C++ requires a constant expression: `KTraits::NUM_MMA_D / 2` too)
+            constant = levels == 0 and ("constexpr" in qualifiers or (folded and self.folds(value)))
+            t = CType(base, levels, constant=constant)
             if name in self.names and self.names[name] != t:
                 self.names[name] = None
             else:

@@ -53,7 +53,9 @@ class IntegerDivisionInLoop(FunctionRule):
     checked (a division per row of an inner loop over the row is amortised), and a `%` whose operands a `/` of
     the same loop divides too is not reported (nvcc derives the remainder from the quotient). Neither is a
     division whose operands the loop never changes (no variable of them assigned or declared in it, no memory
-    read, no call: `row / D`), which the compiler computes once before the loop.
+    read, no call: `row / D`), which the compiler computes once before the loop. A `constexpr` local divisor
+    is a compile-time constant whatever it is written with (`constexpr unsigned ROWS = KTraits::NUM_MMA_D / 2;`
+    of a traits type parameter): C++ requires one there.
 
     ## Example
     ```cuda
