@@ -847,6 +847,10 @@ class Simulator:
         if name == "__syncwarp":
             self.warp_epoch += 1  # orders the lanes of each warp, not the warps of the block
             return unknown()
+        if name == "elect_one_sync" and not arg_nodes and self.unit.device_function(name) is None:
+            # CUTLASS/CuTe's `elect_one_sync()`: true in one lane of each warp (the lowest active one, lane 0 of
+            # a whole warp); a branch on it follows the lane, not loaded data
+            return Val((np.arange(self.n) % 32 == 0).astype(np.int64), frozenset({TID_X}))
         if len(arg_nodes) == 1 and func is not None and func.type in ("primitive_type", "type_identifier",
                                                                      "sized_type_specifier", "identifier") \
                 and self.type_info(name) is not None and self.unit.device_function(name) is None:

@@ -27,7 +27,9 @@ class DataDependentBranch(Rule):
     ## Known problems
     Always `info`: the cost depends on the data. `cudalens profile` shows the measured threads per
     instruction on these lines. A branch whose bodies only move values between variables (a sorting network's
-    compare-and-swap) is not reported: nvcc turns it into selects.
+    compare-and-swap) is not reported: nvcc turns it into selects. Neither is a branch on CUTLASS/CuTe's
+    `elect_one_sync()`: it is true in one lane of each warp, a choice of lane, not of data (fixture
+    CL2_warp_uniform.cu).
 
     ## Example
     ```cuda
