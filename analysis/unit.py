@@ -136,7 +136,7 @@ class Unit:
         for name, fs in header.functions.items():
             if name not in self.functions:
                 self.functions[name] = [replace(f, from_header=True) for f in fs if not f.is_kernel]
-        _mark_macro_qualified(self.functions, self.qualifier_macros, self.source)
+        _mark_macro_qualified(self.functions, self.qualifier_macros)
 
     def constant_value(self, name: str) -> int | None:
         """An object-like macro's or file-scope constant's integer value, as far as the type table can
@@ -442,7 +442,7 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
     types.constant_text = partial(_constant_text, macros, constants)
     if types.branches:
         types.select_branches(_object_macros(macros))
-    _mark_macro_qualified(functions, qualifier_macros, source)
+    _mark_macro_qualified(functions, qualifier_macros)
     return Unit(tree, source, macros, types, functions, launches, includes, constants, accessors, left_out,
                 qualifier_macros)
 
@@ -451,8 +451,7 @@ _QUALIFIERS = re.compile(r"\b__(?:global|device)__\b")
 _HEAD_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-def _mark_macro_qualified(functions: dict[str, list[Function]], qualifier_macros: dict[str, str],
-                          source: bytes) -> None:
+def _mark_macro_qualified(functions: dict[str, list[Function]], qualifier_macros: dict[str, str]) -> None:
     """Functions whose head spells `__global__`/`__device__` through a macro (`CUML_KERNEL void k(...)`,
     `DI float f(...)`, which tree-sitter reads as a return type named CUML_KERNEL): kernels and device helpers
     like those written out. A header's functions keep their kind in the file that includes it: its kernels are
@@ -463,10 +462,9 @@ def _mark_macro_qualified(functions: dict[str, list[Function]], qualifier_macros
         for f in fs:
             if f.is_kernel or f.is_device:
                 continue
-            text = source if not f.from_header else ts.text(f.node).encode("utf-8", "surrogatepass")
-            start = 0 if f.from_header else f.node.start_byte
-            head = text[start:start + f.declarator.start_byte - f.node.start_byte].decode("utf-8", "replace")
-            spelled = " ".join(qualifier_macros[w] for w in _HEAD_WORD.findall(head) if w in qualifier_macros)
+            head = [ts.text(c) for c in f.node.children if c.end_byte <= f.declarator.start_byte]
+            spelled = " ".join(qualifier_macros[w] for part in head for w in _HEAD_WORD.findall(part)
+                               if w in qualifier_macros)
             if spelled:
                 f.is_device = "__device__" in spelled
                 f.is_kernel = "__global__" in spelled and not f.from_header
