@@ -213,7 +213,7 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
     uses_y, uses_z = bool(_USES_Y.search(body)), bool(_USES_Z.search(body))
     bound_value = eval_host(kernel.launch_bounds[0], unit, None) if kernel.launch_bounds else None
     bound = bound_value[0] if bound_value is not None and len(bound_value) == 1 and bound_value[0] > 0 else None
-    known, follows_assumed = _tied_block(kernel, config)
+    known, follows_assumed = _tied_block(kernel, config, one_dimensional=not (uses_y or uses_z))
     assumptions: list[Assumption] = []
     blocks, filled = _plausible_blocks(known, uses_y, uses_z, bound)
     if not filled:
@@ -264,19 +264,23 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
     return model
 
 
-def _tied_block(kernel: Function, config: KernelConfig) -> tuple[PartialDim3 | None, bool]:
+def _tied_block(kernel: Function, config: KernelConfig, one_dimensional: bool = False,
+                ) -> tuple[PartialDim3 | None, bool]:
     """The configuration's block, with each dimension the launch writes as an open template argument
     (`dim3{CTA_SIZE, 1, 1}` for `k<TILE, CTA_SIZE>`) given that argument's value: the one `static_assert`
     fixes, else the assumed one. The block then follows the assumption instead of being assumed apart (a
     CTA_SIZE of 32 in a 256-thread block made races of a one-warp kernel's `__syncwarp()`); and whether a
     dimension took an assumed value (the findings then rest on the template assumption, which names it)."""
-    if not config.tied:
+    kinds = template_kinds(kernel) if kernel.template_params else []
+    tied = config.tied or _named_block_parameter(kernel, config, kinds, one_dimensional)
+    if not tied:
         return config.block, False
     asserted = asserted_values(kernel)
-    kinds = template_kinds(kernel)
     parts = list(config.block) if config.block is not None else [None, None, None]
+    if not config.tied:  # a 1-D kernel whose block no launch gives: the parameter is its thread count
+        parts[1:] = [1 if p is None else p for p in parts[1:]]
     assumed = False
-    for dim, index in config.tied:
+    for dim, index in tied:
         name = kernel.template_params[index]
         given = config.template[index] if index < len(config.template) else None
         if parts[dim] is None and index < len(kinds) and not kinds[index]:  # a value parameter (a name it was
@@ -284,6 +288,27 @@ def _tied_block(kernel: Function, config: KernelConfig) -> tuple[PartialDim3 | N
             parts[dim] = given if isinstance(given, int) else asserted.get(name, ASSUMED_TEMPLATE_INT)
             assumed |= not isinstance(given, int) and name not in asserted
     return (parts[0], parts[1], parts[2]), assumed
+
+
+# A template value parameter named as the block's thread count (`BLOCK_THREADS`, `kBlockSize`, `block_size`,
+# `NUM_THREADS`, `CTA_SIZE`, `THREADS_PER_BLOCK`): libraries launch `k<256><<<g, 256>>>` with the two alike
+_BLOCK_PARAMETER = re.compile(r"(?i)^k?_?(?:block_?(?:threads|size|dim)|cta_?(?:threads|size)|num_?threads|threads"
+                              r"(?:_?per_?block)?|tpb(?:_x)?)$")
+
+
+def _named_block_parameter(kernel: Function, config: KernelConfig, kinds: list[bool],
+                           one_dimensional: bool) -> tuple[tuple[int, int], ...]:
+    """((0, index),) for a one-dimensional kernel that no launch is seen for and that has a template value
+    parameter named as the block's thread count: the block follows that parameter (given or assumed) instead of
+    being assumed apart from it (a `BLOCK_THREADS` of 32 in a 256-thread block made races of a block-strided
+    loop `for (i = tx; i < n; i += BLOCK_THREADS)` that no launch can have)."""
+    if not one_dimensional or config.source not in ("none", "instantiation") or \
+            (config.block is not None and config.block[0] is not None):
+        return ()  # (a launch seen with a run-time block leaves it open: `k<64><<<g, threads>>>`)
+    for index, (name, is_type) in enumerate(zip(kernel.template_params, kinds, strict=False)):
+        if not is_type and _BLOCK_PARAMETER.match(name):
+            return ((0, index),)
+    return ()
 
 
 def _open_reason(config: KernelConfig, kernel: str, missing: str) -> str:

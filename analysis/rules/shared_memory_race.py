@@ -121,7 +121,11 @@ class SharedMemoryRace(Rule):
     inside one warp the message says so, and that a `__syncwarp()` between the accesses orders them.
     A race whose addresses mix an assumed block with sampled sizes is `info` and names both: the runs vary
     the two apart, and a launch that sets the block from those sizes (`dim3(hidden / heads, heads)`) can make
-    the indices a bijection.
+    the indices a bijection. A kernel no launch is seen for (a library header) whose template value parameter is
+    named as the block's thread count (`BLOCK_THREADS`, `kBlockSize`, `block_size`, `NUM_THREADS`, `CTA_SIZE`)
+    is simulated with that many threads in a one-dimensional block, not with a block assumed apart from it: a
+    block-strided loop `i += BLOCK_THREADS` then has no two threads on one element (fixture
+    CL3_template_block.cu; the findings name the parameter's assumed value).
 
     ## Example
     ```cuda
