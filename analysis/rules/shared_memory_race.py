@@ -76,15 +76,17 @@ def _pair(first: np.ndarray, second: np.ndarray, cross_warp: bool) -> tuple[int,
 
 
 def races(run: SimResult) -> dict[tuple[int, int], tuple[Access, Access, tuple[int, int, int]]]:
-    """Racing pairs keyed by the later access's site."""
+    """Racing pairs keyed by the later access's site. An atomic is a write that races with a plain access of
+    another thread (thread 0 reading a counter the block is still `atomicAdd`ing into), never with another
+    atomic."""
     found: dict[tuple[int, int], tuple[Access, Access, tuple[int, int, int]]] = {}
     groups: dict[tuple[str, int], list[Access]] = {}  # per allocation, not per name: see Ptr.alloc
     for a in run.accesses:
-        if a.space == "shared" and a.addr is not None and not a.atomic:
+        if a.space == "shared" and a.addr is not None:
             groups.setdefault((a.alloc, a.epoch), []).append(a)
     for accesses in groups.values():
         for first, second in combinations(sorted(accesses, key=lambda a: a.order), 2):
-            if not (first.write or second.write):
+            if not (first.write or second.write) or (first.atomic and second.atomic):
                 continue
             key = (second.node.start_byte, second.node.end_byte)
             if key in found:
@@ -93,6 +95,14 @@ def races(run: SimResult) -> dict[tuple[int, int], tuple[Access, Access, tuple[i
             if hit is not None:
                 found[key] = (first, second, hit)
     return found
+
+
+def _verb(a: Access, past: bool) -> str:
+    if a.atomic:
+        return "atomically updated" if past else "atomically updates"
+    if a.write:
+        return "wrote" if past else "writes"
+    return "read" if past else "reads"
 
 
 def _block_and_sizes(kernel: KernelModel, first: Access, second: Access) -> bool:
@@ -115,6 +125,9 @@ class SharedMemoryRace(Rule):
     lockstep: without a barrier the reader may see the old value. The result changes from run to run.
 
     ## Known problems
+    An atomic (`atomicAdd(&count, …)`) races with a plain read or write of the same element by another thread
+    (thread 0 reading the total while the block still adds to it), not with other atomics. A plain read
+    against atomics is `info`: code also reads a running total on purpose; a plain write (a reset) is not.
     Loops are sampled for two iterations; hazards that need more iterations to appear are missed.
     Accesses whose index depends on loaded data are not judged. Warp-synchronous code that relies on
     `volatile` without `__syncwarp()` is reported: it is a race on current GPUs. When every racing pair is
@@ -167,6 +180,13 @@ class SharedMemoryRace(Rule):
                       else "write-after-read" if second.write and not first.write else "write-after-write")
             unproven = "; unproven: a condition on the way to it could not be evaluated, so which threads get " \
                 "there is a guess" if guessed else ""
+            # a plain read against an atomic: code reads a running total on purpose too (a convergence test
+            # that adds every thread's view of the block's partial sum): the race is real, the bug is a reading.
+            # A plain write against an atomic (a reset the adds may come before) has no such reading.
+            atomic = (first.atomic and not second.write) or (second.atomic and not first.write)
+            if atomic:
+                unproven += ("; one side is an atomic, and a plain access may be meant to see a partial total: "
+                             "a __syncthreads() between them if it must see the whole")
             # every racing pair inside one warp (`_pair` reports a cross-warp one whenever there is one), in every
             # run it was seen in, and with blocks wider than a warp (in a block of one warp every pair is, and a
             # launch the analysis did not see can race across warps): warp-synchronous code, whose fix is a
@@ -179,10 +199,11 @@ class SharedMemoryRace(Rule):
                        if in_a_warp else "no __syncthreads() between them")
             yield kernel.finding(
                 type(self), second.node,
-                f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {'writes' if second.write else 'reads'}"
-                f" the element that thread {t1} {'wrote' if first.write else 'read'} through "
+                f"Shared-memory race on `{second.base}` ({hazard}): thread {t2} {_verb(second, past=False)}"
+                f" the element that thread {t1} {_verb(first, past=True)} through "
                 f"`{kernel.text(first.node)}` with {barrier}{unproven}",
-                Severity.ERROR if proven else Severity.INFO, holds=None if joint else [key in r for r in per_run],
-                related=((first.node, f"thread {t1} {'writes' if first.write else 'reads'} it here"),),
+                Severity.ERROR if proven and not atomic else Severity.INFO,
+                holds=None if joint else [key in r for r in per_run],
+                related=((first.node, f"thread {t1} {_verb(first, past=False)} it here"),),
                 evidence={"byte_offset": offset, "thread_a": t1, "thread_b": t2},
             )
