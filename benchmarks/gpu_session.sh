@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | judge-ladders-c | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build | issue39
+# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | judge-ladders-c | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build | issue39 | race-corpus
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -21,6 +21,11 @@ for stage in "$@"; do
   echo "=== $stage $(date +%T)"
   case $stage in
     accuracy) timeout $(left 200) python3 benchmarks/accuracy/measure.py --out "$OUT/accuracy" --jobs 16 2>&1 | tail -4 ;;
+    # issue 35: racecheck on the race corpus's planned programs (carry benchmarks/accuracy/out/race_plan.json and
+    # the four benchmarks/accuracy/libraries/<suite> folders: library_corpus.py fetch, then score --races --plan)
+    race-corpus) timeout $(left 400) python3 benchmarks/accuracy/racecheck_races.py \
+                   --plan benchmarks/accuracy/out/race_plan.json --out "$OUT/race-corpus" --jobs 14 \
+                   --deadline $(( $(left 400) - 40 )) 2>&1 | tail -4 ;;
     # the nine cases in two calls (each inside the 10-minute limit); the results stay in an ignored folder of the
     # warm machine's tree, so the second call prints the whole confusion table
     judge-suite|judge-suite-b)

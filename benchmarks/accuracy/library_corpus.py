@@ -221,15 +221,16 @@ def race_truth(entry: dict, path: str, text: str) -> str:
     return "global" if "global" in kinds else "race-free"
 
 
-def race_rows(entries: list[dict], found: list[dict]) -> tuple[dict, dict]:
-    """Per suite: counts of programs and findings against the suite's labels; and the programs listed by
-    what went wrong (false alarm, wrong info, missed)."""
+def race_rows(entries: list[dict], found: list[dict]) -> tuple[dict, dict, list[dict]]:
+    """Per suite: counts of programs and findings against the suite's labels; the programs listed by what
+    went wrong (false alarm, wrong info, missed); and every program with its label and CL302/CL303 findings."""
     by_path: dict[str, list[dict]] = defaultdict(list)
     for f in found:
         if f["code"] in RACE_CODES:
             by_path[str(Path(f["path"]).resolve())].append(f)
     rows: dict[str, dict[str, int]] = {}
     listed: dict[str, list[str]] = defaultdict(list)
+    programs: list[dict] = []
     for entry in entries:
         row = rows.setdefault(entry["repo"], defaultdict(int))
         base = folder(entry["repo"])
@@ -242,6 +243,8 @@ def race_rows(entries: list[dict], found: list[dict]) -> tuple[dict, dict]:
             proven = [f for f in mine if f["severity"] in ("warning", "error")]
             info = [f for f in mine if f["severity"] == "info"]
             name = f"{entry['repo']}:{program.relative_to(base)}"
+            programs.append({"repo": entry["repo"], "path": str(program.relative_to(OUT)), "truth": truth,
+                             "findings": [[f["line"], f["code"], f["severity"]] for f in mine]})
             row["programs"] += 1
             row[truth] += 1
             if truth == "racy":
@@ -259,16 +262,37 @@ def race_rows(entries: list[dict], found: list[dict]) -> tuple[dict, dict]:
                     listed["info on race-free"].append(f"{name}:{f['line']} {f['code']} {f['message'][:140]}")
             else:
                 row[f"findings on {truth}"] += len(mine)
-    return rows, listed
+    return rows, listed, programs
+
+
+def plan(programs: list[dict], rest: int) -> list[dict]:
+    """The programs racecheck should see, most telling first: a finding at warning/error on a race-free
+    program, info on one, racy programs without a proven finding, racy ones with one, then `rest` race-free
+    programs with shared memory and no finding (every suite alike)."""
+    def rank(p: dict) -> int:
+        proven = any(sev in ("warning", "error") for _, _, sev in p["findings"])
+        if p["truth"] == "race-free":
+            return 0 if proven else 1 if p["findings"] else 4
+        return {"racy": 3 if proven else 2}.get(p["truth"], 5)
+    ordered = sorted(programs, key=lambda p: (rank(p), p["path"]))
+    head = [p for p in ordered if rank(p) < 4]
+    quiet = [p for p in ordered if rank(p) == 4 and "__shared__" in (OUT / p["path"]).read_text(errors="replace")]
+    return head + (quiet[::max(1, len(quiet) // rest)][:rest] if rest else [])
 
 
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.2f} ({part}/{whole})" if whole else "—"
 
 
-def score_races(show: bool) -> int:
+def score_races(show: bool, plan_path: Path | None = None) -> int:
     entries = [e for e in json.loads(MANIFEST.read_text())["repos"] if "race_truth" in e]
-    rows, listed = race_rows(entries, findings([folder(e["repo"]) for e in entries], ",".join(RACE_CODES)))
+    rows, listed, programs = race_rows(entries, findings([folder(e["repo"]) for e in entries],
+                                                         ",".join(RACE_CODES)))
+    if plan_path is not None:
+        plan_path.parent.mkdir(parents=True, exist_ok=True)
+        chosen = plan(programs, rest=40)
+        plan_path.write_text(json.dumps({"root": str(OUT.relative_to(ROOT)), "programs": chosen}, indent=1))
+        print(f"{len(chosen)} programs planned for racecheck → {plan_path}")
     print("| suite | programs | racy (shared memory) | race-free | global / no shared (apart) | false alarms W/E "
           "| info right / wrong | recall W/E | recall all |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -295,10 +319,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mirror-root", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--unlabelled", action="store_true")
     parser.add_argument("--races", action="store_true", help="score the race corpus against its suites' labels")
+    parser.add_argument("--plan", type=Path, help="with --races: write the programs racecheck should see "
+                        "(racecheck_races.py runs them on a GPU)")
     args = parser.parse_args(argv)
     if args.command == "fetch":
         return fetch(args.mirror_root)
-    return score_races(args.unlabelled) if args.races else score(args.unlabelled)
+    return score_races(args.unlabelled, args.plan) if args.races else score(args.unlabelled)
 
 
 if __name__ == "__main__":
