@@ -32,6 +32,7 @@ from cudalens.analysis.values import (
     Ptr,
     Val,
     binop,
+    block_uniform,
     const,
     data_dependent,
     followed,
@@ -79,6 +80,10 @@ class Access:
     # lane of `mask`): which threads make the access is then a superset, not a fact
     exact_mask: bool = True
     floating: bool = False  # the element is a floating-point type (half, float, float4...)
+    # the arms of block-uniform conditions it could not evaluate that it sits in ((the `if`'s start byte, 0 for
+    # the consequence, 1 for the else)): every thread of a block takes the same arm, so the mask is exact for a
+    # block that gets there, and an access in one arm never meets one in the other arm in the same block
+    arms: tuple[tuple[int, int], ...] = ()
 
     @property
     def sampled(self) -> bool:
@@ -185,6 +190,7 @@ class Simulator:
         self.loops: list[_Loop] = []
         self.cond_deps: list[frozenset[str]] = []
         self.inexact = 0  # how many enclosing conditions are unknown (Access.exact_mask)
+        self.arms: list[tuple[int, int]] = []  # enclosing block-uniform unknown conditions' arms (Access.arms)
         self.epoch = 0
         self.warp_epoch = 0
         self.steps = 0
@@ -408,11 +414,15 @@ class Simulator:
             before = self.snapshot() if data_dependent(c.deps) else None
             loop = self.loops[-1] if self.loops and before is not None else None
             continued = loop.continued.copy() if loop is not None else None
-            self.inexact += 1
+            uniform = block_uniform(c)
+            self.inexact += not uniform
+            self.arms.append((node.start_byte, 0))
             self.exec(cons, mask)
             if alt is not None:
+                self.arms[-1] = (node.start_byte, 1)
                 self.exec(alt, mask)
-            self.inexact -= 1
+            self.arms.pop()
+            self.inexact -= not uniform
             if loop is not None and not np.array_equal(loop.continued, continued):
                 # `if (alpha < 1.0f / 255.0f) continue;`: the data let some lanes skip the rest of the iteration,
                 # not all of them; the rest runs with every lane, as a superset (Access.exact_mask)
@@ -504,7 +514,7 @@ class Simulator:
                     before = self.snapshot() if before is None else before
                 if c.v is not None:
                     running = running & np.broadcast_to(c.v != 0, (self.n,))
-                else:
+                elif not block_uniform(c):  # a uniform exit: the whole block runs this iteration or none of it
                     unknown_exit = True
             running = running & ~state.broken & ~self.frames[-1].returned
             if not running.any():
@@ -792,7 +802,7 @@ class Simulator:
             size=ref.elem.size, mask=mask.copy(), deps=ref.off.deps, epoch=self.epoch, decl=ref.ptr.decl,
             warp_epoch=self.warp_epoch,
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
-            order=self.order, alloc=ref.ptr.key, exact_mask=self.inexact == 0,
+            order=self.order, alloc=ref.ptr.key, exact_mask=self.inexact == 0, arms=tuple(self.arms),
             floating=ref.elem.name in FLOAT_TYPES))
 
     def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:

@@ -59,6 +59,12 @@ def data_dependent(deps: frozenset[str]) -> bool:
     return DATA in deps or UNIFORM in deps
 
 
+def block_uniform(c: Val) -> bool:
+    """Whether an unknown value is the same in every thread of a block: it follows no thread index and no data
+    loaded per thread (parameters, block indices, loads from one address)."""
+    return not (c.thread_dependent or DATA in c.deps or STAND_IN in c.deps)
+
+
 def followed(c: Val) -> Val:
     """A condition as the interpreter may follow it: the value of a stand-in (STAND_IN) is not the data's."""
     return Val(None, c.deps, c.is_float) if STAND_IN in c.deps else c

@@ -86,7 +86,7 @@ def races(run: SimResult) -> dict[tuple[int, int], tuple[Access, Access, tuple[i
             groups.setdefault((a.alloc, a.epoch), []).append(a)
     for accesses in groups.values():
         for first, second in combinations(sorted(accesses, key=lambda a: a.order), 2):
-            if not (first.write or second.write) or (first.atomic and second.atomic):
+            if not (first.write or second.write) or (first.atomic and second.atomic) or _apart(first, second):
                 continue
             key = (second.node.start_byte, second.node.end_byte)
             if key in found:
@@ -95,6 +95,12 @@ def races(run: SimResult) -> dict[tuple[int, int], tuple[Access, Access, tuple[i
             if hit is not None:
                 found[key] = (first, second, hit)
     return found
+
+
+def _apart(first: Access, second: Access) -> bool:
+    """In the two arms of one block-uniform condition: no block runs both."""
+    arms = dict(first.arms)
+    return any(arms.get(node, side) != side for node, side in second.arms)
 
 
 def _verb(a: Access, past: bool) -> str:
@@ -128,6 +134,8 @@ class SharedMemoryRace(Rule):
     An atomic (`atomicAdd(&count, …)`) races with a plain read or write of the same element by another thread
     (thread 0 reading the total while the block still adds to it), not with other atomics. A plain read
     against atomics is `info`: code also reads a running total on purpose; a plain write (a reset) is not.
+    A condition it cannot evaluate but that every thread of a block evaluates alike (`if (v < g.nodes)` with
+    `v = blockIdx.x`) leaves the race proven for a block that gets there; accesses in its two arms never race.
     Loops are sampled for two iterations; hazards that need more iterations to appear are missed.
     Accesses whose index depends on loaded data are not judged. Warp-synchronous code that relies on
     `volatile` without `__syncwarp()` is reported: it is a race on current GPUs. When every racing pair is
