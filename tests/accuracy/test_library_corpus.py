@@ -93,3 +93,13 @@ def test_every_race_suite_names_its_bug_kinds_and_a_racy_one():
     for entry in suites:
         assert entry["set"] == "race corpus" and "tree" in entry, entry["repo"]
         assert set(entry["race_truth"].values()) <= {"racy", "global"}, entry["repo"]
+
+
+def test_the_racecheck_plan_puts_canaries_then_disputed_programs_first():
+    def program(name, truth, *severities):
+        return {"repo": "s/x", "path": name, "truth": truth, "findings": [[1, "CL303", s] for s in severities]}
+    programs = [program("quiet.cu", "race-free"), program("found.cu", "racy", "error"),
+                program("missed.cu", "racy"), program("info.cu", "race-free", "info"),
+                program("alarm.cu", "race-free", "error"), program("global.cu", "global", "info")]
+    assert [p["path"] for p in library_corpus.plan(programs, rest=0)] == \
+        ["found.cu", "alarm.cu", "info.cu", "missed.cu"]
