@@ -23,9 +23,9 @@ for stage in "$@"; do
     accuracy) timeout $(left 200) python3 benchmarks/accuracy/measure.py --out "$OUT/accuracy" --jobs 16 2>&1 | tail -4 ;;
     # issue 35: racecheck on the race corpus's planned programs (carry benchmarks/accuracy/out/race_plan.json and
     # the four benchmarks/accuracy/libraries/<suite> folders: library_corpus.py fetch, then score --races --plan)
-    race-corpus) timeout $(left 400) python3 benchmarks/accuracy/racecheck_races.py \
+    race-corpus) timeout $(left 350) python3 benchmarks/accuracy/racecheck_races.py \
                    --plan benchmarks/accuracy/out/race_plan.json --out "$OUT/race-corpus" --jobs 14 \
-                   --deadline $(( $(left 400) - 40 )) 2>&1 | tail -4 ;;
+                   --deadline $(( $(left 350) - 50 )) 2>&1 | tail -4 ;;
     # the nine cases in two calls (each inside the 10-minute limit); the results stay in an ignored folder of the
     # warm machine's tree, so the second call prints the whole confusion table
     judge-suite|judge-suite-b)

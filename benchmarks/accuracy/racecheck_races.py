@@ -61,7 +61,7 @@ def write_graph(path: Path, nodes: int = 1000) -> None:
 def build(source: Path, work: Path, arch: str) -> tuple[Path | None, str]:
     binary = work / (source.parent.name + "+" + source.stem)
     code, out = measure.run(["nvcc", "-O3", "-std=c++17", "-lineinfo", f"-arch={arch}", *_CUDA13,
-                             "-I", str(source.parent), str(source), "-o", str(binary)], timeout=240)
+                             "-I", str(source.parent), str(source), "-o", str(binary)], timeout=120)
     return (binary if code == 0 and binary.exists() else None), out[-2000:]
 
 
