@@ -414,14 +414,16 @@ class Simulator:
             before = self.snapshot() if data_dependent(c.deps) else None
             loop = self.loops[-1] if self.loops and before is not None else None
             continued = loop.continued.copy() if loop is not None else None
-            uniform = block_uniform(c)
+            # a loop-variant one may take the other arm next iteration: its arms are not apart across iterations
+            uniform = block_uniform(c) and not any(d.startswith("loop:") for d in c.deps)
             self.inexact += not uniform
-            self.arms.append((node.start_byte, 0))
+            self.arms.extend([(node.start_byte, 0)] if uniform else [])
             self.exec(cons, mask)
             if alt is not None:
-                self.arms[-1] = (node.start_byte, 1)
+                if uniform:
+                    self.arms[-1] = (node.start_byte, 1)
                 self.exec(alt, mask)
-            self.arms.pop()
+            del self.arms[len(self.arms) - uniform:]
             self.inexact -= not uniform
             if loop is not None and not np.array_equal(loop.continued, continued):
                 # `if (alpha < 1.0f / 255.0f) continue;`: the data let some lanes skip the rest of the iteration,
