@@ -26,6 +26,8 @@ from cudalens.analysis.unit import Function, Unit
 Node = ts.Node
 # Integer parameters no launch fixes are sampled twice: conclusions that change between samples depend on them.
 PARAM_SAMPLES = (4096, 4352)
+# ... except an exponent (`1 << log2N`): the size it makes is then 4096 and 2048 (`1 << 4096` is no size at all)
+SHIFT_SAMPLES = (12, 11)
 OFF_DIAGONAL = (2, 1, 1)  # the block index of the runs with other sizes (RunConfig.block_index)
 ASSUMED_TEMPLATE_INT = 32
 ASSUMED_TEMPLATE_TYPE = "float"
@@ -246,9 +248,11 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
                                           _open_reason(config, name, "instantiation")))
     known_args = {p.name: v for p, v in zip(kernel.params, config.args, strict=False) if v is not None}
     sampled = [p.name for p in kernel.params if not p.pointer and p.name not in known_args and not _float(unit, p)]
-    assumptions += [Assumption(Fact.SIZES, p, PARAM_SAMPLES[0], f"{p} = {PARAM_SAMPLES[0]}",
+    shifts = {p for p in sampled if _exponent(body, p)}
+    assumptions += [Assumption(Fact.SIZES, p, (SHIFT_SAMPLES if p in shifts else PARAM_SAMPLES)[0],
+                               f"{p} = {(SHIFT_SAMPLES if p in shifts else PARAM_SAMPLES)[0]}",
                                _open_reason(config, name, "launch")) for p in sampled]
-    runs = _runs(blocks, known_args, sampled, uses_y or uses_z)
+    runs = _runs(blocks, known_args, sampled, uses_y or uses_z, shifts)
     model = KernelModel(context.path, unit, kernel, context.index, context.to_file,
                         blocks[0] if not filled else None, source, context,
                         dimension_params=_dimension_params(kernel) | set(known_args),
@@ -324,12 +328,19 @@ def _float(unit: Unit, param) -> bool:
     return info is not None and info.name in FLOAT_TYPES
 
 
+def _exponent(body: str, name: str) -> bool:
+    """Whether the kernel makes a size by shifting a constant by the parameter (`1 << log2N`, `1u << (bits)`).
+    A size shifted down by it (`hidden >> merge_count`) says nothing of how large it is."""
+    return re.search(rf"\b\d+[uUlL]*\s*<<\s*\(?\s*{re.escape(name)}\b", body) is not None
+
+
 def _runs(blocks: list[tuple[int, int, int]], known: dict[str, int], sampled: list[str],
-          two_d: bool) -> list[RunConfig]:
+          two_d: bool, shifts: set[str] = frozenset()) -> list[RunConfig]:  # type: ignore[assignment]
     """The first run, and runs that try another block (when it was assumed) and other sizes (when some were
     sampled): for a 1-D kernel one run tries both, so that it costs what it did when only sizes varied."""
     def params(sample: int) -> tuple[tuple[str, int], ...]:
-        return tuple(sorted({**known, **{p: sample for p in sampled}}.items()))
+        bits = SHIFT_SAMPLES[PARAM_SAMPLES.index(sample)]
+        return tuple(sorted({**known, **{p: bits if p in shifts else sample for p in sampled}}.items()))
 
     first, second = PARAM_SAMPLES
     runs = [RunConfig(blocks[0], first, _label(blocks[0]), params(first))]

@@ -43,10 +43,12 @@ from cudalens.analysis.values import (
 
 Node = ts.Node
 LOOP_SAMPLES = 2  # iterations simulated per loop: enough to see strides, races across iterations, trip counts
+# (and as many last ones where the step scales the variable: Simulator.last_iterations)
 MAX_INLINE_DEPTH = 4
 # `shfl.sync.idx.b32 %0, %1, <source lane>, 0x1f, <mask>;`: one lane's value to the whole (32-lane) warp
 _SHFL_IDX = re.compile(r"\s*shfl\.sync\.idx\.b32\s+%0\s*,\s*%1\s*,\s*(\d+|0x[0-9a-fA-F]+)\s*,\s*(?:0x1[fF]|31)\s*,"
                        r"\s*(?:0xffffffff|0xFFFFFFFF|-1)\s*;?\s*$")
+MAX_SCALED_TRIPS = 64  # a scaled step reaches 0 or overflows within 64 trips of a 64-bit value
 MAX_STEPS = 20000
 DEFAULT_ELEM = TypeInfo("float", 4, 4)
 POINTER_ELEM = TypeInfo("pointer", 8, 8)
@@ -496,7 +498,12 @@ class Simulator:
         before: list[dict[str, Val | Ptr]] | None = None  # the variables when the exit first depended on data
         data_exit: frozenset[str] = frozenset()
         unknown_exit = False  # some iteration's condition could not be evaluated: `running` is a superset since
-        for iteration in range(LOOP_SAMPLES):
+        iterations = list(range(LOOP_SAMPLES))
+        held: dict[str, Val | Ptr] = {}  # outer variables the body assigns, as they were before the last iterations
+        position = 0
+        while position < len(iterations):
+            iteration = iterations[position]
+            position += 1
             if iteration == 1 and _strided(entry, {name: self.lookup(name) for name in stepped}, mask, running):
                 strided = True
                 for b in recorded:
@@ -537,8 +544,49 @@ class Simulator:
             running = running & ~state.broken
             if update is not None:
                 self.eval(update, running)
+            if position == LOOP_SAMPLES and running.any():
+                tail, held = self.last_iterations(cond, update, body, running)
+                iterations += tail
+        for name, value in held.items():  # after the loop, the state of the first iterations, as before
+            self.assign(name, value, mask)
         if before is not None:  # how many iterations ran is the data's choice
             self.forget_assigned(before, data_exit)
+
+    def last_iterations(self, cond: Node | None, update: Node | None, body: Node | None,
+                        running: np.ndarray) -> tuple[list[int], dict[str, Val | Ptr]]:
+        """The indices of a loop's last iterations, when its step scales its variable (`stride >>= 1`,
+        `s *= 2`) by a uniform amount and its condition is uniform: each such iteration puts the lanes at a new
+        distance from each other, and the last ones (`stride` 2, 1) are where lanes of one warp meet (a
+        bitonic sort's `2 * tid - (tid & (stride - 1))`, a radix-4 transform's `stride` 1). An additive step
+        moves every lane alike, and the first iterations already show its pattern. The loop variable is left
+        at the first of them; outer variables the body assigns keep their value but are marked as following
+        the data (what is computed from them is one sampled outcome), and the returned values are restored
+        after the loop. ([], {}) where the loop is not of this kind."""
+        if cond is None or not _scales(update) or not _pure(cond) or not _pure(update):
+            return [], {}
+        stepped = _updated(update)
+        if not all(_uniform(self.lookup(name), running) for name in stepped):
+            return [], {}
+        states: list[dict[str, Val | Ptr]] = []
+        start = {name: self.lookup(name) for name in stepped}
+        for _ in range(MAX_SCALED_TRIPS):
+            c = self.eval(cond, running)
+            if not isinstance(c, Val) or not _uniform(c, running):
+                break
+            if not np.broadcast_to(c.v, (self.n,))[running].all():
+                names = _assigned(body) - stepped if body is not None else set()
+                held = {n: v for n in names if isinstance(v := self.lookup(n), Val) and v.v is not None}
+                first = max(0, len(states) - LOOP_SAMPLES)
+                for name, value in (states[first] if states else start).items():
+                    self.assign(name, value, running)  # type: ignore[arg-type]
+                for name, value in held.items():
+                    self.assign(name, Val(value.v, value.deps | {DATA}, value.is_float), running)  # type: ignore[union-attr]
+                return [LOOP_SAMPLES + first + k for k in range(len(states) - first)], held
+            states.append({name: self.lookup(name) for name in stepped})  # type: ignore[misc]
+            self.eval(update, running)
+        for name, value in start.items():  # not uniform, or more trips than a scaled step can make
+            self.assign(name, value, running)  # type: ignore[arg-type]
+        return [], {}
 
     # ---- expressions -------------------------------------------------------------------------------------
     def eval(self, node: Node | None, mask: np.ndarray) -> Val | Ptr:
@@ -1106,6 +1154,57 @@ def _updated(update: Node | None) -> set[str]:
     target = update.child_by_field_name("left") if update.type == "assignment_expression" \
         else update.child_by_field_name("argument") if update.type == "update_expression" else None
     return {ts.text(target)} if target is not None and target.type == "identifier" else set()
+
+
+_SCALING = {">>=", "<<=", "*=", "/="}
+_IMPURE = {"call_expression", "subscript_expression", "pointer_expression", "field_expression",
+           "assignment_expression", "update_expression"}
+
+
+def _scales(update: Node | None) -> bool:
+    """Whether a for loop's update multiplies, divides or shifts one variable (`s >>= 1`, `s = s / 2`)."""
+    if update is None or update.type != "assignment_expression":
+        return False
+    left, op, right = (update.child_by_field_name(f) for f in ("left", "operator", "right"))
+    if left is None or op is None or right is None or left.type != "identifier":
+        return False
+    if ts.text(op) in _SCALING:
+        return True
+    return ts.text(op) == "=" and right.type == "binary_expression" and \
+        ts.text(right.child_by_field_name("operator")) in (">>", "<<", "*", "/") and \
+        ts.text(right.child_by_field_name("left")) == ts.text(left)
+
+
+def _pure(node: Node) -> bool:
+    """No memory access, call or side effect in an expression (an update's own assignment aside)."""
+    stack = list(node.named_children) if node.type == "assignment_expression" else [node]
+    while stack:
+        n = stack.pop()
+        if n.type in _IMPURE:
+            return False
+        stack.extend(n.named_children)
+    return True
+
+
+def _uniform(value: object, running: np.ndarray) -> bool:
+    if not isinstance(value, Val) or value.v is None:
+        return False
+    v = np.broadcast_to(value.v, (len(running),))[running]
+    return v.size == 0 or bool(np.all(v == v[0]))
+
+
+def _assigned(body: Node) -> set[str]:
+    """The variables a statement assigns anywhere inside (`x = ...`, `x += ...`, `++x`)."""
+    out: set[str] = set()
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        target = n.child_by_field_name("left") if n.type == "assignment_expression" \
+            else n.child_by_field_name("argument") if n.type == "update_expression" else None
+        if target is not None and target.type == "identifier":
+            out.add(ts.text(target))
+        stack.extend(n.named_children)
+    return out
 
 
 def _stepped_in_body(cond: Node | None, body: Node | None) -> set[str]:

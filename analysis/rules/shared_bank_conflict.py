@@ -70,6 +70,11 @@ class SharedBankConflict(Rule):
     column read of a `[32][32]` float tile: all 32 lanes hit the same bank, 32 wavefronts instead of 1.
 
     ## Known problems
+    Loops run for their first two iterations and, when the step scales the loop variable (`stride >>= 1`,
+    `s *= 2`) with a uniform condition, for their last two as well: a bitonic sort's `2 * tid - (tid &
+    (stride - 1))` and a radix-4 butterfly conflict only once `stride` drops under a warp. The iterations in
+    between are not run. An integer parameter that is a size's exponent (`1 << log2N`) is sampled as 12 and
+    11 when no launch fixes it, not as a size.
     Lanes are simulated for the block shape found at the launch site (or the usual shapes); accesses whose
     index depends on loaded data are not judged; a line whose index follows loaded data in some executions (a
     binary search's probes, stores at the ranks it finds) is `info`, for the outcome the analysis followed.
