@@ -16,12 +16,13 @@ import numpy as np
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.simulate import Access, SimResult
 
-SiteKey = tuple[int, int]
+SiteKey = tuple[int, ...]
 MAX_WIDTH = 16  # bytes: the widest shared load/store (LDS.128)
+MAX_READS_KEPT = 16  # the loads a re-read is compared with
 
 
 def _site(a: Access) -> SiteKey:
-    return (a.node.start_byte, a.node.end_byte)
+    return a.site
 
 
 def _volatile(a: Access) -> bool:
@@ -40,16 +41,21 @@ def _adjacent(a: Access, b: Access) -> bool:
 
 
 def _unforwarded(accesses: list[Access]) -> list[Access]:
-    """The accesses of one array less the reads of exactly what the same threads wrote before them with no
-    barrier between, whether one store wrote it or several under a branch (`if (c) S[k] = 0; else S[k] =
-    f(S[k]); row_l += S[k];`: llm.c's attention_forward_kernel2, no load on the H200)."""
+    """The accesses of one array less the reads of exactly what the same threads wrote or read before them
+    with no barrier between, whether one store wrote it or several under a branch (`if (c) S[k] = 0; else
+    S[k] = f(S[k]); row_l += S[k];`: llm.c's attention_forward_kernel2, no load on the H200), or a read
+    before in the same loop body (a compare-and-swap's `t = keyA` after `if (keyA > keyB)`: cuda-samples'
+    sortingNetworks, no load on that line on the H200)."""
     kept: list[Access] = []
     written: np.ndarray | None = None  # lanes whose latest store to the array is known, and at which address
     where: np.ndarray | None = None
+    read: list[Access] = []  # the loads since the barrier: their values stay in registers
+    loops: dict = {}
     epoch = warp_epoch = -1
     for a in accesses:
         if (a.epoch, a.warp_epoch) != (epoch, warp_epoch):
             written, where, (epoch, warp_epoch) = None, None, (a.epoch, a.warp_epoch)
+            read = []
         if a.write:
             if written is None:
                 written, where = np.zeros(len(a.mask), bool), np.zeros(len(a.mask), np.int64)
@@ -60,6 +66,10 @@ def _unforwarded(accesses: list[Access]) -> list[Access]:
         m = a.mask
         if written is not None and bool(np.all(written[m])) and bool(np.array_equal(where[m], a.addr[m])):  # type: ignore[index]
             continue
+        if any(_same_elements(b, a) and _loop_of(_written_at(b), loops) == _loop_of(_written_at(a), loops)
+               for b in read[-MAX_READS_KEPT:]):
+            continue  # not across loops: a row of run-time length read again in the next loop is reloaded
+        read.append(a)
         kept.append(a)
     return kept
 
@@ -110,6 +120,11 @@ def shared_instructions(run: SimResult) -> list[Access]:
             kept = _merge_pass(kept)
         out.extend(kept)
     return sorted(out, key=lambda a: a.order)
+
+
+def _written_at(a: Access):
+    """The expression that makes the access: in a header's helper, the helper's own, not the call's."""
+    return a.origin if a.origin is not None else a.node
 
 
 def _same_elements(previous: Access, read: Access) -> bool:

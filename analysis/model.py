@@ -360,7 +360,7 @@ def _label(block: tuple[int, int, int]) -> str:
     return f"block {block[0]}×{block[1]}×{block[2]}"
 
 
-SiteKey = tuple[int, int]
+SiteKey = tuple[int, ...]
 
 
 def sites(model: KernelModel, events: str | Callable[[SimResult], list],
@@ -372,9 +372,17 @@ def sites(model: KernelModel, events: str | Callable[[SimResult], list],
         for event in (getattr(run, events) if isinstance(events, str) else events(run)):
             if not keep(event):
                 continue
-            key = (event.node.start_byte, event.node.end_byte)
+            key = getattr(event, "site", None) or (event.node.start_byte, event.node.end_byte)
             grouped.setdefault(key, [[] for _ in model.runs])[i].append(event)
     return grouped
+
+
+def inlined_from(access) -> tuple[tuple[Node, str], ...]:
+    """The related place of an access shown at the call of a header's helper: the helper's own expression that
+    makes it, where the compiler's line table (and ncu) put it."""
+    if getattr(access, "origin", None) is None:
+        return ()
+    return ((access.origin, f"the access itself, in the inlined helper: `{ts.text(access.origin)}`"),)
 
 
 def statement_cost(node: Node | None) -> int:

@@ -86,6 +86,15 @@ class Access:
     # the consequence, 1 for the else)): every thread of a block takes the same arm, so the mask is exact for a
     # block that gets there, and an access in one arm never meets one in the other arm in the same block
     arms: tuple[tuple[int, int], ...] = ()
+    # the expression in a header's helper that makes the access, where `node` is the call it is shown at
+    origin: Node | None = None
+
+    @property
+    def site(self) -> tuple[int, ...]:
+        """Which access of the source this is: its expression, and within a header's helper shown at a call,
+        the helper's own expression too (a compare-and-swap's six loads and stores are six sites)."""
+        here = (self.node.start_byte, self.node.end_byte)
+        return here if self.origin is None else (*here, self.origin.start_byte, self.origin.end_byte)
 
     @property
     def sampled(self) -> bool:
@@ -382,8 +391,8 @@ class Simulator:
                 group = cg.from_type(type_text)
                 if shared and group is None and d.type == "identifier":
                     alloc = f"{name}@{self.instance}" if self.instance else ""
-                    self.scopes[-1][name] = _SharedScalar(Ptr(name, "shared", const(0), elem or DEFAULT_ELEM, (),
-                                                              node, elem is None, alloc))  # type: ignore[assignment]
+                    ptr = Ptr(name, "shared", const(0), elem or DEFAULT_ELEM, (), node, elem is None, alloc)
+                    self.scopes[-1][name] = _Alias(_Ref(ptr, ptr.off, ptr.elem))  # type: ignore[assignment]
                     continue
                 self.scopes[-1][name] = group or unknown("uninitialized")
 
@@ -683,7 +692,7 @@ class Simulator:
     def identifier(self, node: Node, mask: np.ndarray) -> Val | Ptr:
         name = ts.text(node)
         v = self.lookup(name)
-        if isinstance(v, _SharedScalar):
+        if isinstance(v, _Alias):
             return self.load(v.ref(), node, mask)
         if v is not None:
             return v
@@ -780,7 +789,7 @@ class Simulator:
             return self.ref(node.named_children[-1], mask)
         if t == "identifier":
             scalar = self.lookup(ts.text(node))
-            if isinstance(scalar, _SharedScalar):  # `&count` of a `__shared__ int count;`
+            if isinstance(scalar, _Alias):  # `&count` of a `__shared__ int count;`
                 return scalar.ref()
         if t == "subscript_expression":
             base = self.eval(node.child_by_field_name("argument"), mask)
@@ -853,12 +862,12 @@ class Simulator:
             warp_epoch=self.warp_epoch,
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
             order=self.order, alloc=ref.ptr.key, exact_mask=self.inexact == 0, arms=tuple(self.arms),
-            floating=ref.elem.name in FLOAT_TYPES))
+            floating=ref.elem.name in FLOAT_TYPES, origin=node if self.report_node is not None else None))
 
     def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:
         if target.type == "identifier":
             scalar = self.lookup(ts.text(target))
-            if isinstance(scalar, _SharedScalar):
+            if isinstance(scalar, _Alias):
                 self.record(scalar.ref(), target, mask, write=True)
             else:
                 self.assign(ts.text(target), value, mask)
@@ -928,7 +937,11 @@ class Simulator:
             if isinstance(p, Ptr):
                 self.record(_Ref(p, p.off, p.elem), node, mask, write=True)
             return unknown()
-        args = [self.eval(a, mask) for a in arg_nodes]
+        helper = self.unit.device_function(name, len(arg_nodes))
+        references = [p.reference for p in helper.params] if helper is not None and \
+            self.inline_depth < MAX_INLINE_DEPTH else []
+        args = [self.bind(a, mask) if i < len(references) and references[i] else self.eval(a, mask)
+                for i, a in enumerate(arg_nodes)]
         self.result.calls.append(CallSite(self.node_for_report(node), name, args, mask.copy()))
         if name.startswith("atomic") and args and isinstance(args[0], Ptr):
             self.record(_Ref(args[0], args[0].off, args[0].elem), node, mask, write=True, atomic=True)
@@ -946,7 +959,6 @@ class Simulator:
             return binop("*", args[0], args[1])  # type: ignore[arg-type]
         if name in ("abs", "llabs") and len(args) == 1 and isinstance(args[0], Val) and args[0].v is not None:
             return Val(np.abs(args[0].v), args[0].deps, args[0].is_float)
-        helper = self.unit.device_function(name, len(args))
         if helper is not None and self.inline_depth < MAX_INLINE_DEPTH:
             return self.inline(helper, args, mask, node, targ_nodes)
         if helper is not None and syncs_block(self.unit, helper):
@@ -977,6 +989,12 @@ class Simulator:
             return False
         self.assign(ts.text(target), broadcast, mask)
         return True
+
+    def bind(self, arg: Node, mask: np.ndarray) -> Val | Ptr:
+        """The argument of a reference parameter: the memory element it names (an _Alias, loaded and stored
+        where the helper uses the name), or its value when it names none (a local variable)."""
+        r = self.ref(arg, mask)
+        return _Alias(r) if isinstance(r, _Ref) else r  # type: ignore[return-value]
 
     def warp_broadcast(self, args: list[Val | Ptr]) -> Val | None:
         """`__shfl_sync(mask, v, src)` with one source lane for the whole warp: every lane gets lane `src`'s
@@ -1104,14 +1122,16 @@ class Simulator:
 
 
 @dataclass
-class _SharedScalar:
-    """A `__shared__ int flag;` variable: its reads and writes are shared-memory accesses of every thread to
-    one word, not a per-thread local."""
+class _Alias:
+    """A name for a memory location rather than a value: a `__shared__ int flag;` (every thread's one word) or
+    a reference parameter bound to an element (`Comparator(s_key[pos], ...)` for `uint &keyA`). Reading the
+    name loads the location where it is read, assigning it stores there: nvcc issues the loads and stores
+    where the (inlined) helper uses the reference, and ncu counts them on those lines."""
 
-    ptr: Ptr
+    target: _Ref
 
     def ref(self) -> _Ref:
-        return _Ref(self.ptr, self.ptr.off, self.ptr.elem)
+        return self.target
 
 
 @dataclass

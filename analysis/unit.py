@@ -29,6 +29,14 @@ class Param:
     pointer: bool
     node: Node
 
+    @property
+    def reference(self) -> bool:
+        """`uint &keyA`: the argument's location, not its value, is bound to the name, and the function may
+        store through it (a `const` reference is read like a value: nvcc loads it once)."""
+        d = self.node.child_by_field_name("declarator")
+        return d is not None and d.type == "reference_declarator" and not ts.text(d).startswith("&&") \
+            and "const" not in self.type_text.split()
+
 
 @dataclass
 class Function:

@@ -11,7 +11,7 @@ from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.compiled_accesses import shared_instructions
 from cudalens.analysis.findings import Finding, Fix, Severity
 from cudalens.analysis.memory import worst_shared
-from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
+from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, inlined_from, sites
 from cudalens.analysis.rule_base import Rule
 
 
@@ -75,6 +75,11 @@ class SharedBankConflict(Rule):
     (stride - 1))` and a radix-4 butterfly conflict only once `stride` drops under a warp. The iterations in
     between are not run. An integer parameter that is a size's exponent (`1 << log2N`) is sampled as 12 and
     11 when no launch fixes it, not as a size.
+    A helper's reference parameter (`uint &keyA`) bound to a shared element is loaded where the helper reads
+    it and stored where it assigns it, as nvcc's inlined code does; a value read again in the same loop body
+    with no barrier between is taken to stay in a register. A `const` reference is read like a value, at the
+    call. For a helper in a header the finding stays at the call, with the helper's expression as its related
+    place (one finding per such expression).
     Lanes are simulated for the block shape found at the launch site (or the usual shapes); accesses whose
     index depends on loaded data are not judged; a line whose index follows loaded data in some executions (a
     binary search's probes, stores at the ranks it finds) is `info`, for the outcome the analysis followed.
@@ -113,7 +118,7 @@ class SharedBankConflict(Rule):
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         fixes: dict[str, Fix | None] = {}
-        data_sites = {(a.node.start_byte, a.node.end_byte) for run in kernel.runs for a in run.accesses
+        data_sites = {a.site for run in kernel.runs for a in run.accesses
                       if a.space == "shared" and a.addr is None}
         for key, per_run in sites(kernel, shared_instructions).items():
             requests = [worst_shared(run) for run in per_run]
@@ -136,7 +141,7 @@ class SharedBankConflict(Rule):
                 message += f" ({FOLLOWS_DATA})"
             if fix is not None:
                 message += f"; {fix.message[0].lower()}{fix.message[1:]}"
-            related = ((a.decl, f"`{a.base}` is declared here"),) if a.decl is not None else ()
+            related = (((a.decl, f"`{a.base}` is declared here"),) if a.decl is not None else ()) + inlined_from(a)
             yield kernel.finding(type(self), a.node, message, Severity.WARNING if proven else Severity.INFO,
                                  fix=fix, related=related, holds=[q is not None and q.conflicted for q in requests],
                                  evidence={

@@ -10,7 +10,7 @@ from cudalens.analysis.assumptions import ALL_FACTS, Fact
 from cudalens.analysis.compiled_accesses import global_instructions
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import GlobalRequest, worst_global
-from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, sites
+from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, inlined_from, sites
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.values import STAND_IN
 
@@ -120,9 +120,8 @@ def _one_size(kernel: KernelModel, group: list[list], requests: list[GlobalReque
     run = cache.get(index)
     if run is None:
         run = cache[index] = kernel.simulate(replace(cfg, params=tuple(sorted({**values, **apart}.items()))))
-    key = (first.node.start_byte, first.node.end_byte, first.alloc or first.base, first.write)
-    q = worst_request([a for a in global_instructions(run)
-                       if (a.node.start_byte, a.node.end_byte, a.alloc or a.base, a.write) == key])
+    key = (first.site, first.alloc or first.base, first.write)
+    q = worst_request([a for a in global_instructions(run) if (a.site, a.alloc or a.base, a.write) == key])
     if q is None or q.stride_bytes is None or q.stride_bytes % size:
         return None
     hits = [p for p in params if apart[p] == abs(q.stride_bytes // size)]
@@ -271,7 +270,8 @@ class UncoalescedGlobalAccess(Rule):
             elif unproven_params:
                 severity = Severity.INFO
                 message += f" (the stride depends on {', '.join(sorted(unproven_params))} at run time)"
-            yield kernel.finding(type(self), first.node, message, severity, related=self.related(kernel, first),
+            yield kernel.finding(type(self), first.node, message, severity,
+                                 related=self.related(kernel, first) + inlined_from(first),
                                  holds=flagged, evidence={
                 "sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                 "stride_bytes": r.stride_bytes or 0, "element_bytes": first.size,

@@ -188,8 +188,10 @@ def statements_for(root: Path, files: set[str]) -> dict[str, Statements]:
 
 
 def extents(finding: Found, statements: dict[str, Statements], category: str) -> tuple:
-    """The finding's statement(s): a divergence finding on a branch covers the block it heads; a race or
-    barrier finding also covers its related locations (the other access, the other barrier)."""
+    """The finding's statement(s): a divergence finding on a branch covers the block it heads; its related
+    locations are covered too (a race's other access, the other barrier, and for an access shown at the call
+    of a header's helper the helper's own expression, where ncu counts it; a related declaration or launch
+    has no device counters of its own)."""
     def extent(file: str, first: int, last: int, region: bool) -> tuple[str, tuple[int, int]]:
         if file not in statements:
             return file, (first, last)
@@ -197,9 +199,19 @@ def extents(finding: Found, statements: dict[str, Statements], category: str) ->
         return file, (text.region(first, last) if region else text.extent(first, last))
 
     own = extent(finding.file, finding.line, finding.end_line, category == "divergence")
-    if category not in GROUPED:
-        return (own,)
     return (own, *(extent(f, a, b, False) for f, a, b in finding.related))
+
+
+def flagged_places(findings: list[Found], statements: dict[str, Statements], category: str) -> list[tuple]:
+    """The findings' extents, one entry per statement flagged (a race: per pair of statements); the related
+    places of findings on one statement are pooled (two arrays' conflicts at one call line count once)."""
+    extended = {extents(f, statements, category) for f in findings}
+    if category in GROUPED:
+        return sorted(extended)
+    pooled: dict[tuple, set] = defaultdict(set)
+    for own, *related in extended:
+        pooled[own].update(related)
+    return sorted((own, *sorted(related)) for own, related in pooled.items())
 
 
 def score_hardware(units: dict[tuple[str, str], Unit], root: Path) -> tuple[dict, dict]:
@@ -220,7 +232,7 @@ def score_hardware(units: dict[tuple[str, str], Unit], root: Path) -> tuple[dict
             items = unit.items.get(category, [])
             for severity_class in ("warning/error", "info", "all"):
                 chosen = [f for f in relevant if severity_class == "all" or f.severity_class == severity_class]
-                flagged = sorted({extents(f, statements, category) for f in chosen})
+                flagged = flagged_places(chosen, statements, category)
                 tally_places(by_category.setdefault((category, severity_class), Tally()), where, statements,
                              flagged, items)
             for code in sorted({f.code for f in relevant}):
@@ -228,7 +240,7 @@ def score_hardware(units: dict[tuple[str, str], Unit], root: Path) -> tuple[dict
                     chosen = [f for f in relevant if f.code == code and f.severity_class == severity_class]
                     if not chosen:
                         continue
-                    flagged = sorted({extents(f, statements, category) for f in chosen})
+                    flagged = flagged_places(chosen, statements, category)
                     score = by_code.setdefault((code, severity_class), CodeScore(code, severity_class, tool))
                     tally_places(score.tally, where, statements, flagged, items)
     return by_code, by_category

@@ -136,3 +136,39 @@ def test_without_the_header_the_warp_split_is_a_guess_and_a_race_on_it_only_info
                           read_include=DiskIncludes())
     [race] = [f for f in report.findings if f.code == "CL303"]
     assert race.severity.value == "info" and "could not be evaluated" in race.message
+
+
+SORTER = """#include "swap.cuh"
+__global__ void sort_step(unsigned* keys) {
+    __shared__ unsigned s[1024];
+    s[threadIdx.x] = keys[threadIdx.x];
+    s[threadIdx.x + 512] = keys[threadIdx.x + 512];
+    __syncthreads();
+    unsigned pos = 2 * threadIdx.x;
+    swap_if(s[pos], s[pos + 64]);
+}
+void launch(unsigned* keys) { sort_step<<<1, 256>>>(keys); }
+"""
+
+
+def test_references_into_shared_memory_are_loaded_and_stored_where_a_header_helper_uses_them(
+        tmp_path: Path) -> None:
+    # a compare-and-swap through `unsigned &`: its loads and stores are the helper's lines' (ncu counts them
+    # there); each is shown at the call, with the helper's expression as the related place
+    (tmp_path / "swap.cuh").write_text(
+        "__device__ void swap_if(unsigned &a, unsigned &b) {\n"
+        "    if (a > b) {\n"
+        "        unsigned t = a;\n"
+        "        a = b;\n"
+        "        b = t;\n"
+        "    }\n"
+        "}\n")
+    path = tmp_path / "k.cu"
+    path.write_text(SORTER)
+    report = analyze_text(str(path), SORTER, read_include=DiskIncludes())
+    conflicts = [f for f in report.findings if f.code == "CL301"]
+    assert {f.line for f in conflicts} == {8}
+    places = sorted((r.path, r.span.line) for f in conflicts for r in f.related if "inlined helper" in r.message)
+    assert {line for _, line in places} == {2, 4, 5}  # both loads of line 2, the stores (`t = a` is in a register)
+    assert all(p is not None and p.endswith("swap.cuh") for p, _ in places)
+    assert any("write to" in f.message for f in conflicts)
