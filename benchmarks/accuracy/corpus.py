@@ -13,7 +13,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CATEGORIES = ("uncoalesced", "divergence", "bank_conflict", "sync", "race")
 _EXPECT = re.compile(r"//\s*expect:\s*([a-z_, ]+)")
-_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*\(")
+# `__launch_bounds__(...)` may stand before `void` or after it (llm.c: `__global__ void __launch_bounds__(16*16)
+# matmul_forward_kernel4(`), with one level of parentheses inside
+_BOUNDS = r"(?:__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*)?"
+_KERNEL = re.compile(rf"__global__\s+{_BOUNDS}void\s+{_BOUNDS}(\w+)\s*\(")
 
 
 @dataclass(frozen=True)

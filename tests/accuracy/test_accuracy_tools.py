@@ -61,6 +61,15 @@ def test_kernel_spans_follow_braces():
     assert lines[last - 1] == "}"
 
 
+def test_kernel_names_are_read_past_launch_bounds_on_either_side_of_void():
+    # llm.c writes `__global__ void __launch_bounds__(16*16) matmul_forward_kernel4(`; a name read as
+    # `__launch_bounds__` left the kernel's findings unscored against its measured truth
+    text = ("__global__ void __launch_bounds__(16*16) k4(float* o) {\n}\n"
+            "__global__ void __launch_bounds__(1024, MIN_BLOCKS(2))\nk5(float* o) {\n}\n"
+            "__global__ __launch_bounds__(128) void k6(float* o) {\n}\n")
+    assert [s.name for s in corpus.kernel_spans(text)] == ["k4", "k5", "k6"]
+
+
 def _instruction(line, **values):
     return measure.Instruction(line=line, values=values)
 
