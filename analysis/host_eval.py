@@ -66,6 +66,55 @@ def declaration_of(name: str, scope: Node | None, before: int, unit: Unit | None
     return found
 
 
+def writes(scope: Node) -> list[tuple[str, Node]]:
+    """Every expression in `scope` that writes a variable or a member of it, or takes its address, with the
+    variable's name."""
+    out = []
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        target = None
+        if node.type == "assignment_expression":
+            target = node.child_by_field_name("left")
+        elif node.type == "update_expression":
+            target = node.child_by_field_name("argument")
+        elif node.type == "pointer_expression" and ts.text(node.child_by_field_name("operator")) == "&":
+            target = node.child_by_field_name("argument")
+        while target is not None and target.type in ("field_expression", "parenthesized_expression"):
+            target = target.child_by_field_name("argument") if target.type == "field_expression" else \
+                (target.named_children[0] if target.named_children else None)
+        if target is not None and target.type == "identifier":
+            out.append((ts.text(target), node))
+        stack.extend(node.named_children)
+    return out
+
+
+def _last_write(name: str, scope: Node | None, before: int, unit: Unit) -> tuple[int, Node | None] | None:
+    """(where, value) of the last write of `name` in `scope` before byte `before`: the value of a plain `name =
+    value;` among the function body's own statements (`sqrt_block_size = 16;` before the launch: the caller's
+    value is gone), else None as the value (a write in a branch or loop, `+=`, `++`, `&name`: the text does not
+    fix it). None when nothing writes it there."""
+    if scope is None:
+        return None
+    key = ("writes", scope)
+    table = unit.declarations.get(key)
+    if table is None:
+        table = unit.declarations[key] = sorted(writes(scope), key=lambda w: w[1].start_byte)
+    last = None
+    for written, node in table:
+        if node.start_byte >= before:
+            break
+        if written == name:
+            last = node
+    if last is None:
+        return None
+    statement, body = last.parent, scope.child_by_field_name("body")
+    plain = last.type == "assignment_expression" and ts.text(last.child_by_field_name("operator")) == "=" and \
+        last.child_by_field_name("left").type == "identifier" and statement is not None and \
+        statement.type == "expression_statement" and body is not None and statement.parent == body
+    return last.start_byte, last.child_by_field_name("right") if plain else None
+
+
 def _declared_value(name: str, scope: Node | None, before: int, unit: Unit) -> Node | None:
     """The initializer of a scalar or `dim3` `name` (an array's braces are its elements, not a value)."""
     found = declaration_of(name, scope, before, unit)
@@ -77,6 +126,10 @@ def _declared_value(name: str, scope: Node | None, before: int, unit: Unit) -> N
 
 def _name_value(name: str, node: Node, unit: Unit, scope: Node | None, depth: int,
                 binding: Binding) -> tuple[int, ...] | None:
+    if name in binding:  # a parameter: the caller's value, unless the function wrote it before this use
+        written = _last_write(name, scope, node.start_byte, unit)
+        if written is not None:
+            return eval_host(written[1], unit, scope, depth + 1, binding) if written[1] is not None else None
     value = _declared_value(name, scope, node.start_byte, unit)
     if value is not None:
         return eval_host(value, unit, scope, depth + 1, binding)

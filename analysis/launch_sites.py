@@ -21,6 +21,7 @@ from cudalens.analysis.host_eval import (
     dim3_arguments,
     dim3_parts,
     eval_host,
+    writes,
 )
 from cudalens.analysis.syntax import find
 from cudalens.analysis.unit import Function, Launch, Unit
@@ -184,30 +185,7 @@ def _reassigned(name: str, scope: Node, unit: Unit) -> bool:
 
 
 def _assigned_names(scope: Node) -> frozenset[str]:
-    return frozenset(name for name, _ in _writes(scope))
-
-
-def _writes(scope: Node) -> list[tuple[str, Node]]:
-    """Every expression in `scope` that writes a variable or a member of it, or takes its address, with the
-    variable's name."""
-    out = []
-    stack = [scope]
-    while stack:
-        node = stack.pop()
-        target = None
-        if node.type == "assignment_expression":
-            target = node.child_by_field_name("left")
-        elif node.type == "update_expression":
-            target = node.child_by_field_name("argument")
-        elif node.type == "pointer_expression" and ts.text(node.child_by_field_name("operator")) == "&":
-            target = node.child_by_field_name("argument")
-        while target is not None and target.type in ("field_expression", "parenthesized_expression"):
-            target = target.child_by_field_name("argument") if target.type == "field_expression" else \
-                (target.named_children[0] if target.named_children else None)
-        if target is not None and target.type == "identifier":
-            out.append((ts.text(target), node))
-        stack.extend(node.named_children)
-    return out
+    return frozenset(name for name, _ in writes(scope))
 
 
 _MEMBERS = {"x": 0, "y": 1, "z": 2}
@@ -231,7 +209,7 @@ def members_set(node: Node, before: int, unit: Unit, scope: Node | None, binding
     if declaration is None or declaration.type != "declaration" or \
             ts.text(declaration.child_by_field_name("type")) not in ("dim3", "uint3"):
         return None
-    for written_name, written in _writes(scope):
+    for written_name, written in writes(scope):
         if written_name != name:
             continue
         field = written.child_by_field_name("left") if written.type == "assignment_expression" else None

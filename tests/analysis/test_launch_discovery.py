@@ -61,6 +61,14 @@ FOUND = {
         "void reduce(float* o, int threads) { threads = threads / 2; dim3 block(threads, 1, 1);\n"
         "  switch (threads) { case 256: k<<<1, block>>>(o, 4); break; } }", [(None, 1, 1)]),
     "dim3_parameter_of_an_uncalled_wrapper": ("void run(float* o, dim3 block) { k<<<1, block>>>(o, 4); }", [None]),
+    "parameter_overwritten_before_the_launch (llm.c matmul_forward4)": (
+        "void forward4(float* o, int sqrt_block_size) { sqrt_block_size = 16;\n"
+        "  dim3 b(sqrt_block_size, sqrt_block_size); k<<<1, b>>>(o, 4); }\n"
+        "void run(float* o) { forward4(o, 4); forward4(o, 32); }", [(16, 16, 1)]),
+    "parameter_overwritten_in_a_branch": (
+        "void forward4(float* o, int s, int n) { if (n > 4) s = 16;\n"
+        "  dim3 b(s, s); k<<<1, b>>>(o, 4); }\n"
+        "void run(float* o, int n) { forward4(o, 4, n); }", [(None, None, 1)]),
 }
 
 
