@@ -15,6 +15,7 @@ import numpy as np
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.simulate import Access, SimResult
+from cudalens.analysis.syntax import enclosing_loop, find, loop_invariant
 
 SiteKey = tuple[int, ...]
 MAX_WIDTH = 16  # bytes: the widest shared load/store (LDS.128)
@@ -178,3 +179,28 @@ def global_instructions(run: SimResult) -> list[Access]:
         previous[a.alloc] = a
         out.append(a)
     return out
+
+
+_MEMORY_TARGETS = ("subscript_expression", "pointer_expression", "field_expression")
+
+
+def hoisted_before_loop(access: Access, body: ts.Node) -> ts.Node | None:
+    """The header of the loop a global load is hoisted out of, or None. A load whose pointer and index keep
+    their value in every iteration, in a loop that stores to no memory and calls nothing that could (no
+    atomic, barrier or helper), is computed once before the loop by nvcc, and the line table puts it on the
+    loop's line: llm.c's `att_bth[t3]` in `for (t2 = 0; t2 <= t; t2++) { ... att_bth[t2] * (... -
+    att_bth[t3]) ... }` measures its sectors on the `for` line on an H200."""
+    node = access.node
+    if access.space != "global" or access.write or access.atomic or access.origin is not None or \
+            access.via is not None or node.type != "subscript_expression":
+        return None
+    loop = enclosing_loop(node, body)
+    if loop is None:
+        return None
+    pointer, indices = node.child_by_field_name("argument"), node.child_by_field_name("indices")
+    index = indices.named_children[0] if indices is not None and indices.named_children else None
+    if pointer is None or index is None or not loop_invariant(pointer, loop) or not loop_invariant(index, loop):
+        return None
+    if any(n.type in _MEMORY_TARGETS for n in find(loop, "assigned")) or find(loop, "call"):
+        return None
+    return loop.child_by_field_name("condition") or loop

@@ -378,11 +378,15 @@ def sites(model: KernelModel, events: str | Callable[[SimResult], list],
 
 
 def inlined_from(access) -> tuple[tuple[Node, str], ...]:
-    """The related place of an access shown at the call of a header's helper: the helper's own expression that
-    makes it, where the compiler's line table (and ncu) put it."""
-    if getattr(access, "origin", None) is None:
-        return ()
-    return ((access.origin, f"the access itself, in the inlined helper: `{ts.text(access.origin)}`"),)
+    """The related place of an access made by an inlined helper: for a header's helper (shown at the call), the
+    helper's own expression that makes it; for a helper of this file (shown in the helper), the kernel's
+    statement that called it (a helper called from several places shows the call whose addresses these are).
+    The compiler's line table puts the access's instructions on either."""
+    if getattr(access, "origin", None) is not None:
+        return ((access.origin, f"the access itself, in the inlined helper: `{ts.text(access.origin)}`"),)
+    if getattr(access, "via", None) is not None:
+        return ((access.via, "reached through this call of the helper"),)
+    return ()
 
 
 def statement_cost(node: Node | None) -> int:

@@ -88,6 +88,8 @@ class Access:
     arms: tuple[tuple[int, int], ...] = ()
     # the expression in a header's helper that makes the access, where `node` is the call it is shown at
     origin: Node | None = None
+    # the kernel's own statement that reached an access of a helper of this file (the call that inlined it)
+    via: Node | None = None
 
     @property
     def site(self) -> tuple[int, ...]:
@@ -862,7 +864,8 @@ class Simulator:
             warp_epoch=self.warp_epoch,
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
             order=self.order, alloc=ref.ptr.key, exact_mask=self.inexact == 0, arms=tuple(self.arms),
-            floating=ref.elem.name in FLOAT_TYPES, origin=node if self.report_node is not None else None))
+            floating=ref.elem.name in FLOAT_TYPES, origin=node if self.report_node is not None else None,
+            via=self.at if self.inline_depth and self.report_node is None else None))
 
     def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:
         if target.type == "identifier":

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from cudalens.analysis.assumptions import ALL_FACTS, Fact
-from cudalens.analysis.compiled_accesses import global_instructions
+from cudalens.analysis.compiled_accesses import global_instructions, hoisted_before_loop
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import GlobalRequest, worst_global
 from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, inlined_from, sites
@@ -209,6 +209,11 @@ class UncoalescedGlobalAccess(Rule):
     Lanes are simulated for the block shape found at the launch site (or, when none is visible, for the usual
     shapes); integer parameters are sampled. When the stride depends on a run-time value that is never
     compared against an index (so it may be 1), the finding is `info`.
+    The finding stays on the access; where nvcc puts its instructions elsewhere, a related place says so: a
+    load whose pointer and index do not change in a loop that stores nothing and calls nothing is hoisted
+    before the loop (`att_bth[t3]` in a loop over `t2`: Nsight Compute counts its sectors on the `for` line);
+    an access in a helper of the file names the kernel's call it came from; one in a header's helper is shown
+    at the call, with the helper's expression.
 
     ## Example
     ```cuda
@@ -270,8 +275,10 @@ class UncoalescedGlobalAccess(Rule):
             elif unproven_params:
                 severity = Severity.INFO
                 message += f" (the stride depends on {', '.join(sorted(unproven_params))} at run time)"
+            hoisted = hoisted_before_loop(first, kernel.function.body)
+            moved = ((hoisted, "loop-invariant: nvcc loads it once, before this loop"),) if hoisted else ()
             yield kernel.finding(type(self), first.node, message, severity,
-                                 related=self.related(kernel, first) + inlined_from(first),
+                                 related=self.related(kernel, first) + inlined_from(first) + moved,
                                  holds=flagged, evidence={
                 "sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                 "stride_bytes": r.stride_bytes or 0, "element_bytes": first.size,
