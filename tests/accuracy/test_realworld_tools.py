@@ -323,6 +323,15 @@ def test_a_race_finding_matches_through_its_related_access_and_misses_are_counte
     assert by_category["divergence", "all"].misses == ["proj/p:k1 p/p.cu:6"]
 
 
+def test_an_access_finding_matches_through_its_related_place_and_counts_once_per_line(tmp_path: Path):
+    # a finding shown at a call (line 4) for a helper's access that ncu counts on the helper's line (3); two
+    # findings on line 4 (two of the helper's accesses) are one flagged line, confirmed once
+    by_code, by_category, _ = _score(tmp_path, [_finding(4, "CL101", related=(3,)), _finding(4, "CL101", related=(1,))])
+    cl101 = by_code["CL101", "warning/error"].tally
+    assert (cl101.flagged, cl101.flagged_right, cl101.truth_found) == (1, 1, 1)
+    assert by_category["uncoalesced", "all"].recall == 1.0
+
+
 def test_hand_labels_score_the_codes_no_counter_measures():
     found = [score_rw.Found("a.cu", 5, 5, "CL601", True, ""), score_rw.Found("a.cu", 9, 9, "CL701", False, "k"),
              score_rw.Found("a.cu", 12, 12, "CL503", False, "k"), score_rw.Found("a.cu", 3, 3, "CL101", True, "k")]
