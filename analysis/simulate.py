@@ -18,7 +18,7 @@ import numpy as np
 from cudalens.analysis import coop_groups as cg
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.types import FLOAT_TYPES, TypeInfo, substitute
-from cudalens.analysis.unit import Function, Unit, callee, parse_expression, pointer_depth
+from cudalens.analysis.unit import Function, Unit, callee, lambda_params, parse_expression, pointer_depth
 from cudalens.analysis.values import (
     BID,
     DATA,
@@ -662,6 +662,8 @@ class Simulator:
                              self.eval(node.child_by_field_name("value"), mask))
         if t == "call_expression":
             return self.call(node, mask)
+        if t == "lambda_expression":
+            return _Lambda(node)  # type: ignore[return-value]
         if t == "assignment_expression":
             return self.assignment(node, mask)
         if t == "update_expression":
@@ -902,6 +904,9 @@ class Simulator:
         if func is not None and func.type == "field_expression":  # a method: `block.sync()`, `warp.thread_rank()`
             return self.method_call(func, arg_nodes, node, mask)
         scope, name, targ_nodes = callee(func)
+        lam = self.lookup(name) if func is not None and func.type == "identifier" else None
+        if isinstance(lam, _Lambda):
+            return self.inline_lambda(lam, arg_nodes, mask)
         name = self.template_names.get(name, name)  # `warp_reduction(val)` in `blockReduce<warpReduceMax>`
         if name in ("reinterpret_cast", "static_cast", "const_cast", "dynamic_cast") and arg_nodes:
             return self.cast(ts.text(targ_nodes[0]) if targ_nodes else "", self.eval(arg_nodes[0], mask))
@@ -1050,6 +1055,29 @@ class Simulator:
             self.instance, self.template_names = saved_instance, saved_names
         return ret if ret is not None else unknown()
 
+    def inline_lambda(self, lam: _Lambda, arg_nodes: list[Node], mask: np.ndarray) -> Val | Ptr:
+        """A call of a lambda the kernel defined (`auto idxToElem = [&result](unsigned idx) { switch (idx) ...
+        }`): its body runs here, seeing the enclosing scopes (what it captures) and its parameters, as nvcc
+        inlines it."""
+        params = lambda_params(lam.node)
+        args = [self.bind(a, mask) if i < len(params) and params[i].reference else self.eval(a, mask)
+                for i, a in enumerate(arg_nodes)]
+        body = lam.node.child_by_field_name("body")
+        if body is None or self.inline_depth >= MAX_INLINE_DEPTH:
+            return Val(None, _result_deps(args), True)
+        saved_scopes, saved_loops = self.scopes, self.loops
+        self.scopes, self.loops = [*saved_scopes, {p.name: a for p, a in zip(params, args, strict=False)}], []
+        self.frames.append(_Frame(self.n))
+        self.inline_depth += 1
+        try:
+            self.exec(body, mask)
+            ret = self.frames[-1].ret
+        finally:
+            self.inline_depth -= 1
+            self.frames.pop()
+            self.scopes, self.loops = saved_scopes, saved_loops
+        return ret if ret is not None else unknown()
+
     def method_call(self, func: Node, arg_nodes: list[Node], node: Node, mask: np.ndarray) -> Val | Ptr:
         """`obj.name(args)`: a cooperative group's method, a barrier object's wait, or a CUB collective's (a
         barrier); any other method is an unknown value (its arguments are still evaluated for their accesses)."""
@@ -1122,6 +1150,13 @@ class Simulator:
             deps |= d
         self.result.barriers.append(Barrier(self.node_for_report(node), mask.copy(), alive.copy(), deps, name))
         self.epoch += 1
+
+
+@dataclass
+class _Lambda:
+    """A lambda expression held by a variable of the kernel: called, its body is inlined."""
+
+    node: Node
 
 
 @dataclass

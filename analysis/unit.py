@@ -186,6 +186,12 @@ def pointer_depth(param: Node) -> int:
     return depth
 
 
+def lambda_params(lambda_node: Node) -> list[Param]:
+    """The parameters of a lambda expression (`[&r](unsigned idx) { ... }`)."""
+    declarator = lambda_node.child_by_field_name("declarator")
+    return _params(declarator) if declarator is not None else []
+
+
 def _params(declarator: Node) -> list[Param]:
     plist = declarator.child_by_field_name("parameters")
     out = []

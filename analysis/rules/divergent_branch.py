@@ -198,7 +198,8 @@ class DivergentBranch(Rule):
     `pipe.consumer_wait()` (a switch in SASS) or `cuda::memcpy_async(..., barrier)` (an elect loop) are
     branched over, with 8 active lanes, and stay `warning`. So does a straight-line `if` that ends the kernel:
     nvcc retires the lanes that skip it (`@P0 EXIT`). tests/analysis/test_divergent_branch_predication.py
-    checks each case against nvcc's SASS.
+    checks each case against nvcc's SASS. `__device__` helpers and lambdas the kernel defines are inlined
+    where they are called, so a branch inside one is judged with the caller's lanes.
 
     ## Example
     ```cuda
