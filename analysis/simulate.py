@@ -740,6 +740,11 @@ class Simulator:
         base = self.eval(arg, mask) if arg is not None else unknown()
         if isinstance(base, Dim3):
             return base.field(fname)
+        declared = _declared_type(arg) if arg is not None and arg.type == "identifier" else None
+        info = self.type_info(declared) if declared is not None else None
+        static = info.static(fname) if info is not None else None
+        if static is not None:  # `packed.size` of a `x128 packed`: the type's constant, not the loaded value's
+            return const(static)
         return unknown(base.deps if isinstance(base, Val) else frozenset({DATA}))
 
     def binary(self, node: Node, mask: np.ndarray) -> Val | Ptr:
@@ -1263,6 +1268,25 @@ def _assigned(body: Node) -> set[str]:
             out.add(ts.text(target))
         stack.extend(n.named_children)
     return out
+
+
+def _declared_type(identifier: Node) -> str | None:
+    """The type a local variable is declared with in a block around `identifier`, before it (`x128` of `x128
+    packed = load128(p);`); None when it is not a local of a block (a parameter, a global)."""
+    name = ts.text(identifier)
+    node = identifier
+    while node.parent is not None and node.type != "function_definition":
+        block = node.parent
+        if block.type == "compound_statement":
+            for statement in block.named_children:
+                if statement.start_byte >= node.start_byte:
+                    break
+                if statement.type == "declaration" and any(
+                        _ident(d) == name for d in statement.children_by_field_name("declarator")):
+                    type_node = statement.child_by_field_name("type")
+                    return ts.text(type_node) if type_node is not None else None
+        node = block
+    return None
 
 
 def _stepped_in_body(cond: Node | None, body: Node | None) -> set[str]:

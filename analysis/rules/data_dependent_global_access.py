@@ -24,7 +24,8 @@ class DataDependentGlobalAccess(Rule):
     Always `info`: the cost depends on the index values. Profile with `cudalens profile` to see the
     measured sectors per request on this line. Atomics are left out: the L2 performs them address by
     address, so what a scattered atomic costs is how many lanes meet on one word (CL701), not sectors
-    (cuda-samples' `atomicAdd(&counter[bucket], n)` of a labelled partition).
+    (cuda-samples' `atomicAdd(&counter[bucket], n)` of a labelled partition). A static member read through
+    a loaded variable (`packed.size` of a `x128 packed`) is the type's constant, not loaded data.
 
     ## Example
     ```cuda
