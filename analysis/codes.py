@@ -20,6 +20,7 @@ REGISTRY: dict[str, str] = {
     "CL201": "divergent_branch:DivergentBranch",
     "CL202": "divergent_loop_trip_count:DivergentLoopTripCount",
     "CL203": "data_dependent_branch:DataDependentBranch",
+    "CL204": "serial_loop_on_one_lane:SerialLoopOnOneLane",
     "CL301": "shared_bank_conflict:SharedBankConflict",
     "CL302": "barrier_in_divergent_code:BarrierInDivergentCode",
     "CL303": "shared_memory_race:SharedMemoryRace",

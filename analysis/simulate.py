@@ -117,6 +117,10 @@ class Branch:
     # spread over a warp (`for (i = lane; i < n; i += 32)`): the lanes' trip counts differ by one at most
     strided: bool = False
     at: Node | None = None  # where to report it: the call in this file, for a branch in a header's helper
+    # on a loop's first record: how many times its lanes run the body (the most of any lane), where a counted
+    # `for` tells (Simulator.trip_count), and what that number depends on besides the loop's own variable
+    trips: int | None = None
+    trip_deps: frozenset[str] = frozenset()
 
     @property
     def thread_dependent(self) -> bool:
@@ -512,6 +516,7 @@ class Simulator:
         iterations = list(range(LOOP_SAMPLES))
         held: dict[str, Val | Ptr] = {}  # outer variables the body assigns, as they were before the last iterations
         position = 0
+        ran_body = False
         while position < len(iterations):
             iteration = iterations[position]
             position += 1
@@ -519,6 +524,8 @@ class Simulator:
                 strided = True
                 for b in recorded:
                     b.strided = True
+            if iteration == 1 and recorded and not do:
+                recorded[0].trips, recorded[0].trip_deps = self.trip_count(cond, entry, running)
             for name in loop_vars:
                 v = self.lookup(name)
                 if isinstance(v, Val):
@@ -542,6 +549,7 @@ class Simulator:
             self.loops.append(state)
             self.cond_deps.append(deps)
             state.continued[:] = False
+            ran_body = True
             if body is not None:
                 self.inexact += unknown_exit
                 self.exec(body, running)
@@ -558,10 +566,53 @@ class Simulator:
             if position == LOOP_SAMPLES and running.any():
                 tail, held = self.last_iterations(cond, update, body, running)
                 iterations += tail
+        if recorded and recorded[0].trips is None and not any(b.iteration for b in recorded) and not do:
+            recorded[0].trips = int(ran_body)  # it ended before a second iteration
         for name, value in held.items():  # after the loop, the state of the first iterations, as before
             self.assign(name, value, mask)
         if before is not None:  # how many iterations ran is the data's choice
             self.forget_assigned(before, data_exit)
+
+    def trip_count(self, cond: Node | None, entry: dict[str, Val | Ptr],
+                   running: np.ndarray) -> tuple[int | None, frozenset[str]]:
+        """How many times a counted loop (`for (i = a; i < b; i += s)`: its condition compares a variable the
+        update steps by one uniform amount with a bound free of side effects) runs its body, the most of the
+        lanes that ran the first update (`running`), with what the start, step and bound depend on. Called at
+        the second iteration, when the variable holds its stepped value. (None, deps) where it cannot tell."""
+        if cond is None or cond.type != "binary_expression" or not _side_effect_free(cond) or not running.any():
+            return None, frozenset()
+        left, op, right = (cond.child_by_field_name(f) for f in ("left", "operator", "right"))
+        if left is None or op is None or right is None:
+            return None, frozenset()
+        operator = ts.text(op)
+        if right.type == "identifier" and ts.text(right) in entry:
+            left, right, operator = right, left, _FLIPPED.get(operator, operator)
+        name = ts.text(left)
+        start, now = entry.get(name), self.lookup(name) if left.type == "identifier" else None
+        if operator not in _FLIPPED or not isinstance(start, Val) or not isinstance(now, Val):
+            return None, frozenset()
+        flops = self.result.float_ops
+        bound = self.eval(right, running)
+        self.result.float_ops = flops  # a second look at the bound, not work the lanes do
+        if not isinstance(bound, Val):
+            return None, frozenset()
+        deps = frozenset(d for d in start.deps | now.deps | bound.deps if not d.startswith("loop:"))
+        if start.v is None or now.v is None or bound.v is None or start.is_float or now.is_float or bound.is_float:
+            return None, deps
+        a, b = (np.broadcast_to(x.v, running.shape)[running].astype(np.int64) for x in (start, bound))
+        step = np.broadcast_to(now.v, running.shape)[running].astype(np.int64) - a
+        if np.any(step != step[0]) or step[0] == 0:
+            return None, deps
+        s = int(step[0])
+        if operator in ("<", "<=") and s > 0:
+            trips = -((a - b) // s) if operator == "<" else (b - a) // s + 1
+        elif operator in (">", ">=") and s < 0:
+            trips = -((b - a) // -s) if operator == ">" else (a - b) // -s + 1
+        elif operator == "!=" and np.all((b - a) % s == 0) and np.all((b - a) // s >= 0):
+            trips = (b - a) // s
+        else:
+            return None, deps
+        return int(np.maximum(trips, 0).max()), deps
 
     def last_iterations(self, cond: Node | None, update: Node | None, body: Node | None,
                         running: np.ndarray) -> tuple[list[int], dict[str, Val | Ptr]]:
@@ -1220,6 +1271,7 @@ def _updated(update: Node | None) -> set[str]:
 
 
 _SCALING = {">>=", "<<=", "*=", "/="}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}  # `b > i` is `i < b`
 _IMPURE = {"call_expression", "subscript_expression", "pointer_expression", "field_expression",
            "assignment_expression", "update_expression"}
 
@@ -1243,6 +1295,22 @@ def _pure(node: Node) -> bool:
     stack = list(node.named_children) if node.type == "assignment_expression" else [node]
     while stack:
         n = stack.pop()
+        if n.type in _IMPURE:
+            return False
+        stack.extend(n.named_children)
+    return True
+
+
+_BUILTIN_DIM = re.compile(r"(?:blockDim|gridDim|threadIdx|blockIdx)\s*\.\s*[xyz]")
+
+
+def _side_effect_free(node: Node) -> bool:
+    """`_pure`, and the built-in dimensions (`blockDim.x`) besides: evaluating it records nothing."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "field_expression" and _BUILTIN_DIM.fullmatch(ts.text(n)):
+            continue
         if n.type in _IMPURE:
             return False
         stack.extend(n.named_children)

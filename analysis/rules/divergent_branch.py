@@ -188,7 +188,8 @@ class DivergentBranch(Rule):
     lanes on an H200; its cost is the idle predicated lanes and the bank conflicts, not divergence), nor
     are bodies that only move values between variables (a compare-and-swap: selects). Conditions on loaded
     data are not reported: their divergence depends on the data. A branch taken by a single lane
-    (`if (threadIdx.x == 0) { ... }`) is the block's deliberate serial part and is not reported.
+    (`if (threadIdx.x == 0) { ... }`) is the block's deliberate serial part and is not reported here; a loop
+    in it is CL204's (serial-loop-on-one-lane).
     A longer body that is still straight-line code (no loop, nested branch, jump, division by a variable, or
     call that lowers to a branch; `__device__` helpers are looked into) is `info`, not proven: nvcc may
     predicate it too, and whether it does is ptxas's choice, not the source's. cuda-samples'

@@ -41,6 +41,10 @@ CASES: dict[str, tuple[str, str]] = {
     "CL203": ("__global__ void k(const float* in, float* out) { float v = in[threadIdx.x];\n"
               "  if (v > 0.0f) { v = v * 2.0f; v = v + 1.0f; v = v * v; v = v - 3.0f; v = v / 7.0f; out[256] = v; }\n"
               "  out[threadIdx.x] = v; }", "k<<<1, 256>>>(a, b);"),
+    "CL204": ("__global__ void k(const float* in, float* out) { __shared__ float s[256];\n"
+              "  s[threadIdx.x] = in[threadIdx.x];\n  __syncthreads();\n"
+              "  if (threadIdx.x == 0) { float t = 0.0f; for (int i = 0; i < blockDim.x; ++i) t += s[i]; out[0] = t; }\n}",
+              "k<<<1, 256>>>(a, b);"),
     "CL301": ("__global__ void k(const float* in, float* out) { __shared__ float t[32][32];\n"
               "  for (int r = 0; r < 32; ++r) t[r][threadIdx.x] = in[r * 32 + threadIdx.x];\n  __syncthreads();\n"
               "  float s = 0.0f; for (int r = 0; r < 32; ++r) s += t[threadIdx.x][r];\n  out[threadIdx.x] = s; }",
