@@ -7,9 +7,11 @@ one of its call sites (`launch(x, 128)` makes `block_size` 128 inside `launch`),
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.syntax import find
 from cudalens.analysis.unit import Unit, parse_expression
 
 Node = ts.Node
@@ -144,6 +146,49 @@ def _name_value(name: str, node: Node, unit: Unit, scope: Node | None, depth: in
     return None
 
 
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def _local_types(scope: Node, tables: dict) -> dict[str, list[tuple[int, str]]]:
+    """The `using T = …;` declarations in `scope` by name, in source order (made once per scope and unit)."""
+    key = ("types", scope)
+    table = tables.get(key)
+    if table is None:
+        table = tables[key] = {}
+        if b"using" in (scope.text or b""):
+            for node in find(scope, "alias_declaration"):
+                name, target = node.child_by_field_name("name"), node.child_by_field_name("type")
+                if name is not None and target is not None:
+                    table.setdefault(ts.text(name), []).append((node.start_byte, ts.text(target)))
+            for entries in table.values():
+                entries.sort()
+    return table
+
+
+def host_type(text: str, unit: Unit, scope: Node | None, before: int, binding: Binding = _NO_BINDING,
+              depth: int = 0) -> str:
+    """A type as the host function spells it at byte `before`: its local `using` names followed (`Ktraits` →
+    `Traits<kNThreads, 8, input_t>`) and the binding's values put in for its template parameters (→
+    `Traits<128, 8, float>`); names neither gives are left as written."""
+    table = _local_types(scope, unit.declarations) if scope is not None else {}
+
+    def name(m: re.Match) -> str:
+        word = m.group(0)
+        local = [t for start, t in table.get(word, ()) if start < before]
+        if local and depth < 4:
+            return host_type(local[-1], unit, scope, before, binding, depth + 1)
+        bound = binding.get(word)
+        if isinstance(bound, tuple) and len(bound) == 1:
+            return str(bound[0])
+        if isinstance(bound, str):
+            return bound
+        value = _declared_value(word, scope, before, unit)  # `constexpr int kNRows = 1;`
+        number = eval_host(value, unit, scope, depth + 1, binding) if value is not None and depth < 4 else None
+        return str(number[0]) if number is not None and len(number) == 1 else word
+
+    return _NAME.sub(name, " ".join(text.split()))
+
+
 def eval_host(node: Node | None, unit: Unit, scope: Node | None, depth: int = 0,
               binding: Binding = _NO_BINDING) -> tuple[int, ...] | None:
     """A constant scalar (1-tuple) or dim3 (3-tuple); None when not constant."""
@@ -189,6 +234,13 @@ def eval_host(node: Node | None, unit: Unit, scope: Node | None, depth: int = 0,
         return None if r is None else (r,)
     if t == "cast_expression":
         return eval_host(node.child_by_field_name("value"), unit, scope, depth + 1, binding)
+    if t == "qualified_identifier":  # `Ktraits::kNThreads`: a static constant of a struct the host names
+        owner, member = node.child_by_field_name("scope"), node.child_by_field_name("name")
+        if owner is None or member is None or member.type != "identifier":
+            return None
+        info = unit.types.lookup(host_type(ts.text(owner), unit, scope, node.start_byte, binding))
+        value = info.static(ts.text(member)) if info is not None else None
+        return (value,) if value is not None else None
     if t == "sizeof_expression":  # `TILE * TILE * sizeof(float)`: shared memory sizes at launch sites
         # `sizeof(MyStruct)` parses as a parenthesised value; a name the type table knows is that type
         type_node = node.child_by_field_name("type") or node.child_by_field_name("value")

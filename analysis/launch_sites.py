@@ -19,6 +19,7 @@ from cudalens.analysis.host_eval import (
     PartialDim3,
     declaration_of,
     dim3_arguments,
+    host_type,
     dim3_parts,
     eval_host,
     writes,
@@ -159,7 +160,19 @@ def template_argument(node: Node, unit: Unit, scope: Node | None, binding: Bindi
     if isinstance(bound, str):
         return bound
     host_params = _template_params(scope)
-    return None if text in host_params or bound is not None else text
+    if text in host_params or bound is not None:
+        return None
+    # a local `using Ktraits = Traits<kNThreads, float>;`, with what the binding gives the host's parameters
+    return host_type(text, unit, scope, node.start_byte, binding)
+
+
+def open_names(arg: TemplateArg, scope: Node | None) -> set[str]:
+    """The host function's template parameters a type argument still names (`Traits<kNThreads, float>` inside
+    `template <int kNThreads> void launch()`): its callers may fix them."""
+    if not isinstance(arg, str):
+        return set()
+    params = _template_params(scope)
+    return {w for w in _IDENT.findall(arg) if w in params} if params else set()
 
 
 def _template_params(scope: Node | None) -> set[str]:
@@ -231,7 +244,8 @@ def members_set(node: Node, before: int, unit: Unit, scope: Node | None, binding
 
 def _needs_binding(values: LaunchValues, launch: Launch) -> bool:
     """Whether something the launch leaves unknown could come from its host function's callers."""
-    return (values.block is None or None in values.template_args) and \
+    return (values.block is None or None in values.template_args or
+            any(open_names(a, launch.host_function) for a in values.template_args)) and \
         launch.host_function is not None and _has_inputs(launch.host_function)
 
 

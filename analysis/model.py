@@ -20,7 +20,7 @@ from cudalens.analysis.host_eval import PartialDim3, eval_host
 from cudalens.analysis.launch_configs import KernelConfig, kernel_configs, launch_config
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.simulate import SimResult, Simulator
-from cudalens.analysis.types import FLOAT_TYPES
+from cudalens.analysis.types import FLOAT_TYPES, substitute
 from cudalens.analysis.unit import Function, Unit
 
 Node = ts.Node
@@ -238,6 +238,8 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
         given = config.template[i] if i < len(config.template) else None
         if given is None and not is_type:
             given = asserted.get(tname)
+        if is_type and isinstance(given, str):
+            given = _assume_open_arguments(unit, given, assumptions, _open_reason(config, name, "instantiation"))
         if is_type:
             aliases[tname] = given if isinstance(given, str) else ASSUMED_TEMPLATE_TYPE
         else:
@@ -266,6 +268,22 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
         model.configs.append(cfg)
         model.runs.append(model.simulate(cfg))
     return model
+
+
+def _assume_open_arguments(unit: Unit, given: str, assumptions: list[Assumption], reason: str) -> str:
+    """A traits struct given with arguments its launch leaves open (`Traits<128, 2, kIsVecLoad, input_t>`
+    where the host's `input_t` comes from a caller not seen): each is assumed as a kernel's own template
+    parameter is, and named."""
+    opened = unit.types.open_arguments(given)
+    if not opened:
+        return given
+    values: dict[str, str] = {}
+    for arg, kind in opened:
+        value: str | int = ASSUMED_TEMPLATE_TYPE if kind == "type" else "true" if kind == "bool" else \
+            ASSUMED_TEMPLATE_INT
+        values[arg] = str(value)
+        assumptions.append(Assumption(Fact.TEMPLATE, arg, value, f"{arg} = {value}", reason))
+    return substitute(given, values)
 
 
 def _tied_block(kernel: Function, config: KernelConfig, one_dimensional: bool = False,

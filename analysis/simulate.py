@@ -305,6 +305,8 @@ class Simulator:
             self.scopes.pop()
         elif t == "declaration":
             self.declaration(node, mask)
+        elif t == "alias_declaration":
+            self.local_type(node)
         elif t == "expression_statement":
             for child in node.named_children:
                 self.eval(child, mask)
@@ -346,6 +348,13 @@ class Simulator:
             for child in node.named_children:
                 if child.type.endswith("statement") or child.type == "declaration":
                     self.exec(child, mask)
+
+    def local_type(self, node: Node) -> None:
+        """`using input_t = typename Ktraits::input_t;`: the name spells its target, with the template
+        parameters in scope replaced (what the type table then looks up: the traits struct's member type)."""
+        name, target = node.child_by_field_name("name"), node.child_by_field_name("type")
+        if name is not None and target is not None:
+            self.template_names[ts.text(name)] = substitute(ts.text(target), self.template_names)
 
     def declaration(self, node: Node, mask: np.ndarray) -> None:
         text_head = ts.text(node).split("=")[0]

@@ -72,9 +72,13 @@ class StructDef:
     statics: tuple[tuple[str, str], ...] = ()  # (name, initializer text)
     align: int = 1  # alignas(N) / __align__(N)
     params: tuple[str, ...] = ()
+    # member types, `using input_t = input_t_;` (a traits struct's: mamba's `Ktraits::input_t`)
+    aliases: tuple[tuple[str, str], ...] = ()
+    param_kinds: tuple[str, ...] = ()  # for each of `params`: "type", "bool" or "value"
 
 
 _TEMPLATE = re.compile(r"^([\w:]+)<(.*)>$")
+_MEMBER_OF = re.compile(r"^([\w:]+)\s*<(.*)>\s*::\s*(\w+)$")
 _SIZEOF = re.compile(r"sizeof\s*\(\s*([^()]+?)\s*\)")
 
 
@@ -94,6 +98,7 @@ class TypeTable:
         # cycle, and every edit's unit (with its parse tree) waited for the cyclic collector to be freed.
         self.constant_text: Callable[[str], str] = lambda name: ""
         self._layouts: dict[str, TypeInfo | None] = {}
+        self._instances: dict[str, tuple[StructDef, dict[str, str]] | None] = {}
         self._evaluating: set[str] = set()
 
     def key(self) -> str:
@@ -111,12 +116,14 @@ class TypeTable:
                 self.aliases[name] = (chosen(branches, macros) if branches and macros is not None else None) \
                     or target
         self._layouts.clear()
+        self._instances.clear()
 
     def select_branches(self, macros: Mapping[str, str]) -> None:
         """Each `#if`-chosen typedef as `macros` select it (the last branch's where they cannot tell)."""
         for name, branches in self.branches.items():
             self.aliases[name] = chosen(branches, macros) or self.aliases[name]
         self._layouts.clear()
+        self._instances.clear()
 
     def lookup(self, type_text: str) -> TypeInfo | None:
         return self._lookup(normalize(type_text), 0)
@@ -128,6 +135,9 @@ class TypeTable:
             return self._lookup(normalize(self.aliases[name]), depth + 1)
         if name in PRIMITIVE_SIZES:
             return _primitive(name)
+        member = self.member_type(name, depth)
+        if member is not None:
+            return self._lookup(member, depth + 1)
         if name.startswith("unsigned ") or name.startswith("signed "):
             return self._lookup(name.split(" ", 1)[1] or "int", depth + 1)
         if name not in self._layouts:
@@ -135,18 +145,68 @@ class TypeTable:
             self._layouts[name] = self._layout(name, depth)
         return self._layouts[name]
 
-    def _layout(self, name: str, depth: int) -> TypeInfo | None:
+    def _instance(self, name: str, depth: int) -> tuple[StructDef, dict[str, str]] | None:
+        """The struct `name` spells (`Traits<128,float>`) and the text each of its template parameters and
+        member types stands for in it (made once per name: a kernel asks for its traits' members at every
+        declaration)."""
+        if name not in self._instances:
+            self._instances[name] = None  # a struct whose members name itself stays unknown
+            self._instances[name] = self._make_instance(name, depth)
+        return self._instances[name]
+
+    def _make_instance(self, name: str, depth: int) -> tuple[StructDef, dict[str, str]] | None:
         m = _TEMPLATE.match(name)
         base, args = (m.group(1), _split_args(m.group(2))) if m else (name, [])
-        d = self.definitions.get(base) or self.definitions.get(base.split("::")[-1])
-        if d is None or len(args) != len(d.params):
+        args = [self._resolved(a, depth) for a in args]
+        special = self.definitions.get(f"{base}<{','.join(args)}>") if m else None  # `template<> struct X<16>`
+        d = special or self.definitions.get(base) or self.definitions.get(base.split("::")[-1])
+        if d is None or len(args) != len(d.params) and special is None:
             return None
-        binding = {p: self._resolved(a, depth) for p, a in zip(d.params, args, strict=True)}
-        statics: dict[str, int] = {}
-        for sname, expr in d.statics:
-            value = self.constant(substitute(expr, binding), statics)
-            if value is not None:
-                statics[sname] = value
+        binding = dict(zip(d.params, args, strict=True)) if special is None else {}
+        for _ in range(2):  # member types and constants may name each other (`BytesToType<kNBytes * kNElts>`)
+            for alias, target in d.aliases:  # in order: a member type may name an earlier one
+                binding[alias] = self._resolved(substitute(target, binding), depth)
+            for sname, expr in d.statics:
+                value = self.constant(substitute(expr, binding))
+                if value is not None:
+                    binding[sname] = str(value)
+        return d, binding
+
+    def open_arguments(self, type_text: str) -> list[tuple[str, str]]:
+        """The arguments of a struct template instance that are names this table cannot resolve, with the kind
+        of parameter each stands for ("type", "bool", "value"): `input_t` and `kIsVecLoad` of
+        `Traits<128, 2, kIsVecLoad, input_t>` written in a host template whose own arguments are not known."""
+        m = _TEMPLATE.match(normalize(type_text))
+        d = self.definitions.get(m.group(1)) or self.definitions.get(m.group(1).split("::")[-1]) if m else None
+        if d is None or m is None:
+            return []
+        args = _split_args(m.group(2))
+        out = []
+        for arg, kind in zip(args, d.param_kinds, strict=False):
+            if not re.fullmatch(r"[A-Za-z_]\w*", arg) or arg in ("true", "false"):
+                continue
+            known = self.lookup(arg) is not None if kind == "type" else self.named_constant(arg) is not None
+            if not known and (arg, kind) not in out:
+                out.append((arg, kind))
+        return out
+
+    def member_type(self, name: str, depth: int = 0) -> str | None:
+        """What a member type of a struct instance spells: `Traits<128,float>::input_t` → `float`; None when
+        `name` is not one or the struct does not define it."""
+        owner, sep, member = name.rpartition("::")
+        if not sep or not owner.endswith(">") or "<" in member:
+            return None
+        found = self._instance(owner, depth)
+        if found is None or member not in dict(found[0].aliases):
+            return None
+        return found[1][member]
+
+    def _layout(self, name: str, depth: int) -> TypeInfo | None:
+        found = self._instance(name, depth)
+        if found is None:
+            return None
+        d, binding = found
+        statics = {sname: int(binding[sname]) for sname, _ in d.statics if binding.get(sname, "").lstrip("-").isdigit()}
         offset, align, fields = 0, d.align, []
         for fname, ftype_text, count_text in d.members:
             ftype = self._lookup(normalize(substitute(ftype_text, binding)), depth + 1)
@@ -158,16 +218,28 @@ class TypeTable:
             offset += ftype.size * count
             align = max(align, ftype.align)
         if not fields:
-            return None
+            # a traits struct (`static constexpr int kNThreads = kNThreads_;`, member types and no data): an
+            # empty class, one byte, whose constants kernels read as `Ktraits::kNThreads`
+            return TypeInfo(name, 1, 1, (), tuple(sorted(statics.items()))) if statics and not d.members \
+                else None
         size = -(-offset // align) * align
         return TypeInfo(name, size, align, tuple(fields), tuple(sorted(statics.items())))
 
     def _resolved(self, type_text: str, depth: int) -> str:
-        """A template argument with typedefs followed (`floatX` → `float`), so instances compare equal."""
-        name = normalize(type_text)
+        """A template argument with typedefs followed (`floatX` → `float`) and arithmetic done (`4 * 4` →
+        `16`), so instances compare equal."""
+        text = re.sub(r"^\s*typename\s+", "", type_text.strip())
+        m = _MEMBER_OF.match(text) or _TEMPLATE.match(text)
+        if m is not None and re.search(r"[-+*/%]", m.group(2)):  # `BytesToType<kNBytes * kNElts>::Type`
+            args = ",".join(str(v) if (v := self._arithmetic(a)) is not None else a for a in _split_args(m.group(2)))
+            text = f"{m.group(1)}<{args}>" + (f"::{m.group(3)}" if m.re is _MEMBER_OF else "")
+        name = normalize(text)
         while name in self.aliases and depth < 8:
             name, depth = normalize(self.aliases[name]), depth + 1
         return name
+
+    def _arithmetic(self, text: str) -> int | None:
+        return self.constant(text) if re.search(r"[-+*/%]", text) and "<" not in text else None
 
     def named_constant(self, name: str) -> int | None:
         """An object-like macro's or file-scope constant's integer value, as far as this table can evaluate it
@@ -194,14 +266,31 @@ class TypeTable:
             value = self.named_constant(word) if value is None else value
             return str(value) if value is not None else "None"
 
-        text = _SIZEOF.sub(size_of, expr)
-        text = re.sub(r"\b[A-Za-z_]\w*\b", name_of, text)
+        text = _SIZEOF.sub(size_of, _python_logic(expr))
+        text = re.sub(r"\b(?!(?:and|or|not|if|else)\b)[A-Za-z_]\w*\b", name_of, text)
         text = re.sub(r"(?<=\d)[uUlL]+\b", "", text)
         try:
             return _arith(python_ast.parse(text.strip(), mode="eval").body)
         except (SyntaxError, ArithmeticError, ValueError):
             return None
 
+
+_TERNARY = re.compile(r"^([^?:]+)\?([^?:]+):([^?:]+)$")
+
+
+def _python_logic(expr: str) -> str:
+    """C's `a == 4 ? 4 : 8`, `&&`, `||`, `!`, `true`/`false` as Python's (one conditional, not nested)."""
+    text = expr.replace("&&", " and ").replace("||", " or ")
+    text = re.sub(r"!(?!=)", " not ", text)
+    text = re.sub(r"\btrue\b", "1", re.sub(r"\bfalse\b", "0", text))
+    m = _TERNARY.match(text.strip())
+    return f"({m.group(2)}) if ({m.group(1)}) else ({m.group(3)})" if m else text
+
+
+_COMPARE: dict[type, Callable[[int, int], bool]] = {
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+}
 
 _BINOPS: dict[type, Callable[[int, int], int]] = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -220,6 +309,20 @@ def _arith(node: ast.expr) -> int | None:
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
         a, b = _arith(node.left), _arith(node.right)
         return _BINOPS[type(node.op)](a, b) if a is not None and b is not None else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        v = _arith(node.operand)
+        return int(not v) if v is not None else None
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        a, b = _arith(node.left), _arith(node.comparators[0])
+        return int(_COMPARE[type(node.ops[0])](a, b)) if a is not None and b is not None else None
+    if isinstance(node, ast.BoolOp):
+        values = [_arith(v) for v in node.values]
+        if None in values:
+            return None
+        return int(all(values)) if isinstance(node.op, ast.And) else int(any(values))
+    if isinstance(node, ast.IfExp):
+        test = _arith(node.test)
+        return None if test is None else _arith(node.body if test else node.orelse)
     return None
 
 

@@ -75,6 +75,8 @@ class Launch:
     kernel: str
     node: Node  # the call expression
     host_function: Node | None
+    # what names the kernel when the call goes through a variable: `&k<Ktraits>` of `auto kernel = &k<Ktraits>;`
+    named_by: Node | None = None
 
     # Read when a launch's values are worked out, which typing inside a kernel does not do (launch_configs
     # keeps them by the host text): each edit of a 20,000-line file made 420 launches' lists for nothing.
@@ -86,7 +88,7 @@ class Launch:
 
     @cached_property
     def template_args(self) -> list[Node]:
-        return callee(self.node.child_by_field_name("function"))[2]
+        return callee(self.named_by or self.node.child_by_field_name("function"))[2]
 
 
 @dataclass
@@ -288,7 +290,13 @@ def _struct_def(body: Node, align: int, params: tuple[str, ...]) -> StructDef:
     methods, constructors and comments are skipped."""
     members: list[tuple[str, str, str]] = []
     statics: list[tuple[str, str]] = []
+    aliases: list[tuple[str, str]] = []
     for decl in body.named_children:
+        if decl.type == "alias_declaration":  # using input_t = input_t_;
+            name_node, target = decl.child_by_field_name("name"), decl.child_by_field_name("type")
+            if name_node is not None and target is not None:
+                aliases.append((ts.text(name_node), ts.text(target)))
+            continue
         if decl.type not in ("field_declaration", "declaration"):  # `__align__` structs hold declarations
             continue
         type_node = decl.child_by_field_name("type")
@@ -314,7 +322,7 @@ def _struct_def(body: Node, align: int, params: tuple[str, ...]) -> StructDef:
             name, pointer = _declarator_name(d)
             members.append((name, "size_t" if pointer and d.type != "array_declarator" else ts.text(type_node),
                             count))
-    return StructDef(tuple(members), tuple(statics), align, params)
+    return StructDef(tuple(members), tuple(statics), align, params, tuple(aliases))
 
 
 def _alignment(node: Node | None) -> int:
@@ -338,6 +346,22 @@ def _template_params(node: Node) -> tuple[str, ...]:
         name, _ = _declarator_name(tp.child_by_field_name("declarator") or tp.child_by_field_name("name"))
         names.append(name or (ts.text(ident) if ident is not None else ""))
     return tuple(names)
+
+
+def _param_kinds(node: Node) -> tuple[str, ...]:
+    """For each template parameter of the struct `node`: "type", "bool" or "value"."""
+    parent = node.parent
+    tparams = parent.child_by_field_name("parameters") if parent is not None and \
+        parent.type == "template_declaration" else None
+    out = []
+    for tp in tparams.named_children if tparams is not None else []:
+        if tp.type in ("type_parameter_declaration", "optional_type_parameter_declaration",
+                       "variadic_type_parameter_declaration"):
+            out.append("type")
+        else:
+            type_node = tp.child_by_field_name("type")
+            out.append("bool" if type_node is not None and ts.text(type_node) == "bool" else "value")
+    return tuple(out)
 
 
 # (`match` anchors it where a declaration starts, in the node's text or in the file's)
@@ -509,7 +533,9 @@ def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node]
         if node.type == "type_definition":
             name_node = node.child_by_field_name("declarator") or name_node
         if body is not None and name_node is not None:
-            types.definitions[ts.text(name_node)] = _struct_def(body, _alignment(spec), _template_params(spec))
+            params = _template_params(spec)
+            types.definitions[ts.text(name_node)] = replace(_struct_def(body, _alignment(spec), params),
+                                                            param_kinds=_param_kinds(spec))
             if b"extern __shared__" in body.text:
                 accessors.add(ts.text(name_node))
         return
@@ -547,7 +573,36 @@ def _launches(host: Node, source: bytes) -> list[Launch]:
         calls = [(call, callee(call.child_by_field_name("function"))[1]) for call in found]
         remember(_launch_sites, key, tuple((call.start_byte - host.start_byte, call.end_byte - host.start_byte, name)
                                            for call, name in calls), _LAUNCH_SITES_LIMIT)
-    return [Launch(kernel=name, node=call, host_function=host) for call, name in calls]
+    out = []
+    for call, name in calls:
+        target = _kernel_variable(host, key, call, name)
+        out.append(Launch(kernel=callee(target)[1] if target is not None else name, node=call, host_function=host,
+                          named_by=target))
+    return out
+
+
+def _kernel_variable(host: Node, text: bytes, call: Node, name: str) -> Node | None:
+    """The kernel a launch through a variable calls: `auto kernel = &k<Ktraits>; kernel<<<…>>>(…)` (mamba's
+    and causal-conv1d's launches) gives `k<Ktraits>`, from the variable's last initializer before the call;
+    None when the launch names its kernel (the text is searched first: most launches do)."""
+    if not re.search(rb"\b" + re.escape(name.encode()) + rb"\s*=\s*&?\s*[\w:]+\s*<", text):
+        return None
+    found = None
+    stack = [host]
+    while stack:
+        node = stack.pop()
+        if node.start_byte >= call.start_byte:
+            continue
+        if node.type == "init_declarator":
+            declarator, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
+            if declarator is not None and ts.text(declarator) == name and value is not None and \
+                    (found is None or node.start_byte > found[0]):
+                if value.type == "pointer_expression" and value.named_children:
+                    value = value.named_children[-1]
+                if value.type in ("template_function", "qualified_identifier"):
+                    found = (node.start_byte, value)
+        stack.extend(node.named_children)
+    return found[1] if found is not None else None
 
 
 def _calls_at(host: Node, sites: tuple[tuple[int, int, str], ...]) -> list[tuple[Node, str]] | None:

@@ -181,3 +181,34 @@ def test_a_directive_that_cannot_be_read_is_reported_never_guessed(bad: str) -> 
     assert len(report.errors) == 1 and "k.cu:2:" in report.errors[0] and "cudalens: launch" in report.errors[0]
     [f] = [f for f in report.findings if f.code == "CL101"]
     assert f.severity == Severity.INFO or "holds alike" in f.message
+
+
+TRAITS_KERNEL = """
+template <int kNThreads_, typename input_t_> struct Traits {
+    using input_t = input_t_;
+    static constexpr int kNThreads = kNThreads_;
+};
+template <typename Ktraits>
+__global__ void kt(const float* in, float* out) { out[threadIdx.x] = in[threadIdx.x]; }
+"""
+
+
+@pytest.mark.parametrize(("host", "block", "args"), [
+    # mamba / causal-conv1d: a local `using`, the host's template arguments from its caller, a launch through
+    # a variable holding the kernel's address
+    ("template <int kNThreads, typename input_t> void launch(const float* a, float* b) {\n"
+     "  using Ktraits = Traits<kNThreads, input_t>;\n"
+     "  auto kernel = &kt<Ktraits>;\n"
+     "  kernel<<<1, Ktraits::kNThreads>>>(a, b); }\n"
+     "void go(const float* a, float* b) { launch<128, float>(a, b); }", (128, 1, 1), ("Traits<128, float>",)),
+    # apex: the kernel's name without `&`; a caller that leaves the type open
+    ("template <typename T> void launch(const float* a, float* b) {\n"
+     "  auto kernel = kt<Traits<64, T>>;\n"
+     "  kernel<<<1, 64>>>(a, b); }", (64, 1, 1), ("Traits<64, T>",)),
+    # a variable that holds something else is not a kernel
+    ("void go(const float* a, float* b) { auto kernel = other; kernel<<<1, 32>>>(a, b); }", None, None),
+])
+def test_a_launch_through_a_variable_and_a_local_type(host: str, block: tuple | None, args: tuple | None) -> None:
+    records = launch_entry("k.cu", TRAITS_KERNEL + host + "\n").records
+    found = [(r.values.block, r.values.template_args) for r in records if r.kernel == "kt"]
+    assert found == ([(block, args)] if block is not None else [])
