@@ -41,10 +41,12 @@ class KernelConfig:
     source: str = "none"  # launch | directive | instantiation | none
     where: str = ""  # what gives it, for messages: "its launch", "its launch in main.cu", "the directive"
     tied: tuple[tuple[int, int], ...] = ()  # (block dimension, template parameter) the launch writes alike
+    # (block dimension, its expression over the kernel's parameters) the launch computes from its arguments
+    block_params: tuple[tuple[int, str], ...] = ()
 
     @property
     def key(self) -> tuple:
-        return (self.block, self.template, self.args, self.tied)
+        return (self.block, self.template, self.args, self.tied, self.block_params)
 
 
 _values: dict[tuple, list[list[LaunchValues]]] = {}
@@ -90,8 +92,11 @@ def _launch_config(kernel: Function, values: LaunchValues, where: str) -> Kernel
     # (the parameters are read only when an argument is known: most launches pass run-time sizes)
     args = () if values.args.count(None) == len(values.args) else \
         tuple(None if p.pointer or i >= len(values.args) else values.args[i] for i, p in enumerate(kernel.params))
+    names = [p.name for p in kernel.params]
+    block_params = tuple((d, re.sub(r"\$(\d+)", lambda m: names[int(m.group(1))], e)) for d, e in values.block_from_args
+                         if all(int(i) < len(names) for i in re.findall(r"\$(\d+)", e)))
     return KernelConfig(values.block_dims, template, args, "launch", where,
-                        tuple((d, j) for d, j in values.block_from_template if j < n))
+                        tuple((d, j) for d, j in values.block_from_template if j < n), block_params)
 
 
 def directive_config(kernel: Function, directive: LaunchDirective) -> KernelConfig:

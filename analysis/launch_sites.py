@@ -49,6 +49,10 @@ class LaunchValues:
     # (block dimension, template argument) pairs written with one name that neither fixes: `dim3{CTA_SIZE, 1, 1}`
     # for `k<TILE, CTA_SIZE><<<g, threads>>>` makes block.x the kernel's second template argument
     block_from_template: tuple[tuple[int, int], ...] = ()
+    # (block dimension, its expression over the launch's arguments by position, `$2 / $1`) for a dimension the
+    # host computes from values it also passes to the kernel: DeepSpeed's `dim3(hidden_dim / heads, heads)`
+    # for `k<<<g, b>>>(out, in, heads, hidden_dim)`
+    block_from_args: tuple[tuple[int, str], ...] = ()
     dispatched: bool = False  # inside a `case` of a switch on a variable (a dispatch over sizes: case_values)
 
 
@@ -89,6 +93,7 @@ def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "")
     args = tuple(_integer(a, unit, scope, binding, constant) for a in (args_node.named_children if args_node else []))
     return LaunchValues(
         block_from_template=_tied(cfg[1] if len(cfg) > 1 else None, block_dims, launch, unit, scope),
+        block_from_args=_from_arguments(cfg[1] if len(cfg) > 1 else None, block_dims, args_node, unit, scope),
         grid=_whole(grid_dims),
         block=_whole(block_dims),
         dynamic_shared_bytes=smem[0] if smem and smem[0] >= 0 else None,
@@ -112,6 +117,24 @@ def _tied(block: Node | None, dims: PartialDim3 | None, launch: Launch, unit: Un
         text = " ".join(ts.text(arg).split())
         if (dims is None or dims[d] is None) and text in names:
             out.append((d, names.index(text)))
+    return tuple(out)
+
+
+def _from_arguments(block: Node | None, dims: PartialDim3 | None, args_node: Node | None, unit: Unit,
+                    scope: Node | None) -> tuple[tuple[int, str], ...]:
+    """The open block dimensions written only with names the launch also passes as arguments, each as an
+    expression over the arguments' positions (`$3 / $2`)."""
+    if args_node is None or (dims is not None and None not in dims):
+        return ()
+    positions = {ts.text(a): i for i, a in enumerate(args_node.named_children) if a.type == "identifier"}
+    written = dim3_arguments(block, unit, scope) or ()
+    out = []
+    for d, arg in enumerate(written[:3]):
+        text = " ".join(ts.text(arg).split())
+        names = _IDENT.findall(text)
+        if (dims is None or dims[d] is None) and names and all(n in positions for n in names) and \
+                not any(_reassigned(n, scope, unit) for n in names if scope is not None):
+            out.append((d, _IDENT.sub(lambda m: f"${positions[m.group(0)]}", text)))
     return tuple(out)
 
 
@@ -367,7 +390,7 @@ def bound_configurations(launch: Launch, unit: Unit, graph: Callable[[], CallGra
 
 
 def _values_key(v: LaunchValues) -> tuple:
-    return (v.grid, v.block_dims, v.dynamic_shared_bytes, v.template_args, v.args)
+    return (v.grid, v.block_dims, v.dynamic_shared_bytes, v.template_args, v.args, v.block_from_args)
 
 
 def _short(text: str, limit: int = 48) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from cudalens.analysis import ts_binding as ts
@@ -249,12 +249,23 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
             assumptions.append(Assumption(Fact.TEMPLATE, tname, value, f"{tname} = {value}",
                                           _open_reason(config, name, "instantiation")))
     known_args = {p.name: v for p, v in zip(kernel.params, config.args, strict=False) if v is not None}
-    sampled = [p.name for p in kernel.params if not p.pointer and p.name not in known_args and not _float(unit, p)]
+    # sizes the launch's block is computed from (`dim3(hidden_dim / heads, heads)`): each run gives them the
+    # values its block has, never a sample the block contradicts
+    with_block = [_block_parameters(config.block_params, b, known_args) for b in blocks]
+    follow = set(with_block[0]) if all(set(w) == set(with_block[0]) for w in with_block) else set()
+    sampled = [p.name for p in kernel.params if not p.pointer and p.name not in known_args and not _float(unit, p)
+               and p.name not in follow]
     shifts = {p for p in sampled if _exponent(body, p)}
+    # (still sizes the code does not fix: what rests on them is info and names them, as the block's shape)
+    assumptions += [Assumption(Fact.SIZES, p, with_block[0][p], f"{p} = {with_block[0][p]}",
+                               "the sizes its launch computes that block from") for p in sorted(follow)]
     assumptions += [Assumption(Fact.SIZES, p, (SHIFT_SAMPLES if p in shifts else PARAM_SAMPLES)[0],
                                f"{p} = {(SHIFT_SAMPLES if p in shifts else PARAM_SAMPLES)[0]}",
                                _open_reason(config, name, "launch")) for p in sampled]
     runs = _runs(blocks, known_args, sampled, uses_y or uses_z, shifts)
+    if follow:
+        runs = [_following(r, with_block[blocks.index(r.block)], with_block[0]) if r.block in blocks else r
+                for r in runs]
     model = KernelModel(context.path, unit, kernel, context.index, context.to_file,
                         blocks[0] if not filled else None, source, context,
                         dimension_params=_dimension_params(kernel) | set(known_args),
@@ -268,6 +279,61 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
         model.configs.append(cfg)
         model.runs.append(model.simulate(cfg))
     return model
+
+
+def _following(run: RunConfig, values: dict[str, int], first: dict[str, int]) -> RunConfig:
+    """The run with the sizes its block gives; a run whose sizes differ from the first's varies them."""
+    varies = run.varies | {Fact.SIZES} if values != first else run.varies
+    return replace(run, params=tuple(sorted({**dict(run.params), **values}.items())), varies=varies)
+
+
+def _block_parameters(exprs: tuple[tuple[int, str], ...], block: tuple[int, int, int],
+                      known: dict[str, int]) -> dict[str, int]:
+    """Values of the kernel's parameters that make the launch's block expressions give `block`: `heads` = 8 and
+    `hidden_dim` = 256 for block 32×8 of `dim3(hidden_dim / heads, heads)`; solved one unknown name at a time
+    (a name alone, or `a / b`, `a * b` with the other side known); {} when one of them cannot be met."""
+    values: dict[str, int] = {}
+    pending = list(exprs)
+    for _ in range(len(exprs) + 1):
+        left = []
+        for dim, expr in pending:
+            solved = _solve(expr.replace(" ", ""), block[dim], {**known, **values})
+            if solved is None:
+                left.append((dim, expr))
+            elif solved:
+                values.update(solved)
+        if len(left) == len(pending):
+            break
+        pending = left
+    # a block the expressions cannot give (`dim3{tile_size, tile_size}` against an assumed 32×8): the sizes are
+    # sampled apart, as before, rather than made to fit half of it
+    return values if not pending else {}
+
+
+_PRODUCT = re.compile(r"^\(?([A-Za-z_]\w*|\d+)\)?([*/])\(?([A-Za-z_]\w*|\d+)\)?$")
+
+
+def _solve(expr: str, target: int, known: dict[str, int]) -> dict[str, int] | None:
+    """{name: value} making `expr` equal `target`, {} when it already holds, None when it cannot be solved
+    (two unknowns, a value that does not divide, a form other than `a`, `a / b`, `a * b`)."""
+    def value(term: str) -> int | None:
+        return int(term) if term.isdigit() else known.get(term)
+
+    if re.fullmatch(r"[A-Za-z_]\w*", expr):
+        return {} if known.get(expr) == target else None if expr in known else {expr: target}
+    m = _PRODUCT.match(expr)
+    if m is None:
+        return None
+    a, op, b = m.groups()
+    va, vb = value(a), value(b)
+    if va is not None and vb is not None:
+        return {} if (va // vb if op == "/" and vb else va * vb) == target else None
+    if op == "/" and va is None and vb:
+        return {a: target * vb}
+    if op == "*" and (va is None) != (vb is None):
+        known_side, name = (vb, a) if va is None else (va, b)
+        return {name: target // known_side} if known_side and target % known_side == 0 else None
+    return None
 
 
 def _assume_open_arguments(unit: Unit, given: str, assumptions: list[Assumption], reason: str) -> str:

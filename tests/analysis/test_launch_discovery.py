@@ -212,3 +212,16 @@ def test_a_launch_through_a_variable_and_a_local_type(host: str, block: tuple | 
     records = launch_entry("k.cu", TRAITS_KERNEL + host + "\n").records
     found = [(r.values.block, r.values.template_args) for r in records if r.kernel == "kt"]
     assert found == ([(block, args)] if block is not None else [])
+
+
+@pytest.mark.parametrize(("host", "tied"), [
+    # DeepSpeed: the block's x and y are computed from sizes the kernel also takes
+    ("void run(float* o, int heads, int hidden) { dim3 b(hidden / heads, heads, 2); k<<<1, b>>>(o, heads, hidden); }",
+     ((0, "$2 / $1"), (1, "$1"))),
+    # a value the kernel does not take is not tied; a constant dimension needs nothing
+    ("void run(float* o, int heads, int rows) { dim3 b(32, rows); k<<<1, b>>>(o, heads, 4); }", ()),
+])
+def test_a_block_computed_from_the_kernels_arguments(host: str, tied: tuple) -> None:
+    source = "__global__ void k(float* out, int heads, int hidden) { out[threadIdx.y] = 0.0f; }\n" + host + "\n"
+    [record] = launch_entry("k.cu", source).records
+    assert record.values.block_from_args == tied
