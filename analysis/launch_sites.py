@@ -19,9 +19,9 @@ from cudalens.analysis.host_eval import (
     PartialDim3,
     declaration_of,
     dim3_arguments,
-    host_type,
     dim3_parts,
     eval_host,
+    host_type,
     writes,
 )
 from cudalens.analysis.syntax import find

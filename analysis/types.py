@@ -160,7 +160,7 @@ class TypeTable:
         args = [self._resolved(a, depth) for a in args]
         special = self.definitions.get(f"{base}<{','.join(args)}>") if m else None  # `template<> struct X<16>`
         d = special or self.definitions.get(base) or self.definitions.get(base.split("::")[-1])
-        if d is None or len(args) != len(d.params) and special is None:
+        if d is None or (len(args) != len(d.params) and special is None):
             return None
         binding = dict(zip(d.params, args, strict=True)) if special is None else {}
         for _ in range(2):  # member types and constants may name each other (`BytesToType<kNBytes * kNElts>`)
