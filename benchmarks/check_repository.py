@@ -2,9 +2,10 @@
 exit (the interpreter's start and imports included), median of `--runs`. Goal (issue 35): a 100-file repository in
 ≤ 10 s on two cores.
 
-The repository is the labelled library corpus's hand-written code (benchmarks/accuracy/libraries/, fetched by
-`library_corpus.py fetch`): its first `--files` CUDA files in path order, copied into one temporary folder with
-their folders kept, so includes between them resolve as in the repository.
+The repository is the labelled library corpus's hand-written libraries (the sets named "hand-written" in
+benchmarks/accuracy/libraries.json, fetched by `library_corpus.py fetch`; not the LLM-written set nor the race
+suites' generated programs): their first `--files` files in path order, copied into one temporary folder with their
+folders kept, so includes between them resolve as in the repository.
 
 Run: python benchmarks/check_repository.py [--files 100] [--runs 3] [--jobs 0]
 """
@@ -12,6 +13,7 @@ Run: python benchmarks/check_repository.py [--files 100] [--runs 3] [--jobs 0]
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -23,13 +25,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "accuracy" / "libraries"
+MANIFEST = ROOT / "benchmarks" / "accuracy" / "libraries.json"
 SUFFIXES = {".cu", ".cuh", ".h", ".hpp", ".cpp", ".py"}
-LLM_WRITTEN = "deepreinforce-ai+CUDA-L1"  # kept apart: this measures hand-written repositories
 
 
 def corpus_files(limit: int) -> list[Path]:
+    hand_written = {entry["repo"].replace("/", "+") for entry in json.loads(MANIFEST.read_text())["repos"]
+                    if entry["set"].startswith("hand-written")}
     files = sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix in SUFFIXES
-                   and p.relative_to(CORPUS).parts[0] != LLM_WRITTEN)
+                   and p.relative_to(CORPUS).parts[0] in hand_written)
     return files[:limit]
 
 
