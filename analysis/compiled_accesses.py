@@ -4,7 +4,8 @@ adjacent are merged into one wide access (`buf[2*t]` and `buf[2*t+1]` become one
 of the element the same thread has just written (or, in global memory, just read or written, with no store
 in between) is served from a register. All were seen on an H200 (sm_90, nvcc -O3): without them the
 analyzer reported conflicts and uncoalesced lines that ncu did not measure (llm.c's softmax_forward_kernel1:
-`maxval = inp_row[j]` after `inp_row[j] > maxval` issues no load). `volatile` arrays are left alone."""
+`maxval = inp_row[j]` after `inp_row[j] > maxval` issues no load). Accesses through a `volatile` array or
+pointer (cuda-samples scan's `volatile uint *s_Data`) are issued as written."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def _site(a: Access) -> SiteKey:
 
 
 def _volatile(a: Access) -> bool:
-    return a.decl is not None and "volatile" in ts.text(a.decl)  # type: ignore[arg-type]
+    return a.volatile or (a.decl is not None and "volatile" in ts.text(a.decl))  # type: ignore[arg-type]
 
 
 def _same_lanes(a: Access, b: Access) -> bool:
@@ -113,10 +114,8 @@ def shared_instructions(run: SimResult) -> list[Access]:
             by_base.setdefault((a.alloc, a.base), []).append(a)
     out: list[Access] = []
     for accesses in by_base.values():
-        if _volatile(accesses[0]):
-            out.extend(accesses)
-            continue
-        kept = _unforwarded(accesses)
+        out.extend(a for a in accesses if _volatile(a))  # issued as written (a volatile array or pointer)
+        kept = _unforwarded([a for a in accesses if not _volatile(a)])
         for _ in range(2):  # 4-byte pairs, then 8-byte pairs into 16-byte accesses
             kept = _merge_pass(kept)
         out.extend(kept)

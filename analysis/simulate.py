@@ -90,6 +90,7 @@ class Access:
     origin: Node | None = None
     # the kernel's own statement that reached an access of a helper of this file (the call that inlined it)
     via: Node | None = None
+    volatile: bool = False  # made through a `volatile` pointer (Ptr.volatile)
 
     @property
     def site(self) -> tuple[int, ...]:
@@ -391,6 +392,8 @@ class Simulator:
                 if target.type == "pointer_declarator" and isinstance(value, Ptr) and elem is not None \
                         and value.elem.name != elem.name and not value.dims:
                     value = value.retyped(elem)
+                if target.type == "pointer_declarator":
+                    value = _qualified(value, text_head)
                 if isinstance(value, Ptr) and value.base == "extern_shared":
                     value = Ptr(name, value.space, value.off, elem or value.elem, (), node, elem is None,
                                 alloc="extern")
@@ -932,7 +935,7 @@ class Simulator:
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
             order=self.order, alloc=ref.ptr.key, exact_mask=self.inexact == 0, arms=tuple(self.arms),
             floating=ref.elem.name in FLOAT_TYPES, origin=node if self.report_node is not None else None,
-            via=self.at if self.inline_depth and self.report_node is None else None))
+            via=self.at if self.inline_depth and self.report_node is None else None, volatile=ref.ptr.volatile))
 
     def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:
         if target.type == "identifier":
@@ -1091,7 +1094,7 @@ class Simulator:
                targ_nodes: list[Node]) -> Val | Ptr:
         scope: dict[str, Val | Ptr] = {}
         for p, a in zip(callee.params, args, strict=False):
-            scope[p.name] = a if isinstance(a, cg.Group) else cg.from_type(p.type_text) or a
+            scope[p.name] = a if isinstance(a, cg.Group) else cg.from_type(p.type_text) or _qualified(a, p.type_text)
         names: dict[str, str] = {}
         for param, targ in zip(callee.template_params, targ_nodes, strict=False):
             text = ts.text(targ)
@@ -1235,6 +1238,14 @@ class _Alias:
 
     def ref(self) -> _Ref:
         return self.target
+
+
+def _qualified(value: Val | Ptr, declared: str) -> Val | Ptr:
+    """A pointer bound to a name declared `volatile` (`volatile float *vs = sdata;`, a helper's
+    `volatile uint *s_Data`) is volatile from there on (Ptr.volatile)."""
+    if isinstance(value, Ptr) and not value.volatile and "volatile" in declared.split():
+        return replace(value, volatile=True)
+    return value
 
 
 @dataclass

@@ -93,6 +93,9 @@ class Ptr:
     # __shared__` name aliases it), `name@helper<args>` for a helper's own `__shared__` array (one per
     # function and template instantiation, whatever its name)
     alloc: str = ""
+    # reached through a `volatile` pointer (`volatile uint *s_Data` of a helper): the compiler issues every access
+    # as written, neither merging neighbours nor serving a re-read from a register (compiled_accesses)
+    volatile: bool = False
 
     @property
     def key(self) -> str:

@@ -166,3 +166,16 @@ __global__ void k(const float4* in, float* out) {
     assert not result.truncated
     [store] = accesses(result, "out", write=True)
     assert (store.addr == 8 * lanes(64)).all()
+
+
+def test_accesses_through_a_volatile_pointer_say_so():
+    result = run("""
+__device__ void put(volatile float* v) { v[threadIdx.x] = 1.0f; }
+__global__ void k() {
+    __shared__ float s[64];
+    volatile float* w = s;
+    w[threadIdx.x] = 0.0f;
+    put(s);
+    s[threadIdx.x] = 2.0f;
+}""")
+    assert [a.volatile for a in accesses(result, "s", write=True)] == [True, True, False]
