@@ -62,6 +62,9 @@ class Premises:
     run_varies: tuple[frozenset[Fact], ...]  # per run of the model: the facts it gives values other than run 0's
     run_blocks: tuple[Dim3, ...]
     site_params: Callable[[object], set[str]] | None = None  # the integer parameters a site's values depend on
+    # the sizes the run under a warp gave (model.small_size_config): a finding's `holds` may carry that run's
+    # outcome after the runs', and one that held there alone rests on these
+    small: tuple[Assumption, ...] = ()
 
     def judge(self, depends_on: frozenset[Fact], severity: Severity, message: str, evidence: dict,
               node: object, holds: Sequence[bool] | None) -> tuple[Severity, str, dict]:
@@ -75,11 +78,19 @@ class Premises:
         if not relevant:
             return severity, message, evidence
         tried = frozenset().union(*self.run_varies) if holds is not None else NO_FACTS
+        run_varies = self.run_varies + ((frozenset({Fact.SIZES}),) if self.small else ())
         differing: frozenset[Fact] = frozenset().union(
-            *(varies for varies, ok in zip(self.run_varies, holds or (), strict=False) if ok != holds[0])) \
+            *(varies for varies, ok in zip(run_varies, holds or (), strict=False) if ok != holds[0])) \
             if holds else frozenset()
         dependent = [a for a in relevant if a.fact not in tried or a.fact in differing]
         dependent = self._sites_sizes(dependent, node)
+        if self.small and holds is not None and len(holds) > len(self.run_varies) and holds[-1] \
+                and not any(holds[:-1]) and Fact.SIZES in depends_on:
+            # seen only with the sizes under a warp, a run that kept the first run's block and template values:
+            # it rests on those sizes (not on the large samples of the same names) and on every other assumption
+            names = {a.name for a in self.small}
+            dependent = [a for a in relevant if a.fact is not Fact.SIZES] + \
+                [a for a in dependent if a.fact is Fact.SIZES and a.name not in names] + list(self.small)
         if dependent:
             if severity.rank > Severity.INFO.rank:
                 severity = Severity.INFO

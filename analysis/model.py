@@ -28,6 +28,11 @@ Node = ts.Node
 PARAM_SAMPLES = (4096, 4352)
 # ... except an exponent (`1 << log2N`): the size it makes is then 4096 and 2048 (`1 << 4096` is no size at all)
 SHIFT_SAMPLES = (12, 11)
+# ... and once more under a warp where the size's role makes that matter (SimResult.warp_sized: a mask of thread
+# indices, a comparison with the warp's width): `pos = 2 * tid - (tid & (size - 1))` folds the lanes onto every
+# other word only once `size` < 32. 4 keeps such a mask and a quarter of the size (a scan over `uint4`) nonzero,
+# and keeps the loops the size bounds short; an exponent gets 2 (1 << 2 = 4).
+SMALL_SAMPLE, SMALL_SHIFT = 4, 2
 OFF_DIAGONAL = (2, 1, 1)  # the block index of the runs with other sizes (RunConfig.block_index)
 ASSUMED_TEMPLATE_INT = 32
 ASSUMED_TEMPLATE_TYPE = "float"
@@ -62,6 +67,9 @@ class KernelModel:
     dimension_params: set[str] = field(default_factory=set)
     template_values: dict[str, int] = field(default_factory=dict)
     template_types: dict[str, str] = field(default_factory=dict)  # `T` → `float`: given, or assumed
+    # the run with the warp-sized parameters under a warp (small_size_config), simulated when a rule asks for it
+    small_config: RunConfig | None = None
+    _small_run: SimResult | None = None
 
     @property
     def name(self) -> str:
@@ -90,6 +98,17 @@ class KernelModel:
     def simulate(self, cfg: RunConfig, pad: dict[str, int] | None = None) -> SimResult:
         return Simulator(self.unit, self.function, cfg.block, dict(cfg.params), self.template_values, pad=pad,
                          template_types=self.template_types, block_index=cfg.block_index).run()
+
+    def small_size_run(self) -> SimResult | None:
+        """The run with the sizes whose role calls for it under a warp (`small_config`), or None when no sampled
+        size has such a role. It is not one of `runs`: a rule asks for it where a size under a warp can show
+        what the sampled sizes cannot, and a finding from it holds in it alone (`holds` one longer than
+        `runs`, its last entry this run's), which names the small size it rests on."""
+        if self.small_config is None:
+            return None
+        if self._small_run is None:
+            self._small_run = self.simulate(self.small_config)
+        return self._small_run
 
     def block_assumed(self) -> bool:
         return self.block_source == "assumed"
@@ -270,14 +289,16 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
                         blocks[0] if not filled else None, source, context,
                         dimension_params=_dimension_params(kernel) | set(known_args),
                         template_values=template_values, template_types=aliases)
-    # The runs, not the model: the model holds its context, which holds these premises (a reference cycle kept
-    # each edit's model, and the parse tree under it, until the cyclic collector ran).
-    premises = Premises(blocks[0], tuple(assumptions), tuple(r.varies for r in runs),
-                        tuple(r.block for r in runs), partial(site_params, model.runs))
-    model.context = context.with_premises(premises)
     for cfg in runs:
         model.configs.append(cfg)
         model.runs.append(model.simulate(cfg))
+    model.small_config, small = small_size_config(runs[0], model.runs[0], sampled, shifts,
+                                                  _open_reason(config, name, "launch"))
+    # The runs, not the model: the model holds its context, which holds these premises (a reference cycle kept
+    # each edit's model, and the parse tree under it, until the cyclic collector ran).
+    premises = Premises(blocks[0], tuple(assumptions), tuple(r.varies for r in runs),
+                        tuple(r.block for r in runs), partial(site_params, model.runs), small)
+    model.context = context.with_premises(premises)
     return model
 
 
@@ -350,6 +371,22 @@ def _assume_open_arguments(unit: Unit, given: str, assumptions: list[Assumption]
         values[arg] = str(value)
         assumptions.append(Assumption(Fact.TEMPLATE, arg, value, f"{arg} = {value}", reason))
     return substitute(given, values)
+
+
+def small_size_config(first: RunConfig, run: SimResult, sampled: list[str], shifts: set[str], reason: str,
+                      ) -> tuple[RunConfig | None, tuple[Assumption, ...]]:
+    """The first run again with each sampled size whose role in it calls for a size under a warp
+    (SimResult.warp_sized) set to SMALL_SAMPLE (an exponent to SMALL_SHIFT), and the assumptions it makes;
+    (None, ()) when no sampled size has such a role."""
+    small = [p for p in sampled if p in run.warp_sized]
+    if not small:
+        return None, ()
+    values = {p: SMALL_SHIFT if p in shifts else SMALL_SAMPLE for p in small}
+    params = tuple(sorted({**dict(first.params), **values}.items()))
+    assumptions = tuple(Assumption(Fact.SIZES, p, v, f"{p} < {5 if p in shifts else 32} (tried: {p} = {v})",
+                                   reason) for p, v in values.items())
+    return RunConfig(first.block, SMALL_SAMPLE, "sizes under a warp", params, frozenset({Fact.SIZES}),
+                     first.block_index), assumptions
 
 
 def _tied_block(kernel: Function, config: KernelConfig, one_dimensional: bool = False,
@@ -448,16 +485,18 @@ SiteKey = tuple[int, ...]
 
 
 def sites(model: KernelModel, events: str | Callable[[SimResult], list],
-          keep: Callable[[object], bool] = lambda e: True) -> dict[SiteKey, list[list]]:
-    """Events grouped by source site, one list per run. `events` names a list of the runs ("accesses",
-    "branches", "barriers") or derives one from a run."""
+          keep: Callable[[object], bool] = lambda e: True,
+          runs: list[SimResult] | None = None) -> dict[SiteKey, list[list]]:
+    """Events grouped by source site, one list per run (of `runs`, the model's by default). `events` names a
+    list of the runs ("accesses", "branches", "barriers") or derives one from a run."""
+    runs = model.runs if runs is None else runs
     grouped: dict[SiteKey, list[list]] = {}
-    for i, run in enumerate(model.runs):
+    for i, run in enumerate(runs):
         for event in (getattr(run, events) if isinstance(events, str) else events(run)):
             if not keep(event):
                 continue
             key = getattr(event, "site", None) or (event.node.start_byte, event.node.end_byte)
-            grouped.setdefault(key, [[] for _ in model.runs])[i].append(event)
+            grouped.setdefault(key, [[] for _ in runs])[i].append(event)
     return grouped
 
 

@@ -45,6 +45,9 @@ Node = ts.Node
 LOOP_SAMPLES = 2  # iterations simulated per loop: enough to see strides, races across iterations, trip counts
 # (and as many last ones where the step scales the variable: Simulator.last_iterations)
 MAX_INLINE_DEPTH = 4
+WARP = 32
+_COMPARISONS = frozenset(("<", "<=", ">", ">=", "==", "!="))
+_WARP_SIZED_OPS = _COMPARISONS | {"&"}  # the operators that can give a size a warp-sized role (note_warp_sized)
 # `shfl.sync.idx.b32 %0, %1, <source lane>, 0x1f, <mask>;`: one lane's value to the whole (32-lane) warp
 _SHFL_IDX = re.compile(r"\s*shfl\.sync\.idx\.b32\s+%0\s*,\s*%1\s*,\s*(\d+|0x[0-9a-fA-F]+)\s*,\s*(?:0x1[fF]|31)\s*,"
                        r"\s*(?:0xffffffff|0xFFFFFFFF|-1)\s*;?\s*$")
@@ -163,6 +166,9 @@ class SimResult:
     truncated: Cut | None = None  # None: the run reached the end of the kernel
     stopped_at: Node | None = None  # the kernel's own statement the run stopped in, when it did
     float_ops: float = 0.0  # floating-point operations per thread (sampled loops count their samples)
+    # integer parameters in a role where a size under a warp changes what the lanes do: a mask of thread indices
+    # (`tid & (size - 1)`) or a size compared with the warp's width (`size < 32`); see model.small_size_config
+    warp_sized: set[str] = field(default_factory=set)
 
 
 class _Frame:
@@ -835,11 +841,24 @@ class Simulator:
                 return binop("/", binop("-", left.off, right.off), const(left.elem.size))
             return unknown()
         if isinstance(left, Val) and isinstance(right, Val):
+            if op in _WARP_SIZED_OPS:
+                self.note_warp_sized(op, left, right)
             result = binop(op, left, right)
             if result.is_float and op in ("+", "-", "*", "/"):
                 self.result.float_ops += float(mask.sum()) / self.n
             return result
         return unknown()
+
+    def note_warp_sized(self, op: str, left: Val, right: Val) -> None:
+        """Records the parameters of a block-uniform operand that masks thread indices (`tid & (size - 1)`)
+        or is compared with the warp's width (`size < 32`, `n >= warpSize`): SimResult.warp_sized."""
+        for a, b in ((left, right), (right, left)):
+            if b.v is None or b.thread_dependent or not b.deps:
+                continue
+            if op == "&" and a.thread_dependent:
+                self.result.warp_sized |= b.params()
+            elif op in _COMPARISONS and not a.deps and a.v is not None and a.v.ndim == 0 and int(a.v) == WARP:
+                self.result.warp_sized |= b.params()
 
     def cast(self, type_text: str, value: Val | Ptr) -> Val | Ptr:
         info = self.type_info(type_text)

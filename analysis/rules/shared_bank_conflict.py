@@ -11,8 +11,9 @@ from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.compiled_accesses import shared_instructions
 from cudalens.analysis.findings import Finding, Fix, Severity
 from cudalens.analysis.memory import worst_shared
-from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, inlined_from, sites
+from cudalens.analysis.model import FOLLOWS_DATA, KernelModel, RunConfig, inlined_from, sites
 from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.simulate import SimResult
 
 
 def _last_dimension(decl: ts.Node, name: str) -> ts.Node | None:
@@ -35,12 +36,12 @@ def _only_subscripted(kernel: KernelModel, name: str, dims: int) -> bool:
     return uses == full  # the declaration is a full subscript too
 
 
-def _outside(kernel: KernelModel, per_run: list[list]) -> bool:
+def _outside(runs: list[SimResult], per_run: list[list]) -> bool:
     """Whether, in some run, no warp keeps these accesses inside the static shared array: the sampled sizes
     then are not the code's (its own indices stay inside the array), and the words the lanes hit say nothing
     of its banks (a `[4 * 4]` array of 16 words, 16 banks, cannot conflict at all). A warp inside is enough: an
     assumed block wider than the array's rows (256 threads over `t[32][32]`) still has its first warp right."""
-    for run, accesses in zip(kernel.runs, per_run, strict=False):
+    for run, accesses in zip(runs, per_run, strict=False):
         inside = outside = False
         for a in accesses:
             ptr = run.shared_arrays.get(a.base)
@@ -75,6 +76,11 @@ class SharedBankConflict(Rule):
     (stride - 1))` and a radix-4 butterfly conflict only once `stride` drops under a warp. The iterations in
     between are not run. An integer parameter that is a size's exponent (`1 << log2N`) is sampled as 12 and
     11 when no launch fixes it, not as a size.
+    A size no launch fixes that masks thread indices (`tid & (size - 1)`) or is compared with the warp's width
+    is tried once more at 4 (an exponent at 2): a conflict only that run shows (scan's `2 * tid - (tid & (size
+    - 1))` folds a warp onto every other word while `size` < 32) is `info`, "assuming size < 32 (tried: size =
+    4)". A size in another role is not tried under a warp. Accesses through a `volatile` pointer are judged as
+    written: nvcc neither merges neighbours nor serves a re-read from a register.
     A helper's reference parameter (`uint &keyA`) bound to a shared element is loaded where the helper reads
     it and stored where it assigns it, as nvcc's inlined code does; a value read again in the same loop body
     with no barrier between is taken to stay in a register. A `const` reference is read like a value, at the
@@ -120,35 +126,55 @@ class SharedBankConflict(Rule):
         fixes: dict[str, Fix | None] = {}
         data_sites = {a.site for run in kernel.runs for a in run.accesses
                       if a.space == "shared" and a.addr is None}
-        for key, per_run in sites(kernel, shared_instructions).items():
+        found = sites(kernel, shared_instructions)
+        for key, per_run in found.items():
             requests = [worst_shared(run) for run in per_run]
-            if requests[0] is None or not requests[0].conflicted or _outside(kernel, per_run):
+            if requests[0] is None or not requests[0].conflicted or _outside(kernel.runs, per_run):
                 continue
-            a = per_run[0][0]
-            r = requests[0]
-            if a.base not in fixes:
-                fixes[a.base] = self.padding_fix(kernel, a)
-            # a line whose later executions take their index from loaded data (a binary search's probe):
-            # the conflict seen in the first ones is not the line's
-            data_dependent = key in data_sites or any(x.sampled for run in per_run for x in run)
-            proven = all(q is not None and q.conflicted for q in requests) and not data_dependent
-            kind = "write to" if a.write else "read of"
-            message = (f"{r.degree}-way bank conflict on {kind} shared `{a.base}`: lanes of a warp hit the same "
-                       f"bank in different words, so the request takes {r.wavefronts} wavefronts instead of "
-                       f"{r.ideal}")
-            fix = fixes[a.base]
-            if data_dependent:
-                message += f" ({FOLLOWS_DATA})"
-            if fix is not None:
-                message += f"; {fix.message[0].lower()}{fix.message[1:]}"
-            related = (((a.decl, f"`{a.base}` is declared here"),) if a.decl is not None else ()) + inlined_from(a)
-            yield kernel.finding(type(self), a.node, message, Severity.WARNING if proven else Severity.INFO,
-                                 fix=fix, related=related, holds=[q is not None and q.conflicted for q in requests],
-                                 evidence={
-                                     "n_way": r.degree, "wavefronts": r.wavefronts, "ideal_wavefronts": r.ideal,
-                                     "element_bytes": a.size})
+            holds = [q is not None and q.conflicted for q in requests]
+            yield self.conflict(kernel, per_run, requests, holds, key in data_sites, fixes, kernel.configs[0])
+        small = kernel.small_size_run() if found else None
+        if small is None:
+            return
+        # a conflict no sampled size shows, seen once the sizes whose role calls for it are under a warp
+        small_fixes: dict[str, Fix | None] = {}
+        for key, (accesses,) in sites(kernel, shared_instructions, runs=[small]).items():
+            request = worst_shared(accesses)
+            if request is None or not request.conflicted or _outside([small], [accesses]) or \
+                    any(q is not None and q.conflicted for q in map(worst_shared, found.get(key, ()))):
+                continue
+            yield self.conflict(kernel, [accesses], [request], [False] * len(kernel.runs) + [True],
+                                key in data_sites, small_fixes, kernel.small_config)  # type: ignore[arg-type]
 
-    def padding_fix(self, kernel: KernelModel, access) -> Fix | None:
+    def conflict(self, kernel: KernelModel, per_run: list[list], requests: list, holds: list[bool],
+                 data_site: bool, fixes: dict[str, Fix | None], config: RunConfig) -> Finding:
+        """The finding for one site, from its accesses in the runs that judged it (the first one's numbers)."""
+        a = per_run[0][0]
+        r = requests[0]
+        if a.base not in fixes:
+            fixes[a.base] = self.padding_fix(kernel, a, config)
+        # a line whose later executions take their index from loaded data (a binary search's probe):
+        # the conflict seen in the first ones is not the line's
+        data_dependent = data_site or any(x.sampled for run in per_run for x in run)
+        proven = all(holds) and not data_dependent
+        kind = "write to" if a.write else "read of"
+        message = (f"{r.degree}-way bank conflict on {kind} shared `{a.base}`: lanes of a warp hit the same "
+                   f"bank in different words, so the request takes {r.wavefronts} wavefronts instead of "
+                   f"{r.ideal}")
+        fix = fixes[a.base]
+        if data_dependent:
+            message += f" ({FOLLOWS_DATA})"
+        if fix is not None:
+            message += f"; {fix.message[0].lower()}{fix.message[1:]}"
+        related = (((a.decl, f"`{a.base}` is declared here"),) if a.decl is not None else ()) + inlined_from(a)
+        return kernel.finding(type(self), a.node, message, Severity.WARNING if proven else Severity.INFO,
+                              fix=fix, related=related, holds=holds, evidence={
+                                  "n_way": r.degree, "wavefronts": r.wavefronts, "ideal_wavefronts": r.ideal,
+                                  "element_bytes": a.size})
+
+    def padding_fix(self, kernel: KernelModel, access, config: RunConfig) -> Fix | None:
+        """Padding the rows of a 2-D array by the fewest elements that leave its accesses conflict-free in
+        `config`'s run (the one whose conflict the finding reports)."""
         ptr = kernel.primary.shared_arrays.get(access.base)
         if ptr is None or len(ptr.dims) < 2 or access.decl is None:
             return None
@@ -156,7 +182,7 @@ class SharedBankConflict(Rule):
         if size_node is None:
             return None
         for pad in (1, 2, 4):
-            padded = kernel.simulate(kernel.configs[0], pad={access.base: pad})
+            padded = kernel.simulate(config, pad={access.base: pad})
             worst = [worst_shared([a]) for a in shared_instructions(padded) if a.base == access.base]
             if all(r is None or not r.conflicted for r in worst):
                 break

@@ -168,6 +168,18 @@ __global__ void k(const float4* in, float* out) {
     assert (store.addr == 8 * lanes(64)).all()
 
 
+def test_sizes_that_mask_thread_indices_or_meet_the_warp_width_are_warp_sized():
+    result = run("""
+__device__ unsigned codelet(unsigned size) { return 2 * threadIdx.x - (threadIdx.x & (size - 1)); }
+__global__ void k(unsigned* out, unsigned size, int width, int n, int bits) {
+    if (width < 32) return;
+    unsigned pos = codelet(size / 4);
+    if (pos < n) out[pos] = threadIdx.x & bits ? 1 : 0;
+}""", params={"size": 4096, "width": 4096, "n": 4096, "bits": 4096})
+    # through a helper's parameter and a quarter of the size; `bits` masks a thread index too; `n` only bounds
+    assert result.warp_sized == {"size", "width", "bits"}
+
+
 def test_accesses_through_a_volatile_pointer_say_so():
     result = run("""
 __device__ void put(volatile float* v) { v[threadIdx.x] = 1.0f; }
