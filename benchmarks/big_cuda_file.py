@@ -13,9 +13,11 @@ def big_cuda_source(target_lines: int = 3000) -> str:
     parts = [p.read_text() for p in sorted(FIXTURES.glob("CL*.cu"))
              if "nocompile" not in p.name and not p.name.startswith("CL0")]
     out: list[str] = []
-    copy = 0
-    while sum(s.count("\n") for s in out) < target_lines:
+    lines = copy = 0
+    while lines < target_lines:
         for text in parts:
+            if lines >= target_lines:  # every fixture added grows the set: the file stays the size it says
+                break
             names = re.findall(r"__global__\s+void\s+(\w+)|__device__\s+\w+\s+(\w+)\s*\(|^void\s+(\w+)", text, re.M)
             renamed = text
             for name in {n for group in names for n in group if n}:
@@ -23,6 +25,7 @@ def big_cuda_source(target_lines: int = 3000) -> str:
             renamed = re.sub(r"^#define\s+(\w+)", lambda m: f"#undef {m.group(1)}\n#define {m.group(1)}", renamed,
                              flags=re.M)
             out.append(renamed.replace("// expect:", "// was:"))
+            lines += renamed.count("\n")
         copy += 1
     return "\n".join(out)
 
