@@ -51,6 +51,9 @@ class Assumption:
     value: int | str
     phrase: str  # "a 256-thread block", "T = 32"
     reason: str  # why it had to be assumed: "no launch of `k` found"
+    # a size given the value an assumed block makes it (`heads` = 8 of `dim3(hidden_dim / heads, heads)`): small,
+    # and tried only at the values the tried blocks give, so a figure computed from it is not the code's
+    from_block: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,14 @@ class Premises:
     small: tuple[Assumption, ...] = ()
 
     def judge(self, depends_on: frozenset[Fact], severity: Severity, message: str, evidence: dict,
-              node: object, holds: Sequence[bool] | None) -> tuple[Severity, str, dict]:
+              node: object, holds: Sequence[bool] | None, stated: Sequence[object] = ()
+              ) -> tuple[Severity, str, dict]:
         """The severity, message and evidence a finding may carry, given what it rests on. `holds`: whether
         the rule's conclusion held in each run of the model (None: the rule cannot tell; it then rests on
-        every assumption of the facts it depends on)."""
+        every assumption of the facts it depends on). `stated`: per run, the figures the message states as that
+        run found them (an n-way, sectors, lanes): a conclusion that held in two runs with other figures holds
+        with the figure of neither for every value allowed (`[tx * heads + ty]` is 8-way for heads = 8, 16-way
+        for 16, conflict-free for odd heads), so it rests on what those runs varied, as one that did not hold."""
         evidence = dict(evidence)
         if Fact.BLOCK in depends_on:
             evidence.setdefault("block", shape_text(self.block))
@@ -80,10 +87,19 @@ class Premises:
         tried = frozenset().union(*self.run_varies) if holds is not None else NO_FACTS
         run_varies = self.run_varies + ((frozenset({Fact.SIZES}),) if self.small else ())
         differing: frozenset[Fact] = frozenset().union(
-            *(varies for varies, ok in zip(run_varies, holds or (), strict=False) if ok != holds[0])) \
+            *(varies for i, (varies, ok) in enumerate(zip(run_varies, holds or (), strict=False))
+              if ok != holds[0] or (ok and i < len(stated) and stated[i] != stated[0]))) \
             if holds else frozenset()
         dependent = [a for a in relevant if a.fact not in tried or a.fact in differing]
         dependent = self._sites_sizes(dependent, node)
+        if any(stated) and self.site_params is not None:
+            # a figure computed from a size an assumed block gives: the runs agreeing on it proves nothing of
+            # the size's other values (`[tx * heads + ty]` is 8-way for heads = 8 and 16 alike, conflict-free
+            # for odd heads); the sampled sizes are large, where such figures settle, and stay judged by the runs
+            used = self.site_params(node)
+            tied = [a for a in relevant if a.from_block and a.name in used and a not in dependent]
+            if tied:  # (and on the block they follow, named first)
+                dependent = [a for a in relevant if a.fact is Fact.BLOCK and a not in dependent] + dependent + tied
         if self.small and holds is not None and len(holds) > len(self.run_varies) and holds[-1] \
                 and not any(holds[:-1]) and Fact.SIZES in depends_on:
             # seen only with the sizes under a warp, a run that kept the first run's block and template values:

@@ -66,14 +66,16 @@ class FileContext:
 
     def finding(self, rule: type, node: Node, message: str, severity: Severity | None = None, *,
                 kernel: str | None = None, fix: Fix | None = None, evidence: dict | None = None,
-                related: tuple[tuple[Node, str], ...] = (), holds: Sequence[bool] | None = None) -> Finding:
+                related: tuple[tuple[Node, str], ...] = (), holds: Sequence[bool] | None = None,
+                stated: Sequence[object] = ()) -> Finding:
         """Every finding is made here, so every one goes through what the kernel's analysis assumed
-        (assumptions.Premises.judge): `holds` says whether the conclusion held in each run of the model."""
+        (assumptions.Premises.judge): `holds` says whether the conclusion held in each run of the model,
+        `stated` the figures its message states as each run found them."""
         severity = severity or rule.default_severity
         evidence = evidence or {}
         if self.premises is not None:
             severity, message, evidence = self.premises.judge(rule.depends_on, severity, message, evidence, node,
-                                                              holds)
+                                                              holds, stated)
         path, span = self.place(node)
         places = [(n, m, self.place(n)) for n, m in related if n is not None]
         return Finding(

@@ -87,10 +87,12 @@ class KernelModel:
 
     def finding(self, rule: type, node: Node, message: str, severity: Severity | None = None, *,
                 fix: Fix | None = None, evidence: dict | None = None,
-                related: tuple[tuple[Node, str], ...] = (), holds: Sequence[bool] | None = None) -> Finding:
-        """`holds`: whether the conclusion held in each of `runs` (see assumptions.Premises.judge)."""
+                related: tuple[tuple[Node, str], ...] = (), holds: Sequence[bool] | None = None,
+                stated: Sequence[object] = ()) -> Finding:
+        """`holds`: whether the conclusion held in each of `runs`; `stated`: the figures the message states, as
+        each of `runs` found them (see assumptions.Premises.judge)."""
         return self.context.finding(rule, node, message, severity, kernel=self.name, fix=fix, evidence=evidence,
-                                    related=related, holds=holds)
+                                    related=related, holds=holds, stated=stated)
 
     def replace_fix(self, node: Node, new_text: str, message: str, safe: bool) -> Fix:
         return self.context.replace_fix(node, new_text, message, safe)
@@ -277,7 +279,8 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
     shifts = {p for p in sampled if _exponent(body, p)}
     # (still sizes the code does not fix: what rests on them is info and names them, as the block's shape)
     assumptions += [Assumption(Fact.SIZES, p, with_block[0][p], f"{p} = {with_block[0][p]}",
-                               "the sizes its launch computes that block from") for p in sorted(follow)]
+                               "the sizes its launch computes that block from", from_block=True)
+                    for p in sorted(follow)]
     assumptions += [Assumption(Fact.SIZES, p, (SHIFT_SAMPLES if p in shifts else PARAM_SAMPLES)[0],
                                f"{p} = {(SHIFT_SAMPLES if p in shifts else PARAM_SAMPLES)[0]}",
                                _open_reason(config, name, "launch")) for p in sampled]

@@ -92,6 +92,7 @@ class ArrayOfStructsFieldAccess(Rule):
                 f"touches {r.sectors} sectors to use {first.size} bytes per lane (ideal {r.ideal}); "
                 f"a structure of arrays would coalesce" + (f" ({FOLLOWS_DATA})" if sampled else ""),
                 Severity.INFO if sampled else Severity.WARNING, holds=[is_uncoalesced(r) for r in requests],
+                stated=[q and (q.sectors, q.ideal) for q in requests],
                 evidence={"sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                           "struct_bytes": first.struct_size, "field_bytes": first.size},
             )

@@ -98,6 +98,7 @@ class BarrierInDivergentCode(Rule):
                 f"{missing[0]} of {total} threads skip it and wait at a later barrier instead, so the block "
                 f"deadlocks or the barriers pair up wrongly",
                 Severity.ERROR if all(missing) else Severity.INFO, holds=[bool(m) for m in missing],
+                stated=[m and (m, int(run[0].alive.sum())) for m, run in zip(missing, per_run, strict=True)],
                 evidence={"threads_missing": missing[0], "threads_in_block": total},
                 related=((waits_at, "the skipping threads wait at this barrier instead"),) if waits_at is not None
                 else (),

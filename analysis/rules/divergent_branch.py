@@ -283,4 +283,5 @@ class DivergentBranch(Rule):
                             f"branching (then no warp diverges, though {active - taken} lanes idle through it)")
                 evidence["straight_line"] = True
             yield kernel.finding(type(self), per_run[0][0].at or cond, message, severity,
-                                 holds=[s is not None for s in splits], evidence=evidence)
+                                 holds=[s is not None for s in splits], stated=[s and s[:2] for s in splits],
+                                 evidence=evidence)

@@ -71,6 +71,6 @@ class DivergentLoopTripCount(Rule):
                 type(self), loop.at or cond,
                 f"Loop trip count varies within a warp: after some iterations {continuing} of {active} lanes "
                 f"continue while the rest idle (the bound depends on {describe_deps(loop.deps)})",
-                severity, holds=[s is not None for s in splits],
+                severity, holds=[s is not None for s in splits], stated=[s and s[:2] for s in splits],
                 evidence={"lanes_continuing": continuing, "lanes_active": active},
             )

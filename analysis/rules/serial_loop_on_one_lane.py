@@ -221,6 +221,7 @@ class SerialLoopOnOneLane(Rule):
             message = f"One lane runs this loop, {trips[0]} iterations in series{block}, while {waiting}"
             unknown = shares[0][1]
             finding = kernel.finding(type(self), at, f"{message}; {advice}", Severity.WARNING, holds=holds,
+                                     stated=trips,
                                      related=related, evidence={**evidence, "trips": trips[0]})
             if finding.severity is not Severity.INFO and unknown:  # the number is the code's; its weight is not
                 return kernel.finding(
@@ -233,7 +234,7 @@ class SerialLoopOnOneLane(Rule):
         holds = [s is not None and s[0] == 1 and t == trips[0] for s, t in zip(splits, trips, strict=False)]
         return kernel.finding(  # what else it rests on (an assumed block or template argument), judge names
             type(self), at, f"One lane runs this loop, `{header(loop)}`, in series while {waiting}{cause}; "
-            f"{advice}", Severity.INFO, holds=holds, related=related, evidence=evidence)
+            f"{advice}", Severity.INFO, holds=holds, stated=(), related=related, evidence=evidence)
 
 
 def parallel_work(run, warps_in_block: int, sampled: set[str]) -> tuple[int | None, str]:

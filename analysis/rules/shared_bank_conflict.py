@@ -132,7 +132,8 @@ class SharedBankConflict(Rule):
             if requests[0] is None or not requests[0].conflicted or _outside(kernel.runs, per_run):
                 continue
             holds = [q is not None and q.conflicted for q in requests]
-            yield self.conflict(kernel, per_run, requests, holds, key in data_sites, fixes, kernel.configs[0])
+            yield self.conflict(kernel, per_run, requests, holds, key in data_sites, fixes, kernel.configs[0],
+                                [q and (q.degree, q.wavefronts, q.ideal) for q in requests])
         small = kernel.small_size_run() if found else None
         if small is None:
             return
@@ -147,8 +148,10 @@ class SharedBankConflict(Rule):
                                 key in data_sites, small_fixes, kernel.small_config)  # type: ignore[arg-type]
 
     def conflict(self, kernel: KernelModel, per_run: list[list], requests: list, holds: list[bool],
-                 data_site: bool, fixes: dict[str, Fix | None], config: RunConfig) -> Finding:
-        """The finding for one site, from its accesses in the runs that judged it (the first one's numbers)."""
+                 data_site: bool, fixes: dict[str, Fix | None], config: RunConfig,
+                 stated: list[object] | None = None) -> Finding:
+        """The finding for one site, from its accesses in the runs that judged it (the first one's numbers;
+        `stated`: each run's, which must agree for the numbers to be the code's)."""
         a = per_run[0][0]
         r = requests[0]
         if a.base not in fixes:
@@ -168,7 +171,7 @@ class SharedBankConflict(Rule):
             message += f"; {fix.message[0].lower()}{fix.message[1:]}"
         related = (((a.decl, f"`{a.base}` is declared here"),) if a.decl is not None else ()) + inlined_from(a)
         return kernel.finding(type(self), a.node, message, Severity.WARNING if proven else Severity.INFO,
-                              fix=fix, related=related, holds=holds, evidence={
+                              fix=fix, related=related, holds=holds, stated=stated or (), evidence={
                                   "n_way": r.degree, "wavefronts": r.wavefronts, "ideal_wavefronts": r.ideal,
                                   "element_bytes": a.size})
 

@@ -212,6 +212,7 @@ class SharedMemoryRace(Rule):
                 f"`{kernel.text(first.node)}` with {barrier}{unproven}",
                 Severity.ERROR if proven and not atomic else Severity.INFO,
                 holds=None if joint else [key in r for r in per_run],
+                stated=(),  # the two thread ids are an example of the pair, not a count the runs must agree on
                 related=((first.node, f"thread {t1} {_verb(first, past=False)} it here"),),
                 evidence={"byte_offset": offset, "thread_a": t1, "thread_b": t2},
             )

@@ -137,4 +137,5 @@ class SingleAddressGlobalAtomic(Rule):
                 message += f" (not with {', '.join(labels)})"
             yield kernel.finding(type(self), first.node, message, severity,
                                  holds=[bool(n) or not ran for n, ran in zip(lanes, executed, strict=True)],
+                                 stated=[n if ran else lanes[0] for n, ran in zip(lanes, executed, strict=True)],
                                  evidence={"lanes_per_address": max(lanes)})

@@ -279,7 +279,7 @@ class UncoalescedGlobalAccess(Rule):
             moved = ((hoisted, "loop-invariant: nvcc loads it once, before this loop"),) if hoisted else ()
             yield kernel.finding(type(self), first.node, message, severity,
                                  related=self.related(kernel, first) + inlined_from(first) + moved,
-                                 holds=flagged, evidence={
+                                 holds=flagged, stated=[q and (q.sectors, q.ideal) for q in requests], evidence={
                 "sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                 "stride_bytes": r.stride_bytes or 0, "element_bytes": first.size,
                 "block": "×".join(map(str, kernel.configs[seen].block)),  # the run that shows it

@@ -8,6 +8,7 @@ assumed block, or stays proven and says that it held for every block shape tried
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pytest
 
@@ -168,3 +169,50 @@ def test_sizes_no_launch_fixes_are_named_where_the_conclusion_depends_on_them() 
     [proven] = _findings(source + HOST.format("k<<<1, 256>>>(b, 100);"), "CL201")
     assert proven.severity == Severity.WARNING and "assuming" not in proven.message
     assert proven.message.startswith("Divergent branch: 4 of 32 lanes")
+
+
+def test_every_rule_that_judges_runs_says_which_figures_its_message_states() -> None:
+    """A conclusion that held in every run proves its figures only when the runs found the same ones (and none
+    follows a size an assumed block gives): each rule that passes `holds` passes `stated` too, by construction,
+    so no rule can state a tried value's figure as proof (an empty `stated` says its message states none)."""
+    import ast
+    from pathlib import Path
+
+    import cudalens.analysis.rules as rules_package
+
+    missing = []
+    for path in sorted(Path(rules_package.__file__).parent.glob("*.py")):
+        for call in ast.walk(ast.parse(path.read_text())):
+            if isinstance(call, ast.Call) and {"holds"} <= {k.arg for k in call.keywords} \
+                    and "stated" not in {k.arg for k in call.keywords}:
+                missing.append(f"{path.name}:{call.lineno}")
+    assert not missing, f"findings judged by their runs without the figures they state: {missing}"
+
+
+def test_figures_that_differ_between_runs_or_follow_an_assumed_block_are_info() -> None:
+    from pathlib import Path
+
+    path = Path(__file__).parent / "fixtures" / "CL3_tied_figures.cu"
+    findings = {f.kernel: f for f in _findings(path.read_text(), "CL301")}
+    tied = findings["scatter_heads"]  # 8-way for heads = 8 and 16 alike: not for odd heads
+    assert tied.severity == Severity.INFO and tied.message.startswith("8-way")
+    assert tied.message.endswith("(assuming a 32×8 block: not fixed by its launch; assuming heads = 8: the sizes "
+                                 "its launch computes that block from)")
+    assert dict(tied.evidence_dict()["assumed"])["heads"] == 8
+    unlaunched = findings["column_read"]  # 32-way with 32×8, 16-way with 16×16
+    assert unlaunched.severity == Severity.INFO
+    assert unlaunched.message.endswith("(assuming a 32×8 block: no launch of `column_read` found)")
+    launched = findings["column_read_launched"]
+    assert launched.severity == Severity.WARNING and "assuming" not in launched.message
+
+
+def test_runs_that_agree_on_the_figures_keep_the_finding_proven() -> None:
+    from cudalens.analysis.assumptions import Assumption, Premises
+
+    sizes = Assumption(Fact.SIZES, "n", 4096, "n = 4096", "no launch of `k` found")
+    premises = Premises((256, 1, 1), (sizes,), (frozenset(), frozenset({Fact.SIZES})), ((256, 1, 1),) * 2)
+    judge = partial(premises.judge, frozenset({Fact.SIZES}), Severity.WARNING, "32 sectors", {}, None, [True, True])
+    assert judge(stated=[32, 32])[0] == Severity.WARNING
+    severity, message, evidence = judge(stated=[32, 16])
+    assert severity == Severity.INFO and message == "32 sectors (assuming n = 4096: no launch of `k` found)"
+    assert evidence["assumed"] == (("n", 4096),)
