@@ -1400,22 +1400,12 @@ def _stepped_in_body(cond: Node | None, body: Node | None) -> set[str]:
     """The variables of a while loop's condition that its body's own statements update (`i += blockSize;`)."""
     if cond is None or body is None:
         return set()
-    names = {ts.text(n) for n in _identifiers(cond)}
+    names = ts.identifiers(cond)
     statements = body.named_children if body.type == "compound_statement" else [body]
     out: set[str] = set()
     for statement in statements:
         if statement.type == "expression_statement" and statement.named_children:
             out |= _updated(statement.named_children[0]) & names
-    return out
-
-
-def _identifiers(node: Node) -> list[Node]:
-    stack, out = [node], []
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier":
-            out.append(n)
-        stack.extend(n.named_children)
     return out
 
 

@@ -3,6 +3,7 @@ tree-sitter-python 0.25), so an API change of the binding touches this file alon
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -54,6 +55,20 @@ def matches(language: str, name: str, node: Node) -> list[tuple[int, dict[str, l
 def text(node: Node) -> str:
     raw = node.text  # each access copies the bytes out of the tree: once
     return raw.decode("utf-8", errors="replace") if raw is not None else ""
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """The named nodes under `node`, itself first, in source order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.named_children))
+
+
+def identifiers(node: Node) -> set[str]:
+    """The names of the identifiers under `node`."""
+    return {text(n) for n in walk(node) if n.type == "identifier"}
 
 
 def error_count(tree: Tree) -> int:

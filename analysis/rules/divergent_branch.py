@@ -161,6 +161,71 @@ def every_warp_alike(branches: list) -> bool:
     return len({int(taken.sum()) for taken, active in warp_lanes(branches) if active.any()}) <= 1
 
 
+_FOLDS = frozenset({"__shfl_down_sync", "__shfl_xor_sync", "__shfl_up_sync"})
+
+
+def _shuffle(node, names: frozenset[str]) -> str | None:
+    """The variable a call of one of `names` exchanges (`__shfl_xor_sync(m, x, 8)` → "x"), or None."""
+    if node.type != "call_expression":
+        return None
+    args = node.child_by_field_name("arguments")
+    arg_nodes = args.named_children if args is not None else []
+    if callee(node.child_by_field_name("function"))[1] in names and len(arg_nodes) >= 2 and \
+            arg_nodes[1].type == "identifier":
+        return ts.text(arg_nodes[1])
+    return None
+
+
+def _function_body(node):
+    while node is not None and node.type not in ("function_definition", "lambda_expression"):
+        node = node.parent
+    return node.child_by_field_name("body") if node is not None else None
+
+
+def exchange_tail(kernel: KernelModel, node) -> bool:
+    """Whether an `if` without `else` is each lane's share of a warp exchange, with no work for the lanes that
+    skip it: a loop-free body that either finishes a shuffle reduction's result (`partial +=
+    __shfl_down_sync(…, partial, 16); if (member == 0) out[i] = f(partial);` — the skipping lanes' values were
+    folded into the taking lanes', one result per taking lane) or makes, without storing to memory, a value
+    that a `__shfl_sync` afterwards hands to the other lanes (one lane per group loads what its group shares).
+    A loop in the body (a leader that writes many outputs) is work the idle lanes could share: not a tail."""
+    body = node.child_by_field_name("consequence")
+    scope = _function_body(node)
+    if body is None or node.child_by_field_name("alternative") is not None or scope is None:
+        return False
+    loops = [n for n in ts.walk(body) if n.type in ("for_statement", "while_statement", "do_statement")]
+    runs_once = {(b.node.start_byte, b.node.end_byte) for b in kernel.runs[0].branches
+                 if b.kind == "loop" and b.trips == 1}
+    if any((n.start_byte, n.end_byte) not in runs_once for n in loops):
+        return False
+    temps: dict[str, str] = {}  # `float t = __shfl_down_sync(m, x, 16);` → t: x
+    folded: set[str] = set()
+    for n in ts.walk(scope):
+        if n.end_byte > node.start_byte:
+            continue
+        if n.type == "init_declarator" and n.child_by_field_name("value") is not None:
+            source = _shuffle(n.child_by_field_name("value"), _FOLDS)
+            if source is not None:
+                temps[ts.text(n.child_by_field_name("declarator"))] = source
+        elif n.type == "assignment_expression":
+            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+            if left is None or right is None or left.type != "identifier":
+                continue
+            target = ts.text(left)
+            names = ts.identifiers(right)
+            from_shuffle = any(_shuffle(c, _FOLDS) == target for c in ts.walk(right)) or any(
+                temps.get(t) == target for t in names)
+            if from_shuffle and (ts.text(n.child_by_field_name("operator")) != "=" or target in names):
+                folded.add(target)
+    if folded & ts.identifiers(body):
+        return True
+    stores = any(a.write and a.space in ("global", "shared") and body.start_byte <= a.node.start_byte
+                 and a.node.end_byte <= body.end_byte for a in kernel.runs[0].accesses)
+    made = {ts.text(n.child_by_field_name("left")) for n in ts.walk(body) if n.type == "assignment_expression"}
+    shared_after = {_shuffle(n, frozenset({"__shfl_sync"})) for n in ts.walk(scope) if n.start_byte >= node.end_byte}
+    return not stores and bool(made & shared_after)
+
+
 class DivergentBranch(Rule):
     """## What it does
     Flags an `if`/`switch` whose condition differs between lanes of the same warp and that guards real work
@@ -181,7 +246,13 @@ class DivergentBranch(Rule):
     block scan), the message says so and advises nothing: there is no work for the idle lanes. A warp id that
     inline PTX broadcasts from lane 0 (`asm("shfl.sync.idx.b32 %0, %1, 0, 0x1f, 0xffffffff;" ...)`, generated
     Hopper kernels' `make_warp_uniform(tid / 32)`) counts as the warp id, as `__shfl_sync(…, x, 0)` does, so
-    `warp == 0 && lane < 16` is 16 lanes of one warp (fixture CL2_asm_broadcast.cu). Without
+    `warp == 0 && lane < 16` is 16 lanes of one warp (fixture CL2_asm_broadcast.cu). The tail of a warp
+    exchange is not reported either: a loop-free body that finishes a shuffle reduction's result (`partial +=
+    __shfl_down_sync(…, partial, 16); if (member == 0) { … out[i] = partial …; }` — the skipping lanes' values
+    were folded into the taking lanes', one result per taking lane), or that makes, storing nothing to memory,
+    a value a later `__shfl_sync` hands to the other lanes (one load per 16-lane group, shared): the idle lanes
+    hold no work to take on. A loop in the body (a leader zero-filling 16 outputs) is work they could share,
+    and is still reported (fixture CL2_reduction_tail.cu). Without
     `else`, interleaved lanes are reported (every warp runs the body at part throughput).
     Short bodies are not reported either: nvcc turns them into predicated instructions, and the warp does not
     diverge (the interleaved reduction `if (tid % (2 * s) == 0) s[tid] += s[tid + s];` measures 32 active
@@ -252,6 +323,8 @@ class DivergentBranch(Rule):
             part_warp = one_path and not interleaved
             if part_warp and (body_cost < HEAVY_PART_WARP or any(whole_warp_takes(run) for run in per_run)):
                 continue  # `if (tid < k) {...}`: the other lanes have nothing to run; only the warp at k is split
+            if one_path and exchange_tail(kernel, node):
+                continue  # the tail of a warp exchange: each taking lane holds one result, the others none
             cond = node.child_by_field_name("condition") or node
             arms = [node.child_by_field_name(f) for f in ("consequence", "alternative")]
             predicable = node.type == "if_statement" and not ends_kernel(kernel, node) and straight_line(
