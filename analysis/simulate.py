@@ -864,7 +864,9 @@ class Simulator:
         info = self.type_info(type_text)
         if "*" in type_text:
             if isinstance(value, Ptr):  # an element type we cannot size (`T*`, T unknown) is assumed a float
-                return value.retyped(info or DEFAULT_ELEM, assumed_size=info is None)
+                # and `(half2*)&p[i]` of such a `p` keeps the float's byte offsets: its addresses rest on it too
+                moved = value.off.deps or value.off.v is None or bool(np.any(value.off.v != 0))
+                return value.retyped(info or DEFAULT_ELEM, assumed_size=info is None or (value.assumed_size and moved))
             return value
         if isinstance(value, Val) and info is not None and value.v is not None:
             if info.name in FLOAT_TYPES:

@@ -25,8 +25,19 @@ def is_uncoalesced(r: GlobalRequest | None) -> bool:
     return r is not None and r.excess_ratio >= MIN_EXCESS and r.sectors > 4
 
 
+NARROWEST = 2  # bytes: the narrowest element a dtype dispatch instantiates (half, bfloat16)
+
+
+def holds_when_narrow(run: list) -> bool:
+    """Whether a site whose element type was not read (taken as a 4-byte float) is uncoalesced with 2-byte
+    elements too: the byte offsets of `p[i]` scale with the element, so the pattern, not the float, proves it."""
+    narrow = [replace(a, addr=a.addr * NARROWEST // a.size, size=max(1, a.size * NARROWEST // 4))
+              for a in run if a.addr is not None]
+    return is_uncoalesced(worst_request(narrow)) if narrow else False
+
+
 def _stride_text(requests: list[GlobalRequest | None], kernel: KernelModel, size: int,
-                 deps: frozenset[str], follows_data: bool) -> str:
+                 deps: frozenset[str], follows_data: bool, unknown_size: bool = False) -> str:
     """How far apart consecutive lanes are, in the program's terms: `C` elements, `T + 1` elements,
     `NH × T` elements, a run-time stride of named parameters, or what the groups of lanes look like. A stride
     that rests on sampled parameter values is never printed as a number."""
@@ -45,6 +56,8 @@ def _stride_text(requests: list[GlobalRequest | None], kernel: KernelModel, size
     apart = _apart(requests, kernel, index, size, params, follows_data, lambda q: q.stride_bytes)
     if apart is None and loaded_stride(deps, params):
         return LOADED_STRIDE
+    if apart is None and unknown_size:
+        return f"{r.stride_bytes // size} elements apart"  # the bytes would be a float's, not the program's
     return apart or f"{r.stride_bytes // size} elements ({r.stride_bytes} B) apart"
 
 
@@ -209,6 +222,11 @@ class UncoalescedGlobalAccess(Rule):
     Lanes are simulated for the block shape found at the launch site (or, when none is visible, for the usual
     shapes); integer parameters are sampled. When the stride depends on a run-time value that is never
     compared against an index (so it may be 1), the finding is `info`.
+    When the element type is not read (a launch's `c_type`/`scalar_t` from a dtype dispatch, and `(half2*)&p[i]`
+    of such a `p`), the elements are counted as 4-byte floats: the stride is given in elements, without bytes,
+    and the sector figures say they are a float's. The finding stays a `warning` when the pattern alone proves
+    it — lanes still uncoalesced with 2-byte elements (half, bf16), such as 8 elements apart — and is `info`
+    otherwise (2 elements apart: 4 B with halves, coalesced) (fixture CL1_unread_element_type.cu).
     The finding stays on the access; where nvcc puts its instructions elsewhere, a related place says so: a
     load whose pointer and index do not change in a loop that stores nothing and calls nothing is hoisted
     before the loop (`att_bth[t3]` in a loop over `t2`: Nsight Compute counts its sectors on the `for` line);
@@ -258,7 +276,7 @@ class UncoalescedGlobalAccess(Rule):
             runtime = first.deps and {d for d in first.deps if d.startswith("param:")}
             unproven_params = {d.split(":", 1)[1] for d in (runtime or ())} - kernel.dimension_params
             follows_data = any(a.sampled for run in per_run for a in run)
-            stride = _stride_text(requests, kernel, first.size, first.deps, follows_data)
+            stride = _stride_text(requests, kernel, first.size, first.deps, follows_data, first.assumed_size)
             one = None if follows_data else _one_size(kernel, per_run, requests, first.size, apart_runs)
             if one is not None:
                 stride = f"`{one}` elements apart"
@@ -266,6 +284,12 @@ class UncoalescedGlobalAccess(Rule):
             sectors = "up to 32 sectors" if stride == LOADED_STRIDE else f"{r.sectors} sectors"
             message = self.describe(kernel, first, kind, stride, r, sectors)
             severity = Severity.WARNING
+            if first.assumed_size:  # the element type is not read (a dispatch's `c_type`): float is assumed
+                narrow = all(holds_when_narrow(run) for run, f in zip(per_run, flagged, strict=True) if f)
+                message += (f" (counted with 4-byte elements: the element type of `{first.base}` is not read"
+                            + ("" if narrow else ", and with 2-byte ones the lanes would be close enough") + ")")
+                if not narrow:
+                    severity = Severity.INFO
             if follows_data:
                 severity = Severity.INFO
                 message += f" ({FOLLOWS_DATA})"
@@ -283,7 +307,7 @@ class UncoalescedGlobalAccess(Rule):
                 "sectors_per_request": r.sectors, "ideal_sectors": r.ideal,
                 "stride_bytes": r.stride_bytes or 0, "element_bytes": first.size,
                 "block": "×".join(map(str, kernel.configs[seen].block)),  # the run that shows it
-            })
+            } | ({"element_type_read": False} if first.assumed_size else {}))
 
     def describe(self, kernel: KernelModel, access, kind: str, stride: str, r: GlobalRequest, sectors: str) -> str:
         return (f"Uncoalesced global {kind} `{access.base}`: consecutive lanes are {stride}, so a warp request "
