@@ -59,6 +59,26 @@ def _outside(runs: list[SimResult], per_run: list[list]) -> bool:
     return False
 
 
+def _lane_offsets(kernel: KernelModel, per_run: list[list]) -> list[tuple[int, ...] | None]:
+    """Per run, where the first warp's lanes fall relative to its first lane in the site's first execution,
+    for the runs whose first warp is the first run's threads (its block, or a 1-D block of another width);
+    None for the others. Offsets that differ between such runs follow a tried size (`s[tx * n]`): the two
+    samples (4096, 4352) are multiples of 256, so the degree both show is theirs, not the code's (an odd `n`
+    has no conflict), and Premises.judge then names the size."""
+    def offsets(accesses: list) -> tuple[int, ...] | None:
+        a = next((x for x in accesses if x.addr is not None and x.mask[:32].any()), None)
+        if a is None:
+            return None
+        lanes = a.addr[:32][a.mask[:32]]
+        return tuple(int(v) for v in lanes - lanes[0])
+
+    first = kernel.configs[0].block
+    same = [c.block == first or (c.block[1:] == first[1:] == (1, 1) and min(c.block[0], first[0]) >= 32)
+            for c in kernel.configs]
+    mine = [offsets(accesses) if ok else None for accesses, ok in zip(per_run, same, strict=False)]
+    return [m if m is not None else mine[0] for m in mine]
+
+
 class SharedBankConflict(Rule):
     """## What it does
     Flags a shared-memory access where lanes of a warp hit the same one of the 32 banks in different 4-byte
@@ -91,6 +111,8 @@ class SharedBankConflict(Rule):
     binary search's probes, stores at the ranks it finds) is `info`, for the outcome the analysis followed.
     A conflict seen only where sampled sizes index past a static array is not reported: the code's own sizes
     keep its indices inside the array, and the sample says nothing of the banks they hit.
+    A conflict whose lanes fall elsewhere when a size no launch fixes takes its other sample (`s[tx * n]`) is
+    `info`, naming the size: both samples are multiples of 256, so the degree is theirs (an odd `n` has none).
 
     ## Example
     ```cuda
@@ -133,7 +155,8 @@ class SharedBankConflict(Rule):
                 continue
             holds = [q is not None and q.conflicted for q in requests]
             yield self.conflict(kernel, per_run, requests, holds, key in data_sites, fixes, kernel.configs[0],
-                                [q and (q.degree, q.wavefronts, q.ideal) for q in requests])
+                                [q and (q.degree, q.wavefronts, q.ideal, lanes)
+                                 for q, lanes in zip(requests, _lane_offsets(kernel, per_run), strict=True)])
         small = kernel.small_size_run() if found else None
         if small is None:
             return
