@@ -119,11 +119,22 @@ function save(): void {
 }
 
 async function runCommand(page: Page, title: string): Promise<void> {
-  await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input");
-  await input.waitFor({ state: "visible" });
-  await input.fill(`>${title}`);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor();
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+  // A palette still closing from the last command takes the next one's keys (the row never shows): let it go
+  // first, and when the row does not show, close the palette and ask again.
+  for (let attempt = 1; ; attempt++) {
+    await input.waitFor({ state: "hidden", timeout: 5_000 }).catch(() => undefined);
+    await page.keyboard.press("F1");
+    await input.waitFor({ state: "visible" });
+    await input.fill(`>${title}`);
+    const shown = await row.waitFor({ timeout: 15_000 }).then(() => true, () => false);
+    if (shown || attempt === 3) {
+      break;
+    }
+    await page.keyboard.press("Escape");
+  }
+  await row.waitFor();
   await page.keyboard.press("Enter");
 }
 
