@@ -1333,13 +1333,8 @@ def _scales(update: Node | None) -> bool:
 
 def _pure(node: Node) -> bool:
     """No memory access, call or side effect in an expression (an update's own assignment aside)."""
-    stack = list(node.named_children) if node.type == "assignment_expression" else [node]
-    while stack:
-        n = stack.pop()
-        if n.type in _IMPURE:
-            return False
-        stack.extend(n.named_children)
-    return True
+    roots = node.named_children if node.type == "assignment_expression" else [node]
+    return not any(n.type in _IMPURE for root in roots for n in ts.walk(root))
 
 
 _BUILTIN_DIM = re.compile(r"(?:blockDim|gridDim|threadIdx|blockIdx)\s*\.\s*[xyz]")
@@ -1368,14 +1363,11 @@ def _uniform(value: object, running: np.ndarray) -> bool:
 def _assigned(body: Node) -> set[str]:
     """The variables a statement assigns anywhere inside (`x = ...`, `x += ...`, `++x`)."""
     out: set[str] = set()
-    stack = [body]
-    while stack:
-        n = stack.pop()
+    for n in ts.walk(body):
         target = n.child_by_field_name("left") if n.type == "assignment_expression" \
             else n.child_by_field_name("argument") if n.type == "update_expression" else None
         if target is not None and target.type == "identifier":
             out.add(ts.text(target))
-        stack.extend(n.named_children)
     return out
 
 
