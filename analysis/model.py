@@ -276,7 +276,7 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
     follow = set(with_block[0]) if all(set(w) == set(with_block[0]) for w in with_block) else set()
     sampled = [p.name for p in kernel.params if not p.pointer and p.name not in known_args and not _float(unit, p)
                and p.name not in follow]
-    shifts = {p for p in sampled if _exponent(body, p)}
+    shifts = set(sampled) & _exponents(body)
     # (still sizes the code does not fix: what rests on them is info and names them, as the block's shape)
     assumptions += [Assumption(Fact.SIZES, p, with_block[0][p], f"{p} = {with_block[0][p]}",
                                "the sizes its launch computes that block from", from_block=True)
@@ -452,10 +452,14 @@ def _float(unit: Unit, param) -> bool:
     return info is not None and info.name in FLOAT_TYPES
 
 
-def _exponent(body: str, name: str) -> bool:
-    """Whether the kernel makes a size by shifting a constant by the parameter (`1 << log2N`, `1u << (bits)`).
-    A size shifted down by it (`hidden >> merge_count`) says nothing of how large it is."""
-    return re.search(rf"\b\d+[uUlL]*\s*<<\s*\(?\s*{re.escape(name)}\b", body) is not None
+_SHIFTED_CONSTANT = re.compile(r"\b\d+[uUlL]*\s*<<\s*\(?\s*([A-Za-z_]\w*)")
+
+
+def _exponents(body: str) -> set[str]:
+    """The names the kernel makes a size from by shifting a constant (`1 << log2N`, `1u << (bits)`), in one
+    pass (a pattern per parameter would be compiled per name). A size shifted down by a name (`hidden >>
+    merge_count`) says nothing of how large it is."""
+    return {m.group(1) for m in _SHIFTED_CONSTANT.finditer(body)}
 
 
 def _runs(blocks: list[tuple[int, int, int]], known: dict[str, int], sampled: list[str],
