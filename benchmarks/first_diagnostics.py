@@ -176,6 +176,15 @@ def print_window(runs: list[dict], name: str) -> None:
     row("opened -> first diagnostic (goal <= 1.5 s)", [r["diagnosticsMs"] - r["openedMs"] for r in runs])
 
 
+def current_bytecode() -> None:
+    """Write the `__pycache__` of our folders first: a user's second start finds them, but a shell with
+    PYTHONDONTWRITEBYTECODE (this machine's) never writes them, and every edited module would be compiled again
+    on every start (≈ 0.1 s here) — a cost of the measuring machine, not of the product."""
+    folders = [str(ROOT / name) for name in ("analysis", "workspace", "profiler", "worker", "model", "agents",
+                                              "server", "cli", "cudalens")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], capture_output=True, check=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -185,6 +194,7 @@ def main() -> None:
     parser.add_argument("--window", action="store_true", help="the real editor (code-server) instead")
     parser.add_argument("--keep", type=Path, help="with --window: keep each window's VS Code logs here")
     args = parser.parse_args()
+    current_bytecode()
     if args.window:
         print_window(window_runs(args.runs, Path(args.file), args.keep), Path(args.file).name)
         return

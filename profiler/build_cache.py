@@ -16,13 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-
-def default_cache_dir() -> Path:
-    explicit = os.environ.get("CUDALENS_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cudalens"
+from cudalens.workspace.user_cache import cache_home
 
 
 def cache_key(*parts: str | bytes) -> str:
@@ -37,7 +31,7 @@ def cache_key(*parts: str | bytes) -> str:
 
 class BuildCache:
     def __init__(self, root: str | Path | None = None, kind: str = "builds") -> None:
-        self.root = Path(root) if root is not None else default_cache_dir() / kind
+        self.root = Path(root) if root is not None else cache_home() / kind
 
     def entry_dir(self, key: str) -> Path:
         return self.root / key[:2] / key

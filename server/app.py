@@ -33,7 +33,7 @@ from cudalens.server.actions import KINDS, ActionContext, code_actions, comment_
 from cudalens.server.coder_actions import REWRITE, coder_actions
 from cudalens.server.command_runs import run_command
 from cudalens.server.commands import COMMANDS, TITLES, CommandHandler
-from cudalens.server.convert import Positions
+from cudalens.server.convert import Positions, converter
 from cudalens.server.hover import hover_markdown
 from cudalens.server.model_lens import model_lenses
 from cudalens.server.offers import Offers
@@ -52,7 +52,7 @@ class CudalensServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
             "cudalens", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-            protocol_cls=CudalensProtocol,
+            protocol_cls=CudalensProtocol, converter_factory=converter,
         )
         self.service = Service(self)
         self.watcher: WorkspaceWatcher | None = None

@@ -27,6 +27,7 @@ from typing import BinaryIO
 from lsprotocol import types
 
 from cudalens.profiler import processes
+from cudalens.workspace.user_cache import cache_home
 
 logger = logging.getLogger("cudalens.server")
 
@@ -170,8 +171,7 @@ class EditorLogHandler(logging.Handler):
 
 
 def default_log_file() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "cudalens" / "server.log"
+    return cache_home() / "server.log"
 
 
 def setup_logging(log_file: str | None, level: str = "info") -> None:

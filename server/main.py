@@ -39,6 +39,9 @@ def _tune_gc() -> None:
 def serve_command(args: argparse.Namespace) -> int:
     """Run the server until the editor says exit, closes the stream, or dies. Never returns normally from
     stdio mode: the process exits without waiting for threads (see lifecycle.hard_exit)."""
+    from cudalens.server import generated_code
+
+    code = generated_code.start()  # before lsprotocol and our dataclasses are imported: it is their code
     from cudalens.server import lifecycle
 
     address = _host_port(args.tcp) if args.tcp else None
@@ -52,6 +55,8 @@ def serve_command(args: argparse.Namespace) -> int:
     from cudalens.server.app import create_server
 
     server = create_server()
+    code.save(at_least=generated_code.REWRITE_AT_START)  # the rest, with what the messages add, at exit
+    lifecycle.at_exit(code.save)
     _tune_gc()
     try:
         if address:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from cudalens.agents.gpu_specs import peaks_of
 from cudalens.agents.profiler_evaluator import profile_metrics
 from cudalens.agents.report import ReportError, write_report
+from cudalens.workspace.user_cache import cache_home
 
 if TYPE_CHECKING:
     from cudalens.server.app import CudalensServer
@@ -24,11 +24,10 @@ if TYPE_CHECKING:
 def report_path(source: str) -> Path:
     """`~/.cache/cudalens/reports/<digest>/<name>.report.html`: the digest is of the file's full path, so two
     projects' `kernel.cu` get two pages (by its name alone, the second overwrote the first)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     full = str(Path(source).resolve())
     digest = hashlib.sha256(full.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
     name = re.sub(r"[^\w.-]+", "_", Path(full).name)
-    return Path(base) / "cudalens" / "reports" / digest / f"{name}.report.html"
+    return cache_home() / "reports" / digest / f"{name}.report.html"
 
 
 async def show_report(server: CudalensServer, arguments: list[Any]) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from cudalens.worker.child.protocol import (
     encode,
 )
 from cudalens.worker.pool import GPU_WARMUP, WorkerPool
+from cudalens.workspace.user_cache import NotPrivate, private_dir
 
 IDLE_S = 900.0  # a warm worker with no job for this long exits (it holds a CUDA context and GPU memory)
 START_S = 30.0  # how long a command waits for the server it started to listen
@@ -55,17 +56,11 @@ class WarmUnavailable(RuntimeError):
 
 
 def warm_dir() -> Path:
-    """`$XDG_CACHE_HOME/cudalens/warm`, made 0700; refused unless it is a folder of this user that no one else
-    may enter."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cudalens" / "warm"
+    """`cache_home()/warm`, made 0700 (user_cache.private_dir)."""
     try:
-        base.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(base)
-    except OSError as exc:
-        raise WarmUnavailable(f"cannot make {base}: {exc.strerror}") from None
-    if not os.path.isdir(base) or os.path.islink(base) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise WarmUnavailable(f"{base} must be a folder of yours that only you may enter (chmod 700)")
-    return base
+        return private_dir("warm")
+    except NotPrivate as exc:
+        raise WarmUnavailable(str(exc)) from None
 
 
 def anchor() -> int:

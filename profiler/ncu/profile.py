@@ -21,6 +21,7 @@ from cudalens.profiler.processes import CancelToken, Finished
 from cudalens.worker.child.lib import problem_loader
 from cudalens.worker.child.results import KernelMetrics, LineCounters, NcuProfile
 from cudalens.worker.jobs import child_command
+from cudalens.workspace.user_cache import cache_home
 
 _UNKNOWN_METRIC = re.compile(r"(?:Failed to find metric|[Mm]etric)\s+['\"]?([A-Za-z0-9_.]+__[A-Za-z0-9_.]+)")
 _PERMISSION = "ERR_NVGPUCTRPERM"
@@ -44,8 +45,7 @@ class ProfileRequest:
 def cache_dir(request: ProfileRequest) -> Path:
     if request.cache_dir:
         return Path(request.cache_dir)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "cudalens" / "ncu"
+    return cache_home() / "ncu"
 
 
 def cache_key(text: str, reference_text: str, kernels: tuple[str, ...], ncu: str, path: str = "") -> str:
@@ -64,10 +64,9 @@ def target_env(path: str, text: str) -> dict[str, str] | None:
     cached)."""
     if not path.endswith(".py") or "-lineinfo" in text:
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return {
         "NVCC_APPEND_FLAGS": " ".join(filter(None, [os.environ.get("NVCC_APPEND_FLAGS"), "-lineinfo"])),
-        "TORCH_EXTENSIONS_DIR": str(Path(base) / "cudalens" / "torch_extensions_lineinfo"),
+        "TORCH_EXTENSIONS_DIR": str(cache_home() / "torch_extensions_lineinfo"),
     }
 
 
