@@ -60,6 +60,8 @@ class CudalensServer(LanguageServer):
         self.offers = Offers()  # edits the Coder proposed, until applied or discarded
         self.optimizing: dict[str, asyncio.Task] = {}  # running optimize loops, by document
         self._errors = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._heap_settled = False
 
     # --- Output, for the service -------------------------------------------------------------------------
     def publish(self, uri: str, version: int | None, diagnostics: list[str]) -> None:
@@ -70,6 +72,9 @@ class CudalensServer(LanguageServer):
             f'{{"jsonrpc": "2.0", "method": "{types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}", "params": '
             f'{{"uri": {json.dumps(uri)}{version_text}, "diagnostics": [{", ".join(diagnostics)}]}}}}'
         )
+        if self._loop is not None and not self._heap_settled:
+            self._heap_settled = True
+            self._loop.call_soon_threadsafe(lifecycle.settle_heap)
 
     def show(self, message: str, kind: types.MessageType) -> None:
         self.window_show_message(types.ShowMessageParams(kind, message))
@@ -128,8 +133,13 @@ class CudalensServer(LanguageServer):
         self._run(main())
 
     def _run(self, main) -> None:
+        async def serving() -> None:
+            self._loop = loop = asyncio.get_running_loop()
+            loop.call_later(lifecycle.SETTLE_HEAP_AFTER_S, lifecycle.settle_heap)
+            await main
+
         try:
-            asyncio.run(main)
+            asyncio.run(serving())
         except BrokenPipeError:
             logger.error("the connection to the editor is lost; shutting down")
         except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import logging.handlers
 import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -168,6 +170,28 @@ class EditorLogHandler(logging.Handler):
             pass
         finally:
             self._busy.on = False
+
+
+SETTLE_HEAP_AFTER_S = 10.0  # when no document was opened by then
+
+
+def settle_heap() -> None:
+    """Once the first diagnostics are out (or `SETTLE_HEAP_AFTER_S` after the start): collect the start-up's
+    garbage once, freeze what is left (the loaded code, pygls, lsprotocol, analysis caches) out of later walks, and
+    collect less often from then on: every keystroke allocates thousands of short-lived objects (syntax nodes,
+    findings, JSON), and with CPython's default thresholds the collections that follow walk the whole long-lived
+    heap. benchmarks/server_latency.py on the 2-core machine, edit → diagnostics median: 26–30 ms with these
+    against 32–47 ms with the defaults in quiet runs. Does nothing where the collector was not switched off for the
+    start (`cudalens serve` switches it off before its imports)."""
+    if gc.isenabled():
+        return
+    began = time.perf_counter()
+    collected = gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
+    gc.enable()
+    logger.info("start-up garbage collected: %d objects in %.0f ms; %d frozen", collected,
+                (time.perf_counter() - began) * 1000, gc.get_freeze_count())
 
 
 def default_log_file() -> Path:

@@ -25,20 +25,13 @@ def _host_port(value: str) -> tuple[str, int] | None:
     return host or "127.0.0.1", int(port)
 
 
-def _tune_gc() -> None:
-    """Fewer cyclic collections: every keystroke allocates thousands of short-lived objects (syntax nodes,
-    findings, JSON), and with CPython's default thresholds the collections that follow walk the server's whole
-    long-lived heap (pygls, lsprotocol, analysis caches). benchmarks/server_latency.py on the 2-core machine,
-    edit → diagnostics median: 26–30 ms with these against 32–47 ms with the defaults in quiet runs; on a busier
-    machine 32–42 ms against 39–43 ms, within the noise. What is loaded by now is frozen out of the collector's
-    walks."""
-    gc.freeze()
-    gc.set_threshold(50_000, 50, 100)
-
-
 def serve_command(args: argparse.Namespace) -> int:
     """Run the server until the editor says exit, closes the stream, or dies. Never returns normally from
     stdio mode: the process exits without waiting for threads (see lifecycle.hard_exit)."""
+    # No cyclic collection while the server loads: the imports leave ≈ 17,000 objects of cyclic garbage (attrs'
+    # first classes, ≈ 8 MB) and the collector would walk the growing heap ≈ 20 times for them, ≈ 80 ms of a new
+    # window's wait. lifecycle.settle_heap collects once the first diagnostics are out.
+    gc.disable()
     from cudalens.server import generated_code
 
     code = generated_code.start()  # before lsprotocol and our dataclasses are imported: it is their code
@@ -57,7 +50,6 @@ def serve_command(args: argparse.Namespace) -> int:
     server = create_server()
     code.save(at_least=generated_code.REWRITE_AT_START)  # the rest, with what the messages add, at exit
     lifecycle.at_exit(code.save)
-    _tune_gc()
     try:
         if address:
             server.start_tcp(*address)

@@ -151,3 +151,26 @@ def test_serve_command_line():
     assert args.tcp == "127.0.0.1:2087" and args.log_file == "x.log"
     bad = subprocess.run([*server_command(), "--tcp", "nonsense"], capture_output=True, text=True, timeout=WAIT_S)
     assert bad.returncode == 2 and "HOST:PORT" in bad.stderr and bad.stdout == ""
+
+
+def test_the_collector_is_back_once_the_first_diagnostics_are_out(tmp_path: Path):
+    """`cudalens serve` loads with the cyclic collector off (lifecycle.settle_heap): it must come back."""
+    log = tmp_path / "server.log"
+    source = tmp_path / "k.cu"
+    source.write_text(kernel("strided.cu"))
+    server = subprocess.Popen(server_command(str(log)), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}}},
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": source.as_uri(), "languageId": "cuda-cpp", "version": 1, "text": source.read_text()}}},
+        ):
+            server.stdin.write(frame(message))
+        server.stdin.flush()
+        wait_for(lambda: log.exists() and "start-up garbage collected" in log.read_text(errors="replace"),
+                 "the collector to be switched back on")
+    finally:
+        server.kill()
+        server.wait()
