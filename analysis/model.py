@@ -507,16 +507,23 @@ def sites(model: KernelModel, events: str | Callable[[SimResult], list],
     return grouped
 
 
-def inlined_from(access) -> tuple[tuple[Node, str], ...]:
-    """The related place of an access made by an inlined helper: for a header's helper (shown at the call), the
-    helper's own expression that makes it; for a helper of this file (shown in the helper), the kernel's
-    statement that called it (a helper called from several places shows the call whose addresses these are).
-    The compiler's line table puts the access's instructions on either."""
-    if getattr(access, "origin", None) is not None:
-        return ((access.origin, f"the access itself, in the inlined helper: `{ts.text(access.origin)}`"),)
-    if getattr(access, "via", None) is not None:
-        return ((access.via, "reached through this call of the helper"),)
-    return ()
+def inlined_from(*events) -> tuple[tuple[Node, str], ...]:
+    """The related places of an access or branch made by an inlined helper: for a header's helper (shown at the
+    call), the helper's own expression that makes it; for a helper or lambda of this file (shown in the
+    helper), the kernel's statement that called it, once per call among `events` (the records of one site: a
+    helper called from several places shows each call whose lanes these are). The compiler's line table puts
+    the instructions on either: shfl_scan's lambda, called four times, has its `switch` counted on its own
+    line for three calls and on the call's line for the fourth (an H200)."""
+    places: dict[tuple[int, int], tuple[Node, str]] = {}
+    for event in events:
+        if getattr(event, "origin", None) is not None:
+            node, why = event.origin, f"the access itself, in the inlined helper: `{ts.text(event.origin)}`"
+        elif getattr(event, "via", None) is not None:
+            node, why = event.via, "reached through this call of the helper"
+        else:
+            continue
+        places.setdefault((node.start_byte, node.end_byte), (node, why))
+    return tuple(places[k] for k in sorted(places))
 
 
 def statement_cost(node: Node | None) -> int:

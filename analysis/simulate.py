@@ -121,6 +121,8 @@ class Branch:
     # spread over a warp (`for (i = lane; i < n; i += 32)`): the lanes' trip counts differ by one at most
     strided: bool = False
     at: Node | None = None  # where to report it: the call in this file, for a branch in a header's helper
+    # the kernel's own statement that reached a branch of a helper or lambda of this file (the call inlining it)
+    via: Node | None = None
     # on a loop's first record: how many times its lanes run the body (the most of any lane), where a counted
     # `for` tells (Simulator.trip_count), and what that number depends on besides the loop's own variable
     trips: int | None = None
@@ -493,7 +495,7 @@ class Simulator:
     def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
         cond = per_thread(c, self.n)
         branch = Branch(node, kind, None if cond is None else cond.copy(), mask.copy(), c.deps, iteration,
-                        at=self.report_node)
+                        at=self.report_node, via=self.at if self.inline_depth and self.report_node is None else None)
         self.result.branches.append(branch)
         return branch
 

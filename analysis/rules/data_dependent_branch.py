@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.findings import Finding, Severity
-from cudalens.analysis.model import KernelModel, sites, statement_cost
+from cudalens.analysis.model import KernelModel, inlined_from, sites, statement_cost
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.divergent_branch import register_only
 from cudalens.analysis.values import DATA, THREAD_DEPS
@@ -72,5 +72,5 @@ class DataDependentBranch(Rule):
                 type(self), per_run[0][0].at or node.child_by_field_name("condition") or node,
                 f"Branch on loaded data{also} around heavy work: if neighbouring elements disagree, each warp runs "
                 f"both paths (profile to see the measured divergence on this line)",
-                evidence={"body_statements": cost},
+                related=inlined_from(*per_run[0]), evidence={"body_statements": cost},
             )

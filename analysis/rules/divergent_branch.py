@@ -10,7 +10,7 @@ from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
-from cudalens.analysis.model import KernelModel, describe_deps, sites, statement_cost
+from cudalens.analysis.model import KernelModel, describe_deps, inlined_from, sites, statement_cost
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.unit import callee
 from cudalens.analysis.values import DATA
@@ -271,7 +271,10 @@ class DivergentBranch(Rule):
     branched over, with 8 active lanes, and stay `warning`. So does a straight-line `if` that ends the kernel:
     nvcc retires the lanes that skip it (`@P0 EXIT`). tests/analysis/test_divergent_branch_predication.py
     checks each case against nvcc's SASS. `__device__` helpers and lambdas the kernel defines are inlined
-    where they are called, so a branch inside one is judged with the caller's lanes.
+    where they are called, so a branch inside one is judged with the caller's lanes, and the finding names each
+    call that reached it as a related place: nvcc's line table may count an inlined copy on the call's line
+    (shfl_scan's `idxToElem` lambda, called four times, has its `switch` counted on its own line for three calls
+    and on the call's line for the fourth, on an H200; fixture CL2_inlined_calls.cu).
 
     ## Example
     ```cuda
@@ -357,4 +360,4 @@ class DivergentBranch(Rule):
                 evidence["straight_line"] = True
             yield kernel.finding(type(self), per_run[0][0].at or cond, message, severity,
                                  holds=[s is not None for s in splits], stated=[s and s[:2] for s in splits],
-                                 evidence=evidence)
+                                 related=inlined_from(*per_run[0]), evidence=evidence)

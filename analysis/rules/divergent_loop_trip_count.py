@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from cudalens.analysis.assumptions import ALL_FACTS
 from cudalens.analysis.findings import Finding, Severity
-from cudalens.analysis.model import KernelModel, describe_deps, sites
+from cudalens.analysis.model import KernelModel, describe_deps, inlined_from, sites
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.divergent_branch import warp_split
 from cudalens.analysis.values import DATA
@@ -72,5 +72,5 @@ class DivergentLoopTripCount(Rule):
                 f"Loop trip count varies within a warp: after some iterations {continuing} of {active} lanes "
                 f"continue while the rest idle (the bound depends on {describe_deps(loop.deps)})",
                 severity, holds=[s is not None for s in splits], stated=[s and s[:2] for s in splits],
-                evidence={"lanes_continuing": continuing, "lanes_active": active},
+                related=inlined_from(*per_run[0]), evidence={"lanes_continuing": continuing, "lanes_active": active},
             )

@@ -9,7 +9,7 @@ from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.assumptions import ALL_FACTS, Fact, shape_text
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
-from cudalens.analysis.model import KernelModel, sites
+from cudalens.analysis.model import KernelModel, inlined_from, sites
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.divergent_branch import warp_split
 from cudalens.analysis.values import DATA, STAND_IN, UNIFORM
@@ -202,7 +202,7 @@ class SerialLoopOnOneLane(Rule):
         waiting = f"the other {active - 1} lanes of its warp wait"
         where = branch.child_by_field_name("condition") or branch
         at = records[0][0].at or where
-        related = ((loop, f"the loop: `{header(loop)}`"),)
+        related = ((loop, f"the loop: `{header(loop)}`"), *inlined_from(*records[0]))
         sampled = {a.name for a in kernel.context.premises.assumptions if a.fact is Fact.SIZES} \
             if kernel.context.premises is not None else set()
         shares = [parallel_work(run, len(warps(run.block[0] * run.block[1] * run.block[2])), sampled)
