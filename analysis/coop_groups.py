@@ -1,7 +1,8 @@
 """Cooperative groups in the lane interpreter: the groups a kernel makes (`cg::this_thread_block()`,
-`cg::tiled_partition<32>(block)`, `tiled_partition(block, 16)`, `cg::this_grid()`, `cg::coalesced_threads()`),
-what their methods return for every simulated thread (`thread_rank()`, `meta_group_rank()`, `size()`...), which
-barrier their `sync()` is, `cg::reduce` over a tile, and the barriers inside CUB's block and warp collectives.
+`cg::tiled_partition<32>(block)`, `tiled_partition(block, 16)`, `cg::this_grid()`, `cg::coalesced_threads()`,
+`cg::labeled_partition(active, label)`), what their methods return for every simulated thread (`thread_rank()`,
+`meta_group_rank()`, `size()`...), which barrier their `sync()` is, `cg::reduce` over a tile (and whether one
+over a partition runs once per label), and the barriers inside CUB's block and warp collectives.
 
 A group is a value like a pointer or a `dim3`: it lives in the interpreter's scopes, so a helper that takes
 `cg::thread_block_tile<32>& warp` sees the caller's tile."""
@@ -39,6 +40,10 @@ class Group:
     kind: GroupKind
     size: int | None = None  # threads in a tile; None where the program chooses it at run time
     rank: np.ndarray | None = None  # a coalesced group's rank of each thread among its warp's active lanes
+    # a partition of a warp by a label (`cg::labeled_partition(active, bucket)`, `cg::binary_partition(tile, odd)`):
+    # the label's text and what its value depends on; None for every other group
+    label: str | None = None
+    label_deps: frozenset[str] = frozenset()
 
     @property
     def barrier(self) -> SyncScope:
@@ -90,7 +95,8 @@ class Lanes:
 
 _GROUP_TYPES = re.compile(r"\b(thread_block_tile|thread_group|coalesced_group|thread_block|grid_group|barrier)\b")
 _TILE_SIZE = re.compile(r"thread_block_tile\s*<\s*(\d+)")
-_MAKERS = {"this_thread_block", "this_grid", "tiled_partition", "coalesced_threads"}
+PARTITIONS = frozenset({"labeled_partition", "binary_partition"})
+_MAKERS = {"this_thread_block", "this_grid", "tiled_partition", "coalesced_threads", *PARTITIONS}
 _CG_NAMESPACES = {"cg", "cooperative_groups"}
 
 
@@ -117,7 +123,13 @@ def is_group_function(name: str, scope: str | None) -> bool:
     return (scope in _CG_NAMESPACES and name in _MAKERS | {"reduce", "sync"}) or (scope is None and name in _MAKERS)
 
 
-def make(name: str, targs: list[Val], args: list[object], lanes: Lanes, mask: np.ndarray) -> Group | None:
+def make(name: str, targs: list[Val], args: list[object], lanes: Lanes, mask: np.ndarray,
+         texts: list[str] = ()) -> Group | None:
+    """The group a maker returns; `texts` are its arguments as written (a partition's label is named by them)."""
+    if name in PARTITIONS:  # lanes of a warp with equal labels; who they are is the label's, known or not
+        label = args[1] if len(args) > 1 else None
+        deps = label.deps if isinstance(label, Val) else frozenset({DATA})
+        return Group(GroupKind.COALESCED, label=texts[1] if len(texts) > 1 else "", label_deps=deps)
     if name == "this_thread_block":
         return Group(GroupKind.BLOCK)
     if name == "this_grid":
@@ -194,6 +206,30 @@ def reduce(group: Group, value: object, op_text: str, lanes: Lanes) -> Val:
         per_tile = op(tiles, axis=1)
         return Val(np.repeat(per_tile, size), value.deps, value.is_float)
     return Val(None, (value.deps - THREAD_DEPS) | {DATA}, value.is_float)
+
+
+# cooperative groups' operators that `cg::reduce` lowers to one `redux.sync` for a 32-bit integer (sm_80 and
+# later; cooperative_groups/details/reduce.h): the same instruction for each distinct membermask in a warp
+_REDUX_OPS = re.compile(r"\b(?:plus|less|greater|bit_and|bit_or|bit_xor)\s*(?:<\s*([\w\s]+?)\s*>)?")
+_REDUX_TYPES = frozenset({"int", "unsigned", "unsigned int", "signed int", "int32_t", "uint32_t", "short",
+                          "unsigned short", "int16_t", "uint16_t", "char", "signed char", "unsigned char", "int8_t",
+                          "uint8_t"})
+
+
+def runs_per_label(group: Group, value: object, op_text: str) -> bool:
+    """Whether `cg::reduce(group, value, op)` runs once for each distinct label in a warp: a reduction over a
+    partition whose label follows loaded data, with an operator and a 32-bit integer type that lower it to
+    `redux.sync` on the group's mask. Lanes whose masks differ cannot take one `redux.sync`: the warp runs it for
+    one subgroup after another (cuda-samples' warpAggregatedAtomicsCG `cg::reduce(labeledGroup, v,
+    cg::greater<int>())` over 5 buckets: 6 instructions per warp on its line, at 10.7 active lanes, on an H200).
+    A shuffle reduction (a float, another operator) steps all subgroups at once and is not one of these."""
+    if group.label is None or DATA not in group.label_deps or not isinstance(value, Val):
+        return False
+    op = _REDUX_OPS.search(op_text)
+    if op is None:
+        return False
+    type_name = " ".join(op.group(1).split()) if op.group(1) else None
+    return type_name in _REDUX_TYPES if type_name is not None else not value.is_float
 
 
 def _dim3(fields: dict[str, Val]) -> Dim3:

@@ -143,6 +143,18 @@ class Barrier:
 
 
 @dataclass
+class SplitCollective:
+    """A warp collective that runs once for each distinct label of a partition in a warp (coop_groups.
+    runs_per_label): `cg::reduce(labeledGroup, v, cg::greater<int>())` over a partition by loaded data."""
+
+    node: Node
+    label: str  # the partition's label as written (`bucket`)
+    mask: np.ndarray
+    deps: frozenset[str]  # what the label depends on
+    via: Node | None = None  # the kernel's own statement that reached it, for one in a helper of this file
+
+
+@dataclass
 class CallSite:
     node: Node
     name: str
@@ -164,6 +176,7 @@ class SimResult:
     branches: list[Branch] = field(default_factory=list)
     barriers: list[Barrier] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
+    split_collectives: list[SplitCollective] = field(default_factory=list)
     shared_arrays: dict[str, Ptr] = field(default_factory=dict)
     truncated: Cut | None = None  # None: the run reached the end of the kernel
     stopped_at: Node | None = None  # the kernel's own statement the run stopped in, when it did
@@ -294,6 +307,11 @@ class Simulator:
 
     def node_for_report(self, node: Node) -> Node:
         return self.report_node or node
+
+    def inlined_via(self) -> Node | None:
+        """The kernel's own statement being run, while a helper or lambda of this file is inlined into it (what
+        happens in a header's helper is shown at the call instead: `report_node`)."""
+        return self.at if self.inline_depth and self.report_node is None else None
 
     # ---- statements --------------------------------------------------------------------------------------
     def exec(self, node: Node, mask: np.ndarray) -> None:
@@ -495,7 +513,7 @@ class Simulator:
     def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
         cond = per_thread(c, self.n)
         branch = Branch(node, kind, None if cond is None else cond.copy(), mask.copy(), c.deps, iteration,
-                        at=self.report_node, via=self.at if self.inline_depth and self.report_node is None else None)
+                        at=self.report_node, via=self.inlined_via())
         self.result.branches.append(branch)
         return branch
 
@@ -958,7 +976,7 @@ class Simulator:
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
             order=self.order, alloc=ref.ptr.key, exact_mask=self.inexact == 0, arms=tuple(self.arms),
             floating=ref.elem.name in FLOAT_TYPES, origin=node if self.report_node is not None else None,
-            via=self.at if self.inline_depth and self.report_node is None else None, volatile=ref.ptr.volatile))
+            via=self.inlined_via(), volatile=ref.ptr.volatile))
 
     def store(self, target: Node, value: Val | Ptr, mask: np.ndarray) -> None:
         if target.type == "identifier":
@@ -1204,9 +1222,15 @@ class Simulator:
         if name == "reduce":
             if group is None or len(args) < 2:
                 return unknown()
-            return cg.reduce(group, args[1], ts.text(arg_nodes[2]) if len(arg_nodes) > 2 else "", self.lanes)
+            op_text = ts.text(arg_nodes[2]) if len(arg_nodes) > 2 else ""
+            if cg.runs_per_label(group, args[1], op_text):
+                self.result.split_collectives.append(SplitCollective(
+                    self.node_for_report(node), group.label or "", mask.copy(), group.label_deps,
+                    via=self.inlined_via()))
+            return cg.reduce(group, args[1], op_text, self.lanes)
         targs = [self.template_argument(t, mask) for t in targ_nodes]
-        made = cg.make(name, [t for t in targs if isinstance(t, Val)], args, self.lanes, mask)
+        made = cg.make(name, [t for t in targs if isinstance(t, Val)], args, self.lanes, mask,
+                       [ts.text(a) for a in arg_nodes])
         return made if made is not None else unknown()  # type: ignore[return-value]
 
     def qualified(self, node: Node) -> Val:

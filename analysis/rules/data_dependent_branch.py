@@ -1,4 +1,5 @@
-"""CL203: a branch on loaded data around enough work that divergence, if the data splits a warp, costs."""
+"""CL203: a branch on loaded data around enough work that divergence, if the data splits a warp, costs; and a
+reduction over a partition of the warp by loaded data, which runs once per distinct label."""
 
 from __future__ import annotations
 
@@ -18,18 +19,34 @@ class DataDependentBranch(Rule):
     """## What it does
     Reports an `if` whose condition depends on loaded data (`if (x[i] > 0)`) and that guards a loop or
     several statements. Whether the lanes of a warp agree depends on the values, which static analysis
-    cannot see.
+    cannot see. Also reports an integer `cg::reduce` over a partition of the warp whose label is loaded data
+    (`cg::reduce(cg::labeled_partition(active, bucket), v, cg::greater<int>())`, or a `binary_partition`): the
+    data split the warp there as a branch would.
 
     ## Why is this bad?
     When neighbouring elements take different paths, each warp runs both: with random data and an
     expensive branch, up to half the throughput. Sorted or clustered data keeps warps uniform.
+    An integer reduction over a partition is one `redux.sync` on the group's mask (sm_80 and later, for
+    `plus`, `less`, `greater` and the bit operators); lanes whose masks differ cannot take it together, so the
+    warp runs it for one subgroup after another, once per distinct label. cuda-samples' warpAggregatedAtomicsCG
+    (5 buckets, random) measures 6 instructions per warp on the reduction's line at 10.7 active lanes on an
+    H200, and the subgroups stay apart after it: the leader's `if` that follows runs at the same 10.7 lanes.
+    With a distinct label in every lane, it runs 32 times.
 
     ## Known problems
     Always `info`: the cost depends on the data. `cudalens profile` shows the measured threads per
     instruction on these lines. A branch whose bodies only move values between variables (a sorting network's
     compare-and-swap) is not reported: nvcc turns it into selects. Neither is a branch on CUTLASS/CuTe's
     `elect_one_sync()`: it is true in one lane of each warp, a choice of lane, not of data (fixture
-    CL2_warp_uniform.cu).
+    CL2_warp_uniform.cu). A branch whose body is short is not reported even when the body calls a helper that
+    re-gathers the active lanes (`if (src[i] > 0) dst[atomicAggInc(nres)] = src[i];` with
+    `cg::coalesced_threads()` inside): that is code written for a divergent warp, a filter whose lanes
+    without an element have nothing to do, and the idle share is the data's (20 % there, measured).
+    A reduction over a partition is reported only for a label on loaded data and an integer type whose
+    reduction is `redux.sync`: a `float` sum is a shuffle reduction, not seen to split the warp (a shuffle over
+    the same kind of group, `labeledGroup.shfl(res, 0)`, runs at 32 active lanes on the H200), and a label from the thread index (`threadIdx.x / 8`) splits every warp the same known way (fixture
+    CL2_partitioned_reduce.cu). The finding names the statement after the reduction, which the subgroups
+    run apart, and, for one inside a helper, the kernel's call.
 
     ## Example
     ```cuda
@@ -41,7 +58,9 @@ class DataDependentBranch(Rule):
 
     ## Use instead
     Make the work branch-free where it is cheap (compute both, select), compact the elements that need the
-    heavy path into a separate list processed by a second kernel, or sort/bucket the data.
+    heavy path into a separate list processed by a second kernel, or sort/bucket the data. For a reduction
+    per label: sort or group the elements by label first, so that a warp holds few labels, or, where most
+    warps hold many, one atomic per lane costs less than a pass per label.
 
     ## Fix safety
     No automatic fix.
@@ -52,7 +71,7 @@ class DataDependentBranch(Rule):
 
     code = "CL203"
     name = "data-dependent-branch"
-    summary = "Branch on loaded data around heavy work: divergence depends on the values"
+    summary = "Branch on loaded data around heavy work, or a reduction per data label: divergence depends on the values"
     depends_on = NO_FACTS  # what splits the warp is the data, not the launch
     default_severity = Severity.INFO
 
@@ -74,3 +93,28 @@ class DataDependentBranch(Rule):
                 f"both paths (profile to see the measured divergence on this line)",
                 related=inlined_from(*per_run[0]), evidence={"body_statements": cost},
             )
+        for per_run in sites(kernel, "split_collectives").values():
+            if not per_run[0]:
+                continue
+            first = per_run[0][0]
+            after = next_statement(first.node)
+            apart = ((after, "the subgroups stay apart after the reduction: this runs once per subgroup too"),) \
+                if after is not None else ()
+            yield kernel.finding(
+                type(self), first.node,
+                f"Reduction over a partition of the warp by `{first.label}`, which follows loaded data: the lanes with "
+                f"each distinct value of `{first.label}` are a subgroup, and the warp runs the reduction (`redux.sync`) for "
+                f"one subgroup after another, so its cost grows with the number of distinct labels a warp holds "
+                f"(profile to see the measured divergence on this line)",
+                related=apart + inlined_from(*per_run[0]),
+            )
+
+
+def next_statement(node):
+    """The statement after the one that holds `node`, in the same block, or None."""
+    while node.parent is not None and node.parent.type != "compound_statement":
+        node = node.parent
+    after = node.next_named_sibling
+    while after is not None and after.type == "comment":
+        after = after.next_named_sibling
+    return after

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.model import build_models
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.unit import build_unit
@@ -84,6 +85,22 @@ float v = cg::reduce(warp, out[threadIdx.x], cg::plus<float>{});
 if (v > 0.0f) out[0] = v;"""
     [branch] = _run(body).branches
     assert branch.cond is None and "data" in branch.deps and not branch.thread_dependent
+
+
+def test_an_integer_reduce_over_a_partition_by_loaded_data_runs_once_per_label() -> None:
+    body = """cg::coalesced_group active = cg::coalesced_threads();
+int key = keys[threadIdx.x];
+auto same = cg::labeled_partition(active, key);
+int most = cg::reduce(same, key, cg::greater<int>());
+float sum = cg::reduce(same, out[threadIdx.x], cg::plus<float>());
+auto quarter = cg::labeled_partition(active, (int)(threadIdx.x / 8));
+int total = cg::reduce(quarter, key, cg::plus<int>{});
+same.sync();
+out[threadIdx.x] = sum + most + total;"""
+    run = _run(body, params="float* out, const int* keys", args="a, (const int*)a")
+    [split] = run.split_collectives  # the float sum is shuffles; the quarters follow the thread index
+    assert split.label == "key" and "data" in split.deps and ts.text(split.node).startswith("cg::reduce(same, key")
+    assert run.barriers == []  # a partition's sync orders the lanes of a warp, not the block
 
 
 def test_a_tile_passed_to_a_helper_keeps_its_shape() -> None:
