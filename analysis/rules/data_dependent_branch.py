@@ -44,7 +44,9 @@ class DataDependentBranch(Rule):
     without an element have nothing to do, and the idle share is the data's (20 % there, measured).
     A reduction over a partition is reported only for a label on loaded data and an integer type whose
     reduction is `redux.sync`: a `float` sum is a shuffle reduction, not seen to split the warp (a shuffle over
-    the same kind of group, `labeledGroup.shfl(res, 0)`, runs at 32 active lanes on the H200), and a label from the thread index (`threadIdx.x / 8`) splits every warp the same known way (fixture
+    the same kind of group, `labeledGroup.shfl(res, 0)`, runs at 32 active lanes on the H200), and a label
+    from the thread index (`threadIdx.x / 8`) is a split the code fixes, not the data's: outside this rule,
+    and not measured yet (a `tiled_partition<8>` says the same without a `match.any`; fixture
     CL2_partitioned_reduce.cu). The finding names the statement after the reduction, which the subgroups
     run apart, and, for one inside a helper, the kernel's call.
 
@@ -71,7 +73,8 @@ class DataDependentBranch(Rule):
 
     code = "CL203"
     name = "data-dependent-branch"
-    summary = "Branch on loaded data around heavy work, or a reduction per data label: divergence depends on the values"
+    summary = ("Branch on loaded data around heavy work, or a reduction per data label: divergence depends on "
+               "the values")
     depends_on = NO_FACTS  # what splits the warp is the data, not the launch
     default_severity = Severity.INFO
 
@@ -98,14 +101,15 @@ class DataDependentBranch(Rule):
                 continue
             first = per_run[0][0]
             after = next_statement(first.node)
-            apart = ((after, "the subgroups stay apart after the reduction: this runs once per subgroup too"),) \
-                if after is not None else ()
+            apart = ((after, "the subgroups stay apart after the reduction: this runs once per subgroup too"),
+                     ) if after is not None else ()
+            label = f"`{first.label}`"
             yield kernel.finding(
                 type(self), first.node,
-                f"Reduction over a partition of the warp by `{first.label}`, which follows loaded data: the lanes with "
-                f"each distinct value of `{first.label}` are a subgroup, and the warp runs the reduction (`redux.sync`) for "
-                f"one subgroup after another, so its cost grows with the number of distinct labels a warp holds "
-                f"(profile to see the measured divergence on this line)",
+                f"Reduction over a partition of the warp by {label}, which follows loaded data: the lanes with each "
+                f"distinct value of {label} are a subgroup, and the warp runs the reduction (`redux.sync`) for one "
+                f"subgroup after another, so its cost grows with the number of distinct labels a warp holds (profile "
+                f"to see the measured divergence on this line)",
                 related=apart + inlined_from(*per_run[0]),
             )
 

@@ -72,5 +72,6 @@ class DivergentLoopTripCount(Rule):
                 f"Loop trip count varies within a warp: after some iterations {continuing} of {active} lanes "
                 f"continue while the rest idle (the bound depends on {describe_deps(loop.deps)})",
                 severity, holds=[s is not None for s in splits], stated=[s and s[:2] for s in splits],
-                related=inlined_from(*per_run[0]), evidence={"lanes_continuing": continuing, "lanes_active": active},
+                related=inlined_from(*per_run[0]),
+                evidence={"lanes_continuing": continuing, "lanes_active": active},
             )
