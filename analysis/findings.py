@@ -34,9 +34,6 @@ class Span:
     end_line: int
     end_column: int
 
-    def contains_line(self, line: int) -> bool:
-        return self.line <= line <= self.end_line
-
 
 @dataclass(frozen=True)
 class TextEdit:

@@ -386,12 +386,6 @@ def _aligned_struct(node: Node, types: TypeTable) -> bool:
     return True
 
 
-def _enclosing_function(node: Node) -> Node | None:
-    while node is not None and node.type != "function_definition":
-        node = node.parent
-    return node
-
-
 @lru_cache(maxsize=64)
 def header_unit(source: bytes) -> Unit:
     """A header's unit, shared by every file that includes the same text."""

@@ -209,17 +209,6 @@ def _clone(values: list[Any]) -> list[Any]:
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def clone_inputs(values: list[Any]) -> list[Any] | None:
-    """A copy of the inputs to compare with after the timing, or None when the device has no room for one
-    (the trials' own checks then stand alone)."""
-    import torch
-
-    try:
-        return _clone(values)
-    except torch.OutOfMemoryError:
-        return None
-
-
 def poison(sizes: list[int], device: Any) -> None:
     """Leaves NaN in the blocks the caching allocator will hand to the candidate's outputs next: one block of
     each size in `sizes` (bytes: the reference's outputs on the trial before, or on the probe)."""
