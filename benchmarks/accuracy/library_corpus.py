@@ -14,11 +14,15 @@ GitHub's tarball): `generate` runs the suite's own generator there first (`comma
 standard library's Python and nothing of our environment; `configure` edits the generator's options file, each
 `[old, new]` replaced once), then `keep` (a glob under the tree) picks the files and `select` (a regular
 expression on the file name) narrows them; `beside` names headers (globs) copied next to every kept file, where
-an `#include "x.h"` finds them as the suite's own build (`-I`) does. Nothing else is changed.
+an `#include "x.h"` finds them as the suite's own build (`-I`) does. Nothing else is changed. An entry's
+`config` is the `[tool.cudalens]` table its user would write (`include-dirs = ["cpp/include"]` where the code
+includes `<cuml/common/utils.hpp>`): `fetch` writes it as the copy's `pyproject.toml`, which `check` reads as
+it reads a project's.
 
 `score` runs `cudalens check --format json` on that folder as a user would and prints, per repository and per
 code, the findings and the precision of those `library_labels.json` labels (key `owner/name:path:line:code`,
-value `[true|false, "the reason"]`), then the totals per set (each entry's `set`: which corpus it belongs to,
+value `[true|false, "the reason"]`; where one line has two findings of a code on different arrays and they
+differ, `…:code:array` labels each, the array being the first one the message names in backquotes), then the totals per set (each entry's `set`: which corpus it belongs to,
 hand-written or LLM-written, and whether the rules were tuned on it); `--unlabelled` lists the findings nobody
 has labelled yet.
 
@@ -140,10 +144,21 @@ def entry_files(entry: dict, mirror_root: Path | None) -> dict[str, str]:
     return {path: read_source(entry["repo"], entry["commit"], path, mirror_root) for path in entry["paths"]}
 
 
+def project_file(config: dict) -> str:
+    """A pyproject.toml whose `[tool.cudalens]` table holds `config` (strings and lists of strings: their JSON
+    spelling is TOML's)."""
+    return "[tool.cudalens]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in config.items())
+
+
 def fetch(mirror_root: Path | None) -> int:
     count = 0
     for entry in json.loads(MANIFEST.read_text())["repos"]:
-        for path, text in entry_files(entry, mirror_root).items():
+        files = entry_files(entry, mirror_root)
+        if "config" in entry:
+            if "pyproject.toml" in files:
+                raise SystemExit(f"library_corpus: {entry['repo']} has its own pyproject.toml for `config`")
+            files["pyproject.toml"] = project_file(entry["config"])
+        for path, text in files.items():
             target = OUT / entry["repo"].replace("/", "+") / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, errors="surrogateescape")
@@ -174,6 +189,12 @@ def key(finding: dict) -> tuple[str, str]:
     return repo, f"{repo}:{Path(*relative.parts[1:])}:{finding['line']}:{finding['code']}"
 
 
+def label_of(labels: dict, k: str, finding: dict) -> list | None:
+    """The finding's label: the one for its array where the line has one (`…:code:array`), else the line's."""
+    array = re.search(r"`([^`]+)`", finding["message"])
+    return (labels.get(f"{k}:{array.group(1)}") if array else None) or labels.get(k)
+
+
 def score(show_unlabelled: bool) -> int:
     labels = json.loads(LABELS.read_text())["labels"] if LABELS.is_file() else {}
     entries = [e for e in json.loads(MANIFEST.read_text())["repos"] if "race_truth" not in e]
@@ -187,9 +208,10 @@ def score(show_unlabelled: bool) -> int:
             continue
         row = rows[repo, f["code"], level]
         row[0] += 1
-        if k in labels:
+        label = label_of(labels, k, f)
+        if label is not None:
             row[1] += 1
-            row[2] += bool(labels[k][0])
+            row[2] += bool(label[0])
         else:
             unlabelled.append(f"{k} {f['severity']} {f['message'][:160]}")
     print("| repository | code | severity | findings | labelled | right | precision |")
