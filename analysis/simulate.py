@@ -22,6 +22,7 @@ from cudalens.analysis.unit import Function, Unit, callee, lambda_params, parse_
 from cudalens.analysis.values import (
     BID,
     DATA,
+    OUTCOME,
     STAND_IN,
     THREAD_DEPS,
     TID_X,
@@ -36,6 +37,7 @@ from cudalens.analysis.values import (
     const,
     data_dependent,
     followed,
+    follows_sample,
     per_thread,
     select,
     unknown,
@@ -106,7 +108,7 @@ class Access:
     def sampled(self) -> bool:
         """Addresses known for one outcome of a branch on loaded data (see Simulator.forget_assigned), or
         computed from a stand-in for a loaded value (values.STAND_IN)."""
-        return self.addr is not None and (DATA in self.deps or STAND_IN in self.deps)
+        return self.addr is not None and (follows_sample(self.deps) or STAND_IN in self.deps)
 
 
 @dataclass
@@ -488,7 +490,7 @@ class Simulator:
                     loop.data_skipped = True
                     self.inexact += 1
             if before is not None:
-                self.forget_assigned(before, c.deps)
+                self.forget_assigned(before, c.deps, uniform=block_uniform(c))
         else:
             truth = np.broadcast_to(c.v != 0, (self.n,))
             self.exec(cons, mask & truth)
@@ -499,16 +501,20 @@ class Simulator:
     def snapshot(self) -> list[dict[str, Val | Ptr]]:
         return [dict(scope) for scope in self.scopes]
 
-    def forget_assigned(self, before: list[dict[str, Val | Ptr]], deps: frozenset[str]) -> None:
+    def forget_assigned(self, before: list[dict[str, Val | Ptr]], deps: frozenset[str], uniform: bool = False,
+                        ) -> None:
         """After code that ran under a condition on loaded data, a variable it assigned holds the old value in
         some threads and the new one in others, as the data decide (`pos = newPos` in a binary search). It keeps
         the value of the outcome the interpreter followed, marked as following the data: what is computed from
-        it is one sampled outcome, which rules report as `info`, never as proven."""
+        it is one sampled outcome, which rules report as `info`, never as proven. Where every thread of the block
+        evaluates the condition alike (`uniform`: `if (b_H[k * n + k] == 0) p--;`), every thread holds the same
+        one of the two (values.OUTCOME), not a value of its own."""
+        marks = frozenset({UNIFORM, OUTCOME}) if uniform else frozenset({DATA})
         for scope, old in zip(self.scopes, before, strict=False):
             for name, value in scope.items():
                 prior = old.get(name)
                 if prior is not None and prior is not value and isinstance(value, Val) and isinstance(prior, Val):
-                    scope[name] = Val(value.v, value.deps | prior.deps | deps | {DATA}, value.is_float or prior.is_float)
+                    scope[name] = Val(value.v, value.deps | prior.deps | deps | marks, value.is_float or prior.is_float)
 
     def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
         cond = per_thread(c, self.n)
@@ -741,8 +747,12 @@ class Simulator:
             c = self.eval(node.child_by_field_name("condition"), mask)
             c = followed(c) if isinstance(c, Val) else const(1)
             truth = np.broadcast_to(c.v != 0, (self.n,)) if c.v is not None else None
+            # an arm's assignment (`x = px < c ? (j = 1, r) : (j = 0, -r)`) is made as the data decide, as an if's
+            before = self.snapshot() if truth is None and data_dependent(c.deps) else None
             a = self.eval(node.child_by_field_name("consequence"), mask if truth is None else mask & truth)
             b = self.eval(node.child_by_field_name("alternative"), mask if truth is None else mask & ~truth)
+            if before is not None:
+                self.forget_assigned(before, c.deps, uniform=block_uniform(c))
             if isinstance(a, Val) and isinstance(b, Val) and truth is not None:
                 return Val(select(truth, a, b).v, a.deps | b.deps | c.deps, a.is_float or b.is_float)
             return a if isinstance(a, Ptr) else unknown(c.deps, a.deps if isinstance(a, Val) else frozenset())
@@ -958,6 +968,10 @@ class Simulator:
             return Val(None, deps, is_float) if is_float else _stand_in(ref.off.v, ref.elem.size, self.n, deps)
         if ref.ptr.space == "shared" or ref.ptr.space == "local":
             return Val(None, ref.off.deps | {DATA}, is_float)
+        if ref.off.v is None and ref.off.deps and block_uniform(ref.off):
+            # an address not known but the same in every thread (a row a helper we do not see into picked from
+            # block-uniform values): one value for all, as above
+            return Val(None, ref.off.deps | {UNIFORM}, is_float)
         if not is_float and ref.off.v is not None and _same_per_warp(ref.off.v, mask):
             return _stand_in(ref.off.v, ref.elem.size, self.n, frozenset({DATA}))
         return Val(None, frozenset({DATA}), is_float)

@@ -22,6 +22,12 @@ UNIFORM = "data:uniform"
 # on the value itself is never taken from the stand-in: a branch on it is one on unknown data, and an access
 # whose address uses it is `sampled` (info at most).
 STAND_IN = "data:stand-in"
+# A value assigned under a condition on loaded data that every thread of the block evaluates alike (`if
+# (b_H[(p - 2) * n + p - 1] == 0) p--;`, the data read from one address): the same in every thread, as UNIFORM
+# (which it comes with), and known for the outcome the interpreter followed, which the data may not give. What
+# rests on its value is a sample, as what rests on DATA is (`follows_sample`); what rests only on the lanes
+# agreeing (a branch on it cannot split a warp, an address computed from it plus the lane is not a gather) holds.
+OUTCOME = "data:outcome"
 THREAD_DEPS = frozenset((TID_X, TID_Y, TID_Z))
 
 
@@ -57,6 +63,12 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 def data_dependent(deps: frozenset[str]) -> bool:
     """Whether a value follows loaded data (uniform or not)."""
     return DATA in deps or UNIFORM in deps
+
+
+def follows_sample(deps: frozenset[str]) -> bool:
+    """Whether a known value is one outcome of loaded data, not the value every run has: per-thread data (DATA)
+    or a block-uniform outcome (OUTCOME)."""
+    return DATA in deps or OUTCOME in deps
 
 
 def block_uniform(c: Val) -> bool:

@@ -38,7 +38,10 @@ class DataDependentBranch(Rule):
     instruction on these lines. A branch whose bodies only move values between variables (a sorting network's
     compare-and-swap) is not reported: nvcc turns it into selects. Neither is a branch on CUTLASS/CuTe's
     `elect_one_sync()`: it is true in one lane of each warp, a choice of lane, not of data (fixture
-    CL2_warp_uniform.cu). A branch whose body is short is not reported even when the body calls a helper that
+    CL2_warp_uniform.cu). Nor a branch on data every thread of the block reads alike: a value loaded from one
+    address, or a size the threads update together under a condition on such a value (a QR sweep's
+    `if (h[top * n + top] == 0) top--;`): the whole block takes one side (fixture CL1_uniform_outcome.cu).
+    A branch whose body is short is not reported even when the body calls a helper that
     re-gathers the active lanes (`if (src[i] > 0) dst[atomicAggInc(nres)] = src[i];` with
     `cg::coalesced_threads()` inside): that is code written for a divergent warp, a filter whose lanes
     without an element have nothing to do, and the idle share is the data's (20 % there, measured).

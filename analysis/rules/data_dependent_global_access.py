@@ -25,7 +25,11 @@ class DataDependentGlobalAccess(Rule):
     measured sectors per request on this line. Atomics are left out: the L2 performs them address by
     address, so what a scattered atomic costs is how many lanes meet on one word (CL701), not sectors
     (cuda-samples' `atomicAdd(&counter[bucket], n)` of a labelled partition). A static member read through
-    a loaded variable (`packed.size` of a `x128 packed`) is the type's constant, not loaded data.
+    a loaded variable (`packed.size` of a `x128 packed`) is the type's constant, not loaded data. Nor is an
+    offset every thread of the block holds alike: loaded from one address, or a size the threads update
+    together under a condition on such a value (`if (h[top * n + top] == 0) top--;` in a QR sweep):
+    `h[top * n + threadIdx.x]` is a row the lanes read side by side, whatever `top` is (fixture
+    CL1_uniform_outcome.cu).
 
     ## Example
     ```cuda

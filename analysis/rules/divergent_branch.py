@@ -13,7 +13,7 @@ from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, describe_deps, inlined_from, sites, statement_cost
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.unit import callee
-from cudalens.analysis.values import DATA
+from cudalens.analysis.values import follows_sample
 
 HEAVY_BODY = 3  # statements; shorter bodies are predicated by the compiler at little cost
 HEAVY_PART_WARP = 5  # a loop or five statements: a part-warp branch that costs more than its boundary warp
@@ -308,7 +308,7 @@ class DivergentBranch(Rule):
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(b) -> bool:
-            return b.kind in ("if", "switch") and DATA not in b.deps and b.cond is not None
+            return b.kind in ("if", "switch") and not follows_sample(b.deps) and b.cond is not None
 
         for per_run in sites(kernel, "branches", keep).values():
             splits = [warp_split(run) for run in per_run]

@@ -9,7 +9,7 @@ from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, describe_deps, inlined_from, sites
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.divergent_branch import warp_split
-from cudalens.analysis.values import DATA
+from cudalens.analysis.values import follows_sample
 
 
 def _repeats(records: list) -> bool:
@@ -56,7 +56,7 @@ class DivergentLoopTripCount(Rule):
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(b) -> bool:
-            return b.kind == "loop" and DATA not in b.deps and b.cond is not None and b.thread_dependent \
+            return b.kind == "loop" and not follows_sample(b.deps) and b.cond is not None and b.thread_dependent \
                 and not b.strided  # a strided loop's lanes differ by one iteration at most: the range's tail
 
         for per_run in sites(kernel, "branches", keep).values():

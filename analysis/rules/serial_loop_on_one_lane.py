@@ -12,7 +12,7 @@ from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, inlined_from, sites
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.divergent_branch import warp_split
-from cudalens.analysis.values import DATA, STAND_IN, UNIFORM
+from cudalens.analysis.values import DATA, STAND_IN, UNIFORM, follows_sample
 
 # Fewer trips than this cost no more in series than the log2(32) = 5 shuffle steps that would replace them.
 MIN_TRIPS = 6
@@ -167,7 +167,7 @@ class SerialLoopOnOneLane(Rule):
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         def keep(b) -> bool:
-            return b.kind == "if" and DATA not in b.deps and b.cond is not None
+            return b.kind == "if" and not follows_sample(b.deps) and b.cond is not None
 
         firsts = [[b for b in run.branches if b.kind == "loop" and b.iteration == 0] for run in kernel.runs]
         for per_run in sites(kernel, "branches", keep).values():

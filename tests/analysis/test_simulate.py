@@ -11,7 +11,7 @@ import numpy as np
 
 from cudalens.analysis.simulate import LOOP_SAMPLES, SimResult, Simulator
 from cudalens.analysis.unit import build_unit
-from cudalens.analysis.values import DATA, TID_X, TID_Y, UNIFORM
+from cudalens.analysis.values import DATA, OUTCOME, TID_X, TID_Y, UNIFORM
 
 
 def run(source: str, block=(64, 1, 1), params: dict[str, int] | None = None,
@@ -118,6 +118,34 @@ __global__ void k(const float* a, float* b) {
     per_thread, shared = [b for b in result.branches if b.kind == "if"]
     assert DATA in per_thread.deps and per_thread.cond is None  # unknown: what was loaded decides
     assert shared.deps == {UNIFORM} and not shared.thread_dependent  # the same in every thread: no divergence
+
+
+def test_a_size_updated_under_a_block_uniform_data_condition_is_one_sampled_value_for_the_block():
+    result = run("""
+__global__ void k(const float* h, float* out, int n) {
+    int top = 8;
+    if (h[0] == 0.0f) top--;
+    out[top * 64 + threadIdx.x] = 1.0f;
+    int mine = 8;
+    if (h[threadIdx.x] == 0.0f) mine--;
+    out[mine * 64 + threadIdx.x] = 2.0f;
+}""")
+    [uniform, own] = accesses(result, "out", write=True)
+    # every thread holds the same `top`: the lanes are side by side whatever the data chose; the value is a sample
+    assert {UNIFORM, OUTCOME} <= uniform.deps and DATA not in uniform.deps and uniform.sampled
+    assert (np.diff(uniform.addr) == 4).all()
+    assert DATA in own.deps and own.sampled  # each thread's own `mine`
+
+
+def test_an_assignment_in_an_arm_of_a_conditional_on_data_follows_the_data():
+    result = run("""
+__global__ void k(const float* x, float* out) {
+    int j;
+    float r = x[threadIdx.x] > 0.0f ? (j = 1, 1.0f) : (j = 0, -1.0f);
+    out[j] = r;
+}""")
+    [store] = accesses(result, "out", write=True)
+    assert DATA in store.deps  # j is 1 in some lanes and 0 in others, as the data decide
 
 
 def test_a_device_helper_is_inlined_with_its_arguments():
