@@ -43,10 +43,12 @@ class KernelConfig:
     tied: tuple[tuple[int, int], ...] = ()  # (block dimension, template parameter) the launch writes alike
     # (block dimension, its expression over the kernel's parameters) the launch computes from its arguments
     block_params: tuple[tuple[int, str], ...] = ()
+    # (parameter, the largest value the launch's guard lets it have: `if (C <= 4)` around the launch)
+    bounds: tuple[tuple[str, int], ...] = ()
 
     @property
     def key(self) -> tuple:
-        return (self.block, self.template, self.args, self.tied, self.block_params)
+        return (self.block, self.template, self.args, self.tied, self.block_params, self.bounds)
 
 
 _values: dict[tuple, list[list[LaunchValues]]] = {}
@@ -78,7 +80,7 @@ def own_records(context: FileContext) -> list[LaunchRecord]:
 
 def launch_config(kernel: Function, values: LaunchValues, where: str) -> KernelConfig:
     """The configuration a launch gives the kernel (remembered: an edit asks again for every launch)."""
-    signature = kernel.signature if values.args.count(None) != len(values.args) else ""
+    signature = kernel.signature if values.args.count(None) != len(values.args) or values.arg_bounds else ""
     key = (kernel.name, len(kernel.template_params), signature, values, where)
     config = _configs.get(key)
     if config is None:
@@ -95,8 +97,9 @@ def _launch_config(kernel: Function, values: LaunchValues, where: str) -> Kernel
     names = [p.name for p in kernel.params]
     block_params = tuple((d, re.sub(r"\$(\d+)", lambda m: names[int(m.group(1))], e)) for d, e in values.block_from_args
                          if all(int(i) < len(names) for i in re.findall(r"\$(\d+)", e)))
+    bounds = tuple((names[i], b) for i, b in values.arg_bounds if i < len(names) and not kernel.params[i].pointer)
     return KernelConfig(values.block_dims, template, args, "launch", where,
-                        tuple((d, j) for d, j in values.block_from_template if j < n), block_params)
+                        tuple((d, j) for d, j in values.block_from_template if j < n), block_params, bounds)
 
 
 def directive_config(kernel: Function, directive: LaunchDirective) -> KernelConfig:

@@ -54,6 +54,9 @@ class LaunchValues:
     # for `k<<<g, b>>>(out, in, heads, hidden_dim)`
     block_from_args: tuple[tuple[int, str], ...] = ()
     dispatched: bool = False  # inside a `case` of a switch on a variable (a dispatch over sizes: case_values)
+    # (argument position, the largest value it may have there) for an argument the host tests before launching:
+    # `if (C <= 4) k<T, 4, 64><<<g, b>>>(…, C, …)` passes a C of at most 4 (guard_bounds)
+    arg_bounds: tuple[tuple[int, int], ...] = ()
 
 
 _CACHE_LIMIT = 4096
@@ -91,6 +94,9 @@ def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "")
     smem = eval_host(cfg[2], unit, scope, binding=binding) if len(cfg) > 2 and constant(cfg[2]) else None
     args_node = launch.node.child_by_field_name("arguments")
     args = tuple(_integer(a, unit, scope, binding, constant) for a in (args_node.named_children if args_node else []))
+    bounds = guard_bounds(launch.node, unit, scope, binding) if None in args else {}
+    arg_bounds = tuple((i, bounds[ts.text(a)]) for i, a in enumerate(args_node.named_children if args_node else [])
+                       if args[i] is None and a.type == "identifier" and ts.text(a) in bounds)
     return LaunchValues(
         block_from_template=_tied(cfg[1] if len(cfg) > 1 else None, block_dims, launch, unit, scope),
         block_from_args=_from_arguments(cfg[1] if len(cfg) > 1 else None, block_dims, args_node, unit, scope),
@@ -102,6 +108,7 @@ def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "")
         args=args,
         via=via,
         dispatched=bool(cases),
+        arg_bounds=arg_bounds,
     )
 
 
@@ -157,6 +164,44 @@ def case_values(node: Node, unit: Unit, scope: Node | None, binding: Binding) ->
                     out[ts.text(inner)] = value
         at = at.parent
     return out
+
+
+_UPPER = {"<=": 0, "<": -1}  # `x <= K`, `x < K`: the largest x that passes is K + this
+_MIRRORED = {">=": "<=", ">": "<"}
+
+
+def guard_bounds(node: Node, unit: Unit, scope: Node | None, binding: Binding) -> dict[str, int]:
+    """The largest value each variable may have at `node`, from the conditions of the `if`s it sits in the
+    body of (`if (C <= 4) { … }`, `else if (C <= 8)`, `if (n < 32 && …)`): a dispatch over sizes, each launch
+    made for its own range."""
+    out: dict[str, int] = {}
+    child, at = node, node.parent
+    while at is not None and at is not scope:
+        clause = at.child_by_field_name("condition") if at.type == "if_statement" else None
+        if clause is not None and at.child_by_field_name("consequence") == child:
+            for name, bound in _upper_bounds(clause.child_by_field_name("value") or clause, unit, scope, binding):
+                if not (scope is not None and _reassigned(name, scope, unit)):
+                    out[name] = min(bound, out.get(name, bound))
+        child, at = at, at.parent
+    return out
+
+
+def _upper_bounds(cond: Node, unit: Unit, scope: Node | None, binding: Binding) -> list[tuple[str, int]]:
+    """(name, largest value) of each `name <= K` / `name < K` / `K >= name` conjunct of a condition."""
+    while cond.type == "parenthesized_expression" and cond.named_children:
+        cond = cond.named_children[-1]
+    if cond.type != "binary_expression":
+        return []
+    op = ts.text(cond.child_by_field_name("operator"))
+    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    if op == "&&":
+        return _upper_bounds(left, unit, scope, binding) + _upper_bounds(right, unit, scope, binding)
+    if op in _MIRRORED:
+        op, left, right = _MIRRORED[op], right, left
+    if op not in _UPPER or left.type != "identifier":
+        return []
+    value = eval_host(right, unit, scope, binding=binding)
+    return [(ts.text(left), value[0] + _UPPER[op])] if value is not None and len(value) == 1 else []
 
 
 def _whole(parts: PartialDim3 | None) -> Dim3 | None:
@@ -390,7 +435,7 @@ def bound_configurations(launch: Launch, unit: Unit, graph: Callable[[], CallGra
 
 
 def _values_key(v: LaunchValues) -> tuple:
-    return (v.grid, v.block_dims, v.dynamic_shared_bytes, v.template_args, v.args, v.block_from_args)
+    return (v.grid, v.block_dims, v.dynamic_shared_bytes, v.template_args, v.args, v.block_from_args, v.arg_bounds)
 
 
 def _short(text: str, limit: int = 48) -> str:

@@ -274,8 +274,11 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
     # values its block has, never a sample the block contradicts
     with_block = [_block_parameters(config.block_params, b, known_args) for b in blocks]
     follow = set(with_block[0]) if all(set(w) == set(with_block[0]) for w in with_block) else set()
+    # a size the launch's guard bounds below the sample (`if (C <= 4)` around it) takes the largest value it lets
+    # through in every run, named as assumed as a sample is
+    bounded = {p: b for p, b in config.bounds if p not in known_args and p not in follow and 0 < b < PARAM_SAMPLES[0]}
     sampled = [p.name for p in kernel.params if not p.pointer and p.name not in known_args and not _float(unit, p)
-               and p.name not in follow]
+               and p.name not in follow and p.name not in bounded]
     shifts = set(sampled) & _exponents(body)
     # (still sizes the code does not fix: what rests on them is info and names them, as the block's shape)
     assumptions += [Assumption(Fact.SIZES, p, with_block[0][p], f"{p} = {with_block[0][p]}",
@@ -284,7 +287,9 @@ def build_model(context: FileContext, kernel: Function, config: KernelConfig) ->
     assumptions += [Assumption(Fact.SIZES, p, (SHIFT_SAMPLES if p in shifts else PARAM_SAMPLES)[0],
                                f"{p} = {(SHIFT_SAMPLES if p in shifts else PARAM_SAMPLES)[0]}",
                                _open_reason(config, name, "launch")) for p in sampled]
-    runs = _runs(blocks, known_args, sampled, uses_y or uses_z, shifts)
+    assumptions += [Assumption(Fact.SIZES, p, b, f"{p} = {b}", f"the most {config.where}'s guard lets through")
+                    for p, b in sorted(bounded.items())]
+    runs = _runs(blocks, {**known_args, **bounded}, sampled, uses_y or uses_z, shifts)
     if follow:
         runs = [_following(r, with_block[blocks.index(r.block)], with_block[0]) if r.block in blocks else r
                 for r in runs]

@@ -185,7 +185,8 @@ def _configs(doc: DocumentAnalyzer, kernel, launched: LaunchedAs | None, instant
 
 
 def _config_key(config: KernelConfig) -> tuple:
-    return (config.block, config.template, config.args, config.source, config.where, config.block_params)
+    return (config.block, config.template, config.args, config.source, config.where, config.block_params,
+            config.bounds)
 
 
 def _outside_kernels(ordered: list, source: bytes, headers: list[bytes]):

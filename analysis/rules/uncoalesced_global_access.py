@@ -220,8 +220,10 @@ class UncoalescedGlobalAccess(Rule):
 
     ## Known problems
     Lanes are simulated for the block shape found at the launch site (or, when none is visible, for the usual
-    shapes); integer parameters are sampled. When the stride depends on a run-time value that is never
-    compared against an index (so it may be 1), the finding is `info`.
+    shapes); integer parameters are sampled, except one the host tests before the launch (`if (C <= 4)`
+    around it), which takes the largest value the test lets through and is named as assumed (fixture
+    CL1_launch_guard.cu). When the stride depends on a run-time value that is never compared against an index
+    (so it may be 1), the finding is `info`.
     When the element type is not read (a launch's `c_type`/`scalar_t` from a dtype dispatch, and `(half2*)&p[i]`
     of such a `p`), the elements are counted as 4-byte floats: the stride is given in elements, without bytes,
     and the sector figures say they are a float's. The finding stays a `warning` when the pattern alone proves
