@@ -36,7 +36,7 @@ class LaunchRecord:
 class FileLaunches:
     records: tuple[LaunchRecord, ...]
     includes: frozenset[str]  # identities (real paths) of the headers it includes, transitively
-    defines: frozenset[str]  # the kernels defined in the file itself
+    defines: frozenset[str]  # the functions defined in the file itself (Unit.defined_names)
 
 
 @lru_cache(maxsize=4096)

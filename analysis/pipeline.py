@@ -95,6 +95,7 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
     records = own_records(file_context)
     if to_file is None:
         report.launch_records.extend(records)
+        report.defines = unit.defined_names
     directives_possible = b"cudalens" in source
     external = doc.launch_index.external(doc.path) if doc.launch_index is not None and to_file is None \
         else _NO_EXTERNAL
@@ -306,8 +307,7 @@ def launch_entry(path: str, text: str, read_include: IncludeReader | None) -> Fi
     for header in headers:
         unit.include(header_unit(header.source))
     context = FileContext(path, unit, LineIndex(text, converted=True), None)
-    return FileLaunches(tuple(own_records(context)), header_identities(h.path for h in headers),
-                        frozenset(k.name for k in unit.kernels if k.body is not None))
+    return FileLaunches(tuple(own_records(context)), header_identities(h.path for h in headers), unit.defined_names)
 
 
 @lru_cache(maxsize=64)

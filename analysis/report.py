@@ -68,6 +68,7 @@ class AnalysisReport:
     errors: list[str] = field(default_factory=list)
     # Every launch site of the document (of its own kernels and of others'), for a workspace's LaunchIndex.
     launch_records: list[LaunchRecord] = field(default_factory=list)
+    defines: frozenset[str] = frozenset()  # the functions it defines (Unit.defined_names), for the same index
 
 
 def oversized_report(path: str, text: str) -> AnalysisReport | None:

@@ -126,6 +126,14 @@ class Unit:
         """(Once: `include` adds a header's helpers, never its kernels.)"""
         return [f for fs in self.functions.values() for f in fs if f.is_kernel]
 
+    @property
+    def defined_names(self) -> frozenset[str]:
+        """The functions this file itself defines (with a body), kernels or not: a launch here of one of those
+        names is of this definition (bh.cu's own `TreeBuildingKernel`, whose `CUML_KERNEL` macro it never
+        includes), never of a same-named kernel in a file it does not include (launch_index._counts)."""
+        return frozenset(name for name, fs in self.functions.items()
+                         if any(f.body is not None and not f.from_header for f in fs))
+
     @cached_property
     def definitions_key(self) -> int:
         """Changes whenever a macro, file-scope constant or struct does (what host-side values depend on)."""

@@ -36,8 +36,7 @@ class WorkspaceLaunches:
         """An open document's launches, from its analysis (in the analysis thread)."""
         if not is_cuda_source(path) or not report.is_cuda:
             return set()
-        entry = FileLaunches(tuple(report.launch_records), header_identities(report.headers),
-                             frozenset(k.name for k in report.kernels))
+        entry = FileLaunches(tuple(report.launch_records), header_identities(report.headers), report.defines)
         return self.index.update(path, entry)
 
     def from_disk(self, path: str, resolver: DiskIncludes) -> set[str]:

@@ -73,6 +73,18 @@ def test_a_header_kernel_gets_the_launches_of_the_files_that_include_it(tmp_path
     assert [(s.path, s.block) for s in info["row_sums"].launch_sites] == [(str(tmp_path / "main.cu"), (128, 1, 1))]
 
 
+def test_a_file_launches_its_own_function_even_when_it_is_not_recognised_as_a_kernel(tmp_path: Path) -> None:
+    # its kernel is spelt with a macro this file never defines (the library's header is not included): the
+    # launch is still of the function defined here, not of the header's kernel of that name
+    macro_spelt = OTHER.replace("__global__", "MYLIB_KERNEL")
+    index = _index(tmp_path, {"rows.cuh": HEADER, "main.cu": MAIN, "other.cu": macro_spelt})
+    header = str(tmp_path / "rows.cuh")
+    assert not index.reaches(str(tmp_path / "other.cu"), "half_warp", header)
+    report = analyze_text(header, HEADER, read_include=DiskIncludes(), launch_index=index)
+    [divergent] = [f for f in report.findings if f.code == "CL201"]
+    assert [r.path for r in divergent.related] == [str(tmp_path / "main.cu")]
+
+
 def test_a_launch_that_makes_the_conclusion_false_removes_it(tmp_path: Path) -> None:
     main = MAIN.replace("half_warp<<<1, 32>>>", "half_warp<<<1, 16>>>")
     index = _index(tmp_path, {"rows.cuh": HEADER, "main.cu": main})
