@@ -57,6 +57,21 @@ def _mirror(root: Path, repo: str, files: dict[str, str]) -> str:
     return subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
 
 
+def test_an_entrys_config_is_the_pyproject_table_check_reads(tmp_path):
+    from cudalens.workspace.config import load_config
+
+    (tmp_path / "pyproject.toml").write_text(library_corpus.project_file({"include-dirs": ["cpp/include"]}))
+    result = load_config(tmp_path)
+    assert not result.errors and result.config.include_dirs == (str(tmp_path / "cpp/include"),)
+
+
+def test_a_label_for_one_array_of_a_line_wins_over_the_lines():
+    labels = {"o/r:f.cuh:69:CL104": [True, "gather"], "o/r:f.cuh:69:CL104:ja": [False, "warp-uniform base"]}
+    of = library_corpus.label_of
+    assert of(labels, "o/r:f.cuh:69:CL104", {"message": "Data-dependent load from `ja`: …"})[0] is False
+    assert of(labels, "o/r:f.cuh:69:CL104", {"message": "Data-dependent load from `col_weights`: …"})[0] is True
+
+
 def test_a_tree_entry_runs_the_suites_generator_and_keeps_its_headers_beside_the_codes(tmp_path):
     generator = ("import sys, pathlib\n"
                  "opts = pathlib.Path('options.txt').read_text().split()\n"
