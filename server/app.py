@@ -14,6 +14,7 @@ import json
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -46,6 +47,7 @@ from cudalens.server.watch import WorkspaceWatcher
 from cudalens.server.work_done import CURRENT, Stage, WorkDone, progress_for
 
 logger = logging.getLogger("cudalens.server")
+AFTER_FIRST_DIAGNOSTICS_S = 10.0
 
 
 class CudalensServer(LanguageServer):
@@ -61,7 +63,12 @@ class CudalensServer(LanguageServer):
         self.optimizing: dict[str, asyncio.Task] = {}  # running optimize loops, by document
         self._errors = 0
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._heap_settled = False
+        # Start-up work no first diagnostic needs (indexing the folders' launches, asking for the GPU, collecting
+        # the imports' garbage): it waits until the first diagnostics are out, or
+        # AFTER_FIRST_DIAGNOSTICS_S after the start when no document is opened, so that it does not take the CPU
+        # (and the GIL) from the first analysis a new window waits for. A kernel launched from another file gets
+        # its launches when the index is done (service.scan_launches re-checks it).
+        self._after_first: list[Callable[[], None]] | None = []
 
     # --- Output, for the service -------------------------------------------------------------------------
     def publish(self, uri: str, version: int | None, diagnostics: list[str]) -> None:
@@ -72,9 +79,22 @@ class CudalensServer(LanguageServer):
             f'{{"jsonrpc": "2.0", "method": "{types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}", "params": '
             f'{{"uri": {json.dumps(uri)}{version_text}, "diagnostics": [{", ".join(diagnostics)}]}}}}'
         )
-        if self._loop is not None and not self._heap_settled:
-            self._heap_settled = True
-            self._loop.call_soon_threadsafe(lifecycle.settle_heap)
+        if self._after_first and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._first_diagnostics_out)
+
+    def after_first_diagnostics(self, job: Callable[[], None]) -> None:
+        if self._after_first is None:
+            job()
+        else:
+            self._after_first.append(job)
+
+    def _first_diagnostics_out(self) -> None:
+        jobs, self._after_first = self._after_first or [], None
+        for job in jobs:
+            try:
+                job()
+            except Exception:
+                logger.exception("a start-up job failed")
 
     def show(self, message: str, kind: types.MessageType) -> None:
         self.window_show_message(types.ShowMessageParams(kind, message))
@@ -135,7 +155,8 @@ class CudalensServer(LanguageServer):
     def _run(self, main) -> None:
         async def serving() -> None:
             self._loop = loop = asyncio.get_running_loop()
-            loop.call_later(lifecycle.SETTLE_HEAP_AFTER_S, lifecycle.settle_heap)
+            self.after_first_diagnostics(lifecycle.settle_heap)
+            loop.call_later(AFTER_FIRST_DIAGNOSTICS_S, self._first_diagnostics_out)
             await main
 
         try:
@@ -285,9 +306,9 @@ def create_server() -> CudalensServer:
         folders = [_path(f.uri) for f in ls.workspace.folders.values()] or (
             [ls.workspace.root_path] if ls.workspace.root_path else []
         )
-        ls.watcher.start(folders)
-        ls.service.scan_launches(folders)
-        ls.spawn(_announce_gpu(ls))
+        ls.watcher.start(folders)  # now: a change made once the first diagnostics are out must be seen
+        ls.after_first_diagnostics(lambda: ls.service.scan_launches(folders))
+        ls.after_first_diagnostics(lambda: ls.spawn(_announce_gpu(ls)))
         await _pull_settings(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

@@ -172,11 +172,8 @@ class EditorLogHandler(logging.Handler):
             self._busy.on = False
 
 
-SETTLE_HEAP_AFTER_S = 10.0  # when no document was opened by then
-
-
 def settle_heap() -> None:
-    """Once the first diagnostics are out (or `SETTLE_HEAP_AFTER_S` after the start): collect the start-up's
+    """Once the first diagnostics are out (app.after_first_diagnostics): collect the start-up's
     garbage once, freeze what is left (the loaded code, pygls, lsprotocol, analysis caches) out of later walks, and
     collect less often from then on: every keystroke allocates thousands of short-lived objects (syntax nodes,
     findings, JSON), and with CPython's default thresholds the collections that follow walk the whole long-lived
