@@ -63,8 +63,8 @@ class CudalensServer(LanguageServer):
         self.optimizing: dict[str, asyncio.Task] = {}  # running optimize loops, by document
         self._errors = 0
         self._loop: asyncio.AbstractEventLoop | None = None
-        # Start-up work no first diagnostic needs (indexing the folders' launches, asking for the GPU, collecting
-        # the imports' garbage): it waits until the first diagnostics are out, or
+        # Start-up work no first diagnostic needs (indexing the folders' launches, collecting the imports'
+        # garbage): it waits until the first diagnostics are out, or
         # AFTER_FIRST_DIAGNOSTICS_S after the start when no document is opened, so that it does not take the CPU
         # (and the GIL) from the first analysis a new window waits for. A kernel launched from another file gets
         # its launches when the index is done (service.scan_launches re-checks it).
@@ -268,7 +268,7 @@ def create_server() -> CudalensServer:
         loop = asyncio.get_running_loop()
         handler = lifecycle.EditorLogHandler(ls.window_log_message, loop)
         handler.setLevel(logging.INFO)
-        logging.getLogger("cudalens").addHandler(handler)
+        lifecycle.log_to_editor(handler)
         svc = ls.service
         svc.codec = ls.workspace.position_codec
         svc.root = ls.workspace.root_path
@@ -308,7 +308,7 @@ def create_server() -> CudalensServer:
         )
         ls.watcher.start(folders)  # now: a change made once the first diagnostics are out must be seen
         ls.after_first_diagnostics(lambda: ls.service.scan_launches(folders))
-        ls.after_first_diagnostics(lambda: ls.spawn(_announce_gpu(ls)))
+        ls.spawn(_announce_gpu(ls))
         await _pull_settings(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

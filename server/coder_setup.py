@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cudalens.agents.profiler_evaluator import ProfilerEvaluatorSettings
+from cudalens.server import key_pipe
 from cudalens.server.settings import ClientTrust, ServerSettings
 from cudalens.server.trust import coder_refusal
 
@@ -30,6 +31,7 @@ def coder_blocked(settings: ServerSettings, trust: ClientTrust) -> str | None:
 def missing_key(settings: ServerSettings) -> str | None:
     """Why the Coder cannot be called, or None (an endpoint on this machine needs no key). Says the variable's
     name, never its value."""
+    key_pipe.wait()  # the key from VS Code's secret storage may still be on its way (key_pipe.py)
     if settings.coder.api_key() is not None:
         return None
     return (f"cudalens: the Coder needs an API key: in VS Code run **cudalens: Set API key**; elsewhere start the "

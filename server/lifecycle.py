@@ -217,6 +217,35 @@ def setup_logging(log_file: str | None, level: str = "info") -> None:
         root.addHandler(handler)
         logging.getLogger("pygls").addHandler(handler)
     logging.getLogger("pygls").setLevel(logging.WARNING)
+    root.addHandler(_EARLY)
+
+
+class _EarlyRecords(logging.Handler):
+    """What we log before the editor can be told (the start, before `initialize`): kept, the first 100, and told
+    once it can (`log_to_editor`)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.records) < 100:
+            self.records.append(record)
+
+
+_EARLY = _EarlyRecords()
+
+
+def log_to_editor(handler: EditorLogHandler) -> None:
+    """From now on our records go to the editor too, those logged before it could be told first."""
+    root = logging.getLogger("cudalens")
+    with _EARLY.lock:
+        root.addHandler(handler)
+        root.removeHandler(_EARLY)
+        early, _EARLY.records = _EARLY.records, []
+    for record in early:
+        if record.levelno >= handler.level:
+            handler.handle(record)
 
 
 def set_level(level: str) -> None:

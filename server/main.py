@@ -32,7 +32,7 @@ def serve_command(args: argparse.Namespace) -> int:
     # first classes, ≈ 8 MB) and the collector would walk the growing heap ≈ 20 times for them, ≈ 80 ms of a new
     # window's wait. lifecycle.settle_heap collects once the first diagnostics are out.
     gc.disable()
-    from cudalens.server import generated_code
+    from cudalens.server import generated_code, key_pipe
 
     code = generated_code.start()  # before lsprotocol and our dataclasses are imported: it is their code
     from cudalens.server import lifecycle
@@ -43,6 +43,7 @@ def serve_command(args: argparse.Namespace) -> int:
         return 2
     protocol_out = None if address else lifecycle.protect_stdout()
     lifecycle.setup_logging(args.log_file, args.log_level)
+    key_pipe.receive()  # the stored key, while we load (the extension no longer waits for it to start us)
     lifecycle.exit_on_signals()
 
     from cudalens.server.app import create_server

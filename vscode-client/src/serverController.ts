@@ -5,6 +5,7 @@
 // open when it starts, else the first one. Settings are read for that folder (`resource` scope), and a
 // `workspace/configuration` request is answered for the folder of its `scopeUri`.
 import { type ChildProcess, spawn } from "node:child_process";
+import type { Writable } from "node:stream";
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -25,7 +26,7 @@ import { ProposalDocuments, ProposalFeature } from "./proposalDiff";
 import { onInterpreterChange, selectedInterpreter } from "./pythonExtension";
 import { RestartPolicy, StepQueue } from "./restartPolicy";
 import { findServer, importsCudalens, type ServerCommand, ServerNotFound } from "./serverCommand";
-import { apiKeyEnvOf, serverEnvironment } from "./settings";
+import { apiKeyEnvOf, SECRETS_FD, serverEnvironment, storedKeyMessage } from "./settings";
 import { type ClientPhase, describeStatus, parseStatus, type ServerStatus } from "./status";
 import {
   CODER_COMMANDS,
@@ -228,9 +229,9 @@ export class ServerController implements vscode.Disposable {
           `($${endpoint.apiKeyEnv}): not used unless you choose it when you first ask the Coder here`,
       );
     }
-    // Read while the server is looked for: VS Code's secret storage takes ≈ 0.27 s in a new code-server window.
-    const storedKey = this.context.secrets.get(API_KEY_SECRET);
-    void Promise.resolve(storedKey).catch(() => undefined); // a start that stops below awaits it nowhere
+    // VS Code's secret storage takes 0.04-0.46 s to answer in a new code-server window: the server starts without
+    // waiting for it and gets the key through a pipe of its own (server/key_pipe.py) when it comes.
+    const storedKey = Promise.resolve(this.context.secrets.get(API_KEY_SECRET)).catch(() => undefined);
     try {
       this.command = await findServer(
         {
@@ -260,11 +261,15 @@ export class ServerController implements vscode.Disposable {
     }
     const command = this.command;
     const settings = this.currentSettings().settings;
-    const env = serverEnvironment(process.env, apiKeyEnvOf(settings.trust.user), await storedKey);
+    const apiKeyEnv = apiKeyEnvOf(settings.trust.user);
+    const env = serverEnvironment(process.env);
     // Started here rather than by the client, so that its end is logged at the level it deserves (the client
     // calls every exit, a clean one after "stop" included, an error).
     const serverOptions: ServerOptions = async () => {
-      const child = spawn(command.command, command.args, { cwd, env, stdio: "pipe" });
+      const child = spawn(command.command, command.args, { cwd, env, stdio: ["pipe", "pipe", "pipe", "pipe"] });
+      const keyPipe = child.stdio[SECRETS_FD] as Writable | null;
+      keyPipe?.on("error", () => undefined); // a server that exits before reading it
+      void storedKey.then((key) => keyPipe?.end(storedKeyMessage(apiKeyEnv, key)));
       this.process = child;
       child.on("error", (error) => this.output.error(`could not run ${command.command}: ${error.message}`));
       child.on("exit", (code, signal) => {

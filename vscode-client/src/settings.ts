@@ -101,27 +101,34 @@ export function baseUrlOf(settings: ServerSettings): string | null {
   return typeof url === "string" && url !== "" ? url : null;
 }
 
-// The server process's environment: the extension host's, plus the API key from VS Code's secret storage under
-// the variable name of the user's own settings (never a workspace's: it could name PATH or LD_PRELOAD) and
-// CUDALENS_API_KEY. A key already in the environment wins over none, but a stored key wins over the environment:
-// the user set it on purpose. Relative PATH entries are dropped: the server runs in the workspace folder, so
-// "." or "bin" there would find the repository's own `nvcc` or `nvidia-smi`.
-export function serverEnvironment(
-  base: Readonly<Record<string, string | undefined>>,
-  apiKeyEnv: string,
-  storedKey: string | undefined,
-): Record<string, string> {
+// The server is started with an extra pipe (file descriptor SECRETS_FD, named by CUDALENS_SECRETS_FD) through which
+// the key from VS Code's secret storage follows when the storage answers: the server need not wait for it to start
+// (server/key_pipe.py).
+export const SECRETS_FD = 3;
+export const SECRETS_FD_VARIABLE = "CUDALENS_SECRETS_FD";
+
+// The server process's environment: the extension host's, less relative PATH entries (the server runs in the
+// workspace folder, so "." or "bin" there would find the repository's own `nvcc` or `nvidia-smi`), plus the
+// variable that names the key's pipe.
+export function serverEnvironment(base: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(base)) {
     if (value !== undefined) {
       env[name] = name === "PATH" ? absoluteEntries(value) : value;
     }
   }
-  if (storedKey !== undefined && storedKey !== "") {
-    env[apiKeyEnv] = storedKey;
-    env.CUDALENS_API_KEY = storedKey;
-  }
+  env[SECRETS_FD_VARIABLE] = String(SECRETS_FD);
   return env;
+}
+
+// What the key's pipe carries: the stored key under the variable name of the user's own settings (never a
+// workspace's: it could name PATH or LD_PRELOAD) and CUDALENS_API_KEY; nothing when none is stored. A key already
+// in the environment wins over none, but a stored key wins over the environment: the user set it on purpose.
+export function storedKeyMessage(apiKeyEnv: string, storedKey: string | undefined): string {
+  if (storedKey === undefined || storedKey === "") {
+    return "";
+  }
+  return JSON.stringify({ [apiKeyEnv]: storedKey, CUDALENS_API_KEY: storedKey });
 }
 
 function absoluteEntries(searchPath: string): string {

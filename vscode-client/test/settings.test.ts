@@ -11,6 +11,7 @@ import {
   mapSettings,
   SERVER_KEYS,
   serverEnvironment,
+  storedKeyMessage,
   valueOf,
 } from "../src/settings";
 
@@ -82,15 +83,16 @@ describe("mapSettings", () => {
   });
 });
 
-describe("serverEnvironment", () => {
-  it("passes the stored key under the configured name and CUDALENS_API_KEY", () => {
-    const env = serverEnvironment({ PATH: "/bin", MY_KEY: "old", UNSET: undefined }, "MY_KEY", "sk-stored");
-    assert.deepEqual(env, { PATH: "/bin", MY_KEY: "sk-stored", CUDALENS_API_KEY: "sk-stored" });
+describe("the key's way into the server", () => {
+  it("passes the stored key under the configured name and CUDALENS_API_KEY, through the pipe", () => {
+    assert.deepEqual(JSON.parse(storedKeyMessage("MY_KEY", "sk-stored")), { MY_KEY: "sk-stored", CUDALENS_API_KEY: "sk-stored" });
+    const env = serverEnvironment({ PATH: "/bin", MY_KEY: "old", UNSET: undefined });
+    assert.deepEqual(env, { PATH: "/bin", MY_KEY: "old", CUDALENS_SECRETS_FD: "3" });
   });
 
-  it("keeps a key already in the environment when none is stored", () => {
-    const env = serverEnvironment({ OPENAI_API_KEY: "sk-env" }, "OPENAI_API_KEY", undefined);
-    assert.deepEqual(env, { OPENAI_API_KEY: "sk-env" });
-    assert.deepEqual(serverEnvironment({}, "OPENAI_API_KEY", ""), {});
+  it("sends nothing when none is stored, and keeps a key already in the environment", () => {
+    assert.equal(storedKeyMessage("OPENAI_API_KEY", undefined), "");
+    assert.equal(storedKeyMessage("OPENAI_API_KEY", ""), "");
+    assert.deepEqual(serverEnvironment({ OPENAI_API_KEY: "sk-env" }), { OPENAI_API_KEY: "sk-env", CUDALENS_SECRETS_FD: "3" });
   });
 });

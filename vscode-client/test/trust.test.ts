@@ -180,7 +180,7 @@ describe("the server search in Restricted Mode", () => {
 
 describe("serverEnvironment and the workspace", () => {
   it("drops relative PATH entries, which would search the workspace folder the server runs in", () => {
-    const env = serverEnvironment({ PATH: `.${path.delimiter}/usr/bin${path.delimiter}${path.delimiter}bin` }, "K", undefined);
+    const env = serverEnvironment({ PATH: `.${path.delimiter}/usr/bin${path.delimiter}${path.delimiter}bin` });
     assert.equal(env.PATH, "/usr/bin");
   });
 });
