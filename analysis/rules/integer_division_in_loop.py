@@ -12,7 +12,7 @@ from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.function_rule import FunctionRule
 from cudalens.analysis.host_eval import eval_host
 from cudalens.analysis.syntax import divisions, enclosing_loop, find, loop_invariant
-from cudalens.analysis.unit import Function
+from cudalens.analysis.unit import Function, Unit
 
 Node = ts.Node
 
@@ -35,6 +35,49 @@ def _has_inner_loop(loop: Node, node: Node, inner_loops: dict[int, list[Node]]) 
     return any(not (i.start_byte <= node.start_byte and node.end_byte <= i.end_byte) for i in inner)
 
 
+def unrolled_to_constants(divisor: Node, node: Node, body: Node, unit: Unit) -> bool:
+    """Whether every name of the divisor is the variable of a loop around `node` that `#pragma unroll` unrolls
+    fully, from a constant start to a constant bound by a constant step: each copy of the body then divides
+    by a constant (flashinfer's scans: `for (offset = 1; offset < 32; offset *= 2) … % (offset * 2)`)."""
+    names = {ts.text(n) for n in find(divisor, "identifier")}
+    if not names or find(divisor, "memory_read"):
+        return False
+    unrolled = set()
+    at = node.parent
+    while at is not None and at != body:
+        if at.type == "for_statement":
+            variable = _constant_trip_variable(at, body, unit)
+            if variable is not None and _fully_unrolled(at):
+                unrolled.add(variable)
+        at = at.parent
+    return names <= unrolled
+
+
+def _fully_unrolled(loop: Node) -> bool:
+    before = loop.prev_named_sibling
+    return before is not None and before.type == "preproc_call" and ts.text(before).split() == ["#pragma", "unroll"]
+
+
+def _constant_trip_variable(loop: Node, body: Node, unit: Unit) -> str | None:
+    """The variable of `for (v = C0; v < C1; v op= C2)` (any comparison, `++`/`--` too) with constant C0, C1,
+    C2; None for any other loop."""
+    init, cond, update = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update"))
+    declarator = init.child_by_field_name("declarator") if init is not None and init.type == "declaration" else None
+    if declarator is None or declarator.type != "init_declarator" or cond is None or update is None:
+        return None
+    name, start = ts.text(declarator.child_by_field_name("declarator")), declarator.child_by_field_name("value")
+    if cond.type != "binary_expression" or ts.text(cond.child_by_field_name("left")) != name or \
+            eval_host(start, unit, body) is None or eval_host(cond.child_by_field_name("right"), unit, body) is None:
+        return None
+    if update.type == "update_expression":
+        return name if ts.text(update.child_by_field_name("argument")) == name else None
+    if update.type == "assignment_expression" and ts.text(update.child_by_field_name("left")) == name and \
+            ts.text(update.child_by_field_name("operator")) != "=" and \
+            eval_host(update.child_by_field_name("right"), unit, body) is not None:
+        return name
+    return None
+
+
 class IntegerDivisionInLoop(FunctionRule):
     """## What it does
     Flags an integer `/` or `%` (also `/=`, `%=`) inside a loop of a kernel or `__device__` helper whose
@@ -55,7 +98,9 @@ class IntegerDivisionInLoop(FunctionRule):
     division whose operands the loop never changes (no variable of them assigned or declared in it, no memory
     read, no call: `row / D`), which the compiler computes once before the loop. A `constexpr` local divisor
     is a compile-time constant whatever it is written with (`constexpr unsigned ROWS = KTraits::NUM_MMA_D / 2;`
-    of a traits type parameter): C++ requires one there.
+    of a traits type parameter): C++ requires one there. Nor is a divisor made only of the variables of loops
+    that `#pragma unroll` unrolls fully over constant bounds (`for (offset = 1; offset < 32; offset *= 2)`):
+    each copy of the body divides by a constant.
 
     ## Example
     ```cuda
@@ -115,6 +160,8 @@ class IntegerDivisionInLoop(FunctionRule):
                 continue
             if eval_host(right, context.unit, body) is not None or ts.text(right) in function.template_params:
                 continue
+            if unrolled_to_constants(right, node, body, context.unit):
+                continue  # `#pragma unroll` of `for (s = 1; s < 32; s *= 2)`: `% (2 * s)` by 2, 4, … in its copies
             key = (node.start_point[0], op, ts.text(right))
             if key in seen:
                 continue  # `a[i % n] = a[i % n] + b[j % n]`: one finding per line and divisor
