@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.reaching import UNKNOWN, assigned, declaration_of, member, members_written, reaching
 from cudalens.analysis.syntax import find
 from cudalens.analysis.unit import Unit, parse_expression
 
@@ -26,100 +27,62 @@ _OPS = {
 }
 
 
-def _declarations(scope: Node, tables: dict) -> dict[str, list[tuple[int, Node, Node | None]]]:
-    """Every declarator in `scope` by name, in source order, made once per scope and unit (a host function
-    with 70 launches asks for hundreds of names)."""
-    table = tables.get(scope)
-    if table is not None:
-        return table
-    table = {}
-    stack = [scope]
-    while stack:
-        node = stack.pop()
-        if node.type == "init_declarator":
-            decl = node.child_by_field_name("declarator")
-            if decl is not None:
-                name = ts.text(decl).lstrip("*& ").split("[")[0].rstrip()
-                table.setdefault(name, []).append((node.start_byte, node, node.child_by_field_name("value")))
-        elif node.type == "function_declarator" and node.parent is not None and node.parent.type == "declaration":
-            decl = node.child_by_field_name("declarator")
-            if decl is not None:
-                table.setdefault(ts.text(decl), []).append(
-                    (node.start_byte, node, node.child_by_field_name("parameters")))
-        stack.extend(node.named_children)
-    for entries in table.values():
-        entries.sort(key=lambda e: e[0])
-    tables[scope] = table
-    return table
-
-
-def declaration_of(name: str, scope: Node | None, before: int, unit: Unit | None = None
-                   ) -> tuple[Node, Node | None] | None:
-    """The last declarator of `name` in `scope` before byte `before`, with its initializer: the value of
-    `int n = 4`, the braces of `dim3 b{4, 8}`, or the parentheses of `dim3 b(Bc, Br)` — which C++ parses as a
-    function declaration when the arguments are names (the most vexing parse); None when not declared."""
-    if scope is None:
+def _write_value(write: Node, name: str, part: int | None, unit: Unit, scope: Node | None, depth: int,
+                 binding: Binding) -> tuple[int, ...] | None:
+    """The value `write` gives `name` (its member `part`): `= v`, `op= v` or `++`/`--` of the value before it."""
+    if write.type == "update_expression":
+        op, right = ("+" if "++" in ts.text(write) else "-"), (1,)
+    else:
+        op = ts.text(write.child_by_field_name("operator"))
+        if op == "=":
+            value = write.child_by_field_name("right")
+            if part is None:
+                return eval_host(value, unit, scope, depth + 1, binding)
+            if member(write, name) is None:  # `t = dim3(…)`: the member of the whole
+                parts = dim3_parts(value, unit, scope, binding, depth + 1)
+                return (parts[part],) if parts is not None and parts[part] is not None else None
+            return eval_host(value, unit, scope, depth + 1, binding)
+        op, right = op[:-1], eval_host(write.child_by_field_name("right"), unit, scope, depth + 1, binding)
+    before = _member_value(name, part, write, unit, scope, depth + 1, binding) if part is not None else \
+        _name_value(name, write, unit, scope, depth + 1, binding)
+    if before is None or right is None or len(before) != 1 or len(right) != 1 or op not in _OPS:
         return None
-    found = None
-    for start, node, value in _declarations(scope, unit.declarations if unit is not None else {}).get(name, ()):
-        if start >= before:
-            break
-        found = (node, value)
-    return found
+    result = _OPS[op](before[0], right[0])
+    return None if result is None else (result,)
 
 
-def writes(scope: Node) -> list[tuple[str, Node]]:
-    """Every expression in `scope` that writes a variable or a member of it, or takes its address, with the
-    variable's name."""
-    out = []
-    stack = [scope]
-    while stack:
-        node = stack.pop()
-        target = None
-        if node.type == "assignment_expression":
-            target = node.child_by_field_name("left")
-        elif node.type == "update_expression":
-            target = node.child_by_field_name("argument")
-        elif node.type == "pointer_expression" and ts.text(node.child_by_field_name("operator")) == "&":
-            target = node.child_by_field_name("argument")
-        while target is not None and target.type in ("field_expression", "parenthesized_expression"):
-            target = target.child_by_field_name("argument") if target.type == "field_expression" else \
-                (target.named_children[0] if target.named_children else None)
-        if target is not None and target.type == "identifier":
-            out.append((ts.text(target), node))
-        stack.extend(node.named_children)
-    return out
-
-
-def _last_write(name: str, scope: Node | None, before: int, unit: Unit) -> tuple[int, Node | None] | None:
-    """(where, value) of the last write of `name` in `scope` before byte `before`: the value of a plain `name =
-    value;` among the function body's own statements (`sqrt_block_size = 16;` before the launch: the caller's
-    value is gone), else None as the value (a write in a branch or loop, `+=`, `++`, `&name`: the text does not
-    fix it). None when nothing writes it there."""
-    if scope is None:
+def _member_value(name: str, part: int, use: Node, unit: Unit, scope: Node | None, depth: int,
+                  binding: Binding) -> tuple[int] | None:
+    """The value of `name.x` (part 0), `.y`, `.z` that `use` sees, as a 1-tuple."""
+    if depth > 12:
         return None
-    key = ("writes", scope)
-    table = unit.declarations.get(key)
-    if table is None:
-        table = unit.declarations[key] = sorted(writes(scope), key=lambda w: w[1].start_byte)
-    last = None
-    for written, node in table:
-        if node.start_byte >= before:
-            break
-        if written == name:
-            last = node
-    if last is None:
+    seen = reaching(name, part, use, scope, unit.declarations)
+    if seen == UNKNOWN:
         return None
-    statement, body = last.parent, scope.child_by_field_name("body")
-    plain = last.type == "assignment_expression" and ts.text(last.child_by_field_name("operator")) == "=" and \
-        last.child_by_field_name("left").type == "identifier" and statement is not None and \
-        statement.type == "expression_statement" and body is not None and statement.parent == body
-    return last.start_byte, last.child_by_field_name("right") if plain else None
+    if seen is not None:
+        return _write_value(seen, name, part, unit, scope, depth, binding)  # type: ignore[arg-type,return-value]
+    found = declaration_of(name, scope, use.start_byte, unit.declarations)
+    if found is None:
+        return None
+    if found[1] is None:  # `dim3 t;` is 1×1×1
+        return (1,) if _declared_type(found[0]) == "dim3" else None
+    parts = dim3_parts(found[1], unit, scope, binding, depth + 1)
+    return (parts[part],) if parts is not None and parts[part] is not None else None
+
+
+def _members(name: str, use: Node, unit: Unit, scope: Node | None, depth: int, binding: Binding) -> PartialDim3:
+    x, y, z = (_member_value(name, m, use, unit, scope, depth, binding) for m in range(3))
+    return (x[0] if x else None, y[0] if y else None, z[0] if z else None)
+
+
+def assigned_value(node: Node, unit: Unit, scope: Node | None) -> Node | None:
+    """The expression whose value the use of a variable `node` sees (reaching.assigned)."""
+    return assigned(node, scope, unit.declarations)
 
 
 def _declared_value(name: str, scope: Node | None, before: int, unit: Unit) -> Node | None:
     """The initializer of a scalar or `dim3` `name` (an array's braces are its elements, not a value)."""
-    found = declaration_of(name, scope, before, unit)
+    found = declaration_of(name, scope, before, unit.declarations)
     if found is None or found[0].type != "init_declarator":
         return found[1] if found is not None else None
     declarator = found[0].child_by_field_name("declarator")
@@ -128,10 +91,16 @@ def _declared_value(name: str, scope: Node | None, before: int, unit: Unit) -> N
 
 def _name_value(name: str, node: Node, unit: Unit, scope: Node | None, depth: int,
                 binding: Binding) -> tuple[int, ...] | None:
-    if name in binding:  # a parameter: the caller's value, unless the function wrote it before this use
-        written = _last_write(name, scope, node.start_byte, unit)
-        if written is not None:
-            return eval_host(written[1], unit, scope, depth + 1, binding) if written[1] is not None else None
+    if depth > 12:
+        return None
+    if members_written(name, scope, unit.declarations):  # `dim3 t; t.x = 16; …`: whole only when every member is
+        parts = _members(name, node, unit, scope, depth + 1, binding)
+        return None if None in parts else parts  # type: ignore[return-value]
+    seen = reaching(name, None, node, scope, unit.declarations)
+    if seen == UNKNOWN:
+        return None
+    if seen is not None:  # a write before the use: a parameter's caller's value, or an initializer, is gone
+        return _write_value(seen, name, None, unit, scope, depth, binding)  # type: ignore[arg-type]
     value = _declared_value(name, scope, node.start_byte, unit)
     if value is not None:
         return eval_host(value, unit, scope, depth + 1, binding)
@@ -295,13 +264,15 @@ def dim3_parts(node: Node | None, unit: Unit, scope: Node | None,
         values = [p[0] if p is not None else None for p in parts] + [1] * (3 - len(parts))
         return values[0], values[1], values[2]
     if t == "identifier":
-        found = declaration_of(ts.text(node), scope, node.start_byte, unit)
-        if found is None:
-            return None if _is_dim3_name(ts.text(node), scope) else (None, 1, 1)
-        declarator, value = found
-        if value is not None:
-            return dim3_parts(value, unit, scope, binding, depth + 1)
-        return None if _declared_type(declarator) in _DIM3_TYPES else (None, 1, 1)
+        name = ts.text(node)
+        found = declaration_of(name, scope, node.start_byte, unit.declarations)
+        if members_written(name, scope, unit.declarations) or (found is not None and _declared_type(found[0]) in _DIM3_TYPES):
+            parts = _members(name, node, unit, scope, depth + 1, binding)  # each member as the launch sees it
+            return None if found is None and parts == (None, None, None) else parts  # (a `dim3` parameter)
+        if found is None and _is_dim3_name(name, scope):
+            return None
+        value = assigned_value(node, unit, scope)  # a scalar: a 1-D shape
+        return dim3_parts(value, unit, scope, binding, depth + 1) if value is not None else (None, 1, 1)
     if t in ("binary_expression", "conditional_expression", "cast_expression", "call_expression"):
         return (None, 1, 1)  # arithmetic on scalars: a one-dimensional block of unknown size
     return None
@@ -322,8 +293,7 @@ def dim3_arguments(node: Node | None, unit: Unit, scope: Node | None, depth: int
     if t in ("argument_list", "initializer_list", "parameter_list"):
         return tuple(_argument(c) for c in node.named_children) if 0 < node.named_child_count <= 3 else None
     if t == "identifier":
-        found = declaration_of(ts.text(node), scope, node.start_byte, unit)
-        return dim3_arguments(found[1], unit, scope, depth + 1) if found is not None else None
+        return dim3_arguments(assigned_value(node, unit, scope), unit, scope, depth + 1)
     return None
 
 

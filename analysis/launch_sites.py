@@ -17,13 +17,13 @@ from cudalens.analysis.bounded_cache import remember
 from cudalens.analysis.host_eval import (
     Binding,
     PartialDim3,
-    declaration_of,
+    assigned_value,
     dim3_arguments,
     dim3_parts,
     eval_host,
     host_type,
-    writes,
 )
+from cudalens.analysis.reaching import declaration_of, writes
 from cudalens.analysis.syntax import find
 from cudalens.analysis.unit import Function, Launch, Unit
 
@@ -79,21 +79,17 @@ def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "")
     cases = case_values(launch.node, unit, scope, binding)
     binding = {**binding, **cases}
 
-    def constant(node: Node) -> bool:
-        return scope is None or not any(_reassigned(name, scope, unit) for name in _IDENT.findall(ts.text(node)))
-
     def shape(node: Node) -> PartialDim3 | None:
-        value = dim3_parts(node, unit, scope, binding) if constant(node) else \
-            members_set(node, launch.node.start_byte, unit, scope, binding)
+        value = dim3_parts(node, unit, scope, binding)  # each name as the last write before the launch gives it
         if value is None or any(v is not None and v <= 0 for v in value):
             return None  # 0 is a placeholder, not a launch
         return value
 
     block_dims = shape(cfg[1]) if len(cfg) > 1 else None
     grid_dims = shape(cfg[0]) if len(cfg) > 0 else None
-    smem = eval_host(cfg[2], unit, scope, binding=binding) if len(cfg) > 2 and constant(cfg[2]) else None
+    smem = eval_host(cfg[2], unit, scope, binding=binding) if len(cfg) > 2 else None
     args_node = launch.node.child_by_field_name("arguments")
-    args = tuple(_integer(a, unit, scope, binding, constant) for a in (args_node.named_children if args_node else []))
+    args = tuple(_integer(a, unit, scope, binding) for a in (args_node.named_children if args_node else []))
     bounds = guard_bounds(launch.node, unit, scope, binding) if None in args else {}
     arg_bounds = tuple((i, bounds[ts.text(a)]) for i, a in enumerate(args_node.named_children if args_node else [])
                        if args[i] is None and a.type == "identifier" and ts.text(a) in bounds)
@@ -208,8 +204,8 @@ def _whole(parts: PartialDim3 | None) -> Dim3 | None:
     return parts if parts is not None and all(v is not None for v in parts) else None  # type: ignore[return-value]
 
 
-def _integer(node: Node, unit: Unit, scope: Node | None, binding: Binding, constant) -> int | None:
-    if node.type in ("pointer_expression", "string_literal") or not constant(node):
+def _integer(node: Node, unit: Unit, scope: Node | None, binding: Binding) -> int | None:
+    if node.type in ("pointer_expression", "string_literal"):
         return None
     value = eval_host(node, unit, scope, binding=binding)
     return value[0] if value is not None and len(value) == 1 else None
@@ -267,44 +263,6 @@ def _reassigned(name: str, scope: Node, unit: Unit) -> bool:
 
 def _assigned_names(scope: Node) -> frozenset[str]:
     return frozenset(name for name, _ in writes(scope))
-
-
-_MEMBERS = {"x": 0, "y": 1, "z": 2}
-
-
-def members_set(node: Node, before: int, unit: Unit, scope: Node | None, binding: Binding) -> PartialDim3 | None:
-    """A `dim3` built and then given its members in straight-line code before the launch (`dim3 t; t.x = 16;
-    t.y = 8;` is 16×8×1). None when anything else writes it (a whole assignment, `&t`, `t.x++`) or a member is set
-    inside a branch or loop: then which value a launch sees is not fixed by the text."""
-    if node.type != "identifier" or scope is None:
-        return None
-    name = ts.text(node)
-    found = declaration_of(name, scope, before, unit)
-    if found is not None:  # `dim3 t(1, 1, 1);` or `dim3 t = …;`, then members
-        declaration = found[0].parent if found[0].type == "init_declarator" else None
-        parts: list[int | None] = list(dim3_parts(found[1], unit, scope, binding) or (None, None, None))
-    else:  # `dim3 t;` is 1×1×1
-        declaration = next((d for d in reversed(find(scope, "declaration")) if d.start_byte < before and any(
-            c.type == "identifier" and ts.text(c) == name for c in d.children_by_field_name("declarator"))), None)
-        parts = [1, 1, 1]
-    if declaration is None or declaration.type != "declaration" or \
-            ts.text(declaration.child_by_field_name("type")) not in ("dim3", "uint3"):
-        return None
-    for written_name, written in writes(scope):
-        if written_name != name:
-            continue
-        field = written.child_by_field_name("left") if written.type == "assignment_expression" else None
-        member = ts.text(field.child_by_field_name("field")) if field is not None and \
-            field.type == "field_expression" and ts.text(field.child_by_field_name("argument")) == name else None
-        statement = written.parent
-        if member not in _MEMBERS or ts.text(written.child_by_field_name("operator")) != "=" or \
-                statement is None or statement.type != "expression_statement" or \
-                statement.parent != declaration.parent:
-            return None  # written otherwise, or inside a branch or loop
-        if written.start_byte < before:
-            value = eval_host(written.child_by_field_name("right"), unit, scope, binding=binding)
-            parts[_MEMBERS[member]] = value[0] if value is not None and len(value) == 1 else None
-    return parts[0], parts[1], parts[2]
 
 
 # ---- call contexts ---------------------------------------------------------------------------------------
@@ -394,13 +352,11 @@ def alternatives(node: Node, unit: Unit, scope: Node, binding: Binding, depth: i
     if depth > 3:
         return []
     if node.type == "identifier":
-        found = declaration_of(ts.text(node), scope, node.start_byte, unit)
-        if found is not None and found[1] is not None and not _reassigned(ts.text(node), scope, unit):
-            return alternatives(found[1], unit, scope, binding, depth + 1)
-        return []
+        value = assigned_value(node, unit, scope)
+        return alternatives(value, unit, scope, binding, depth + 1) if value is not None else []
     if node.type == "subscript_expression":
         array = node.child_by_field_name("argument")
-        found = declaration_of(ts.text(array), scope, node.start_byte, unit) if array is not None and \
+        found = declaration_of(ts.text(array), scope, node.start_byte, unit.declarations) if array is not None and \
             array.type == "identifier" else None
         values = found[1] if found is not None else None
         if values is not None and values.type == "initializer_list":

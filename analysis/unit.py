@@ -10,6 +10,7 @@ from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.bounded_cache import remember
 from cudalens.analysis.conditions import branch_conditions
 from cudalens.analysis.nesting import Deep, too_deep
+from cudalens.analysis.reaching import assigned
 from cudalens.analysis.types import StructDef, TypeTable
 
 Node = ts.Node
@@ -118,7 +119,7 @@ class Unit:
     # __global__ static` under `#ifdef __CUDACC__`, `#else` plain `static`): name → that definition's body. The
     # analysis reads CUDA as nvcc compiles it, with `__CUDACC__` defined.
     qualifier_macros: dict[str, str] = field(default_factory=dict)
-    # host_eval's declarations per scope (function body), made on first use: see host_eval.declaration_of
+    # declarations per scope (function body), made on first use (declaration_of), and host_eval's tables
     declarations: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
@@ -600,26 +601,16 @@ def _template_assignments(text: bytes) -> frozenset[str]:
 
 def _kernel_variable(host: Node, text: bytes, call: Node, name: str) -> Node | None:
     """The kernel a launch through a variable calls: `auto kernel = &k<Ktraits>; kernel<<<…>>>(…)` (mamba's
-    and causal-conv1d's launches) gives `k<Ktraits>`, from the variable's last initializer before the call;
-    None when the launch names its kernel (the text is searched first: most launches do)."""
+    and causal-conv1d's launches) gives `k<Ktraits>`, from the declaration or assignment the call sees; None
+    when the launch names its kernel (the text is searched first: most launches do) or the text does not fix
+    which kernel the variable holds (one assigned in a branch)."""
     if name not in _template_assignments(text):
         return None
-    found = None
-    stack = [host]
-    while stack:
-        node = stack.pop()
-        if node.start_byte >= call.start_byte:
-            continue
-        if node.type == "init_declarator":
-            declarator, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
-            if declarator is not None and ts.text(declarator) == name and value is not None and \
-                    (found is None or node.start_byte > found[0]):
-                if value.type == "pointer_expression" and value.named_children:
-                    value = value.named_children[-1]
-                if value.type in ("template_function", "qualified_identifier"):
-                    found = (node.start_byte, value)
-        stack.extend(node.named_children)
-    return found[1] if found is not None else None
+    function = call.child_by_field_name("function")
+    value = assigned(function, host, {}) if function is not None and function.type == "identifier" else None
+    if value is not None and value.type == "pointer_expression" and value.named_children:
+        value = value.named_children[-1]
+    return value if value is not None and value.type in ("template_function", "qualified_identifier") else None
 
 
 def _calls_at(host: Node, sites: tuple[tuple[int, int, str], ...]) -> list[tuple[Node, str]] | None:

@@ -51,7 +51,7 @@ FOUND = {
     "run_time_scalar": ("void run(float* o, int n) { int threads = n < 256 ? 64 : 256; k<<<1, threads>>>(o, 4); }",
                         [(None, 1, 1)]),
     "reassigned": ("void run(float* o, int n) { int threads = 256; if (n < 256) threads = 64;\n"
-                   "  k<<<1, threads>>>(o, 4); }", [None]),
+                   "  k<<<1, threads>>>(o, 4); }", [(None, 1, 1)]),  # a scalar: one-dimensional, its size open
     "case_of_a_switch_on_the_block_size (cuda-samples reduction, threadFenceReduction)": (
         "void reduce(float* o, int threads) { dim3 block(threads, 1, 1);\n"
         "  switch (threads) { case 256: k<<<1, block>>>(o, 4); break;\n"
@@ -72,12 +72,93 @@ FOUND = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(FOUND))
+# (host code, the blocks its launches see): what a launch sees of a variable is the last write before it in
+# source order, along every path to it; a write it may or may not see leaves that dimension open (assumed)
+WRITTEN = {
+    "member_written_twice": ("void run(float* o) { dim3 t; t.x = 8; t.x = 32; k<<<1, t>>>(o, 4); }", [(32, 1, 1)]),
+    "members_written_in_any_order": ("void run(float* o) { dim3 t; t.y = 4; t.x = 16; t.y = 2; k<<<1, t>>>(o, 4); }",
+                                     [(16, 2, 1)]),
+    "whole_dim3_reassigned": ("void run(float* o) { dim3 t(8, 8); t = dim3(32, 4); k<<<1, t>>>(o, 4); }",
+                              [(32, 4, 1)]),
+    "member_after_the_whole": ("void run(float* o) { dim3 t(8, 8); t = dim3(32, 4); t.y = 2; k<<<1, t>>>(o, 4); }",
+                               [(32, 2, 1)]),
+    "compound_assignment_of_members": (
+        "void run(float* o) { dim3 t(16, 4); t.x *= 2; t.y += 4; t.z++; k<<<1, t>>>(o, 4); }", [(32, 8, 2)]),
+    "member_written_in_a_branch": (
+        "void run(float* o, int n) { dim3 t(16, 4); if (n > 4) t.x = 32; k<<<1, t>>>(o, 4); }", [(None, 4, 1)]),
+    "member_written_after_the_launch": (
+        "void run(float* o) { dim3 t(16, 4); k<<<1, t>>>(o, 4); t.x = 64; k<<<1, t>>>(o, 4); }",
+        [(16, 4, 1), (64, 4, 1)]),
+    "member_written_after_the_launch_in_a_loop_around_both": (
+        "void run(float* o) { dim3 t(16, 4); for (int i = 0; i < 3; i++) { k<<<1, t>>>(o, 4); t.x *= 2; } }",
+        [(None, 4, 1)]),
+    "address_taken": ("void run(float* o) { dim3 t(16, 4); setup(&t); k<<<1, t>>>(o, 4); }", [(None, None, None)]),
+    "scalar_reassigned": ("void run(float* o) { int threads = 128; threads = 256; k<<<1, threads>>>(o, 4); }",
+                          [(256, 1, 1)]),
+    "scalar_scaled": ("void run(float* o) { int threads = 128; threads *= 2; k<<<1, threads>>>(o, 4); }",
+                      [(256, 1, 1)]),
+    "scalar_written_after_the_launch": (
+        "void run(float* o) { int threads = 128; k<<<1, threads>>>(o, 4); threads = 256; }", [(128, 1, 1)]),
+    "scalar_read_by_a_dim3_built_after_the_write": (
+        "void run(float* o) { int threads = 128; threads = 64; dim3 b(threads, 2); threads = 8;\n"
+        "  k<<<1, b>>>(o, 4); }", [(64, 2, 1)]),
+    "written_in_the_branch_that_launches": (
+        "void run(float* o, int n) { int t = 128;\n"
+        "  if (n > 4) { t = 64; k<<<1, t>>>(o, 4); } else { k<<<1, t>>>(o, 4); } }", [(64, 1, 1), (128, 1, 1)]),
+    "written_in_a_branch_that_returns": (
+        "void run(float* o, int n) { int t = 128; if (n == 0) { t = 64; return; } k<<<1, t>>>(o, 4); }",
+        [(128, 1, 1)]),
+    "loop_doubling_the_block": (
+        "void run(float* o) { for (int t = 32; t <= 256; t *= 2) k<<<1, t>>>(o, 4); }", [(None, 1, 1)]),
+    "declared_in_the_loop_body": (
+        "void run(float* o) { for (int i = 0; i < 3; i++) { int t = 64; k<<<1, t>>>(o, 4); t = 8; } }",
+        [(64, 1, 1)]),
+    "written_in_a_lambda_that_returns": (
+        "void run(float* o) { int t = 128; auto f = [&]() { t = 64; return; }; f(); k<<<1, t>>>(o, 4); }",
+        [(None, 1, 1)]),
+    "shadowed_in_an_inner_block": (
+        "void run(float* o) { int t = 64; { int t = 32; t = 16; } k<<<1, t>>>(o, 4); }", [(64, 1, 1)]),
+    "parameter_written_on_one_path (llm.c)": (
+        "void launch(float* o, int bs, int n) { if (n < bs) bs = 32; k<<<1, bs>>>(o, 4); }\n"
+        "void run(float* o, int n) { launch(o, 256, n); }", [(None, 1, 1)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOUND | WRITTEN))
 def test_launch_blocks(case: str) -> None:
-    host, blocks = FOUND[case]
+    host, blocks = (FOUND | WRITTEN)[case]
     source = KERNEL_2D + host + "\n"
     entry = launch_entry("k.cu", source)
     assert [r.values.block_dims for r in entry.records if r.kernel == "k"] == blocks
+
+
+def test_the_last_write_sizes_the_grid_and_shared_bytes() -> None:
+    host = "void run(float* o) { int g = 2; g = 4; int s = 128; s += 128; k<<<g, 32, s>>>(o, 4); g = 9; }\n"
+    [record] = launch_entry("k.cu", KERNEL_2D + host).records
+    assert record.values.grid == (4, 1, 1) and record.values.dynamic_shared_bytes == 256
+
+
+RACE_PAST_128 = ("__global__ void k(const float* in, float* out) { __shared__ float s[256];\n"
+                 "  s[threadIdx.x] = in[threadIdx.x];\n  out[threadIdx.x] = s[(threadIdx.x + 128) % 256]; }\n")
+
+
+@pytest.mark.parametrize(("host", "proven"), [
+    ("dim3 t; t.x = 32; t.x = 256; k<<<1, t>>>(a, o);", True),
+    ("dim3 t; t.x = 256; k<<<1, t>>>(a, o); t.x = 32;", True),
+    ("dim3 t; t.x = 256; if (n > 4) t.x = 32; k<<<1, t>>>(a, o);", False),
+    ("int threads = 32; threads = 256; k<<<1, threads>>>(a, o);", True),
+    ("int threads = 256; if (n > 4) threads = 32; k<<<1, threads>>>(a, o);", False),
+])
+def test_a_block_set_on_one_path_is_an_assumption_the_finding_names(host: str, proven: bool) -> None:
+    """A race only a block over 128 threads has: proven where the last write before the launch fixes 256, info
+    naming the assumed block where a branch may set 32."""
+    source = RACE_PAST_128 + "void run(const float* a, float* o, int n) { " + host + " }\n"
+    [f] = [f for f in analyze_text("k.cu", source, AnalysisConfig(min_severity="info")).findings if f.code == "CL303"]
+    if proven:
+        assert f.severity == Severity.ERROR and "assum" not in f.message
+    else:
+        assert f.severity == Severity.INFO and f.evidence_dict()["assumed"] == {"block": "256×1×1"}
+        assert "assuming a 256-thread block: not fixed by its launch" in f.message
 
 
 def test_a_dispatch_over_block_sizes_is_no_cl401() -> None:
@@ -207,6 +288,13 @@ __global__ void kt(const float* in, float* out) { out[threadIdx.x] = in[threadId
      "  kernel<<<1, 64>>>(a, b); }", (64, 1, 1), ("Traits<64, T>",)),
     # a variable that holds something else is not a kernel
     ("void go(const float* a, float* b) { auto kernel = other; kernel<<<1, 32>>>(a, b); }", None, None),
+    # the kernel the last assignment before the launch gives (a pointer declarator too)
+    ("void go(const float* a, float* b) { auto* kernel = kt<Traits<64, float>>;\n"
+     "  kernel = kt<Traits<32, float>>; kernel<<<1, 32>>>(a, b); }", (32, 1, 1), ("Traits<32, float>",)),
+    # flashinfer's dispatch over topK: assigned in branches, the launch's kernel is not fixed by the text
+    ("void go(const float* a, float* b, int topK) { auto* kernel = kt<Traits<1, float>>;\n"
+     "  if (topK > 16) { kernel = kt<Traits<32, float>>; } else if (topK > 8) { kernel = kt<Traits<16, float>>; }\n"
+     "  kernel<<<1, 1024>>>(a, b); }", None, None),
 ])
 def test_a_launch_through_a_variable_and_a_local_type(host: str, block: tuple | None, args: tuple | None) -> None:
     records = launch_entry("k.cu", TRAITS_KERNEL + host + "\n").records
