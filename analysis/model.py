@@ -149,10 +149,12 @@ def _dimension_params(function: Function) -> set[str]:
     found: set[str] = set()
     for pattern in (_COMPARED_LEFT, _COMPARED_RIGHT):
         found |= {m.group(1) for m in pattern.finditer(body) if m.group(1) in names}
-    for name in names - found:
-        if not _STRIDE_LIKE.search(name) and re.search(rf"\*\s*{re.escape(name)}\b|\b{re.escape(name)}\s*\*", body):
-            found.add(name)
-    return found
+    multiplied = {a or b for a, b in _MULTIPLIED.findall(body)} if names - found else set()
+    return found | {name for name in names - found if name in multiplied and not _STRIDE_LIKE.search(name)}
+
+
+# a name right after or before a `*` (lookaheads: `a * b * c` multiplies all three)
+_MULTIPLIED = re.compile(r"(?=\*\s*([A-Za-z_]\w*)\b)|(?=\b([A-Za-z_]\w*)\s*\*)")
 
 
 def build_models(path: str, unit: Unit, index: LineIndex, to_file: PositionMap | None) -> list[KernelModel]:

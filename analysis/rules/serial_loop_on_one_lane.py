@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.assumptions import ALL_FACTS, Fact, shape_text
+from cudalens.analysis.bounded_cache import remember
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, inlined_from, sites
@@ -64,13 +65,28 @@ def names_assumed_template(kernel: KernelModel, branch) -> bool:
         return False
     body = ts.text(kernel.function.body) if kernel.function.body is not None else ""
     names = set(_IDENT.findall(ts.text(branch.child_by_field_name("condition") or branch)))
+    set_to = first_assignments(body)
     for name in list(names):
-        set_to = re.search(rf"\b{re.escape(name)}\s*=(?!=)\s*([^;]+);", body)
-        names |= set(_IDENT.findall(set_to.group(1))) if set_to else set()
+        names |= set(_IDENT.findall(set_to[name])) if name in set_to else set()
     return bool(names & assumed)
 
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+# `name = value;` at every position (a lookahead: `a = b = 1;` holds `b = 1;` too)
+_ASSIGNMENT = re.compile(r"(?=\b([A-Za-z_]\w*)\s*=(?!=)\s*([^;]+);)")
+_first_assignments: dict[str, dict[str, str]] = {}
+
+
+def first_assignments(body: str) -> dict[str, str]:
+    """Each name's first `name = value;` in a body's text, with the value's text: once per text (a pattern
+    compiled per name of each condition cost a scan of the body each)."""
+    found = _first_assignments.get(body)
+    if found is None:
+        found = {}
+        for m in _ASSIGNMENT.finditer(body):
+            found.setdefault(m.group(1), m.group(2))
+        remember(_first_assignments, body, found, 256)
+    return found
 
 
 def reads_memory(run, loop) -> bool:

@@ -29,6 +29,7 @@ _ASYNC_TO_HOST = re.compile(r"\bcudaMemcpy\w*Async\s*\(\s*(?:\([^()]*\)\s*)?&?\s
 _BLOCKING_TO_HOST = re.compile(r"\bcudaMemcpy(?:2D|3D)?\s*\([^;]*?(?:ToHost|Default)")
 _GPU_ARGS = re.compile(r"<<<[^;]*?>>>\s*\(([^;]*)\)|\b\w+Async\s*\(([^;]*)\)")
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _NOT_NAMES = {"void", "float", "double", "int", "char", "unsigned", "const", "sizeof", "static_cast",
               "reinterpret_cast", "size_t", "uint8_t", "half"}
 
@@ -101,15 +102,15 @@ def avoidable_stall(call, name: str, loop, source: bytes, launchers: set[str], p
     after += " " + (ts.text(condition) if condition is not None else "")
     if _TIMER.search(whole):
         return None
-    queued = _GPU_WORK.search(before + after) or any(re.search(rf"\b{re.escape(f)}\s*\(", whole) for f in launchers)
+    queued = _GPU_WORK.search(before + after) or not launchers.isdisjoint(_CALLED.findall(whole))
     if not queued:
         return None
     if name.split("::")[-1] in BLOCKING_COPIES:
         args = ts.text(call.child_by_field_name("arguments"))
         if "ToHost" in args or "Default" in args or "FromSymbol" in name:
-            if any(re.search(rf"\b{re.escape(n)}\b", after) for n in _names_of(call, 0)):
+            if not _names_of(call, 0).isdisjoint(_NAME.findall(after)):
                 return None
-        elif "HostTo" in args and any(re.search(rf"\b{re.escape(n)}\b", before) for n in _names_of(call, 1)):
+        elif "HostTo" in args and not _names_of(call, 1).isdisjoint(_NAME.findall(before)):
             return None  # the input the host just prepared for this iteration's step
         return "the host does not use the copied data in the loop"
     if _BLOCKING_TO_HOST.search(after):
