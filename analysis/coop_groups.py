@@ -15,7 +15,7 @@ from enum import Enum
 
 import numpy as np
 
-from cudalens.analysis.values import BID, DATA, THREAD_DEPS, TID_X, TID_Y, TID_Z, Dim3, Val, const
+from cudalens.analysis.values import BID, DATA, ELECTED, THREAD_DEPS, TID_X, TID_Y, TID_Z, Dim3, Val, const
 
 WARP = 32
 
@@ -39,7 +39,10 @@ class SyncScope(Enum):
 class Group:
     kind: GroupKind
     size: int | None = None  # threads in a tile; None where the program chooses it at run time
-    rank: np.ndarray | None = None  # a coalesced group's rank of each thread among its warp's active lanes
+    # a coalesced group's rank of each thread among its warp's active lanes (a partition's: among those with its
+    # label; one sample where the label is the data's, as if every lane had one: `thread_rank() == 0` still
+    # picks one lane of each group)
+    rank: np.ndarray | None = None
     # a partition of a warp by a label (`cg::labeled_partition(active, bucket)`, `cg::binary_partition(tile, odd)`):
     # the label's text and what its value depends on; None for every other group
     label: str | None = None
@@ -129,7 +132,9 @@ def make(name: str, targs: list[Val], args: list[object], lanes: Lanes, mask: np
     if name in PARTITIONS:  # lanes of a warp with equal labels; who they are is the label's, known or not
         label = args[1] if len(args) > 1 else None
         deps = label.deps if isinstance(label, Val) else frozenset({DATA})
-        return Group(GroupKind.COALESCED, label=texts[1] if len(texts) > 1 else "", label_deps=deps)
+        known = label.v if isinstance(label, Val) and label.v is not None and DATA not in deps else None
+        return Group(GroupKind.COALESCED, rank=_ranks(mask, known), label=texts[1] if len(texts) > 1 else "",
+                     label_deps=deps)
     if name == "this_thread_block":
         return Group(GroupKind.BLOCK)
     if name == "this_grid":
@@ -139,10 +144,23 @@ def make(name: str, targs: list[Val], args: list[object], lanes: Lanes, mask: np
         known = isinstance(size, Val) and size.v is not None and size.v.ndim == 0
         return Group(GroupKind.TILE, int(size.v) if known else None)  # type: ignore[union-attr,arg-type]
     if name == "coalesced_threads":
-        m = np.concatenate([mask, np.zeros(-len(mask) % WARP, bool)]).reshape(-1, WARP)
-        rank = (np.cumsum(m, axis=1) - 1).ravel()[:len(mask)]
-        return Group(GroupKind.COALESCED, None, rank.astype(np.int64))
+        return Group(GroupKind.COALESCED, None, _ranks(mask, None))
     return None
+
+
+def _ranks(mask: np.ndarray, labels: np.ndarray | None) -> np.ndarray:
+    """Each thread's rank among the lanes of its warp in `mask` (with its label, where `labels` are given)."""
+    if labels is None:
+        m = np.concatenate([mask, np.zeros(-len(mask) % WARP, bool)]).reshape(-1, WARP)
+        return (np.cumsum(m, axis=1) - 1).ravel()[:len(mask)].astype(np.int64)
+    rank = np.zeros(len(mask), np.int64)
+    values = np.broadcast_to(labels, mask.shape)
+    for start in range(0, len(mask), WARP):
+        lanes = slice(start, start + WARP)
+        for label in np.unique(values[lanes][mask[lanes]]):
+            same = mask[lanes] & (values[lanes] == label)
+            rank[lanes] = np.where(same, np.cumsum(same) - 1, rank[lanes])
+    return rank
 
 
 def method(group: Group, name: str, lanes: Lanes, builtins: dict) -> Val | Dim3 | None:
@@ -174,8 +192,9 @@ def method(group: Group, name: str, lanes: Lanes, builtins: dict) -> Val | Dim3 
             return const(int(np.prod(lanes.grid)))
         return None
     if group.kind == GroupKind.COALESCED:
-        if name == "thread_rank" and group.rank is not None:
-            return Val(group.rank, rank.deps | {DATA})  # who is active may depend on the data
+        if name == "thread_rank" and group.rank is not None:  # who is active may depend on the data
+            sampled = group.label is not None and DATA in group.label_deps
+            return Val(group.rank, rank.deps | {DATA} | ({ELECTED} if sampled else set()))
         return None
     size = group.size
     if size is None or size <= 0:

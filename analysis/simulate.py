@@ -17,11 +17,13 @@ import numpy as np
 
 from cudalens.analysis import coop_groups as cg
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis import warp_vote
 from cudalens.analysis.types import FLOAT_TYPES, TypeInfo, substitute
 from cudalens.analysis.unit import Function, Unit, callee, lambda_params, parse_expression, pointer_depth
 from cudalens.analysis.values import (
     BID,
     DATA,
+    ELECTED,
     OUTCOME,
     STAND_IN,
     THREAD_DEPS,
@@ -106,9 +108,9 @@ class Access:
 
     @property
     def sampled(self) -> bool:
-        """Addresses known for one outcome of a branch on loaded data (see Simulator.forget_assigned), or
-        computed from a stand-in for a loaded value (values.STAND_IN)."""
-        return self.addr is not None and (follows_sample(self.deps) or STAND_IN in self.deps)
+        """Addresses known for one outcome of a branch on loaded data (see Simulator.forget_assigned), computed
+        from a stand-in for a loaded value (values.STAND_IN) or from the lane the data elect (values.ELECTED)."""
+        return self.addr is not None and (follows_sample(self.deps) or bool(self.deps & {STAND_IN, ELECTED}))
 
 
 @dataclass
@@ -493,9 +495,15 @@ class Simulator:
                 self.forget_assigned(before, c.deps, uniform=block_uniform(c))
         else:
             truth = np.broadcast_to(c.v != 0, (self.n,))
+            sampled = ELECTED in c.deps  # one sample of the lanes the data elect: not exact
+            before = self.snapshot() if sampled else None
+            self.inexact += sampled
             self.exec(cons, mask & truth)
             if alt is not None:
                 self.exec(alt, mask & ~truth)
+            self.inexact -= sampled
+            if before is not None:
+                self.forget_assigned(before, c.deps)
         self.cond_deps.pop()
 
     def snapshot(self) -> list[dict[str, Val | Ptr]]:
@@ -517,7 +525,8 @@ class Simulator:
                     scope[name] = Val(value.v, value.deps | prior.deps | deps | marks, value.is_float or prior.is_float)
 
     def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
-        cond = per_thread(c, self.n)
+        # which lanes take a branch on an elected lane is the data's: the sample followed is not the condition
+        cond = per_thread(c, self.n) if ELECTED not in c.deps else None
         branch = Branch(node, kind, None if cond is None else cond.copy(), mask.copy(), c.deps, iteration,
                         at=self.report_node, via=self.inlined_via())
         self.result.branches.append(branch)
@@ -873,6 +882,10 @@ class Simulator:
         if isinstance(left, Val) and isinstance(right, Val):
             if op in _WARP_SIZED_OPS:
                 self.note_warp_sized(op, left, right)
+            leader = warp_vote.elected(op, left, right, mask) if op in ("==", "!=") else \
+                warp_vote.conjoined(left, right) if op == "&&" else None
+            if leader is not None:
+                return leader
             result = binop(op, left, right)
             if result.is_float and op in ("+", "-", "*", "/"):
                 self.result.float_ops += float(mask.sum()) / self.n
@@ -1047,9 +1060,10 @@ class Simulator:
         if name == "__syncwarp":
             self.warp_epoch += 1  # orders the lanes of each warp, not the warps of the block
             return unknown()
-        if name == "elect_one_sync" and not arg_nodes and self.unit.device_function(name) is None:
+        if name == "elect_one_sync" and not arg_nodes:
             # CUTLASS/CuTe's `elect_one_sync()`: true in one lane of each warp (the lowest active one, lane 0 of
-            # a whole warp); a branch on it follows the lane, not loaded data
+            # a whole warp); a branch on it follows the lane, not loaded data. Its definition, where a header
+            # holds it, is inline PTX (`elect.sync`) the interpreter cannot follow: the name says what it does
             return Val((np.arange(self.n) % 32 == 0).astype(np.int64), frozenset({TID_X}))
         if len(arg_nodes) == 1 and func is not None and func.type in ("primitive_type", "type_identifier",
                                                                      "sized_type_specifier", "identifier") \
@@ -1077,6 +1091,9 @@ class Simulator:
         if name.startswith("atomic") and args and isinstance(args[0], Ptr):
             self.record(_Ref(args[0], args[0].off, args[0].elem), node, mask, write=True, atomic=True)
             return unknown()
+        vote = self.warp_vote(name, args, mask)
+        if vote is not None:
+            return vote
         if name in ("__shfl_sync", "__shfl"):
             broadcast = self.warp_broadcast(args[1:] if name == "__shfl_sync" else args)
             if broadcast is not None:
@@ -1095,6 +1112,17 @@ class Simulator:
         if helper is not None and syncs_block(self.unit, helper):
             self.barrier(node, mask, "__syncthreads")  # too deep to follow, but its barrier orders our accesses
         return Val(None, _result_deps(args), True)
+
+    def warp_vote(self, name: str, args: list[Val | Ptr], mask: np.ndarray) -> Val | None:
+        """`__activemask()`, `__ballot_sync(m, p)`, `__ffs(m)`, `__popc(m)` (warp_vote); None for other calls."""
+        exact = self.inexact == 0
+        if name == "__activemask" and not args:
+            return warp_vote.active_mask(mask, exact, frozenset().union(*self.cond_deps))
+        if name == "__ballot_sync" and len(args) == 2 and all(isinstance(a, Val) for a in args):
+            return warp_vote.ballot(mask, exact, args[0], args[1])  # type: ignore[arg-type]
+        if name in ("__ffs", "__popc") and len(args) == 1 and isinstance(args[0], Val):
+            return warp_vote.bit_function(name, args[0])
+        return None
 
     def shuffle_asm(self, node: Node, mask: np.ndarray) -> bool:
         """Inline PTX that broadcasts one lane's register to its warp, `asm("shfl.sync.idx.b32 %0, %1, 0, 0x1f,

@@ -28,6 +28,10 @@ STAND_IN = "data:stand-in"
 # rests on its value is a sample, as what rests on DATA is (`follows_sample`); what rests only on the lanes
 # agreeing (a branch on it cannot split a warp, an address computed from it plus the lane is not a gather) holds.
 OUTCOME = "data:outcome"
+# Which lanes of a warp hold the value is the data's choice, and the values are one sample of it: a lane compared
+# with a leader the data elect (`lane == __ffs(__ballot_sync(m, p)) - 1` holds in one lane of each warp, here the
+# lowest active one: warp_vote.elected), the ranks in a partition by a loaded label. A branch on it is not exact.
+ELECTED = "data:elected"
 THREAD_DEPS = frozenset((TID_X, TID_Y, TID_Z))
 
 

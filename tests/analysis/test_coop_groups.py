@@ -124,6 +124,24 @@ def test_coalesced_threads_rank_counts_the_active_lanes() -> None:
     assert np.array_equal(store.addr[store.mask] // 4, np.arange(64)[::2] % 32 // 2)
 
 
+def test_a_partitions_rank_counts_the_lanes_with_its_label() -> None:
+    body = """cg::coalesced_group active = cg::coalesced_threads();
+auto quarter = cg::labeled_partition(active, (int)(threadIdx.x % 4));
+out[quarter.thread_rank()] = 0;"""
+    assert np.array_equal(_stored(_run(body, "64")), np.arange(64) % 32 // 4)
+
+
+def test_a_partition_by_loaded_data_ranks_one_sample_of_its_lanes() -> None:
+    # which lanes share a label is the data's: the ranks are those of one label for all, marked as a sample
+    body = """if (keys[threadIdx.x] > 0) {
+    auto same = cg::labeled_partition(cg::coalesced_threads(), keys[threadIdx.x]);
+    if (same.thread_rank() == 0) out[0] = 1;
+}"""
+    run = _run(body, "64", params="float* out, const int* keys", args="a, (const int*)a")
+    [store] = [a for a in run.accesses if a.base == "out"]
+    assert store.mask.reshape(-1, 32).sum(axis=1).tolist() == [1, 1] and not store.exact_mask
+
+
 def test_grid_rank_depends_on_the_block() -> None:
     run = _run("cg::grid_group grid = cg::this_grid();\nout[grid.thread_rank()] = 0;\ngrid.sync();")
     [store] = run.accesses

@@ -1,0 +1,93 @@
+"""Warp votes and elected leaders in the lane interpreter (analysis/warp_vote.py), one construct a test: the mask
+`__activemask()` and `__ballot_sync` give, `__ffs`/`__popc` of it, a lane compared with a leader the data elect
+(one lane of each warp, followed as a sample and never as exact)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cudalens.analysis.simulate import SimResult, Simulator
+from cudalens.analysis.unit import build_unit
+from cudalens.analysis.values import ELECTED, UNIFORM
+
+
+def run(source: str, block=(64, 1, 1)) -> SimResult:
+    unit = build_unit(source.encode())
+    [kernel] = unit.kernels
+    return Simulator(unit, kernel, block, {}, {}).run()
+
+
+def store(result: SimResult, base: str = "out"):
+    [access] = [a for a in result.accesses if a.base == base and a.write]
+    return access
+
+
+def test_active_mask_under_an_evaluated_branch_is_the_warps_running_lanes() -> None:
+    access = store(run("""
+__global__ void k(unsigned* out) {
+    if (threadIdx.x < 40) out[__popc(__activemask()) + 100 * __ffs(__activemask())] = 0;
+}"""))
+    # warp 0: all 32 lanes, lowest lane 0; warp 1: lanes 32..39, 8 of them, lowest bit 0 again
+    assert np.array_equal(np.unique(access.addr[access.mask] // 4), [108, 132])
+    assert access.exact_mask
+
+
+def test_a_ballot_of_a_known_predicate_is_known_and_one_of_data_is_warp_uniform() -> None:
+    result = run("""
+__global__ void k(int* out, const float* in) {
+    unsigned odd = __ballot_sync(0xffffffff, threadIdx.x & 1);
+    out[__ffs(odd) + 100 * __popc(odd)] = 0;
+    unsigned votes = __ballot_sync(0xffffffff, in[threadIdx.x] > 0.0f);
+    if (votes == 0) out[threadIdx.x] = 1;
+}""")
+    first, _ = [a for a in result.accesses if a.base == "out"]
+    assert np.all(first.addr // 4 == 2 + 1600)
+    [branch] = result.branches
+    assert branch.cond is None and UNIFORM in branch.deps and not branch.thread_dependent
+
+
+def test_a_lane_compared_with_a_data_elected_leader_is_one_lane_of_each_warp_and_not_exact() -> None:
+    access = store(run("""
+__global__ void k(int* out, const float* in) {
+    if (in[threadIdx.x] > 0.0f) {
+        int leader = __ffs(__activemask()) - 1;
+        if ((threadIdx.x & 31) == leader) out[0] = 1;
+    }
+}"""))
+    assert access.mask.reshape(-1, 32).sum(axis=1).tolist() == [1, 1]
+    assert not access.exact_mask
+
+
+def test_the_branch_on_an_elected_lane_records_no_condition() -> None:
+    # which lane takes it is the data's: rules reading the branch see an unknown condition, not the sample
+    result = run("""
+__global__ void k(int* out, const float* in) {
+    unsigned votes = __ballot_sync(0xffffffff, in[threadIdx.x] > 0.0f);
+    if (threadIdx.x % 32 == __ffs(votes) - 1) out[0] = 1;
+}""")
+    [branch] = result.branches
+    assert branch.cond is None and ELECTED in branch.deps
+
+
+def test_not_the_leader_and_a_conjunction_with_data() -> None:
+    result = run("""
+__global__ void k(int* out, int* other, const float* in) {
+    bool keep = in[threadIdx.x] > 0.0f;
+    unsigned votes = __ballot_sync(0xffffffff, keep);
+    int lane = threadIdx.x % 32;
+    if (lane != __ffs(votes) - 1) out[0] = 1;
+    if (keep && lane == __ffs(votes) - 1) other[0] = 1;
+}""")
+    assert store(result).mask.reshape(-1, 32).sum(axis=1).tolist() == [31, 31]
+    assert store(result, "other").mask.reshape(-1, 32).sum(axis=1).tolist() == [1, 1]
+
+
+def test_a_value_shared_by_several_lanes_elects_no_one() -> None:
+    # `threadIdx.x / 32` is one value per warp: comparing it with a leader picks whole warps, not a lane
+    access = store(run("""
+__global__ void k(int* out, const float* in) {
+    unsigned votes = __ballot_sync(0xffffffff, in[threadIdx.x] > 0.0f);
+    if (threadIdx.x / 32 == __ffs(votes)) out[0] = 1;
+}"""))
+    assert access.mask.all() and not access.exact_mask
+
