@@ -63,6 +63,9 @@ _BUILTIN_DIMS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 _LOAD_INTRINSICS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
 _STORE_INTRINSICS = {"__stcs", "__stcg", "__stwb", "__stwt"}
 _BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
+# CUDA's own atomic functions: a helper of that name (`atomicAdd(double*, double)` written with `atomicCAS`) is
+# that atomic; a helper of another `atomic…` name (`atomicAggInc`) is followed into
+_CUDA_ATOMIC = re.compile(r"atomic(?:Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(?:_block|_system)?$")
 _NUMBER = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9']+)([uUlL]*)$")
 
 
@@ -1089,8 +1092,7 @@ class Simulator:
                 for i, a in enumerate(arg_nodes)]
         self.result.calls.append(CallSite(self.node_for_report(node), name, args, mask.copy()))
         if name.startswith("atomic") and args and isinstance(args[0], Ptr):
-            self.record(_Ref(args[0], args[0].off, args[0].elem), node, mask, write=True, atomic=True)
-            return unknown()
+            return self.atomic(name, helper, args, node, mask, targ_nodes)
         vote = self.warp_vote(name, args, mask)
         if vote is not None:
             return vote
@@ -1112,6 +1114,21 @@ class Simulator:
         if helper is not None and syncs_block(self.unit, helper):
             self.barrier(node, mask, "__syncthreads")  # too deep to follow, but its barrier orders our accesses
         return Val(None, _result_deps(args), True)
+
+    def atomic(self, name: str, helper: Function | None, args: list[Val | Ptr], node: Node, mask: np.ndarray,
+               targ_nodes: list[Node]) -> Val | Ptr:
+        """`atomicAdd(p, v)` and the like: one atomic on `*p` from every lane of `mask`. A helper of this file
+        or a header with another `atomic…` name is followed (`atomicAggInc`: one lane of the coalesced group does
+        the `atomicAdd`); where it makes no atomic the interpreter sees (a `cuda::atomic_ref`'s load, a pointer
+        rebuilt from an integer), its call is taken as that atomic on its first argument."""
+        if helper is not None and self.inline_depth < MAX_INLINE_DEPTH and not _CUDA_ATOMIC.match(name):
+            before = sum(a.atomic for a in self.result.accesses)
+            result = self.inline(helper, args, mask, node, targ_nodes)
+            if sum(a.atomic for a in self.result.accesses) > before:
+                return result
+        ptr = args[0]
+        self.record(_Ref(ptr, ptr.off, ptr.elem), node, mask, write=True, atomic=True)  # type: ignore[union-attr]
+        return unknown()
 
     def warp_vote(self, name: str, args: list[Val | Ptr], mask: np.ndarray) -> Val | None:
         """`__activemask()`, `__ballot_sync(m, p)`, `__ffs(m)`, `__popc(m)` (warp_vote); None for other calls."""

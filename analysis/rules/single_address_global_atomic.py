@@ -106,9 +106,13 @@ class SingleAddressGlobalAtomic(Rule):
     lane per warp, not a reduction. The compiler may combine
     some integer atomics with a uniform address and operand inside a warp; the contention between warps and
     blocks remains. One lane per warp or per block doing the atomic (`if (threadIdx.x == 0)`) is the
-    recommended pattern and is not reported; nor is an atomic that only the holder of one ticket reaches
-    (`if (cell == N)` after `cell = atomicAdd(bottom, -1) - 1`: a fetch-and-add hands each value out once, so
-    one thread of the grid gets there; fixture CL7_tickets.cu).
+    recommended pattern and is not reported; nor is one lane per group the data leave active, under any
+    condition (a warp-aggregated atomic): the leader of a coalesced group, tile or labelled partition
+    (`g.thread_rank() == 0`), the lowest lane of `__activemask()` or a ballot (`lane == __ffs(votes) - 1`),
+    `elect_one_sync()`. A helper named like an atomic (`atomicAggInc`) is followed into, not taken for one
+    atomic per lane. Nor is an atomic that only the holder of one ticket reaches (`if (cell == N)` after
+    `cell = atomicAdd(bottom, -1) - 1`: a fetch-and-add hands each value out once, so one thread of the grid
+    gets there; fixture CL7_tickets.cu).
 
     ## Example
     ```cuda

@@ -1,6 +1,6 @@
 """Warp votes and elected leaders in the lane interpreter (analysis/warp_vote.py), one construct a test: the mask
 `__activemask()` and `__ballot_sync` give, `__ffs`/`__popc` of it, a lane compared with a leader the data elect
-(one lane of each warp, followed as a sample and never as exact)."""
+(one lane of each warp, followed as a sample and never as exact), and helpers named like atomics."""
 
 from __future__ import annotations
 
@@ -91,3 +91,21 @@ __global__ void k(int* out, const float* in) {
 }"""))
     assert access.mask.all() and not access.exact_mask
 
+
+def test_a_helper_named_like_an_atomic_is_followed_and_one_without_a_visible_atomic_is_one() -> None:
+    result = run("""
+__device__ int atomicAggInc(int* counter) {
+    unsigned active = __activemask();
+    int leader = __ffs(active) - 1;
+    int first = 0;
+    if ((threadIdx.x & 31) == leader) first = atomicAdd(counter, __popc(active));
+    return __shfl_sync(active, first, leader);
+}
+__device__ int atomicRead(int* p) { return ((cuda::atomic_ref<int>*)p)->load(); }
+__global__ void k(int* out, int* ticket, int* flag) {
+    out[threadIdx.x] = atomicAggInc(ticket) + atomicRead(flag);
+}""")
+    [ticket] = [a for a in result.accesses if a.base == "ticket"]
+    [flag] = [a for a in result.accesses if a.base == "flag"]
+    assert ticket.atomic and ticket.mask.reshape(-1, 32).sum(axis=1).tolist() == [1, 1]
+    assert flag.atomic and flag.mask.all()
