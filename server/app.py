@@ -79,8 +79,13 @@ class CudalensServer(LanguageServer):
             f'{{"jsonrpc": "2.0", "method": "{types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}", "params": '
             f'{{"uri": {json.dumps(uri)}{version_text}, "diagnostics": [{", ".join(diagnostics)}]}}}}'
         )
+        self.diagnostics_sent()
+
+    def diagnostics_sent(self) -> None:
+        """A document's diagnostics left, pushed (publish) or pulled (their report answered): the first time, the
+        start-up jobs run just after, not before a pulled report is sent."""
         if self._after_first and self._loop is not None:
-            self._loop.call_soon_threadsafe(self._first_diagnostics_out)
+            self._loop.call_soon_threadsafe(self._loop.call_later, 0.05, self._first_diagnostics_out, "first")
 
     def after_first_diagnostics(self, job: Callable[[], None]) -> None:
         if self._after_first is None:
@@ -88,8 +93,12 @@ class CudalensServer(LanguageServer):
         else:
             self._after_first.append(job)
 
-    def _first_diagnostics_out(self) -> None:
-        jobs, self._after_first = self._after_first or [], None
+    def _first_diagnostics_out(self, why: str) -> None:
+        if self._after_first is None:
+            return
+        jobs, self._after_first = self._after_first, None
+        logger.info("start-up jobs: %s", "after the first diagnostics" if why == "first"
+                    else f"{AFTER_FIRST_DIAGNOSTICS_S:g} s after the start, no diagnostics asked for")
         for job in jobs:
             try:
                 job()
@@ -156,7 +165,7 @@ class CudalensServer(LanguageServer):
         async def serving() -> None:
             self._loop = loop = asyncio.get_running_loop()
             self.after_first_diagnostics(lifecycle.settle_heap)
-            loop.call_later(AFTER_FIRST_DIAGNOSTICS_S, self._first_diagnostics_out)
+            loop.call_later(AFTER_FIRST_DIAGNOSTICS_S, self._first_diagnostics_out, "timer")
             await main
 
         try:
@@ -249,6 +258,7 @@ def wants_pull_diagnostics(caps: types.ClientCapabilities) -> bool:
 async def pull_diagnostics(ls: CudalensServer, params: types.DocumentDiagnosticParams):
     state = ls.service.documents.get(params.text_document.uri)
     result = await ls.service.current_result(state) if state is not None else None
+    ls.diagnostics_sent()
     if state is None or result is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     return types.RelatedFullDocumentDiagnosticReport(

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from lsptools import WAIT_S, kernel, open_doc, server_command, start
 from pytest_lsp import LanguageClient
 
@@ -153,24 +154,36 @@ def test_serve_command_line():
     assert bad.returncode == 2 and "HOST:PORT" in bad.stderr and bad.stdout == ""
 
 
-def test_the_collector_is_back_once_the_first_diagnostics_are_out(tmp_path: Path):
-    """`cudalens serve` loads with the cyclic collector off (lifecycle.settle_heap): it must come back."""
+@pytest.mark.parametrize("pull", [False, True], ids=["pushed", "pulled"])
+def test_the_start_up_jobs_run_once_the_first_diagnostics_are_out(tmp_path: Path, pull: bool):
+    """`cudalens serve` loads with the cyclic collector off and holds back the launch index
+    (app.after_first_diagnostics): both must come once the first diagnostics leave, pushed or pulled (VS Code
+    pulls), not only after the 10 s timer."""
     log = tmp_path / "server.log"
     source = tmp_path / "k.cu"
     source.write_text(kernel("strided.cu"))
+    capabilities = {"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": True}}} \
+        if pull else {}
     server = subprocess.Popen(server_command(str(log)), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, cwd=tmp_path)
     try:
-        for message in (
+        messages = [
             {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}}},
+             "params": {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": capabilities}},
             {"jsonrpc": "2.0", "method": "initialized", "params": {}},
             {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": source.as_uri(), "languageId": "cuda-cpp", "version": 1, "text": source.read_text()}}},
-        ):
+        ]
+        if pull:
+            messages.append({"jsonrpc": "2.0", "id": 2, "method": "textDocument/diagnostic",
+                             "params": {"textDocument": {"uri": source.as_uri()}}})
+        for message in messages:
             server.stdin.write(frame(message))
         server.stdin.flush()
         wait_for(lambda: log.exists() and "start-up garbage collected" in log.read_text(errors="replace"),
                  "the collector to be switched back on")
+        text = log.read_text(errors="replace")
+        assert "start-up jobs: after the first diagnostics" in text, text
+        assert "launch index: " in text
     finally:
         server.kill()
         server.wait()
