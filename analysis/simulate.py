@@ -197,6 +197,10 @@ class _Frame:
     def __init__(self, n: int) -> None:
         self.returned = np.zeros(n, dtype=bool)
         self.ret: Val | Ptr | None = None
+        self.ret_mask = np.zeros(n, dtype=bool)  # the lanes a `return` with a value has run in
+        # a `return` under a condition the interpreter could not evaluate was passed (Simulator.settle_exits):
+        # what the conditions depend on, None before; the rest of the function runs as a superset
+        self.exit_deps: frozenset[str] | None = None
 
 
 class _Loop:
@@ -204,6 +208,11 @@ class _Loop:
         self.broken = np.zeros(n, dtype=bool)
         self.continued = np.zeros(n, dtype=bool)
         self.data_skipped = False  # a `continue` on loaded data was passed in this iteration (Simulator.if_statement)
+        # a `break` under a condition the interpreter could not evaluate was passed: what the conditions depend
+        # on (None before), and the variables as they were before the first one (how many iterations ran, and so
+        # what the body assigned, is the data's choice)
+        self.exit_deps: frozenset[str] | None = None
+        self.exit_before: list[dict[str, Val | Ptr]] | None = None
 
 
 class Budget(Exception):
@@ -354,27 +363,14 @@ class Simulator:
             value = node.named_children[0] if node.named_children else None
             frame = self.frames[-1]
             if value is not None:
-                v = self.eval(value, mask)
-                frame.ret = v if frame.ret is None or isinstance(v, Ptr) or isinstance(frame.ret, Ptr) \
-                    else select(mask, v, frame.ret)
+                frame.ret = self.merged_return(frame, self.eval(value, mask), mask)
             frame.returned = frame.returned | mask
         elif t == "break_statement" and self.loops:
             self.loops[-1].broken |= mask
         elif t == "continue_statement" and self.loops:
             self.loops[-1].continued |= mask
         elif t == "switch_statement":
-            cond = node.child_by_field_name("condition")
-            c = self.eval(cond, mask) if cond is not None else unknown()
-            self.record_branch(node, "switch", c, mask)
-            body = node.child_by_field_name("body")
-            if body is not None:
-                self.cond_deps.append(c.deps)
-                self.inexact += 1  # every case runs with every lane
-                for case in body.named_children:
-                    for stmt in case.named_children[1:] if case.type == "case_statement" else [case]:
-                        self.exec(stmt, mask)
-                self.inexact -= 1
-                self.cond_deps.pop()
+            self.switch_statement(node, mask)
         elif t in ("labeled_statement",):
             for child in node.named_children[1:]:
                 self.exec(child, mask)
@@ -382,6 +378,36 @@ class Simulator:
             for child in node.named_children:
                 if child.type.endswith("statement") or child.type == "declaration":
                     self.exec(child, mask)
+
+    def switch_statement(self, node: Node, mask: np.ndarray) -> None:
+        """Every case runs with every lane (which lanes take which is not followed), each entered afresh: a
+        `break` leaves the switch, not the loop around it, and a `return` or `continue` in a case leaves only
+        where every way through the switch leaves (settle_exits), a missing `default` being one way."""
+        cond = node.child_by_field_name("condition")
+        c = self.eval(cond, mask) if cond is not None else unknown()
+        self.record_branch(node, "switch", c, mask)
+        body = node.child_by_field_name("body")
+        if body is None:
+            return
+        self.cond_deps.append(c.deps)
+        self.inexact += 1  # every case runs with every lane
+        start, outer = self.exits(), self.loops
+        switch = _Loop(self.n)
+        self.loops = [*outer, switch]
+        outcomes, default = [], False
+        for case in body.named_children:
+            value = case.child_by_field_name("value") if case.type == "case_statement" else None
+            default |= case.type == "case_statement" and value is None
+            self.frames[-1].returned = start[0].copy()
+            switch.broken[:], switch.continued[:] = False, False
+            for stmt in [s for s in case.named_children if s != value] if case.type == "case_statement" else [case]:
+                self.exec(stmt, mask)
+            outcomes.append((self.frames[-1].returned.copy(), start[1],
+                             None if start[2] is None else start[2] | switch.continued))
+        self.loops = outer
+        self.inexact -= 1
+        self.cond_deps.pop()
+        self.settle_exits([*outcomes, *([] if default else [start])], c.deps, None)
 
     def local_type(self, node: Node) -> None:
         """`using input_t = typename Ktraits::input_t;`: the name spells its target, with the template
@@ -474,26 +500,24 @@ class Simulator:
         self.cond_deps.append(c.deps)
         if c.v is None:
             before = self.snapshot() if data_dependent(c.deps) else None
-            loop = self.loops[-1] if self.loops and before is not None else None
-            continued = loop.continued.copy() if loop is not None else None
+            start = self.exits()
             # a loop-variant one may take the other arm next iteration: its arms are not apart across iterations
             uniform = block_uniform(c) and not any(d.startswith("loop:") for d in c.deps)
             self.inexact += not uniform
             self.arms.extend([(node.start_byte, 0)] if uniform else [])
             self.exec(cons, mask)
+            taken = self.exits()
             if alt is not None:
                 if uniform:
                     self.arms[-1] = (node.start_byte, 1)
+                self.restore_exits(start)  # the lanes of the other outcome did not leave in the first arm
                 self.exec(alt, mask)
+                other = self.exits()
+            else:
+                other = start
             del self.arms[len(self.arms) - uniform:]
             self.inexact -= not uniform
-            if loop is not None and not np.array_equal(loop.continued, continued):
-                # `if (alpha < 1.0f / 255.0f) continue;`: the data let some lanes skip the rest of the iteration,
-                # not all of them; the rest runs with every lane, as a superset (Access.exact_mask)
-                loop.continued = continued
-                if not loop.data_skipped:
-                    loop.data_skipped = True
-                    self.inexact += 1
+            self.settle_exits([taken, other], c.deps, before)
             if before is not None:
                 self.forget_assigned(before, c.deps, uniform=block_uniform(c))
         else:
@@ -511,6 +535,82 @@ class Simulator:
 
     def snapshot(self) -> list[dict[str, Val | Ptr]]:
         return [dict(scope) for scope in self.scopes]
+
+    def exits(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Which lanes have left the function, the innermost loop and its iteration (copies)."""
+        loop = self.loops[-1] if self.loops else None
+        return (self.frames[-1].returned.copy(), None if loop is None else loop.broken.copy(),
+                None if loop is None else loop.continued.copy())
+
+    def restore_exits(self, exits: tuple[np.ndarray, np.ndarray | None, np.ndarray | None]) -> None:
+        returned, broken, continued = exits
+        self.frames[-1].returned = returned.copy()
+        if self.loops and broken is not None and continued is not None:
+            self.loops[-1].broken, self.loops[-1].continued = broken.copy(), continued.copy()
+
+    def settle_exits(self, outcomes: list[tuple], deps: frozenset[str],
+                     before: list[dict[str, Val | Ptr]] | None) -> None:
+        """After every arm of a condition the interpreter could not evaluate ran with every lane (`outcomes`:
+        the exits after each, as `exits` gives them): a lane leaves (the function, the loop, the iteration) only
+        where it leaves whichever outcome the condition has. `if (in[i] <= 0) return; atomicAdd(count, 1);`:
+        the lanes the data keep run what follows, which then runs with every lane, as a superset
+        (Access.exact_mask), until the end of what they left (the function, the loop, the iteration), and what
+        it computes is one sampled outcome (forget_assigned's marks). An exit in both arms (`if (d) { ...;
+        return; } else { ...; return; }`) stays an exit for every lane."""
+        def every(i: int) -> np.ndarray:
+            return np.logical_and.reduce([o[i] for o in outcomes])
+
+        def some(i: int) -> np.ndarray:
+            return np.logical_or.reduce([o[i] for o in outcomes])
+
+        frame = self.frames[-1]
+        frame.returned = every(0)
+        if not np.array_equal(frame.returned, some(0)):
+            if frame.exit_deps is None:
+                frame.exit_deps = frozenset()
+                self.inexact += 1  # until the function ends (inline; the kernel's own: the end of the run)
+            frame.exit_deps |= deps
+        if not self.loops or any(o[1] is None or o[2] is None for o in outcomes):
+            return
+        loop = self.loops[-1]
+        loop.broken = every(1)
+        if not np.array_equal(loop.broken, some(1)):
+            if loop.exit_deps is None:
+                loop.exit_deps = frozenset()
+                self.inexact += 1  # until the loop ends (Simulator.loop)
+            loop.exit_deps |= deps
+            loop.exit_before = loop.exit_before if loop.exit_before is not None else before
+        loop.continued = every(2)
+        if not np.array_equal(loop.continued, some(2)):
+            # `if (alpha < 1.0f / 255.0f) continue;`: the data let some lanes skip the rest of the iteration, not
+            # all of them
+            if not loop.data_skipped:
+                loop.data_skipped = True
+                self.inexact += 1  # until the iteration ends (Simulator.loop)
+
+    @staticmethod
+    def merged_return(frame: _Frame, v: Val | Ptr, mask: np.ndarray) -> Val | Ptr:
+        """What the lanes of `mask` return, with what the others returned before. A lane that returns twice ran
+        on after a `return` on a condition the interpreter could not evaluate (settle_exits: `if (nlist[m] ==
+        target) return true; ... return false;`): which of the two it returns is the data's choice, so a value
+        the two disagree on is unknown, not the last one."""
+        old, overlap = frame.ret, mask & frame.ret_mask
+        frame.ret_mask = frame.ret_mask | mask
+        if old is None or isinstance(v, Ptr) or isinstance(old, Ptr):
+            return v
+        if overlap.any():
+            mine, before = per_thread(v, len(mask)), per_thread(old, len(mask))
+            if mine is None or before is None or not np.array_equal(mine[overlap], before[overlap]):
+                return Val(None, v.deps | old.deps | _exit_marks(frame.exit_deps), v.is_float or old.is_float)
+        return select(mask, v, old)
+
+    def returned_value(self, frame: _Frame) -> Val | Ptr:
+        """What a helper returns: after a `return` on a condition it could not evaluate (`if (x < 0) return 0;
+        return x;`), the value of the outcome the interpreter followed, marked as following that condition."""
+        ret = frame.ret if frame.ret is not None else unknown()
+        if frame.exit_deps is None or not isinstance(ret, Val):
+            return ret
+        return Val(ret.v, ret.deps | frame.exit_deps | _exit_marks(frame.exit_deps), ret.is_float)
 
     def forget_assigned(self, before: list[dict[str, Val | Ptr]], deps: frozenset[str], uniform: bool = False,
                         ) -> None:
@@ -626,6 +726,10 @@ class Simulator:
             recorded[0].trips = int(ran_body)  # it ended before a second iteration
         for name, value in held.items():  # after the loop, the state of the first iterations, as before
             self.assign(name, value, mask)
+        if state.exit_deps is not None:  # a `break` on a condition it could not evaluate (settle_exits)
+            self.inexact -= 1
+            if state.exit_before is not None:
+                self.forget_assigned(state.exit_before, state.exit_deps)
         if before is not None:  # how many iterations ran is the data's choice
             self.forget_assigned(before, data_exit)
 
@@ -1214,14 +1318,14 @@ class Simulator:
         try:
             if callee.body is not None:
                 self.exec(callee.body, mask)
-            ret = self.frames[-1].ret
+            ret = self.returned_value(self.frames[-1])
         finally:
             self.inline_depth -= 1
-            self.frames.pop()
+            self.inexact -= self.frames.pop().exit_deps is not None
             self.scopes, self.loops = saved_scopes, saved_loops
             self.report_node = saved_report
             self.instance, self.template_names = saved_instance, saved_names
-        return ret if ret is not None else unknown()
+        return ret
 
     def inline_lambda(self, lam: _Lambda, arg_nodes: list[Node], mask: np.ndarray) -> Val | Ptr:
         """A call of a lambda the kernel defined (`auto idxToElem = [&result](unsigned idx) { switch (idx) ...
@@ -1239,12 +1343,12 @@ class Simulator:
         self.inline_depth += 1
         try:
             self.exec(body, mask)
-            ret = self.frames[-1].ret
+            ret = self.returned_value(self.frames[-1])
         finally:
             self.inline_depth -= 1
-            self.frames.pop()
+            self.inexact -= self.frames.pop().exit_deps is not None
             self.scopes, self.loops = saved_scopes, saved_loops
-        return ret if ret is not None else unknown()
+        return ret
 
     def method_call(self, func: Node, arg_nodes: list[Node], node: Node, mask: np.ndarray) -> Val | Ptr:
         """`obj.name(args)`: a cooperative group's method, a barrier object's wait, or a CUB collective's (a
@@ -1532,6 +1636,12 @@ def _strided(entry: dict, now: dict, mask: np.ndarray, stepped: np.ndarray) -> b
         if spread and abs(int(steps[0])) > spread:
             return True
     return False
+
+
+def _exit_marks(deps: frozenset[str] | None) -> frozenset[str]:
+    """How a value that rests on an exit under conditions depending on `deps` is marked: the same in every
+    thread where every thread of the block takes the same exit (values.OUTCOME), else per-thread data."""
+    return frozenset({UNIFORM, OUTCOME}) if deps is not None and block_uniform(Val(None, deps)) else frozenset({DATA})
 
 
 def _result_deps(args: list) -> frozenset[str]:

@@ -219,3 +219,119 @@ __global__ void k() {
     s[threadIdx.x] = 2.0f;
 }""")
     assert [a.volatile for a in accesses(result, "s", write=True)] == [True, True, False]
+
+
+def test_a_return_on_loaded_data_leaves_the_other_lanes_running_as_a_superset():
+    result = run("""
+__global__ void k(const float* in, int* count, float* out, int n) {
+    int i = threadIdx.x;
+    if (i >= n) return;
+    if (in[i] <= 0.0f) return;
+    atomicAdd(count, 1);
+    out[i] = 1.0f;
+}""", params={"n": 16})
+    [atomic] = [a for a in result.accesses if a.atomic]
+    [store] = accesses(result, "out", write=True)
+    # the exact return still removes threads 16..; the data's return keeps the rest, which is then a guess
+    assert atomic.mask.sum() == 16 and store.mask[:16].all() and store.mask.sum() == 16
+    assert not atomic.exact_mask and not store.exact_mask
+
+
+def test_an_exit_in_both_arms_of_a_condition_on_data_leaves_every_lane():
+    result = run("""
+__global__ void k(const float* in, float* out, int* count) {
+    if (in[threadIdx.x] < 0.0f) { out[threadIdx.x] = 0.0f; return; }
+    else { out[threadIdx.x] = 1.0f; return; }
+    atomicAdd(count, 1);
+}""")
+    assert len(accesses(result, "out", write=True)) == 2
+    assert not [a for a in result.accesses if a.atomic]
+
+
+def test_a_barrier_after_a_return_on_data_is_reached_by_every_thread_still_running():
+    result = run("""
+__global__ void k(const float* in, float* out) {
+    __shared__ float s[64];
+    if (in[threadIdx.x] < 0.0f) return;
+    s[threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = s[63 - threadIdx.x];
+}""")
+    [barrier] = result.barriers
+    assert barrier.mask.all() and barrier.alive.all() and not barrier.cond_deps
+
+
+def test_a_break_on_data_keeps_the_loop_running_as_a_superset_until_the_loop_ends():
+    result = run("""
+__global__ void k(const float* in, int* count, float* out, int n) {
+    int last = 0;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        if (in[j] < 0.0f) break;
+        atomicAdd(count, 1);
+        last = j;
+    }
+    out[threadIdx.x] = 1.0f;
+    out[last] = 2.0f;
+}""", params={"n": 4096})
+    atomics = [a for a in result.accesses if a.atomic]
+    assert len(atomics) > 1 and all(a.mask.all() and not a.exact_mask for a in atomics)
+    after, indexed = accesses(result, "out", write=True)
+    assert after.exact_mask  # every lane leaves the loop, whichever way
+    assert DATA in indexed.deps and indexed.sampled  # how far each lane got is the data's
+
+
+def test_what_a_helper_returns_after_a_return_on_data_follows_the_data():
+    result = run("""
+__device__ int kept_or_first(const int* keep, int i) {
+    if (keep[i] == 0) return 0;
+    return i;
+}
+__global__ void k(const int* keep, float* out) {
+    out[kept_or_first(keep, threadIdx.x) * 2] = 1.0f;
+    out[threadIdx.x] = 2.0f;
+}""")
+    gathered, plain = accesses(result, "out", write=True)
+    assert DATA in gathered.deps and gathered.addr is None  # 0 or the lane's own: the data's choice
+    assert plain.exact_mask and not plain.sampled  # the helper's guess ends with the helper
+
+
+def test_a_helper_whose_returns_agree_keeps_the_value():
+    result = run("""
+__device__ int own(const int* keep, int i) {
+    if (keep[i] == 0) return i;
+    return i;
+}
+__global__ void k(const int* keep, float* out) {
+    out[own(keep, threadIdx.x) * 2] = 1.0f;
+}""")
+    [store] = accesses(result, "out", write=True)
+    assert (store.addr == 8 * lanes(64)).all() and DATA in store.deps  # known, and marked as a sample
+
+
+def test_a_break_in_a_switch_leaves_the_switch_not_the_loop_and_every_case_runs():
+    result = run("""
+__global__ void k(const int* kind, float* out, int n) {
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        switch (kind[j]) {
+        case 0: out[j] = 0.0f; break;
+        default: out[j + n] = 1.0f; out[j + 2 * n] = 2.0f; break;
+        }
+        out[j + 3 * n] = 3.0f;
+    }
+}""", params={"n": 4096})
+    stores = accesses(result, "out", write=True)
+    # two sampled iterations, each with both cases (the default's first statement too) and the store after
+    assert len(stores) == 2 * 4 and all(s.mask.all() for s in stores)
+
+
+def test_a_return_in_one_case_leaves_the_other_lanes_running():
+    result = run("""
+__global__ void k(const int* kind, float* out, int* count) {
+    switch (kind[threadIdx.x]) {
+    case 0: return;
+    case 1: out[threadIdx.x] = 1.0f; break;
+    }
+    atomicAdd(count, 1);
+}""")
+    [atomic] = [a for a in result.accesses if a.atomic]
+    assert atomic.mask.all() and not atomic.exact_mask
