@@ -1163,7 +1163,9 @@ class Simulator:
             return self.group_function(name, targ_nodes, arg_nodes, node, mask)
         if name in _BARRIERS:
             self.barrier(node, mask, name)
-            return unknown()
+            # `__syncthreads_or(isLastBlock)`: the count, and or and and of a predicate over the whole block,
+            # the same in every thread of it (a branch on it splits no warp)
+            return Val(None, frozenset({UNIFORM}))
         if name == "__syncwarp":
             self.warp_epoch += 1  # orders the lanes of each warp, not the warps of the block
             return unknown()

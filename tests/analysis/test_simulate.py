@@ -335,3 +335,12 @@ __global__ void k(const int* kind, float* out, int* count) {
 }""")
     [atomic] = [a for a in result.accesses if a.atomic]
     assert atomic.mask.all() and not atomic.exact_mask
+
+
+def test_what_a_block_wide_vote_returns_is_the_same_in_every_thread():
+    result = run("""
+__global__ void k(const float* in, float* out) {
+    if (__syncthreads_or(in[threadIdx.x] > 0.0f)) out[threadIdx.x] = 1.0f;
+}""")
+    [branch] = [b for b in result.branches if b.kind == "if"]
+    assert branch.deps == {UNIFORM} and not branch.thread_dependent  # data, but one outcome for the block
