@@ -144,6 +144,35 @@ def analyze_cuda(doc: DocumentAnalyzer, text: str, to_file: PositionMap | None, 
         report.findings.extend(cached.launched[2] if launched is not None and cached.findings else cached.findings)
         report.kernels.append(cached.info)
     report.findings.extend(_unit_findings(doc, source, ordered, outside, file_context, report))
+    report.findings[:] = distinct(report.findings)
+
+
+def distinct(findings: list[Finding]) -> list[Finding]:
+    """One finding per place and claim: a helper inlined into many kernels (a texture sampler's 16 template
+    instances) gave the same finding, word for word, once per kernel, and the editor and `cudalens check` showed
+    it 16 times. The first is kept (the very object, where nothing is added), with the related places of the
+    others (the call through which each kernel reaches the line) and, as evidence `kernels`, every kernel that
+    reaches it (a profile's counters are per kernel)."""
+    kept: dict[tuple, int] = {}
+    out: list[Finding] = []
+    for finding in findings:
+        key = (finding.path, finding.code, finding.severity, finding.message, finding.span, finding.fix)
+        at = kept.get(key)
+        if at is None:
+            kept[key] = len(out)
+            out.append(finding)
+            continue
+        first = out[at]
+        extra = tuple(r for r in finding.related if r not in first.related)
+        kernels = dict(first.evidence).get("kernels", first.kernel or "")
+        names = kernels.split(", ") if isinstance(kernels, str) and kernels else []
+        more = finding.kernel is not None and finding.kernel not in names
+        if extra or more:
+            evidence = first.evidence
+            if more:
+                evidence = (*(e for e in evidence if e[0] != "kernels"), ("kernels", ", ".join([*names, finding.kernel])))
+            out[at] = replace(first, related=first.related + extra, evidence=evidence)
+    return out
 
 
 _NO_LAUNCH = [KernelConfig()]

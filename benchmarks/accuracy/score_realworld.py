@@ -95,10 +95,14 @@ def parse_findings(payload: dict, root: Path) -> list[Found]:
         related = tuple(
             (_relative(r["path"], root), r["line"], r.get("end_line", r["line"])) for r in f.get("related") or []
         )
-        found.append(Found(
-            _relative(f["path"], root), f["line"], f.get("end_line") or f["line"], f["code"],
-            f["severity"] in ("warning", "error"), base_name(f.get("kernel") or ""), related, f.get("message", ""),
-        ))
+        # one finding the analysis reported once for every kernel that reaches its line (pipeline.distinct):
+        # scored in each, as the hardware's counters are per kernel
+        kernels = str((f.get("evidence") or {}).get("kernels") or f.get("kernel") or "").split(", ")
+        for kernel in kernels:
+            found.append(Found(
+                _relative(f["path"], root), f["line"], f.get("end_line") or f["line"], f["code"],
+                f["severity"] in ("warning", "error"), base_name(kernel), related, f.get("message", ""),
+            ))
     return sorted(set(found), key=lambda x: (x.file, x.line, x.code, x.kernel))
 
 
