@@ -49,12 +49,13 @@ class TransposeWithoutSharedStaging(UncoalescedGlobalAccess):
     name = "transpose-without-shared-staging"
     summary = "Transpose through global memory: stage a tile in shared memory so both sides coalesce"
 
-    def describe(self, kernel: KernelModel, access, kind: str, stride: str, r: GlobalRequest, sectors: str) -> str:
+    def describe(self, kernel: KernelModel, access, kind: str, stride: str, r: GlobalRequest, sectors: str,
+                 unless: str) -> str:
         partner = transpose_partner(kernel, access)
         assert partner is not None
         other = "read" if not partner.write else "written"
         return (f"Transpose through global memory: `{partner.base}` is {other} coalesced but the {kind} "
-                f"`{access.base}` has lanes {stride} ({sectors} per request, {r.ideal} ideal); stage a "
+                f"`{access.base}` has lanes {stride} ({sectors} per request, {r.ideal} ideal{unless}); stage a "
                 f"tile through shared memory so both sides coalesce")
 
     def related(self, kernel: KernelModel, access) -> tuple:

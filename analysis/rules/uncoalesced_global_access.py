@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from cudalens.analysis.assumptions import ALL_FACTS, Fact
 from cudalens.analysis.compiled_accesses import global_instructions, hoisted_before_loop
@@ -36,8 +36,35 @@ def holds_when_narrow(run: list) -> bool:
     return is_uncoalesced(worst_request(narrow)) if narrow else False
 
 
+@dataclass(frozen=True)
+class Stride:
+    """How far apart consecutive lanes are, as the message says it (`text`), and whether a run-time value the
+    code does not fix sets it (`names`: the parameters it is an expression of; `run_time` also for a loaded
+    value): the sectors a request touches are then the sampled values', never stated as fact."""
+
+    text: str
+    run_time: bool = False
+    names: tuple[str, ...] = ()
+    alone: bool = False  # the stride is one parameter's value (`ld`, or one of `ld` or `n`): 1 when that one is
+
+    def sectors(self, r: GlobalRequest, size: int) -> str:
+        """The sectors a warp request touches: the count where the code fixes the stride, else what holds for
+        every stride: at most the count of the sampled sizes, which are large (4096: the lanes as far apart as
+        they get), or, for a loaded value's stride, one sector per lane (per 32 bytes of an element)."""
+        if not self.run_time:
+            return f"{r.sectors} sectors"
+        return f"up to {r.sectors if self.names else max(r.sectors, r.lanes * -(-size // 32))} sectors"
+
+    def unless_one(self, unproven: set[str]) -> str:
+        """The one value that coalesces the lanes, when the stride is a parameter the code never bounds (so it
+        may be 1), or one of several such (`stride_d` or `stride_h`: the runs could not tell which)."""
+        if not self.alone or not set(self.names) <= unproven:
+            return ""
+        return f" unless {f'`{self.names[0]}`' if len(self.names) == 1 else 'the stride'} is 1, which the code allows"
+
+
 def _stride_text(requests: list[GlobalRequest | None], kernel: KernelModel, size: int,
-                 deps: frozenset[str], follows_data: bool, unknown_size: bool = False) -> str:
+                 deps: frozenset[str], follows_data: bool, unknown_size: bool = False) -> Stride:
     """How far apart consecutive lanes are, in the program's terms: `C` elements, `T + 1` elements,
     `NH × T` elements, a run-time stride of named parameters, or what the groups of lanes look like. A stride
     that rests on sampled parameter values is never printed as a number."""
@@ -48,17 +75,19 @@ def _stride_text(requests: list[GlobalRequest | None], kernel: KernelModel, size
         if r.groups is not None and r.groups[0] % size == 0:
             step, lanes = r.groups
             if step == size:
-                return f"contiguous only in groups of {lanes} lanes"
+                return Stride(f"contiguous only in groups of {lanes} lanes")
             apart = _apart(requests, kernel, index, size, params, follows_data,
                            lambda q: q.groups[0] if q.groups else None)
-            return f"{apart or f'{step // size} elements apart'} within each group of {lanes} lanes"
-        return "at irregular offsets"
+            within = f" within each group of {lanes} lanes"
+            return replace(apart, text=apart.text + within, alone=False) if apart else \
+                Stride(f"{step // size} elements apart{within}")
+        return Stride("at irregular offsets")
     apart = _apart(requests, kernel, index, size, params, follows_data, lambda q: q.stride_bytes)
     if apart is None and loaded_stride(deps, params):
-        return LOADED_STRIDE
+        return Stride(LOADED_STRIDE, run_time=True)
     if apart is None and unknown_size:
-        return f"{r.stride_bytes // size} elements apart"  # the bytes would be a float's, not the program's
-    return apart or f"{r.stride_bytes // size} elements ({r.stride_bytes} B) apart"
+        return Stride(f"{r.stride_bytes // size} elements apart")  # the bytes would be a float's, not the program's
+    return apart or Stride(f"{r.stride_bytes // size} elements ({r.stride_bytes} B) apart")
 
 
 LOADED_STRIDE = "a run-time stride apart (a value the kernel loads sets it, as `nb[1] / sizeof(float)` would)"
@@ -71,7 +100,7 @@ def loaded_stride(deps: frozenset[str], params: list[str]) -> bool:
 
 
 def _apart(requests: list[GlobalRequest | None], kernel: KernelModel, index: int, size: int, params: list[str],
-           follows_data: bool, stride_of: Callable[[GlobalRequest], int | None]) -> str | None:
+           follows_data: bool, stride_of: Callable[[GlobalRequest], int | None]) -> Stride | None:
     """The stride in the parameters it follows across the runs of one block (`C`, `T + 1`, `NH × T` elements
     apart, or a run-time stride of them); None when it is the same in every run and no loaded value sets it
     (the number is then the program's, not a sampled size's or a stand-in's). A parameter a launch fixes at 0
@@ -92,9 +121,10 @@ def _apart(requests: list[GlobalRequest | None], kernel: KernelModel, index: int
         # one parameter sets it (`C`, `T + 1`); when the runs cannot tell which, both are named
         alone = [p for i, p in enumerate(params) if samples and all(e == v[i] + offset for v, e in samples)]
         if alone:
-            return f"{' or '.join(f'`{p}{shift}`' for p in alone)} elements apart"
+            return _named(kernel, f"{' or '.join(f'`{p}{shift}`' for p in alone)} elements apart", alone,
+                          alone=not offset)
         if len(params) > 1 and samples and all(e == math.prod(v) + offset for v, e in samples):
-            return f"`{' × '.join(params)}{shift}` elements apart"  # `NH × T`
+            return _named(kernel, f"`{' × '.join(params)}{shift}` elements apart", params)  # `NH × T`
     # every run, whatever its block: the parameters took other values and the stride stayed, so it is not theirs
     # (`weight[idx[blockIdx.x] * emb_size + 4 * threadIdx.x]`); a loaded value the index follows may still set it
     strides = {stride_of(q) for q in requests if q is not None}
@@ -105,8 +135,15 @@ def _apart(requests: list[GlobalRequest | None], kernel: KernelModel, index: int
             len(samples) > 1 or (len(strides) == 1 and len(values) > 1) or not _sampled(kernel, params)):
         return None
     if follows_data and len(strides) == 1 and None not in strides and len(values) > 1:
-        return "a run-time stride apart (the loaded value the index follows may set it)"
-    return f"a run-time stride apart (it depends on {', '.join(f'`{p}`' for p in params)})"
+        return Stride("a run-time stride apart (the loaded value the index follows may set it)", run_time=True)
+    return Stride(f"a run-time stride apart (it depends on {', '.join(f'`{p}`' for p in params)})",
+                  run_time=True, names=tuple(params))
+
+
+def _named(kernel: KernelModel, text: str, names: list[str], alone: bool = False) -> Stride:
+    """A stride the message gives as an expression of these parameters: a run-time one where some of them
+    were sampled, the program's own where the launches fix them all."""
+    return Stride(text, run_time=_sampled(kernel, names), names=tuple(names), alone=alone)
 
 
 def _sampled(kernel: KernelModel, params: list[str]) -> bool:
@@ -211,7 +248,12 @@ class UncoalescedGlobalAccess(Rule):
     """## What it does
     Flags a global-memory load or store where consecutive lanes of a warp do not access consecutive
     elements, so one warp instruction touches more 32-byte sectors than the data it moves needs. The message
-    gives the stride between lanes and the sectors per request against the ideal.
+    gives the stride between lanes and the sectors per request against the ideal. Where a run-time value
+    sets the stride (`C` elements apart, `o_stride_d` elements apart), the sectors are a sample's, so the
+    message gives what holds for every value: "up to 32 sectors" (one per lane), and, when the stride is a
+    parameter the code never bounds, the value that coalesces ("unless `o_stride_d` is 1, which the code
+    allows": a contiguous last dimension). A stride the code or its launch fixes is a number, and so is the
+    sector count.
 
     ## Why is this bad?
     Global memory is served in 32-byte sectors. When the 32 lanes of a warp read 32 neighbouring floats, the
@@ -223,7 +265,7 @@ class UncoalescedGlobalAccess(Rule):
     shapes); integer parameters are sampled, except one the host tests before the launch (`if (C <= 4)`
     around it), which takes the largest value the test lets through and is named as assumed (fixture
     CL1_launch_guard.cu). When the stride depends on a run-time value that is never compared against an index
-    (so it may be 1), the finding is `info`.
+    (so it may be 1), the finding is `info` (fixture CL1_sampled_strides.cu: apex's fused RoPE).
     When the element type is not read (a launch's `c_type`/`scalar_t` from a dtype dispatch, and `(half2*)&p[i]`
     of such a `p`), the elements are counted as 4-byte floats: the stride is given in elements, without bytes,
     and the sector figures say they are a float's. The finding stays a `warning` when the pattern alone proves
@@ -281,10 +323,12 @@ class UncoalescedGlobalAccess(Rule):
             stride = _stride_text(requests, kernel, first.size, first.deps, follows_data, first.assumed_size)
             one = None if follows_data else _one_size(kernel, per_run, requests, first.size, apart_runs)
             if one is not None:
-                stride = f"`{one}` elements apart"
+                stride = Stride(f"`{one}` elements apart", run_time=True, names=(one,), alone=True)
             kind = "store to" if first.write else "load from"
-            sectors = "up to 32 sectors" if stride == LOADED_STRIDE else f"{r.sectors} sectors"
-            message = self.describe(kernel, first, kind, stride, r, sectors)
+            # with the element type not read, a stride of 1 is one element of a type that may be wider than
+            # the access (a `glm::vec3` read by component): which value coalesces is not known
+            unless = "" if first.assumed_size else stride.unless_one(unproven_params)
+            message = self.describe(kernel, first, kind, stride.text, r, stride.sectors(r, first.size), unless)
             severity = Severity.WARNING
             if first.assumed_size:  # the element type is not read (a dispatch's `c_type`): float is assumed
                 narrow = all(holds_when_narrow(run) for run, f in zip(per_run, flagged, strict=True) if f)
@@ -300,7 +344,8 @@ class UncoalescedGlobalAccess(Rule):
                 message += f" ({_config_text(kernel, flagged)})"
             elif unproven_params:
                 severity = Severity.INFO
-                message += f" (the stride depends on {', '.join(sorted(unproven_params))} at run time)"
+                if not unless:  # which value would coalesce the lanes says what the run time decides
+                    message += f" (the stride depends on {', '.join(sorted(unproven_params))} at run time)"
             hoisted = hoisted_before_loop(first, kernel.function.body)
             moved = ((hoisted, "loop-invariant: nvcc loads it once, before this loop"),) if hoisted else ()
             yield kernel.finding(type(self), first.node, message, severity,
@@ -311,9 +356,10 @@ class UncoalescedGlobalAccess(Rule):
                 "block": "×".join(map(str, kernel.configs[seen].block)),  # the run that shows it
             } | ({"element_type_read": False} if first.assumed_size else {}))
 
-    def describe(self, kernel: KernelModel, access, kind: str, stride: str, r: GlobalRequest, sectors: str) -> str:
+    def describe(self, kernel: KernelModel, access, kind: str, stride: str, r: GlobalRequest, sectors: str,
+                 unless: str) -> str:
         return (f"Uncoalesced global {kind} `{access.base}`: consecutive lanes are {stride}, so a warp request "
-                f"touches {sectors} where {r.ideal} would do")
+                f"touches {sectors} where {r.ideal} would do{unless}")
 
     def related(self, kernel: KernelModel, access) -> tuple:
         return ()

@@ -80,6 +80,53 @@ void h(float* a, int w, int K) {
     assert not any("4096" in m or "4352" in m for m in messages), messages
 
 
+@pytest.mark.parametrize(("name", "value", "sectors"), [
+    ("C", "n", "touches up to 32 sectors where 4 would do"),  # a row length: never 1, so never coalesced
+    ("o_stride_d", "n", "touches up to 32 sectors where 4 would do unless `o_stride_d` is 1, which the code allows"),
+    ("C", "64", "touches 32 sectors where 4 would do"),  # the launch fixes the stride: the count is the program's
+])
+def test_the_sectors_of_a_run_time_stride_are_what_holds_for_every_value(name: str, value: str, sectors: str) -> None:
+    # apex's fused RoPE stored `dst[... + d * o_stride_d]` and read "touches 32 sectors" as fact: the count
+    # was the sampled stride's, and a contiguous tensor (`o_stride_d` = 1) coalesces
+    source = f"""
+__global__ void k(const float* in, float* out, int {name}) {{
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    out[row] = in[row * {name}];
+}}
+void h(float* a, int n) {{ k<<<64, 256>>>(a, a, {value}); }}
+"""
+    [message] = _messages(source, "CL101")
+    assert message.endswith(f"so a warp request {sectors}") or f"so a warp request {sectors} (" in message, message
+
+def test_a_stride_the_runs_cannot_name_coalesces_when_it_is_1() -> None:
+    # apex's thd RoPE: the offset follows loaded sequence starts, so the runs cannot tell `stride_d` from
+    # `stride_h`; either may be 1, and then the lanes are neighbours
+    source = """
+__global__ void k(const float* in, float* out, const int* starts, int stride_h, int stride_d) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    out[row] = in[starts[blockIdx.y] * stride_h + row * stride_d];
+}
+void h(float* a, const int* s, int n, int m) { k<<<dim3(64, 4), 256>>>(a, a, s, n, m); }
+"""
+    [message] = _messages(source, "CL101")
+    assert "`stride_d` or `stride_h` elements apart, so a warp request touches up to 32 sectors where 4 would do " \
+        "unless the stride is 1, which the code allows" in message, message
+
+def test_a_stride_of_an_unread_element_type_names_no_value_that_coalesces() -> None:
+    # 3DGS's backward reads `shs[idx * max_coeffs]` of `glm::vec3`: with the type not read, a stride of 1 is
+    # one vec3 (12 B), not a neighbouring float, so "unless it is 1" would be false
+    source = """
+__global__ void k(const glm::vec3* sh, float* out, int sh_stride) {
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    glm::vec3 c = sh[idx * sh_stride];
+    out[idx] = c.x;
+}
+void h(const glm::vec3* s, float* a, int n) { k<<<64, 256>>>(s, a, n); }
+"""
+    [message] = _messages(source, "CL101")
+    assert "touches up to 32 sectors where 4 would do (counted with 4-byte elements" in message, message
+    assert "unless" not in message, message
+
 def test_rows_of_a_2d_block_are_groups_not_irregular_offsets() -> None:
     # cuda-samples' simpleD3D11Texture: a float4 pixel per thread, rows a pitch apart
     source = """
