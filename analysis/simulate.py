@@ -1237,12 +1237,15 @@ class Simulator:
         return unknown()
 
     def warp_vote(self, name: str, args: list[Val | Ptr], mask: np.ndarray) -> Val | None:
-        """`__activemask()`, `__ballot_sync(m, p)`, `__ffs(m)`, `__popc(m)` (warp_vote); None for other calls."""
+        """`__activemask()`, `__ballot_sync(m, p)`, `__any_sync`/`__all_sync(m, p)`, `__ffs(m)`, `__popc(m)`
+        (warp_vote); None for other calls."""
         exact = self.inexact == 0
         if name == "__activemask" and not args:
             return warp_vote.active_mask(mask, exact, frozenset().union(*self.cond_deps))
         if name == "__ballot_sync" and len(args) == 2 and all(isinstance(a, Val) for a in args):
             return warp_vote.ballot(mask, exact, args[0], args[1])  # type: ignore[arg-type]
+        if name in ("__any_sync", "__all_sync") and len(args) == 2 and all(isinstance(a, Val) for a in args):
+            return warp_vote.vote(name, mask, exact, args[0], args[1])  # type: ignore[arg-type]
         if name in ("__ffs", "__popc") and len(args) == 1 and isinstance(args[0], Val):
             return warp_vote.bit_function(name, args[0])
         return None

@@ -1,5 +1,5 @@
 """Warp votes in the lane interpreter: the mask of a warp's active lanes (`__activemask()`), a vote over them
-(`__ballot_sync(mask, p)`), the bit functions that pick a leader from such a mask (`__ffs(m) - 1`) or count it
+(`__ballot_sync(mask, p)`, `__any_sync`, `__all_sync`), the bit functions that pick a leader from such a mask (`__ffs(m) - 1`) or count it
 (`__popc(m)`), and a lane compared with a leader the data elect.
 
 A mask of lanes is the same in every lane of a warp. It is known where the lanes that get there and the vote are
@@ -42,6 +42,18 @@ def ballot(mask: np.ndarray, exact: bool, members: Val, pred: Val) -> Val:
     voting = mask & (np.broadcast_to(pred.v, mask.shape) != 0)
     voting &= (np.broadcast_to(members.v, mask.shape) >> (np.arange(len(mask)) % WARP)) & 1 != 0
     return Val(_lane_bits(voting), pred.deps - THREAD_DEPS)
+
+
+def vote(name: str, mask: np.ndarray, exact: bool, members: Val, pred: Val) -> Val:
+    """`__any_sync(members, p)`, `__all_sync(members, p)`: whether any / every running lane of the warp among
+    `members` has `p`. One value in every lane of the warp whatever the data decide, so a branch on it never splits
+    a warp: known where the vote is exactly known (`ballot`), else unknown and warp-uniform, never data."""
+    votes = ballot(mask, exact, members, pred)
+    if votes.v is None or DATA in votes.deps or STAND_IN in votes.deps:
+        return Val(None, (pred.deps - THREAD_DEPS - {DATA, STAND_IN}) | {UNIFORM})
+    voters = ballot(mask, exact, members, Val(1, frozenset()))
+    hit = votes.v != 0 if name == "__any_sync" else votes.v == voters.v
+    return Val(np.asarray(hit).astype(np.int64), votes.deps)
 
 
 def bit_function(name: str, value: Val) -> Val | None:

@@ -40,7 +40,9 @@ class DataDependentBranch(Rule):
     `elect_one_sync()`: it is true in one lane of each warp, a choice of lane, not of data (fixture
     CL2_warp_uniform.cu). Nor a branch on data every thread of the block reads alike: a value loaded from one
     address, or a size the threads update together under a condition on such a value (a QR sweep's
-    `if (h[top * n + top] == 0) top--;`): the whole block takes one side (fixture CL1_uniform_outcome.cu).
+    `if (h[top * n + top] == 0) top--;`): the whole block takes one side (fixture CL1_uniform_outcome.cu). Nor a
+    branch on a warp vote over data (`if (__all_sync(m, v > 0))`, `__any_sync`): one value in every lane of a warp
+    (tests/analysis/test_warp_vote.py).
     A branch whose body is short is not reported even when the body calls a helper that
     re-gathers the active lanes (`if (src[i] > 0) dst[atomicAggInc(nres)] = src[i];` with
     `cg::coalesced_threads()` inside): that is code written for a divergent warp, a filter whose lanes

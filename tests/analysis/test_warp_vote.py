@@ -8,7 +8,7 @@ import numpy as np
 
 from cudalens.analysis.simulate import SimResult, Simulator
 from cudalens.analysis.unit import build_unit
-from cudalens.analysis.values import ELECTED, UNIFORM
+from cudalens.analysis.values import DATA, ELECTED, UNIFORM
 
 
 def run(source: str, block=(64, 1, 1)) -> SimResult:
@@ -109,3 +109,36 @@ __global__ void k(int* out, int* ticket, int* flag) {
     [flag] = [a for a in result.accesses if a.base == "flag"]
     assert ticket.atomic and ticket.mask.reshape(-1, 32).sum(axis=1).tolist() == [1, 1]
     assert flag.atomic and flag.mask.all()
+
+
+def test_any_and_all_of_a_known_predicate_are_known_per_warp() -> None:
+    access = store(run("""
+__global__ void k(int* out) {
+    out[threadIdx.x + 1000 * __any_sync(0xffffffff, threadIdx.x == 40) + 2000 * __all_sync(0xffffffff, threadIdx.x < 32)] = 0;
+}"""))
+    offsets = access.addr[access.mask] // 4 - np.arange(64)
+    # warp 0 (lanes 0-31): none is 40, all are < 32; warp 1 (32-63): lane 40 is, none is < 32
+    assert np.array_equal(offsets, [2000] * 32 + [1000] * 32)
+
+
+def test_a_branch_on_a_vote_over_data_is_warp_uniform_not_data() -> None:
+    from cudalens.analysis.api import analyze_text
+
+    source = """
+__global__ void k(float* out, const float* in) {
+    int i = threadIdx.x + blockIdx.x * blockDim.x;
+    float v = in[i];
+    if (__all_sync(0xffffffff, v > 0.0f)) {
+        for (int r = 0; r < 16; ++r) v = v * v + in[(i + r) % 64];
+        out[i] = v;
+    }
+}
+void host(float* o, const float* i) { k<<<4, 256>>>(o, i); }
+"""
+    result = run(source.split("void host")[0])
+    [branch] = [b for b in result.branches if b.kind == "if"]
+    assert UNIFORM in branch.deps and DATA not in branch.deps
+    assert not [f for f in analyze_text("k.cu", source).findings if f.code == "CL203"]
+    # the same body under the predicate itself is a branch on data
+    assert [f for f in analyze_text("k.cu", source.replace("__all_sync(0xffffffff, v > 0.0f)", "v > 0.0f")).findings
+            if f.code == "CL203"]
