@@ -84,13 +84,16 @@ class CodeCache:
         if self.path is None or self.compiled < at_least:
             return
         kept = dict(self.used)
+        temporary: str | None = None
         try:
-            with tempfile.NamedTemporaryFile("wb", dir=self.path.parent, delete=False) as out:
+            handle, temporary = tempfile.mkstemp(dir=self.path.parent)
+            with os.fdopen(handle, "wb") as out:
                 marshal.dump(kept, out)
-            os.replace(out.name, self.path)
+            os.replace(temporary, self.path)
         except OSError as exc:
             logger.info("start-up code not kept: %s", exc)
-            Path(out.name).unlink(missing_ok=True)
+            if temporary is not None:
+                Path(temporary).unlink(missing_ok=True)
             return
         self.stored, self.compiled = kept, 0
 

@@ -88,3 +88,10 @@ def test_text_and_bytes_compile_as_compile_does(tmp_path: Path, source) -> None:
     cache = generated_code.CodeCache(None)
     code = cache.code(source, "<t>", "exec", 0)
     assert code.co_filename == "<t>" and code.co_code == compile(source, "<t>", "exec").co_code
+
+
+def test_a_file_that_cannot_be_written_is_a_log_line_not_a_traceback(tmp_path: Path) -> None:
+    cache = generated_code.CodeCache(tmp_path / "gone" / "server.marshal")  # its folder is not there
+    cache.code("x = 1", "<t>", "exec", 0)
+    cache.save()
+    assert cache.compiled == 1 and not (tmp_path / "gone").exists()
