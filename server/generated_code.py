@@ -98,18 +98,17 @@ class CodeCache:
         self.stored, self.compiled = kept, 0
 
 
-_ALL_FUTURE_FLAGS = 0
-for _name in _FUTURE_NAMES:
-    _ALL_FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
-
-
 def _future_flags(namespace: dict) -> int:
+    """The compiler flags of the `__future__` features a module's namespace imported."""
     flags = 0
     for name in _FUTURE_NAMES:
         feature = getattr(__future__, name)
         if namespace.get(name) is feature:
             flags |= feature.compiler_flag
     return flags
+
+
+_ALL_FUTURE_FLAGS = _future_flags(vars(__future__))  # `__future__` itself holds every feature
 
 
 def _load(path: Path) -> dict[bytes, types.CodeType]:
