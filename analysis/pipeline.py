@@ -153,25 +153,21 @@ def distinct(findings: list[Finding]) -> list[Finding]:
     it 16 times. The first is kept (the very object, where nothing is added), with the related places of the
     others (the call through which each kernel reaches the line) and, as evidence `kernels`, every kernel that
     reaches it (a profile's counters are per kernel)."""
-    kept: dict[tuple, int] = {}
-    out: list[Finding] = []
+    same: dict[tuple, list[Finding]] = {}
     for finding in findings:
         key = (finding.path, finding.code, finding.severity, finding.message, finding.span, finding.fix)
-        at = kept.get(key)
-        if at is None:
-            kept[key] = len(out)
-            out.append(finding)
+        same.setdefault(key, []).append(finding)
+    out: list[Finding] = []
+    for first, *others in same.values():
+        related = first.related + tuple(dict.fromkeys(r for f in others for r in f.related if r not in first.related))
+        own = [first.kernel] if first.kernel else []
+        kernels = list(dict.fromkeys(own + [f.kernel for f in others if f.kernel is not None]))
+        if related == first.related and len(kernels) == len(own):
+            out.append(first)
             continue
-        first = out[at]
-        extra = tuple(r for r in finding.related if r not in first.related)
-        kernels = dict(first.evidence).get("kernels", first.kernel or "")
-        names = kernels.split(", ") if isinstance(kernels, str) and kernels else []
-        more = finding.kernel is not None and finding.kernel not in names
-        if extra or more:
-            evidence = first.evidence
-            if more:
-                evidence = (*(e for e in evidence if e[0] != "kernels"), ("kernels", ", ".join([*names, finding.kernel])))
-            out[at] = replace(first, related=first.related + extra, evidence=evidence)
+        evidence = first.evidence if len(kernels) == len(own) else \
+            (*(e for e in first.evidence if e[0] != "kernels"), ("kernels", ", ".join(kernels)))
+        out.append(replace(first, related=related, evidence=evidence))
     return out
 
 
