@@ -620,7 +620,7 @@ class Simulator:
         it is one sampled outcome, which rules report as `info`, never as proven. Where every thread of the block
         evaluates the condition alike (`uniform`: `if (b_H[k * n + k] == 0) p--;`), every thread holds the same
         one of the two (values.OUTCOME), not a value of its own."""
-        marks = frozenset({UNIFORM, OUTCOME}) if uniform else frozenset({DATA})
+        marks = _sample_marks(uniform)
         for scope, old in zip(self.scopes, before, strict=False):
             for name, value in scope.items():
                 prior = old.get(name)
@@ -1643,10 +1643,15 @@ def _strided(entry: dict, now: dict, mask: np.ndarray, stepped: np.ndarray) -> b
     return False
 
 
+def _sample_marks(uniform: bool) -> frozenset[str]:
+    """How a value known for one outcome of the data is marked: the same in every thread where every thread of
+    the block sees the same outcome (values.OUTCOME), else per-thread data."""
+    return frozenset({UNIFORM, OUTCOME}) if uniform else frozenset({DATA})
+
+
 def _exit_marks(deps: frozenset[str] | None) -> frozenset[str]:
-    """How a value that rests on an exit under conditions depending on `deps` is marked: the same in every
-    thread where every thread of the block takes the same exit (values.OUTCOME), else per-thread data."""
-    return frozenset({UNIFORM, OUTCOME}) if deps is not None and block_uniform(Val(None, deps)) else frozenset({DATA})
+    """How a value that rests on an exit under conditions depending on `deps` is marked (_sample_marks)."""
+    return _sample_marks(deps is not None and block_uniform(Val(None, deps)))
 
 
 def _result_deps(args: list) -> frozenset[str]:

@@ -157,11 +157,6 @@ class Unit:
                 self.functions[name] = [replace(f, from_header=True) for f in fs if not f.is_kernel]
         _mark_macro_qualified(self.functions, self.qualifier_macros)
 
-    def constant_value(self, name: str) -> int | None:
-        """An object-like macro's or file-scope constant's integer value, as far as the type table can
-        evaluate it (struct layouts use this for `float v[N]`)."""
-        return self.types.named_constant(name)
-
     def device_function(self, name: str, arity: int | None = None) -> Function | None:
         """The `__device__` helper a call names (a host function of the same name is not one: cuda-samples'
         host `reduce<T>()` beside kernels calling `cg::reduce`); with `arity`, the overload that takes that many
