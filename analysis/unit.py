@@ -466,7 +466,7 @@ def build_unit(source: bytes, tree: ts.Tree | None = None) -> Unit:
             value = node.child_by_field_name("value")
             params_node = node.child_by_field_name("parameters")
             params = tuple(ts.text(p) for p in params_node.named_children) if params_node is not None else None
-            macros[name] = Macro(name, params, ts.text(value).strip() if value is not None else "")
+            macros[name] = Macro(name, params, without_comments(ts.text(value)) if value is not None else "")
             if params is None and _QUALIFIERS.search(macros[name].body):
                 qualifier_macros.setdefault(name, macros[name].body)
         elif t == "preproc_include":
@@ -650,6 +650,16 @@ def _file_constants(decl: Node) -> dict[str, Node]:
                 if name and value is not None:
                     out[name] = value
     return out
+
+
+_COMMENT_OR_LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def without_comments(text: str) -> str:
+    """A macro's body without its comments (`#define TEX_MODE_NEAREST 0   // Nearest on base level.` is `0`):
+    the preprocessor drops them before it substitutes the body, and a `//` left in ended the expression the body
+    was parsed as, so the macro had no value. String and character literals are kept as written."""
+    return _COMMENT_OR_LITERAL.sub(lambda m: " " if m.group().startswith("/") else m.group(), text).strip()
 
 
 @lru_cache(maxsize=4096)

@@ -166,6 +166,17 @@ __global__ void k(float* a) { a[threadIdx.x * STRIDE] = 0.0f; }
     assert (store.addr == 16 * lanes(64)).all()
 
 
+def test_a_macro_with_a_comment_after_its_value_is_that_value():
+    # `#define STRIDE 4  // …`: the preprocessor drops the comment; a `//` left in the body made the macro unknown
+    result = run("""
+#define STRIDE 4  // elements per lane
+#define NAME "a//b" /* not a comment inside a string */
+__global__ void k(float* a) { a[threadIdx.x * STRIDE] = 0.0f; }
+""")
+    [store] = accesses(result, "a")
+    assert (store.addr == 16 * lanes(64)).all()
+
+
 def test_an_atomic_is_recorded_as_an_atomic_write_of_one_address():
     result = run("__global__ void k(int* counter) { atomicAdd(&counter[0], 1); }")
     [atomic] = [a for a in result.accesses if a.atomic]
