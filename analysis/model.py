@@ -21,7 +21,7 @@ from cudalens.analysis.launch_configs import KernelConfig, kernel_configs, launc
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.simulate import SimResult, Simulator
 from cudalens.analysis.types import FLOAT_TYPES, substitute
-from cudalens.analysis.unit import Function, Unit
+from cudalens.analysis.unit import Function, Unit, template_parameters
 
 Node = ts.Node
 # Integer parameters no launch fixes are sampled twice: conclusions that change between samples depend on them.
@@ -190,12 +190,7 @@ def asserted_values(function: Function) -> dict[str, int]:
 
 def template_kinds(function: Function) -> list[bool]:
     """For each template parameter of the function (in order): whether it is a type."""
-    parent = function.node.parent
-    if parent is None or parent.type != "template_declaration":
-        return []
-    params = parent.child_by_field_name("parameters")
-    return [p.type in ("type_parameter_declaration", "optional_type_parameter_declaration",
-                       "variadic_type_parameter_declaration") for p in (params.named_children if params else [])]
+    return [kind == "type" for kind, _ in template_parameters(function.node)]
 
 
 def _plausible_blocks(known: PartialDim3 | None, uses_y: bool, uses_z: bool, bound: int | None

@@ -19,9 +19,18 @@ from cudalens.analysis import coop_groups as cg
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis import warp_vote
 from cudalens.analysis.types import FLOAT_TYPES, TypeInfo, substitute
-from cudalens.analysis.unit import Function, Unit, callee, lambda_params, parse_expression, pointer_depth
+from cudalens.analysis.unit import (
+    Function,
+    Unit,
+    callee,
+    lambda_params,
+    parse_expression,
+    pointer_depth,
+    template_parameters,
+)
 from cudalens.analysis.values import (
     BID,
+    CONSTANT,
     DATA,
     ELECTED,
     OUTCOME,
@@ -36,6 +45,7 @@ from cudalens.analysis.values import (
     Val,
     binop,
     block_uniform,
+    compile_time,
     const,
     data_dependent,
     followed,
@@ -462,6 +472,8 @@ class Simulator:
                     value = Val(None if value.v is None else value.v.astype(np.float64), value.deps, True)
                 if not isinstance(value, cg.Group):
                     value = cg.from_type(type_text) or value  # a group made by something we do not follow
+                if isinstance(value, Val) and _CONSTEXPR.search(text_head):
+                    value = compile_time(value)
                 self.scopes[-1][name] = value
             elif d.type in ("identifier", "pointer_declarator"):
                 name = _ident(d)
@@ -493,6 +505,8 @@ class Simulator:
         cond_node = node.child_by_field_name("condition")
         c = self.eval(cond_node, mask) if cond_node is not None else unknown()
         c = followed(c) if isinstance(c, Val) else const(1)
+        if any(child.type == "constexpr" for child in node.children):  # `if constexpr (…)`: the compiler's choice
+            c = compile_time(c)
         self.record_branch(node, "if", c, mask)
         cons, alt = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
         if alt is not None and alt.type == "else_clause":  # the grammar wraps the else branch's statement
@@ -840,7 +854,9 @@ class Simulator:
                 ref = self.ref(arg, mask)
                 if isinstance(ref, _Ref):
                     return ref.as_ptr()
-                return ref if isinstance(ref, Ptr) else unknown()
+                # the address of a variable in registers (`&dw` passed to a helper's `float4* pdw`): never null,
+                # fixed where the code is compiled; 1 stands for "not null" (`pdw && …`), never an address
+                return ref if isinstance(ref, Ptr) else const(1)
             ref = self.ref(node, mask)
             return self.load(ref, node, mask) if isinstance(ref, _Ref) else unknown()
         if t == "binary_expression":
@@ -898,6 +914,10 @@ class Simulator:
             return const(info.size) if info is not None else unknown("sizeof")
         if t == "qualified_identifier":
             return self.qualified(node)
+        if t == "template_function":  # a variable template's value (`NUM_PASSES<T>`): fixed per instantiation
+            name = node.child_by_field_name("name")
+            value = self.identifier(name, mask) if name is not None and name.type == "identifier" else None
+            return compile_time(value) if isinstance(value, Val) else Val(None, frozenset({CONSTANT}))
         if t == "initializer_list" or t == "argument_list":
             vals = [self.eval(c, mask) for c in node.named_children]
             return vals[0] if len(vals) == 1 else unknown()
@@ -1308,9 +1328,7 @@ class Simulator:
         for param, targ in zip(callee.template_params, targ_nodes, strict=False):
             text = ts.text(targ)
             names[param] = self.template_names.get(text, text)
-            value = self.template_argument(targ, mask)
-            if isinstance(value, Val) and value.known:
-                scope[param] = value
+        scope |= self.template_values_of(callee, targ_nodes, mask)
         saved_instance, saved_names = self.instance, self.template_names
         self.instance, self.template_names = f"{callee.name}<{', '.join(names.values())}>", names
         saved_scopes, saved_loops = self.scopes, self.loops
@@ -1331,6 +1349,21 @@ class Simulator:
             self.report_node = saved_report
             self.instance, self.template_names = saved_instance, saved_names
         return ret
+
+    def template_values_of(self, callee: Function, targ_nodes: list[Node], mask: np.ndarray) -> dict[str, Val]:
+        """The values of a helper's non-type template parameters at one call (`calculateMipLevel<CUBE_MODE,
+        BIAS_ONLY, FILTER_MODE>(…)`): each argument's, else the parameter's default, else (deduced) a value the
+        compiler fixes that is not known here. Each is a compile-time constant of the instantiation (compile_time):
+        the same in every thread, never loaded data, whether or not the interpreter can compute it."""
+        out: dict[str, Val] = {}
+        for i, (param, (kind, default)) in enumerate(zip(callee.template_params, template_parameters(callee.node),
+                                                         strict=False)):
+            if kind == "type":
+                continue
+            value = self.template_argument(targ_nodes[i], mask) if i < len(targ_nodes) else \
+                self.eval(default, mask) if default is not None else None
+            out[param] = compile_time(value) if isinstance(value, Val) else Val(None, frozenset({CONSTANT}))
+        return out
 
     def inline_lambda(self, lam: _Lambda, arg_nodes: list[Node], mask: np.ndarray) -> Val | Ptr:
         """A call of a lambda the kernel defined (`auto idxToElem = [&result](unsigned idx) { switch (idx) ...
@@ -1475,6 +1508,8 @@ class _Ref:
         return replace(self.ptr, off=self.off, elem=self.elem, dims=())
 
 
+# a declaration the compiler evaluates (`constexpr bool kCube = MODE == 2;`, `static const int W = 4;`)
+_CONSTEXPR = re.compile(r"\bconstexpr\b|\bstatic\s+const\b|\bconst\s+static\b")
 _BLOCK_SYNC = re.compile(r"\b__syncthreads\w*\s*\(|\.arrive_and_wait\s*\(")
 _GROUP_SYNC = re.compile(r"\.sync\s*\(\s*\)|\bsync\s*\(")
 _BLOCK_GROUP = re.compile(r"\bthread_block\b(?!_tile)|\bgrid_group\b|\bthis_grid\b")

@@ -352,20 +352,22 @@ def _template_params(node: Node) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _param_kinds(node: Node) -> tuple[str, ...]:
-    """For each template parameter of the struct `node`: "type", "bool" or "value"."""
+def template_parameters(node: Node) -> list[tuple[str, Node | None]]:
+    """For each template parameter of the declaration `node` (a struct, a function): its kind ("type", "bool" or
+    "value") and its default's node (`int MODE = 2` → the `2`; None without one)."""
     parent = node.parent
     tparams = parent.child_by_field_name("parameters") if parent is not None and \
         parent.type == "template_declaration" else None
-    out = []
+    out: list[tuple[str, Node | None]] = []
     for tp in tparams.named_children if tparams is not None else []:
         if tp.type in ("type_parameter_declaration", "optional_type_parameter_declaration",
                        "variadic_type_parameter_declaration"):
-            out.append("type")
+            out.append(("type", None))
         else:
             type_node = tp.child_by_field_name("type")
-            out.append("bool" if type_node is not None and ts.text(type_node) == "bool" else "value")
-    return tuple(out)
+            out.append(("bool" if type_node is not None and ts.text(type_node) == "bool" else "value",
+                        tp.child_by_field_name("default_value")))
+    return out
 
 
 # (`match` anchors it where a declaration starts, in the node's text or in the file's)
@@ -533,7 +535,7 @@ def _struct_or_constant(node: Node, types: TypeTable, constants: dict[str, Node]
         if body is not None and name_node is not None:
             params = _template_params(spec)
             types.definitions[ts.text(name_node)] = replace(_struct_def(body, _alignment(spec), params),
-                                                            param_kinds=_param_kinds(spec))
+                                                            param_kinds=tuple(k for k, _ in template_parameters(spec)))
             if b"extern __shared__" in body.text:
                 accessors.add(ts.text(name_node))
         return

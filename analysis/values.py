@@ -32,6 +32,10 @@ OUTCOME = "data:outcome"
 # with a leader the data elect (`lane == __ffs(__ballot_sync(m, p)) - 1` holds in one lane of each warp, here the
 # lowest active one: warp_vote.elected), the ranks in a partition by a loaded label. A branch on it is not exact.
 ELECTED = "data:elected"
+# A value the compiler fixes that the interpreter could not compute: a template argument it cannot evaluate (an
+# enum, a trait), a template parameter its call leaves to a default or to deduction, a `constexpr` of such values.
+# It is the same in every thread of the grid: a branch on it never splits a warp, whatever its value.
+CONSTANT = "constant"
 THREAD_DEPS = frozenset((TID_X, TID_Y, TID_Z))
 
 
@@ -62,6 +66,12 @@ def const(x: float | int, is_float: bool = False) -> Val:
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def compile_time(v: Val) -> Val:
+    """A value bound where the compiler fixes it (a non-type template argument, a `constexpr`): known, it is that
+    constant (nothing it was computed from varies); unknown, it is CONSTANT, never loaded data."""
+    return Val(v.v, frozenset(), v.is_float) if v.known else Val(None, frozenset({CONSTANT}), v.is_float)
 
 
 def data_dependent(deps: frozenset[str]) -> bool:
@@ -132,6 +142,9 @@ def _np(v: np.ndarray, is_float: bool) -> np.ndarray:
 def binop(op: str, a: Val, b: Val) -> Val:
     deps = a.deps | b.deps
     if a.v is None or b.v is None:
+        decided = _decided(op, a, b)
+        if decided is not None:
+            return decided
         return Val(None, deps or frozenset({DATA}), a.is_float or b.is_float)
     is_float = a.is_float or b.is_float
     x, y = _np(a.v, is_float), _np(b.v, is_float)
@@ -168,6 +181,17 @@ def binop(op: str, a: Val, b: Val) -> Val:
     if not is_float and r.dtype != np.int64:
         r = r.astype(np.int64)
     return Val(r, deps, is_float)
+
+
+def _decided(op: str, a: Val, b: Val) -> Val | None:
+    """`0 && x`, `x && 0`, `1 || x`, `x || 1`: the known side decides the outcome in every thread, whatever the
+    unknown one holds (`CUBE_MODE && (tc.x < 0)` with CUBE_MODE false is false, not loaded data)."""
+    if op not in ("&&", "||"):
+        return None
+    for side in (a, b):
+        if side.v is not None and (np.all(side.v == 0) if op == "&&" else np.all(side.v != 0)):
+            return Val(np.array(int(op == "||"), dtype=np.int64), side.deps)
+    return None
 
 
 def select(mask: np.ndarray, new: Val, old: Val | None) -> Val:

@@ -42,7 +42,13 @@ class DataDependentBranch(Rule):
     address, or a size the threads update together under a condition on such a value (a QR sweep's
     `if (h[top * n + top] == 0) top--;`): the whole block takes one side (fixture CL1_uniform_outcome.cu). Nor a
     branch on a warp vote over data (`if (__all_sync(m, v > 0))`, `__any_sync`): one value in every lane of a warp
-    (tests/analysis/test_warp_vote.py).
+    (tests/analysis/test_warp_vote.py). Nor a branch on a value the compiler fixes: a non-type template argument
+    (from each kernel's instantiation, a default, an enum value the analyzer cannot evaluate), a literal or an
+    address (`&dw`) passed to an inlined helper, a `constexpr`, an `if constexpr`: the same in every thread of
+    the grid. `pdw && FILTER_MODE == LINEAR` is false where the forward kernel passes 0, true where the gradient
+    kernel passes `&dw`; `corner = CUBE_MODE && (tc.x < 0)` is a constant false in the 2D-texture kernels and
+    loaded data only in the cube ones, so a branch on it is reported for those kernels alone, named in the
+    finding's `kernels` and its calls (fixture CL2_compile_time_constants.cu).
     A branch whose body is short is not reported even when the body calls a helper that
     re-gathers the active lanes (`if (src[i] > 0) dst[atomicAggInc(nres)] = src[i];` with
     `cg::coalesced_threads()` inside): that is code written for a divergent warp, a filter whose lanes

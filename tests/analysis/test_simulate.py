@@ -11,7 +11,7 @@ import numpy as np
 
 from cudalens.analysis.simulate import LOOP_SAMPLES, SimResult, Simulator
 from cudalens.analysis.unit import build_unit
-from cudalens.analysis.values import DATA, OUTCOME, TID_X, TID_Y, UNIFORM
+from cudalens.analysis.values import DATA, OUTCOME, TID_X, TID_Y, UNIFORM, data_dependent
 
 
 def run(source: str, block=(64, 1, 1), params: dict[str, int] | None = None,
@@ -164,6 +164,44 @@ __global__ void k(float* a) { a[threadIdx.x * STRIDE] = 0.0f; }
 """, template_values={"STRIDE": 4})
     [store] = accesses(result, "a")
     assert (store.addr == 16 * lanes(64)).all()
+
+
+def _if_deps(result: SimResult) -> list[frozenset[str]]:
+    return [b.deps for b in result.branches if b.kind == "if"]
+
+
+def test_what_the_compiler_fixes_is_never_loaded_data():
+    # a helper's template arguments (an enum the interpreter cannot evaluate, a default, a macro whose value has
+    # a comment after it), a literal 0 or an address passed for a pointer, a constexpr, a variable template and
+    # `if constexpr`: branches on them are the same in every thread (values.compile_time)
+    result = run("""
+#define MODE_TRI 3  // trilinear
+enum class F { kBox, kTent };
+int pick(int);
+template <typename T> constexpr int PASSES = sizeof(T) * 2;
+template <bool CUBE, int MODE, F SHAPE, int TAPS = 1>
+__device__ void h(const float* in, float* grad, int pass) {
+    float v = in[threadIdx.x];
+    constexpr int lanes = pick(4);
+    if (grad && MODE == MODE_TRI) v += 1.0f;
+    if (CUBE && v < 0.0f) v = 0.0f;
+    if (SHAPE == F::kTent) v *= 2.0f;
+    if (TAPS > 1) v *= 3.0f;
+    if (lanes > 2) v *= 4.0f;
+    if (pass != PASSES<float> - 1) v *= 5.0f;
+    if constexpr (sizeof(float) > pick(2)) v *= 6.0f;
+    grad[threadIdx.x] = v;
+}
+__global__ void k(const float* in, float* out, int pass) {
+    float d = 0.0f;
+    h<false, MODE_TRI, F::kTent>(in, 0, pass);
+    h<false, MODE_TRI, F::kBox>(in, &d, pass);
+}
+""")
+    assert _if_deps(result) and not any(data_dependent(deps) for deps in _if_deps(result))
+    known = [b.cond[0] for b in result.branches if b.kind == "if" and b.cond is not None]
+    # grad && …: 0 (a literal 0), 1 (`&d`); CUBE && …: 0; TAPS > 1: 0 (the default)
+    assert known.count(0) >= 3 and 1 in known
 
 
 def test_a_macro_with_a_comment_after_its_value_is_that_value():
