@@ -560,40 +560,9 @@ def _median(m: dict | None) -> float | None:
 
 def _integration_text(d: dict) -> str:
     """What `cudalens model --integrate` prints, from its JSON (model/verify.py's render)."""
-    from cudalens.model.verify import render
+    from cudalens.model.verify import Integration, render
 
-    return render(_integration(d))
-
-
-def _integration(d: dict):
-    """The JSON back as model/verify.py's Integration (the same values the text was made from)."""
-    from cudalens.model.integration import Accepted
-    from cudalens.model.swap import Mode, SwapDecision
-    from cudalens.model.verify import CandidateTest, Integration, KernelUse
-    from cudalens.worker.child.results import Measurement, OutputCheck, TimingResult
-
-    def measurement(m: dict | None):
-        return None if m is None else Measurement(m["label"], tuple(m["samples_ms"]), m["method"], m["l2_flushed"],
-                                                   tuple(m["warnings"]), m.get("kernel_ms"))
-
-    def timing(t: dict | None):
-        return None if t is None else TimingResult(measurement(t["candidate"]), measurement(t["reference"]),
-                                                   measurement(t.get("compiled_reference")))
-
-    tests = tuple(
-        CandidateTest(Accepted(Path(t["candidate"]["problem"]), Path(t["candidate"]["candidate"]), t["candidate"]["call"]),
-                      t["passed"], t["message"], timing(t.get("timing")),
-                      tuple(SwapDecision(x["op"], Mode(x["mode"]), x["swapped"], x["speedup"], x["reason"])
-                            for x in t.get("decisions", ())))
-        for t in d["tests"]
-    )
-    return Integration(
-        Path(d["module"]) if d.get("module") else None, tests,
-        tuple(OutputCheck(**c) for c in d.get("checks", ())), tuple(OutputCheck(**c) for c in d.get("compiled_checks", ())),
-        tuple(KernelUse(**k) for k in d.get("kernels", ())),
-        {kind: (measurement(pair[0]), measurement(pair[1])) for kind, pair in (d.get("timings") or {}).items()},
-        measurement(d.get("mode_only")), int(d.get("replaced", 0)), tuple(map(tuple, d.get("seconds", ()))),
-    )
+    return render(Integration.from_json(d))
 
 
 def markdown(rows: list[dict], header: str) -> str:

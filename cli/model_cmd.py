@@ -130,8 +130,8 @@ def _integrate(args: argparse.Namespace, path: str, entry: str | None) -> int:
     finally:
         progress.clear()
     if args.format == "json":
-        print(json.dumps({"version": 1, "integration": asdict(result), "passed": result.passed}, indent=2,
-                         default=str))
+        print(json.dumps({"version": 1, "integration": result.to_json(), "passed": result.passed}, indent=2))
     else:
         print(render_integration(result))
+        print(f"the page: cudalens report {out_dir(args, path)}")
     return 0 if result.passed else 1

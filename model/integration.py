@@ -41,6 +41,13 @@ class Accepted:
     def name(self) -> str:
         return "k" + re.sub(r"\W", "_", self.problem.stem)
 
+    def to_json(self) -> dict:
+        return {"problem": str(self.problem), "candidate": str(self.candidate), "call": self.call}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Accepted:
+        return cls(Path(d["problem"]), Path(d["candidate"]), dict(d["call"]))
+
     @property
     def op(self) -> str:
         """What it replaces, as the output names it: `group_norm`; a chain's `group_norm+silu`."""

@@ -31,6 +31,10 @@ class SwapDecision:
         return {"op": self.op, "mode": self.mode.value, "swapped": self.swapped, "speedup": self.speedup,
                 "reason": self.reason}
 
+    @classmethod
+    def from_json(cls, d: dict) -> SwapDecision:
+        return cls(str(d["op"]), Mode(d["mode"]), bool(d["swapped"]), d.get("speedup"), str(d["reason"]))
+
 
 def decide(op: str, mode: Mode, kernel: Measurement | None, baseline: Measurement | None,
            failed: str | None = None) -> SwapDecision:

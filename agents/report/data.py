@@ -50,6 +50,16 @@ class KernelVerdict:
     features: KernelFeatures | None = None
 
 
+@dataclass(frozen=True)
+class Table:
+    """A section of plain rows (the whole-model page's): its anchor, heading, column names, rows, notes under it."""
+    anchor: str
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    notes: tuple[str, ...] = ()
+
+
 @dataclass
 class ReportData:
     title: str
@@ -61,6 +71,7 @@ class ReportData:
     rounds: list[Round] = field(default_factory=list)
     verdicts: list[KernelVerdict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)  # drawn first; a page of tables alone has no roofline
     gpu_why: str = ""  # why these peaks (this machine's, the H200's for want of a GPU, --gpu's)
 
 

@@ -6,7 +6,7 @@ import html
 from collections import defaultdict
 
 from cudalens.agents.report import charts
-from cudalens.agents.report.data import ReportData
+from cudalens.agents.report.data import ReportData, Table
 
 # per-line counters (agents/profiler_evaluator.profile_metrics) → the heat strip's columns
 STRIPS = (
@@ -31,13 +31,20 @@ def _e(text: object) -> str:
 
 
 def render(data: ReportData) -> str:
-    drawn = f"Peaks of the {data.gpu.describe()}" + (f" — {data.gpu_why}" if data.gpu_why else "")
-    parts = [f"<h1>{_e(data.title)}</h1>", f'<p class="muted" id="gpu">{_e(drawn)}</p>']
+    # a page of tables alone (a whole model's) draws no roofline: it has no kernel of its own to place
+    kernels = bool(data.points or data.rounds or data.verdicts or data.source or not data.tables)
+    parts = [f"<h1>{_e(data.title)}</h1>"]
+    if kernels:
+        drawn = f"Peaks of the {data.gpu.describe()}" + (f" — {data.gpu_why}" if data.gpu_why else "")
+        parts.append(f'<p class="muted" id="gpu">{_e(drawn)}</p>')
     parts += [f'<p class="muted">{_e(n)}</p>' for n in data.notes]
-    parts.append(_roofline(data))
+    parts += [_table(table) for table in data.tables]
+    if kernels:
+        parts.append(_roofline(data))
     if data.rounds:
         parts.append(_history(data))
-    parts.append(_verdicts(data))
+    if kernels:
+        parts.append(_verdicts(data))
     if data.source:
         parts.append(_source(data))
     body = "\n".join(parts)
@@ -46,6 +53,15 @@ def render(data: ReportData) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
         f"<title>{_e(data.title)} — cudalens report</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
     )
+
+
+def _table(table: Table) -> str:
+    out = [f'<h2 id="{_e(table.anchor)}">{_e(table.title)}</h2><table>',
+           "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in table.header) + "</tr>"]
+    out += ["<tr>" + "".join(f"<td>{_e(cell)}</td>" for cell in row) + "</tr>" for row in table.rows]
+    out.append("</table>")
+    out += [f'<p class="muted">{_e(n)}</p>' for n in table.notes]
+    return "\n".join(out)
 
 
 def _roofline(data: ReportData) -> str:

@@ -5,7 +5,10 @@ torch, standing in for a CUDA kernel on a machine without a GPU."""
 
 from __future__ import annotations
 
+import contextlib
+import html
 import importlib.util
+import io
 import re
 import shutil
 import sys
@@ -17,6 +20,7 @@ from cudalens.cli.main import main
 from cudalens.model import integration
 from cudalens.model.integration import candidates
 from cudalens.model.profile import profile_model
+from cudalens.model.verify import load_result, render
 
 GROUP_NORM = '''
 
@@ -61,12 +65,19 @@ def folder(model_file):
     return out
 
 
-def test_cli_never_swaps_a_slower_kernel_and_says_why(folder, model_file, capsys):
-    code = main(["model", str(model_file), "--integrate", "--out", str(folder), "--device", "cpu",
-                 "--allow-torch-ops", "--no-compile"])
-    captured = capsys.readouterr()
-    out = captured.out
-    assert code == 0, captured.err
+@pytest.fixture(scope="module")
+def integrated(folder, model_file) -> tuple[int, str, str]:
+    """`cudalens model --integrate` run once on `folder`: its exit code, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["model", str(model_file), "--integrate", "--out", str(folder), "--device", "cpu",
+                     "--allow-torch-ops", "--no-compile"])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_never_swaps_a_slower_kernel_and_says_why(folder, integrated):
+    code, out, err = integrated
+    assert code == 0, err
     assert "group_norm_" in out and "accepted" in out
     assert "scaled_dot_product_attention_" in out and "not used" in out
     assert "  the op alone: kernel " in out and " ms, eager " in out
@@ -75,6 +86,38 @@ def test_cli_never_swaps_a_slower_kernel_and_says_why(folder, model_file, capsys
     assert re.search(r"eager +\d+\.\d{3} ms +\(unchanged\) +1\.00× +none", out), out
     assert "torch.compile" not in out  # --no-compile: one mode, one decision
     assert (folder / "cudalens_kernels.py").is_file() and (folder / "cudalens_op_calls.py").is_file()
+    assert out.rstrip().endswith(f"the page: cudalens report {folder}")
+
+
+def test_the_result_kept_beside_the_problems_is_what_was_printed(folder, model_file, integrated):
+    # the integration.json the report reads back is the same Integration: rendered again, the same text
+    _, out, _ = integrated
+    model, result = load_result(folder)
+    assert model == str(model_file.resolve())
+    assert render(result) + f"\nthe page: cudalens report {folder}\n" == out
+
+
+def test_the_report_page_of_a_whole_model(folder, integrated, capsys):
+    assert main(["report", str(folder)]) == 0
+    page_path = Path(capsys.readouterr().out.strip())
+    assert page_path == (folder / "report.html").resolve()
+    page = page_path.read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>", " ", html.unescape(page))
+    assert "Whole model: " in text and "roofline" not in page.lower()  # no kernel of its own to place
+    for anchor in ("whole-model", "kernels", "time"):  # "calls" only where a kernel was swapped
+        assert f'id="{anchor}"' in page
+    assert re.search(r"eager\s+\d+\.\d{3} ms\s+\(unchanged\)\s+1\.00×\s+none", text), text
+    assert re.search(r"0\.\d\d× vs eager group_norm: not swapped \(slower\)", text)
+    assert "outputs, eager: equal within tolerance" in text
+    assert "not used" not in text and "scaled_dot_product_attention" in text  # the failed one: its test's message
+    assert "Content-Security-Policy" in page and "<script" not in page
+
+
+def test_a_folder_with_a_broken_result_is_one_line(tmp_path, capsys):
+    (tmp_path / "integration.json").write_text("{not json")
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not an integration result" in err
 
 
 def _import(path: Path, name: str = "cudalens_kernels_under_test"):
