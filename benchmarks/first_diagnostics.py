@@ -13,13 +13,14 @@
   /proc) says how much of that is the window's before the server runs. `--keep DIR` keeps each window's logs.
 
 Run: python benchmarks/first_diagnostics.py [--runs 5] [--file examples/transpose_naive.cu]
-[--server "python -m cudalens serve"] [--window]
+[--server "python -m cudalens serve"] [--window] [--warm]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shlex
@@ -120,9 +121,12 @@ def slowest_imports(python: str, count: int = 10) -> list[tuple[float, str]]:
     return sorted(rows, reverse=True)[:count]
 
 
-def window_runs(runs: int, source: Path, keep: Path | None = None) -> list[dict]:
+def window_runs(runs: int, source: Path, keep: Path | None = None, warm: bool = False) -> list[dict]:
     """`runs` new code-server windows (see the module's docstring): the driver's `first` timings of each; with
-    `keep`, each window's VS Code logs (the cudalens output among them) under keep/<n>/."""
+    `keep`, each window's VS Code logs (the cudalens output among them) under keep/<n>/. Each window is a new
+    code-server (a new session: the first window of a day); with `warm`, one code-server with
+    `cudalens.warmStart` on serves them all, each window on a folder of its own (the first starts the session's
+    warm server, the later ones are forked from it)."""
     sys.path.insert(0, str(ROOT))
     from tests.vscode.code_server import CHROMIUM, CodeServer, install
 
@@ -134,30 +138,40 @@ def window_runs(runs: int, source: Path, keep: Path | None = None) -> list[dict]
     installation = install()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     out = []
-    for n in range(runs):
-        with tempfile.TemporaryDirectory(prefix="cudalens-window-") as tmp:
-            home = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        shared = None
+        for n in range(runs):
+            home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cudalens-window-")))
             folder = home / "workspace"
             (folder / ".venv" / "bin").mkdir(parents=True)
             (folder / source.name).write_text(source.read_text())
             (folder / ".venv" / "bin" / "cudalens").symlink_to(Path(sys.executable).parent / "cudalens")
-            server = CodeServer(installation, home / "code-server", env)
-            server.install_extension(extension / "dist" / "cudalens.vsix")
+            server = shared or CodeServer(installation, home / "code-server", env,
+                                          user_settings={"cudalens.warmStart": True} if warm else None)
             config = {"file": source.name, "artifacts": str(home / "driver"), "chromium": str(CHROMIUM),
                       "timeoutMs": 90_000, "mode": "first", "expectCodes": []}
             try:
-                config["url"] = server.start(folder)
+                if shared is None:
+                    server.install_extension(extension / "dist" / "cudalens.vsix")
+                    config["url"] = server.start(folder)
+                else:
+                    config["url"] = f"http://127.0.0.1:{server.port}/?folder={folder}"
                 config["session"] = server.process.pid
                 (home / "driver.json").write_text(json.dumps(config))
                 drive = subprocess.run(
                     [str(installation.node_bin / "node"), str(extension / "out" / "e2e" / "driver.js"),
                      str(home / "driver.json")], cwd=extension, capture_output=True, text=True, timeout=600)
             finally:
-                server.stop()
+                if not warm or n == runs - 1:
+                    server.stop()
                 if keep is not None and (server.user_data / "logs").is_dir():
                     shutil.copytree(server.user_data / "logs", keep / str(n + 1), dirs_exist_ok=True)
+            if warm:
+                shared = server
             result = json.loads((home / "driver" / "result.json").read_text())
             if drive.returncode != 0 or result.get("error") or "first" not in result:
+                if warm:
+                    server.stop()
                 raise SystemExit(f"window {n + 1}: {result.get('error') or drive.stderr[-2000:]}")
             out.append(result["first"])
     return out
@@ -193,12 +207,14 @@ def main() -> None:
     parser.add_argument("--server", default=f"{shlex.quote(sys.executable)} -m cudalens serve")
     parser.add_argument("--window", action="store_true", help="the real editor (code-server) instead")
     parser.add_argument("--keep", type=Path, help="with --window: keep each window's VS Code logs here")
+    parser.add_argument("--warm", action="store_true", help="`cudalens serve --warm` (with --window: one editor "
+                        "session with cudalens.warmStart on, a new window each run; the first starts the warm server)")
     args = parser.parse_args()
     current_bytecode()
     if args.window:
-        print_window(window_runs(args.runs, Path(args.file), args.keep), Path(args.file).name)
+        print_window(window_runs(args.runs, Path(args.file), args.keep, args.warm), Path(args.file).name)
         return
-    server = shlex.split(args.server)
+    server = shlex.split(args.server) + (["--warm"] if args.warm else [])
     runs = [asyncio.run(one_run(server, Path(args.file))) for _ in range(args.runs)]
     init, first = [r[0] for r in runs], [r[1] for r in runs]
     print(f"{args.runs} new servers, {Path(args.file).name}, {os.cpu_count()} CPUs")

@@ -11,7 +11,6 @@ warm ncu target reads end-of-file on its stdin; an nvcc runs to its end (bounded
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
@@ -137,6 +136,8 @@ def which(name: str) -> str | None:
 
 async def in_thread(call: Callable[[CancelToken], T]) -> T:
     """`call(token)` in a thread, off the event loop; cancelling the awaiting task kills its running children."""
+    import asyncio  # here: `cudalens serve --warm` and `check` load this module and never run an event loop
+
     token = CancelToken()
     future = asyncio.get_running_loop().run_in_executor(None, call, token)
     try:

@@ -62,8 +62,14 @@ async def watch_parent(pid: int, on_gone: Callable[[], None], interval: float = 
 
 
 _AT_EXIT: list[Callable[[], None]] = []
+_EXIT_CODE: list[int] = []  # what hard_exit leaves with, once it is called
 CLEANUP_GRACE_S = 2.0  # what the cleanups get after the children are dead; then the process leaves anyway
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+def exit_code() -> int:
+    """The code `hard_exit` is leaving with (1 before it was called): for a cleanup that reports it."""
+    return _EXIT_CODE[0] if _EXIT_CODE else 1
 
 
 def at_exit(cleanup: Callable[[], None]) -> None:
@@ -84,6 +90,7 @@ def hard_exit(code: int) -> None:
     """Leave now: kill every child (and start no more), run the cleanups for at most `CLEANUP_GRACE_S`, flush
     the logs, and skip waiting for threads (a thread blocked reading stdin, an analysis of a huge file, a
     cleanup waiting on a lock must not keep the process alive). Safe from any thread and a signal handler."""
+    _EXIT_CODE.append(code)
     processes.close()
     cleanups = threading.Thread(target=run_cleanups, daemon=True, name="cudalens-exit")
     cleanups.start()

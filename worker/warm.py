@@ -95,13 +95,13 @@ def run_job(
     there is none; raises `WarmUnavailable` when none can be reached, before the job was sent."""
     python, cwd = python or sys.executable, cwd or os.getcwd()
     path = socket_path(python, cwd, env)
-    conn = _connect(path)
+    conn = connect(path)
     if conn is None:
         server = _start_server(path, python, cwd, env, gpu())
         deadline = time.monotonic() + START_S
         while conn is None and time.monotonic() < deadline:
             time.sleep(0.05)
-            conn = _connect(path)
+            conn = connect(path)
             if conn is None and server.poll():  # it failed (0: another command's server holds the socket)
                 said = path.with_suffix(".log").read_text(errors="replace").strip().splitlines()
                 raise WarmUnavailable(f"its server exited: {said[-1] if said else server.returncode}")
@@ -125,7 +125,8 @@ def run_job(
     return JobResult(request.id, kind, "crash", error="the warm worker's server went away during the job")
 
 
-def _connect(path: Path) -> socket.socket | None:
+def connect(path: Path) -> socket.socket | None:
+    """A connection to the server at `path`; None where none listens (or its socket is stale)."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(str(path))
@@ -164,7 +165,42 @@ def serve(path: Path, python: str, cwd: str, env: dict[str, str], session: int, 
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another server of this socket is up (two commands started one each)
+    listener = listen(path)
+    pool = WorkerPool(python=python, env=env or None, cwd=cwd, keep_warm=True,
+                      warmup=GPU_WARMUP if gpu else {"modules": ["torch"]})
+    pool.prestart()
+    try:
+        accept_while_anchored(listener, path, session, idle_s, lambda conn: _serve_one(conn, pool))
+    finally:
+        pool.close()
+    return 0
+
+
+def accept_while_anchored(listener: socket.socket, path: Path, session: int, idle_s: float,
+                          handle: Callable[[socket.socket], None]) -> None:
+    """Each connection of this user to `handle` (then closed), until `session`'s process is gone (or is another
+    process of the same number) or `idle_s` pass without one; then the socket is closed and removed."""
     leader = _start_time(session)
+    last = time.monotonic()
+    try:
+        while time.monotonic() - last < idle_s and leader is not None and _start_time(session) == leader:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                if _peer_uid(conn) == os.getuid():
+                    handle(conn)
+            last = time.monotonic()
+    finally:
+        listener.close()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def listen(path: Path) -> socket.socket:
+    """The server's socket at `path` (0600; a stale one of a server that is gone replaced, ended sessions' files
+    pruned), accepting with a 0.5 s timeout so that the server can look at its anchor between windows or jobs."""
     with contextlib.suppress(FileNotFoundError):
         path.unlink()  # a stale socket: its server is gone (it held the lock)
     _prune(path.parent)
@@ -176,26 +212,7 @@ def serve(path: Path, python: str, cwd: str, env: dict[str, str], session: int, 
         os.umask(mask)
     listener.listen(8)
     listener.settimeout(0.5)
-    pool = WorkerPool(python=python, env=env or None, cwd=cwd, keep_warm=True,
-                      warmup=GPU_WARMUP if gpu else {"modules": ["torch"]})
-    pool.prestart()
-    last = time.monotonic()
-    try:
-        while time.monotonic() - last < idle_s and leader is not None and _start_time(session) == leader:
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                if _peer_uid(conn) == os.getuid():
-                    _serve_one(conn, pool)
-            last = time.monotonic()
-    finally:
-        listener.close()
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        pool.close()
-    return 0
+    return listener
 
 
 def _serve_one(conn: socket.socket, pool: WorkerPool) -> None:

@@ -203,10 +203,11 @@ class RawConnection:
     """Bytes straight to a real server process's stdin, for messages no well-behaved client would send; its
     stderr is kept (`stderr_text()`) to look for tracebacks."""
 
-    def __init__(self, log_file: str = "/dev/null") -> None:
+    def __init__(self, log_file: str = "/dev/null", command: list[str] | None = None,
+                 env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
         self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(server_command(log_file), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.stderr)
+        self.proc = subprocess.Popen(command or server_command(log_file), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr, env=env, cwd=cwd)
         self.received: list[dict] = []
         self._ids = itertools.count(1000)
         self._queue: queue.Queue[dict | None] = queue.Queue()

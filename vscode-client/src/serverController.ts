@@ -259,7 +259,9 @@ export class ServerController implements vscode.Disposable {
       });
       return;
     }
-    const command = this.command;
+    // A user setting alone (scope "application"): a workspace cannot keep a process of ours alive past its window.
+    const warm = config.inspect<boolean>("warmStart")?.globalValue === true;
+    const command = warm ? { ...this.command, args: [...this.command.args, "--warm"] } : this.command;
     const settings = this.currentSettings().settings;
     const apiKeyEnv = apiKeyEnvOf(settings.trust.user);
     const env = serverEnvironment(process.env);

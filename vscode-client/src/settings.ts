@@ -15,7 +15,7 @@ const PREFIX = "cudalens.";
 const PROPERTIES: Record<string, Property> = manifest.contributes.configuration.properties;
 
 // The extension's own settings (how it starts the server); never sent to it.
-export const EXTENSION_KEYS = ["path", "interpreter", "trace.server"];
+export const EXTENSION_KEYS = ["path", "interpreter", "warmStart", "trace.server"];
 
 // Every other `cudalens.*` key is the server's, e.g. "onSave.compile".
 export const SERVER_KEYS = Object.keys(PROPERTIES)

@@ -1,0 +1,118 @@
+"""`cudalens serve --warm`: the first window's server starts a warm one for the next; the next window's server is
+forked from it, serves exactly as a fresh one would, in the window's folder, and goes when the window's process
+goes. Real processes, real sockets, a real LSP conversation; the session's warm server is stopped at the end."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from lsptools import WAIT_S, RawConnection, kernel
+from test_lifecycle import gone, wait_for
+
+SECRET = "sk-warm-start-test-not-a-key"
+
+
+def warm_server(cache: Path) -> int | None:
+    """The pid of the warm server whose socket is in `cache`, once it listens."""
+    for sock in (cache / "cudalens" / "warm").glob("*.lsp.sock"):
+        log = sock.with_suffix(".log")
+        if log.is_file() and "ready" in log.read_text():
+            for entry in Path("/proc").iterdir():
+                if entry.name.isdigit():
+                    try:
+                        argv = (entry / "cmdline").read_bytes().split(b"\0")
+                    except OSError:
+                        continue
+                    if str(sock).encode() in argv:
+                        return int(entry.name)
+    return None
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and not gone(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def cache():
+    # a short path: a Unix socket's is at most 107 bytes, and pytest's tmp_path leaves too few of them
+    folder = Path(tempfile.mkdtemp(prefix="cl-warm-"))
+    yield folder
+    pid = warm_server(folder)
+    if pid is not None:  # nothing of this test outlives it
+        os.kill(pid, signal.SIGTERM)
+        wait_for(lambda: gone(pid), "the warm server to stop")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def window(cache: Path, folder: Path, **env: str) -> RawConnection:
+    folder.mkdir(exist_ok=True)
+    return RawConnection(command=[sys.executable, "-m", "cudalens", "serve", "--warm", "--log-file", "/dev/null"],
+                         env={**os.environ, "XDG_CACHE_HOME": str(cache), **env}, cwd=folder)
+
+
+def test_the_next_window_is_forked_from_the_warm_server(cache, tmp_path):
+    first = window(cache, tmp_path / "one")
+    try:
+        first.initialize(tmp_path / "one")
+        uri = first.open(tmp_path / "one" / "strided.cu", kernel("strided.cu"))
+        expected = first.diagnostics(uri, 1)
+        assert expected, "the kernel has findings"
+        assert first.close() == 0
+    finally:
+        first.kill()
+    wait_for(lambda: warm_server(cache) is not None, "the warm server the first window started", timeout=WAIT_S)
+    warm = warm_server(cache)
+    warm_env = Path(f"/proc/{warm}/environ").read_bytes()
+    assert SECRET.encode() not in warm_env and b"OPENAI_API_KEY" not in warm_env  # started from the clean environment
+
+    second = window(cache, tmp_path / "two", OPENAI_API_KEY=SECRET)
+    try:
+        assert "capabilities" in second.initialize(tmp_path / "two")["result"]
+        uri = second.open(tmp_path / "two" / "strided.cu", kernel("strided.cu"))
+        assert [d["code"] for d in second.diagnostics(uri, 1)] == [d["code"] for d in expected]
+        forks = children(warm)
+        assert len(forks) == 1, "the second window's server is the warm server's fork"
+        server = forks[0]
+        assert os.readlink(f"/proc/{server}/cwd") == str(tmp_path / "two")  # the window's folder, not the warm one's
+        assert SECRET.encode() not in Path(f"/proc/{server}/environ").read_bytes()  # not in its environment block
+        second.proc.kill()  # the window's process goes: its server goes with it
+        wait_for(lambda: gone(server), "the forked server to leave with the window's process")
+    finally:
+        second.kill()
+    assert warm_server(cache) == warm  # the warm server stays for the next window
+
+
+def test_a_clean_exit_is_the_window_process_exit_code(cache, tmp_path):
+    first = window(cache, tmp_path / "one")
+    first.initialize(tmp_path / "one")
+    first.close()
+    wait_for(lambda: warm_server(cache) is not None, "the warm server", timeout=WAIT_S)
+    second = window(cache, tmp_path / "two")
+    try:
+        second.initialize(tmp_path / "two")
+        started = time.monotonic()
+        assert second.close() == 0  # shutdown then exit: 0, through the fork's report
+        assert time.monotonic() - started < WAIT_S
+        second.proc.wait()
+        third = window(cache, tmp_path / "three")
+        third.initialize(tmp_path / "three")
+        third.send({"jsonrpc": "2.0", "method": "exit"})  # exit without shutdown: 1, as LSP says
+        assert third.proc.wait(timeout=WAIT_S) == 1
+    finally:
+        second.kill()
