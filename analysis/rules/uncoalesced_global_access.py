@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from itertools import combinations
 
 from cudalens.analysis.assumptions import ALL_FACTS, Fact
 from cudalens.analysis.compiled_accesses import global_instructions, hoisted_before_loop
@@ -167,15 +168,40 @@ def _one_size(kernel: KernelModel, group: list[list], requests: list[GlobalReque
             not any(abs(r.stride_bytes // size) == values.get(p) for p in params):
         return None
     apart = {p: values[p] + 96 * (j + 1) for j, p in enumerate(sorted(sampled))}
-    run = cache.get(index)
-    if run is None:
-        run = cache[index] = kernel.simulate(replace(cfg, params=tuple(sorted({**values, **apart}.items()))))
-    key = (first.site, first.alloc or first.base, first.write)
-    q = worst_request([a for a in global_instructions(run) if (a.site, a.alloc or a.base, a.write) == key])
+    q = _request_with(kernel, index, first, apart, cache)
     if q is None or q.stride_bytes is None or q.stride_bytes % size:
         return None
     hits = [p for p in params if apart[p] == abs(q.stride_bytes // size)]
     return hits[0] if len(hits) == 1 else None
+
+
+MAX_AT_ONE = 2  # parameters tried at 1 in every combination (3 more runs at most); with more, the finding is info
+
+
+def _holds_at_one(kernel: KernelModel, group: list[list], requests: list[GlobalRequest | None],
+                  names: set[str], cache: dict) -> bool:
+    """Whether the lanes stay uncoalesced with these parameters at 1, the value that coalesces a stride that
+    is one of them (`grad_bary[(pix * K + k) * 3 + j]`: 3 elements apart at `K` = 1), each alone and together
+    (`C[bid * m * n + j * m + i]` coalesces at `m` = 1 alone, not with `threads_per_bid` = 1 too), so that the
+    finding holds for every value of them and rests on none."""
+    if len(names) > MAX_AT_ONE:
+        return False
+    index = next(i for i, q in enumerate(requests) if is_uncoalesced(q))
+    return all(is_uncoalesced(_request_with(kernel, index, group[index][0], dict.fromkeys(ones, 1), cache))
+               for n in range(1, len(names) + 1) for ones in combinations(sorted(names), n))
+
+
+def _request_with(kernel: KernelModel, index: int, access, params: dict[str, int],
+                  cache: dict) -> GlobalRequest | None:
+    """The worst request of `access`'s site (its array, its direction) in the run of configuration `index`
+    with these parameters given other values; each such run made once per kernel (`cache`)."""
+    cfg = kernel.configs[index]
+    values = tuple(sorted({**dict(cfg.params), **params}.items()))
+    run = cache.get((index, values))
+    if run is None:
+        run = cache[index, values] = kernel.simulate(replace(cfg, params=values))
+    key = (access.site, access.alloc or access.base, access.write)
+    return worst_request([a for a in global_instructions(run) if (a.site, a.alloc or a.base, a.write) == key])
 
 
 def _config_text(kernel: KernelModel, flagged: list[bool]) -> str:
@@ -265,7 +291,9 @@ class UncoalescedGlobalAccess(Rule):
     shapes); integer parameters are sampled, except one the host tests before the launch (`if (C <= 4)`
     around it), which takes the largest value the test lets through and is named as assumed (fixture
     CL1_launch_guard.cu). When the stride depends on a run-time value that is never compared against an index
-    (so it may be 1), the finding is `info` (fixture CL1_sampled_strides.cu: apex's fused RoPE).
+    (so it may be 1), the finding is `info` (fixture CL1_sampled_strides.cu: apex's fused RoPE) — unless the
+    lanes stay uncoalesced with that value at 1 (each such value alone and together, two at most): a stride of
+    3 × `spacing` is 3 at the least, and the warning says "for every `spacing`, 1 included".
     When the element type is not read (a launch's `c_type`/`scalar_t` from a dtype dispatch, and `(half2*)&p[i]`
     of such a `p`), the elements are counted as 4-byte floats: the stride is given in elements, without bytes,
     and the sector figures say they are a float's. The finding stays a `warning` when the pattern alone proves
@@ -306,7 +334,7 @@ class UncoalescedGlobalAccess(Rule):
     depends_on = ALL_FACTS  # the warp shape, element sizes and strides
 
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
-        apart_runs: dict = {}  # the runs that give each sampled size its own value (_one_size), made once
+        apart_runs: dict = {}  # the runs with other parameter values (_request_with), each made once
         for per_run, requests in _global_sites(kernel):
             flagged = [is_uncoalesced(r) for r in requests]
             if not flagged[0] and not any(flagged):
@@ -342,6 +370,8 @@ class UncoalescedGlobalAccess(Rule):
             elif not all(flagged):
                 severity = Severity.INFO
                 message += f" ({_config_text(kernel, flagged)})"
+            elif unproven_params and _holds_at_one(kernel, per_run, requests, unproven_params, apart_runs):
+                message += f" (for every {' and '.join(f'`{p}`' for p in sorted(unproven_params))}, 1 included)"
             elif unproven_params:
                 severity = Severity.INFO
                 if not unless:  # which value would coalesce the lanes says what the run time decides
