@@ -13,6 +13,7 @@ from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel
 from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.simulate import Access, SimResult
+from cudalens.analysis.tickets import ticket_tests
 
 _KEY = 1 << 20  # thread ids stay below this in the packed (unit, thread) keys
 
@@ -140,6 +141,9 @@ class SharedMemoryRace(Rule):
     Accesses whose index depends on loaded data are not judged. Warp-synchronous code that relies on
     `volatile` without `__syncwarp()` is reported: it is a race on current GPUs. When every racing pair is
     inside one warp the message says so, and that a `__syncwarp()` between the accesses orders them.
+    Accesses that only the holder of one ticket makes are one thread's and never
+    race with each other: behind `if (mine == 0)` where `mine = atomicAdd(&counter, n)` on a counter the block
+    shares, unchanged since (fixture CL3_tickets.cu; the definition is analysis/tickets.py, which CL701 reads).
     A race whose addresses mix an assumed block with sampled sizes is `info` and names both: the runs vary
     the two apart, and a launch that sets the block from those sizes (`dim3(hidden / heads, heads)`) can make
     the indices a bijection. A kernel no launch is seen for (a library header) whose template value parameter is
@@ -178,6 +182,8 @@ class SharedMemoryRace(Rule):
     def check(self, kernel: KernelModel) -> Iterator[Finding]:
         per_run = [races(run) for run in kernel.runs]
         for key, (first, second, (offset, t1, t2)) in per_run[0].items():
+            if ticket_tests(first.node, kernel) & ticket_tests(second.node, kernel):
+                continue  # both behind one ticket test: one thread makes both accesses
             guessed = not (first.exact_mask and second.exact_mask)  # under a condition it could not evaluate
             proven = all(key in r for r in per_run) and not (first.sampled or second.sampled or guessed)
             # runs vary an assumed block and sampled sizes one at a time, never the relation between them: a

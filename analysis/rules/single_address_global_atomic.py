@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import pairwise
 
 import numpy as np
 
@@ -13,14 +12,13 @@ from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, sites
 from cudalens.analysis.rule_base import Rule
-from cudalens.analysis.syntax import find, lineage
+from cudalens.analysis.syntax import lineage
+from cudalens.analysis.tickets import one_ticket_holder
 from cudalens.analysis.values import BID, DATA, STAND_IN, THREAD_DEPS, UNIFORM
 
 _LANE_VARYING = THREAD_DEPS | {DATA}  # a block's index is one value for all its lanes
 # atomics whose old value each lane uses (a lock, a flag, a ticket): no reduction can stand in for them
 _NOT_REDUCIBLE = ("atomicExch", "atomicCAS", "atomicInc", "atomicDec")
-# atomics that hand each caller another value of one counter (a ticket): two callers never get the same one
-_FETCH_AND_STEP = ("atomicAdd", "atomicSub", "atomicInc", "atomicDec")
 
 
 def contended_lanes(accesses: list) -> int:
@@ -35,45 +33,6 @@ def contended_lanes(accesses: list) -> int:
             if np.all(addr == addr[0]):
                 most = max(most, int(lanes.sum()))
     return most
-
-
-def _ticket(value) -> bool:
-    """Whether an initializer is what a fetch-and-step atomic returned, give or take a constant
-    (`atomicAdd(bottom, -1) - 1`): a value no other caller of that atomic gets."""
-    right = value.child_by_field_name("right") if value is not None else None
-    if value is not None and value.type == "binary_expression" and \
-            ts.text(value.child_by_field_name("operator")) in ("+", "-") and \
-            right is not None and right.type == "number_literal":
-        value = value.child_by_field_name("left")
-    if value is None or value.type != "call_expression":
-        return False
-    function, args = value.child_by_field_name("function"), value.child_by_field_name("arguments")
-    step = args.named_children[1] if args is not None and len(args.named_children) > 1 else None
-    return function is not None and ts.text(function).startswith(_FETCH_AND_STEP) and step is not None \
-        and ts.text(step).strip("()") not in ("0", "0u", "0U")
-
-
-def one_ticket_holder(node, kernel: KernelModel) -> bool:
-    """Whether `node` runs only where a value a fetch-and-step atomic returned equals something (`if (cell ==
-    N)` after `cell = atomicAdd(bottom, -1) - 1`): the atomic hands out each value once, so at most one thread of
-    the grid gets there, however many lanes the interpreter let through."""
-    body = kernel.function.body
-    tickets = {ts.text(d.child_by_field_name("declarator")) for decl in find(body, "declaration")
-               for d in decl.children_by_field_name("declarator")
-               if d.type == "init_declarator" and _ticket(d.child_by_field_name("value"))}
-    if not tickets:
-        return False
-    chain = lineage(node, body)
-    for child, parent in pairwise(chain):
-        if parent.type != "if_statement" or parent.child_by_field_name("consequence") != child:
-            continue
-        clause = parent.child_by_field_name("condition")
-        cond = clause.child_by_field_name("value") if clause is not None else None
-        if cond is not None and cond.type == "binary_expression" and \
-                ts.text(cond.child_by_field_name("operator")) == "==" and \
-                {ts.text(cond.child_by_field_name(s)) for s in ("left", "right")} & tickets:
-            return True
-    return False
 
 
 def data_guarded(node, kernel: KernelModel) -> bool:
@@ -112,7 +71,8 @@ class SingleAddressGlobalAtomic(Rule):
     `elect_one_sync()`. A helper named like an atomic (`atomicAggInc`) is followed into, not taken for one
     atomic per lane. Nor is an atomic that only the holder of one ticket reaches (`if (cell == N)` after
     `cell = atomicAdd(bottom, -1) - 1`: a fetch-and-add hands each value out once, so one thread of the grid
-    gets there; fixture CL7_tickets.cu).
+    gets there, where the counter is one the threads share and the ticket is unchanged since; fixture
+    CL7_tickets.cu, definition in analysis/tickets.py).
 
     ## Example
     ```cuda
