@@ -73,6 +73,9 @@ _BUILTIN_DIMS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 _LOAD_INTRINSICS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
 _STORE_INTRINSICS = {"__stcs", "__stcg", "__stwb", "__stwt"}
 _BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
+# the warp collectives whose lanes all arrive before any leaves (Access.collectives)
+_WARP_COLLECTIVE = re.compile(r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync")
+_PTX_COLLECTIVE = re.compile(r"\b(?:shfl|vote|match|redux)\.sync\b")  # the same in inline PTX
 # CUDA's own atomic functions: a helper of that name (`atomicAdd(double*, double)` written with `atomicCAS`) is
 # that atomic; a helper of another `atomic…` name (`atomicAggInc`) is followed into
 _CUDA_ATOMIC = re.compile(r"atomic(?:Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(?:_block|_system)?$")
@@ -97,6 +100,10 @@ class Access:
     assumed_size: bool = False
     order: int = 0
     warp_epoch: int = 0
+    # per thread, the warp collectives (`__shfl_xor_sync`, `__ballot_sync`) its whole warp ran before it: every
+    # lane reaches one before any leaves it, so a read before one is done before another lane's write after it
+    # (CL303). Counted only where every live lane of the warp surely runs it (Simulator.warp_collective)
+    collectives: np.ndarray | None = None
     alloc: str = ""  # the allocation (Ptr.key): two arrays of one name in different helpers are two
     # False under a condition the interpreter could not evaluate (both arms, or the loop's body, run with every
     # lane of `mask`): which threads make the access is then a superset, not a fact
@@ -258,6 +265,8 @@ class Simulator:
         self.arms: list[tuple[int, int]] = []  # enclosing block-uniform unknown conditions' arms (Access.arms)
         self.epoch = 0
         self.warp_epoch = 0
+        self.collectives = np.zeros(n, dtype=np.int64)  # replaced, never changed in place (Access.collectives)
+        self.skippable = 0  # inside the right side of a `&&` / `||` whose left side is unknown
         self.steps = 0
         self.at: Node | None = None  # the kernel's own statement being run (not an inlined helper's)
         self.order = 0
@@ -921,6 +930,8 @@ class Simulator:
         if t == "initializer_list" or t == "argument_list":
             vals = [self.eval(c, mask) for c in node.named_children]
             return vals[0] if len(vals) == 1 else unknown()
+        if t == "gnu_asm_expression" and _PTX_COLLECTIVE.search(ts.text(node)):
+            self.warp_collective(mask)  # `asm("shfl.sync.bfly.b32 …")`: as `__shfl_xor_sync`
         if t == "gnu_asm_expression" and self.shuffle_asm(node, mask):
             return unknown()
         # anything else (strings, lambdas, new/delete...): evaluate children for their accesses
@@ -989,6 +1000,10 @@ class Simulator:
             # C short-circuits: the right side runs only where it decides the outcome
             lv = np.broadcast_to(left.v != 0, (self.n,))
             right = self.eval(node.child_by_field_name("right"), mask & (lv if op == "&&" else ~lv))
+        elif op in ("&&", "||"):  # which lanes run the right side is not known
+            self.skippable += 1
+            right = self.eval(node.child_by_field_name("right"), mask)
+            self.skippable -= 1
         else:
             right = self.eval(node.child_by_field_name("right"), mask)
         if isinstance(left, Ptr) and isinstance(right, Val) and op in ("+", "-"):
@@ -1126,7 +1141,7 @@ class Simulator:
             addr=None if ref.off.v is None or (STAND_IN in ref.off.deps and ref.ptr.space != "global")
             else np.broadcast_to(ref.off.v, (self.n,)).astype(np.int64),
             size=ref.elem.size, mask=mask.copy(), deps=ref.off.deps, epoch=self.epoch, decl=ref.ptr.decl,
-            warp_epoch=self.warp_epoch,
+            warp_epoch=self.warp_epoch, collectives=self.collectives,
             field_name=ref.field_name, struct_size=ref.struct_size, assumed_size=ref.ptr.assumed_size,
             order=self.order, alloc=ref.ptr.key, exact_mask=self.inexact == 0, arms=tuple(self.arms),
             floating=ref.elem.name in FLOAT_TYPES, origin=node if self.report_node is not None else None,
@@ -1219,6 +1234,8 @@ class Simulator:
         self.result.calls.append(CallSite(self.node_for_report(node), name, args, mask.copy()))
         if name.startswith("atomic") and args and isinstance(args[0], Ptr):
             return self.atomic(name, helper, args, node, mask, targ_nodes)
+        if _WARP_COLLECTIVE.fullmatch(name):
+            self.warp_collective(mask)
         vote = self.warp_vote(name, args, mask)
         if vote is not None:
             return vote
@@ -1452,6 +1469,20 @@ class Simulator:
             expr = parse_expression(ts.text(node))
             return self.eval(expr, mask) if expr is not None else unknown()
         return self.eval(node, mask)
+
+    def warp_collective(self, mask: np.ndarray) -> None:
+        """A warp collective (`__shfl_xor_sync`): counted for each warp whose every live lane surely runs it (no
+        condition the interpreter could not evaluate around it, not behind an unknown `&&`: cuml's
+        `(n < N) or __all_sync(…)` is skipped by some lanes)."""
+        if self.inexact or self.skippable:
+            return
+        live = (~self.frames[0].returned).reshape(-1, 32) if self.n % 32 == 0 else None
+        if live is None:
+            return
+        ran = mask.reshape(-1, 32)
+        whole = ran.any(axis=1) & (ran == live).all(axis=1)
+        if whole.any():
+            self.collectives = self.collectives + np.repeat(whole, 32)
 
     def sync(self, kind: cg.SyncScope, node: Node, mask: np.ndarray) -> None:
         if kind == cg.SyncScope.BLOCK:

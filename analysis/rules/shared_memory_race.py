@@ -33,7 +33,10 @@ def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
     """(byte offset, thread of first, thread of second) where a thread of the second access touches bytes a
     different thread of the first one touched, or None. Bytes, not words: two threads storing the two halves
     of one 4-byte word (`short`, `half` tiles) do not race (stores are byte-granular; racecheck agrees)."""
-    by_warp = first.warp_epoch != second.warp_epoch
+    # a `__syncwarp()` between them orders the lanes of a warp; a warp collective between a read and a write
+    # orders that pair (every lane did its read before the shuffle that every lane left before its write)
+    by_warp = first.warp_epoch != second.warp_epoch or (
+        not first.write and second.write and collective_between(first, second))
     unit = max(1, min(first.size, second.size))  # both aligned to their sizes: overlap is in whole units
     w1, t1 = _units(first, unit, by_warp)
     w2, t2 = _units(second, unit, by_warp)
@@ -58,6 +61,17 @@ def conflict(first: Access, second: Access) -> tuple[int, int, int] | None:
         if pair is not None and found is None:
             found = (int(piece) * unit, *pair)
     return found
+
+
+def collective_between(first: Access, second: Access) -> bool:
+    """Whether every warp that makes both accesses ran a warp collective, all its live lanes together, after
+    its lanes made the first and before they make the second (Access.collectives)."""
+    if first.collectives is None or second.collectives is None or first.mask.size % 32:
+        return False
+    both = first.mask.reshape(-1, 32).any(axis=1) & second.mask.reshape(-1, 32).any(axis=1)
+    before = np.where(first.mask, first.collectives, -1).reshape(-1, 32).max(axis=1)
+    after = np.where(second.mask, second.collectives, np.iinfo(np.int64).max).reshape(-1, 32).min(axis=1)
+    return bool(both.any()) and bool((after[both] > before[both]).all())
 
 
 def _pair(first: np.ndarray, second: np.ndarray, cross_warp: bool) -> tuple[int, int] | None:
@@ -140,8 +154,12 @@ class SharedMemoryRace(Rule):
     Loops are sampled for two iterations; hazards that need more iterations to appear are missed.
     Accesses whose index depends on loaded data are not judged. Warp-synchronous code that relies on
     `volatile` without `__syncwarp()` is reported: it is a race on current GPUs. When every racing pair is
-    inside one warp the message says so, and that a `__syncwarp()` between the accesses orders them.
-    Accesses that only the holder of one ticket makes are one thread's and never
+    inside one warp the message says so, and that a `__syncwarp()` between the accesses orders them. A warp
+    collective (`__shfl_xor_sync`, `__ballot_sync`, or the same in inline PTX, `shfl.sync.bfly`) between a read
+    and a later write orders those two in a warp: every lane reaches it before any leaves it (a block
+    reduction's `partial[0] = v` after the shuffles that combined the lanes' reads of `partial[lane]`). It
+    fences no memory, so a write before it and another lane's read after it still race (fixture
+    CL3_warp_collectives.cu). Accesses that only the holder of one ticket makes are one thread's and never
     race with each other: behind `if (mine == 0)` where `mine = atomicAdd(&counter, n)` on a counter the block
     shares, unchanged since (fixture CL3_tickets.cu; the definition is analysis/tickets.py, which CL701 reads).
     A race whose addresses mix an assumed block with sampled sizes is `info` and names both: the runs vary
