@@ -131,11 +131,12 @@ def _received(conn: socket.socket, size: int) -> bytes | None:
 def start(path: Path) -> None:
     """A warm server for the next window, in a session of its own and from the clean environment; its output
     goes to `path`'s log. Two windows starting one each is harmless: the second finds the first's lock."""
+    import cudalens
     from cudalens.profiler.child_env import clean_env
     from cudalens.worker.warm import anchor
 
-    root = str(Path(__file__).resolve().parent.parent.parent)
-    path_var = os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))
+    here = str(Path(cudalens.__file__).resolve().parent.parent)  # cudalens importable whatever its folder
+    path_var = os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))
     log = os.open(path.with_suffix(".log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         subprocess.Popen([sys.executable, "-m", "cudalens.server.warm_start", "--socket", str(path),
