@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from lsptools import WAIT_S, kernel, open_doc, server_command, start
+from procs import gone, wait_for
 from pytest_lsp import LanguageClient
 
 from cudalens.profiler import processes
@@ -28,21 +29,6 @@ sys.stdin.readline()
 def frame(message: dict) -> bytes:
     body = json.dumps(message).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-def gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")  # exited; only its parent's wait() is missing
-
-
-def wait_for(predicate, what: str, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_server_exits_when_its_editor_dies(tmp_path: Path):

@@ -14,38 +14,9 @@ from pathlib import Path
 
 import pytest
 from lsptools import WAIT_S, RawConnection, kernel
-from test_lifecycle import gone, wait_for
+from procs import children, gone, wait_for, warm_server
 
 SECRET = "sk-warm-start-test-not-a-key"
-
-
-def warm_server(cache: Path) -> int | None:
-    """The pid of the warm server whose socket is in `cache`, once it listens."""
-    for sock in (cache / "cudalens" / "warm").glob("*.lsp.sock"):
-        log = sock.with_suffix(".log")
-        if log.is_file() and "ready" in log.read_text():
-            for entry in Path("/proc").iterdir():
-                if entry.name.isdigit():
-                    try:
-                        argv = (entry / "cmdline").read_bytes().split(b"\0")
-                    except OSError:
-                        continue
-                    if str(sock).encode() in argv:
-                        return int(entry.name)
-    return None
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and not gone(int(entry.name)):
-                found.append(int(entry.name))
-    return found
 
 
 @pytest.fixture

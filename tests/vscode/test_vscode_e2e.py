@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -350,3 +351,46 @@ def test_everyday_a_clones_subfolder_trusted_lenses_and_a_lens_command(
     assert any("Find hot ops · block.py" in item for item in everyday["progress"]), seen
     assert any("hot ops of block.py" in n for n in result["notifications"]), seen
     assert "cudalens: Find hot ops · block.py · model_and_inputs → hot ops of block.py" in output, output[-3000:]
+
+
+def test_with_warm_start_the_next_window_is_forked(
+    installation, extension_dir: Path, compiled_tests: Path, tmp_path: Path
+) -> None:
+    """Issue 38's new windows with `cudalens.warmStart` on: two windows of one editor session each draw their
+    file's diagnostics; the first one's server started the session's warm server, and the second window's server
+    is that warm server's fork, in the second window's folder. The warm server leaves with the editor's session."""
+    from tests.server.procs import children, gone, wait_for, warm_server
+
+    cache = Path(tempfile.mkdtemp(prefix="cl-e2e-"))  # short: a Unix socket's path is at most 107 bytes
+    env = {**_without_cudalens_on_path(dict(os.environ)), "XDG_CACHE_HOME": str(cache)}
+    server = CodeServer(installation, tmp_path / "code-server", env, user_settings={"cudalens.warmStart": True})
+    server.install_extension(extension_dir / "dist" / "cudalens.vsix")
+    folders = [_workspace(tmp_path / name) for name in ("one", "two")]
+    try:
+        for n, folder in enumerate(folders):
+            config = {"file": "transpose.cu", "artifacts": str(tmp_path / f"driver-{n}"), "chromium": str(CHROMIUM),
+                      "timeoutMs": 120_000, "mode": "first", "expectCodes": []}
+            config["url"] = server.start(folder) if n == 0 else f"http://127.0.0.1:{server.port}/?folder={folder}"
+            config["session"] = server.process.pid
+            (tmp_path / f"driver-{n}.json").write_text(json.dumps(config))
+            drive = subprocess.run([str(installation.node_bin / "node"), str(compiled_tests / "e2e" / "driver.js"),
+                                    str(tmp_path / f"driver-{n}.json")], cwd=extension_dir, capture_output=True,
+                                   text=True, timeout=600)
+            result = json.loads((tmp_path / f"driver-{n}" / "result.json").read_text())
+            assert drive.returncode == 0 and result.get("error") is None, (result.get("error"), drive.stderr[-3000:])
+            assert result["first"]["diagnosticsMs"] > result["first"]["openedMs"]  # a squiggle was drawn
+            if n == 0:
+                wait_for(lambda: warm_server(cache) is not None, "the warm server the first window started")
+        warm = warm_server(cache)
+        assert warm is not None
+        cwds = {os.readlink(f"/proc/{pid}/cwd") for pid in children(warm)}
+        assert str(folders[1]) in cwds, cwds  # the second window's server: a fork, in its window's folder
+    finally:
+        server.stop()
+        _keep_artifacts(tmp_path, server, ARTIFACTS / "warm")
+        for n in range(len(folders)):  # each window's screenshot with its first squiggle, and its timings
+            if (tmp_path / f"driver-{n}").is_dir():
+                shutil.copytree(tmp_path / f"driver-{n}", ARTIFACTS / "warm" / f"window-{n + 1}")
+    if warm is not None:
+        wait_for(lambda: gone(warm), "the warm server to leave with the editor's session")
+    shutil.rmtree(cache, ignore_errors=True)
