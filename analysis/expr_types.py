@@ -248,7 +248,7 @@ class ExprTyper:
         if func is None:
             return None
         args_node = node.child_by_field_name("arguments")
-        args = list(args_node.named_children) if args_node is not None else []
+        args = ts.arguments(args_node)
         if func.type == "template_function":
             name = ts.text(func.child_by_field_name("name"))
             targs = func.child_by_field_name("arguments")

@@ -189,7 +189,7 @@ def eval_host(node: Node | None, unit: Unit, scope: Node | None, depth: int = 0,
         args = node.child_by_field_name("arguments")
         if func == "dim3":
             return eval_host(args, unit, scope, depth + 1, binding)
-        values = [eval_host(a, unit, scope, depth + 1, binding) for a in (args.named_children if args else [])]
+        values = [eval_host(a, unit, scope, depth + 1, binding) for a in ts.arguments(args)]
         if func in ("min", "max", "std::min", "std::max") and len(values) == 2 and all(values):
             return ((min if "min" in func else max)(values[0][0], values[1][0]),)  # type: ignore[index]
         return None
@@ -291,7 +291,8 @@ def dim3_arguments(node: Node | None, unit: Unit, scope: Node | None, depth: int
     if t == "compound_literal_expression" and ts.text(node.child_by_field_name("type")) == "dim3":
         return dim3_arguments(node.child_by_field_name("value"), unit, scope, depth + 1)
     if t in ("argument_list", "initializer_list", "parameter_list"):
-        return tuple(_argument(c) for c in node.named_children) if 0 < node.named_child_count <= 3 else None
+        items = ts.arguments(node)
+        return tuple(_argument(c) for c in items) if 0 < len(items) <= 3 else None
     if t == "identifier":
         return dim3_arguments(assigned_value(node, unit, scope), unit, scope, depth + 1)
     return None

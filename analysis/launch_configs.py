@@ -136,7 +136,7 @@ def instantiations(context: FileContext) -> dict[str, list[KernelConfig]]:
             continue
         name = func.child_by_field_name("name")
         targs = func.child_by_field_name("arguments")
-        args = tuple(template_argument(a, context.unit, None, {}) for a in (targs.named_children if targs else []))
+        args = tuple(template_argument(a, context.unit, None, {}) for a in ts.arguments(targs))
         out.setdefault(ts.text(name) if name is not None else "", []).append(KernelConfig(
             None, args, (), "instantiation", f"the instantiation on line {context.span(node).line}"))
     return out

@@ -89,9 +89,9 @@ def evaluate_launch(launch: Launch, unit: Unit, binding: Binding, via: str = "")
     grid_dims = shape(cfg[0]) if len(cfg) > 0 else None
     smem = eval_host(cfg[2], unit, scope, binding=binding) if len(cfg) > 2 else None
     args_node = launch.node.child_by_field_name("arguments")
-    args = tuple(_integer(a, unit, scope, binding) for a in (args_node.named_children if args_node else []))
+    args = tuple(_integer(a, unit, scope, binding) for a in ts.arguments(args_node))
     bounds = guard_bounds(launch.node, unit, scope, binding) if None in args else {}
-    arg_bounds = tuple((i, bounds[ts.text(a)]) for i, a in enumerate(args_node.named_children if args_node else [])
+    arg_bounds = tuple((i, bounds[ts.text(a)]) for i, a in enumerate(ts.arguments(args_node))
                        if args[i] is None and a.type == "identifier" and ts.text(a) in bounds)
     return LaunchValues(
         block_from_template=_tied(cfg[1] if len(cfg) > 1 else None, block_dims, launch, unit, scope),
@@ -129,7 +129,7 @@ def _from_arguments(block: Node | None, dims: PartialDim3 | None, args_node: Nod
     expression over the arguments' positions (`$3 / $2`)."""
     if args_node is None or (dims is not None and None not in dims):
         return ()
-    positions = {ts.text(a): i for i, a in enumerate(args_node.named_children) if a.type == "identifier"}
+    positions = {ts.text(a): i for i, a in enumerate(ts.arguments(args_node)) if a.type == "identifier"}
     written = dim3_arguments(block, unit, scope) or ()
     out = []
     for d, arg in enumerate(written[:3]):
@@ -329,14 +329,14 @@ def _bind(function: Function, call: Node, caller: Function, outer: Binding, unit
     can take (a loop over a constant array gives several); names without a constant value are left out."""
     choices: list[list[tuple[str, tuple[int, ...] | str]]] = []
     args_node = call.child_by_field_name("arguments")
-    args = list(args_node.named_children) if args_node is not None else []
+    args = ts.arguments(args_node)
     for param, arg in zip(function.params, args, strict=False):
         values = alternatives(arg, unit, caller.node, outer)
         if values:
             choices.append([(param.name, v) for v in values])
     func = call.child_by_field_name("function")
     targs = func.child_by_field_name("arguments") if func is not None and func.type == "template_function" else None
-    for name, targ in zip(function.template_params, targs.named_children if targs is not None else [], strict=False):
+    for name, targ in zip(function.template_params, ts.arguments(targs), strict=False):
         value = template_argument(targ, unit, caller.node, outer)
         if value is not None:
             choices.append([(name, (value,) if isinstance(value, int) else value)])

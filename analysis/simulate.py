@@ -495,7 +495,7 @@ class Simulator:
                 self.scopes[-1][name] = group or unknown("uninitialized")
 
     def dim3(self, args: Node, mask: np.ndarray, type_text: str) -> Val | Ptr:
-        values = [self.eval(a, mask) for a in args.named_children]
+        values = [self.eval(a, mask) for a in ts.arguments(args)]
         if "dim3" in type_text:
             return Dim3(values + [const(1)] * (3 - len(values)))  # type: ignore[return-value]
         return values[0] if values else unknown()
@@ -1178,7 +1178,7 @@ class Simulator:
     def call(self, node: Node, mask: np.ndarray) -> Val | Ptr:
         func = node.child_by_field_name("function")
         args_node = node.child_by_field_name("arguments")
-        arg_nodes = list(args_node.named_children) if args_node is not None else []
+        arg_nodes = ts.arguments(args_node)
         if func is not None and func.type == "field_expression":  # a method: `block.sync()`, `warp.thread_rank()`
             return self.method_call(func, arg_nodes, node, mask)
         scope, name, targ_nodes = callee(func)

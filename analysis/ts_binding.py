@@ -57,6 +57,13 @@ def text(node: Node) -> str:
     return raw.decode("utf-8", errors="replace") if raw is not None else ""
 
 
+def arguments(node: Node | None) -> list[Node]:
+    """The items of an argument list (a call's, a launch's, a template's, a `dim3`'s): its named children less
+    the comments between them (`f(// CTA scratch\n tid, ...)`: a comment is a named node, not an argument, and
+    counting it bound every later argument to the wrong parameter)."""
+    return [c for c in node.named_children if c.type != "comment"] if node is not None else []
+
+
 def walk(node: Node) -> Iterator[Node]:
     """The named nodes under `node`, itself first, in source order."""
     stack = [node]

@@ -633,7 +633,7 @@ def callee(func: Node | None) -> tuple[str | None, str, list[Node]]:
     targs: list[Node] = []
     if func is not None and func.type == "template_function":
         args = func.child_by_field_name("arguments")
-        targs = list(args.named_children) if args is not None else []
+        targs = ts.arguments(args)
         func = func.child_by_field_name("name")
     return scope, ts.text(func).split("::")[-1] if func is not None else "", targs
 

@@ -137,6 +137,19 @@ __global__ void k(const float* h, float* out, int n) {
     assert DATA in own.deps and own.sampled  # each thread's own `mine`
 
 
+def test_a_comment_among_the_arguments_is_not_one():
+    result = run("""
+__device__ void put(float* out, int i) { out[i] = 1.0f; }
+__global__ void k(float* out) {
+    put(
+        // where
+        out,
+        /* which */ threadIdx.x);
+}""")
+    [store] = accesses(result, "out", write=True)
+    assert (store.addr == 4 * lanes(64)).all()
+
+
 def test_an_assignment_in_an_arm_of_a_conditional_on_data_follows_the_data():
     result = run("""
 __global__ void k(const float* x, float* out) {
