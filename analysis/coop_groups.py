@@ -192,9 +192,11 @@ def method(group: Group, name: str, lanes: Lanes, builtins: dict) -> Val | Dim3 
             return const(int(np.prod(lanes.grid)))
         return None
     if group.kind == GroupKind.COALESCED:
-        if name == "thread_rank" and group.rank is not None:  # who is active may depend on the data
-            sampled = group.label is not None and DATA in group.label_deps
-            return Val(group.rank, rank.deps | {DATA} | ({ELECTED} if sampled else set()))
+        if name == "thread_rank" and group.rank is not None:
+            # which lane has which rank is the data's (who is active, which label), and the ranks are one sample
+            # of it (values.ELECTED); each group still has exactly one lane of each rank, so `thread_rank() == 0`
+            # elects one lane per group (a leader write after a reduction), a choice of lane, not of data
+            return Val(group.rank, rank.deps | {ELECTED})
         return None
     size = group.size
     if size is None or size <= 0:

@@ -30,7 +30,9 @@ STAND_IN = "data:stand-in"
 OUTCOME = "data:outcome"
 # Which lanes of a warp hold the value is the data's choice, and the values are one sample of it: a lane compared
 # with a leader the data elect (`lane == __ffs(__ballot_sync(m, p)) - 1` holds in one lane of each warp, here the
-# lowest active one: warp_vote.elected), the ranks in a partition by a loaded label. A branch on it is not exact.
+# lowest active one: warp_vote.elected), a thread's rank in a coalesced group or a partition of the warp (who is
+# active, which label: coop_groups.method; `thread_rank() == 0` holds in one lane of each group). A branch on it is
+# not exact, and it is a choice of lane, not a split on the data's values.
 ELECTED = "data:elected"
 # A value the compiler fixes that the interpreter could not compute: a template argument it cannot evaluate (an
 # enum, a trait), a template parameter its call leaves to a default or to deduction, a `constexpr` of such values.

@@ -38,7 +38,9 @@ class DataDependentBranch(Rule):
     instruction on these lines. A branch whose bodies only move values between variables (a sorting network's
     compare-and-swap) is not reported: nvcc turns it into selects. Neither is a branch on CUTLASS/CuTe's
     `elect_one_sync()`: it is true in one lane of each warp, a choice of lane, not of data (fixture
-    CL2_warp_uniform.cu). Nor a branch on data every thread of the block reads alike: a value loaded from one
+    CL2_warp_uniform.cu); nor one on `g.thread_rank() == 0` of a coalesced group or a partition of the warp
+    (`cg::labeled_partition(warp, camera)`): the leader of each group that writes what the group reduced,
+    however much it writes (fixture CL2_partition_leaders.cu). Nor a branch on data every thread of the block reads alike: a value loaded from one
     address, or a size the threads update together under a condition on such a value (a QR sweep's
     `if (h[top * n + top] == 0) top--;`): the whole block takes one side (fixture CL1_uniform_outcome.cu). Nor a
     branch on a warp vote over data (`if (__all_sync(m, v > 0))`, `__any_sync`): one value in every lane of a warp

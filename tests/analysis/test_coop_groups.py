@@ -10,6 +10,7 @@ from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.model import build_models
 from cudalens.analysis.positions import LineIndex
 from cudalens.analysis.unit import build_unit
+from cudalens.analysis.values import DATA, ELECTED
 
 HEADER = """
 #include <cooperative_groups.h>
@@ -140,6 +141,18 @@ def test_a_partition_by_loaded_data_ranks_one_sample_of_its_lanes() -> None:
     run = _run(body, "64", params="float* out, const int* keys", args="a, (const int*)a")
     [store] = [a for a in run.accesses if a.base == "out"]
     assert store.mask.reshape(-1, 32).sum(axis=1).tolist() == [1, 1] and not store.exact_mask
+
+
+def test_the_leader_of_a_partition_is_a_choice_of_lane_not_of_data() -> None:
+    # `thread_rank() == 0` of a partition by a label (here one the code computes, as gsplat's `gid = idx % N`)
+    # holds in one lane of each group: a branch on it follows the lane the data elect, not the data's values
+    body = """int idx = blockIdx.x * blockDim.x + threadIdx.x;
+auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+auto same = cg::labeled_partition(warp, idx % n);
+if (same.thread_rank() == 0) out[0] = 1;"""
+    run = _run(body, "64", params="float* out, int n", args="a, 7")
+    [branch] = [b for b in run.branches if b.kind == "if"]
+    assert ELECTED in branch.deps and DATA not in branch.deps and branch.cond is None
 
 
 def test_grid_rank_depends_on_the_block() -> None:
