@@ -1025,7 +1025,8 @@ class Simulator:
             if op in _WARP_SIZED_OPS:
                 self.note_warp_sized(op, left, right)
             leader = warp_vote.elected(op, left, right, mask) if op in ("==", "!=") else \
-                warp_vote.conjoined(left, right) if op == "&&" else None
+                warp_vote.conjoined(left, right) if op == "&&" else \
+                warp_vote.bits_below(left, right, mask) if op == "&" else None
             if leader is not None:
                 return leader
             result = binop(op, left, right)
@@ -1274,8 +1275,8 @@ class Simulator:
         return unknown()
 
     def warp_vote(self, name: str, args: list[Val | Ptr], mask: np.ndarray) -> Val | None:
-        """`__activemask()`, `__ballot_sync(m, p)`, `__any_sync`/`__all_sync(m, p)`, `__ffs(m)`, `__popc(m)`
-        (warp_vote); None for other calls."""
+        """`__activemask()`, `__ballot_sync(m, p)`, `__any_sync`/`__all_sync(m, p)`, `__ffs(m)`, `__popc(m)` and
+        their 64-bit forms (warp_vote); None for other calls."""
         exact = self.inexact == 0
         if name == "__activemask" and not args:
             return warp_vote.active_mask(mask, exact, frozenset().union(*self.cond_deps))
@@ -1283,7 +1284,7 @@ class Simulator:
             return warp_vote.ballot(mask, exact, args[0], args[1])  # type: ignore[arg-type]
         if name in ("__any_sync", "__all_sync") and len(args) == 2 and all(isinstance(a, Val) for a in args):
             return warp_vote.vote(name, mask, exact, args[0], args[1])  # type: ignore[arg-type]
-        if name in ("__ffs", "__popc") and len(args) == 1 and isinstance(args[0], Val):
+        if name in warp_vote.BIT_FUNCTIONS and len(args) == 1 and isinstance(args[0], Val):
             return warp_vote.bit_function(name, args[0])
         return None
 

@@ -5,7 +5,8 @@
 A mask of lanes is the same in every lane of a warp. It is known where the lanes that get there and the vote are
 (the block's lanes under conditions the interpreter evaluated); otherwise it is unknown but warp-uniform
 (values.UNIFORM), and `lane == __ffs(votes) - 1` holds in at most one lane of each warp, the one the data elect:
-the interpreter follows one sample of that (values.ELECTED)."""
+the interpreter follows one sample of that (values.ELECTED). So does the rank of a lane among those whose bit a
+warp-uniform mask sets (`__popc(m & ((1 << lane) - 1))`, a compaction: bits_below)."""
 
 from __future__ import annotations
 
@@ -56,16 +57,62 @@ def vote(name: str, mask: np.ndarray, exact: bool, members: Val, pred: Val) -> V
     return Val(np.asarray(hit).astype(np.int64), votes.deps)
 
 
+_POPCOUNTS = ("__popc", "__popcll", "__builtin_popcount", "__builtin_popcountll")
+_LOWEST_BITS = ("__ffs", "__ffsll", "__builtin_ctz", "__builtin_ctzll")
+BIT_FUNCTIONS = _POPCOUNTS + _LOWEST_BITS
+
+
 def bit_function(name: str, value: Val) -> Val | None:
-    """`__ffs(m)` (1 + the lowest set bit's index, 0 for none) and `__popc(m)` of a known 32-bit value; None for
-    other names and unknown values (then the call is any call: its result follows its argument)."""
-    if value.v is None or value.is_float or name not in ("__ffs", "__popc"):
+    """`__ffs(m)` (1 + the lowest set bit's index, 0 for none), `__builtin_ctz(m)` (the lowest set bit's index:
+    `__builtin_ctz(TILE_SIZE)`, a shift) and `__popc(m)` of a known 32-bit value, their `ll` forms of a 64-bit
+    one; None for other names and unknown values (then the call is any call: its result follows its argument)."""
+    if value.v is None or value.is_float or name not in BIT_FUNCTIONS:
         return None
-    bits = np.broadcast_to(value.v, np.shape(value.v)).astype(np.int64) & 0xFFFFFFFF
-    if name == "__popc":
-        return Val(sum((bits >> k) & 1 for k in range(WARP)), value.deps)  # type: ignore[arg-type]
+    width = 64 if name.endswith("ll") else WARP
+    bits = np.broadcast_to(value.v, np.shape(value.v)).astype(np.int64)
+    bits = bits if width == 64 else bits & 0xFFFFFFFF
+    if name in _POPCOUNTS:
+        return Val(sum((bits >> k) & 1 for k in range(width)), value.deps)  # type: ignore[arg-type]
     lowest = bits & -bits
-    return Val(np.where(bits == 0, 0, np.log2(np.maximum(lowest, 1)).astype(np.int64) + 1), value.deps)
+    ffs = np.where(bits == 0, 0, np.log2(np.maximum(lowest, 1)).astype(np.int64) + 1)
+    return Val(ffs if name.startswith("__ffs") else np.maximum(ffs - 1, 0), value.deps)
+
+
+def bits_below(left: Val, right: Val, mask: np.ndarray) -> Val | None:
+    """`m & ((1 << bit) - 1)`: a mask the same in every lane of a warp (a tile's bitmask of active pixels, a
+    ballot) cut to the bits below each lane's own (`bit`, distinct in the lanes of each warp). Which bits `m` has
+    is the data's; `__popc` of this is then each lane's rank among the lanes whose bit is set, and over those
+    lanes the ranks are 0, 1, 2... whatever `m` is (a prefix-sum compaction: `out[start + rank]` is contiguous).
+    The sample the interpreter follows is `m` with the bit of every running lane of the warp set, marked ELECTED,
+    as a coalesced group's ranks are. None unless one side is such a mask and the other the lanes' bits below."""
+    for below, m in ((left, right), (right, left)):
+        if below.v is None or below.is_float or m.is_float or not below.thread_dependent or not mask.any() \
+                or m.thread_dependent or (m.v is None and not block_uniform(m)) \
+                or (m.v is not None and not (m.deps & {DATA, STAND_IN, UNIFORM})):
+            continue  # a mask the code writes (`0xffff & lanemask`) is computed as it is
+        values = np.broadcast_to(below.v, mask.shape).astype(np.int64)
+        bit = np.log2(np.maximum(values, 0) + 1).astype(np.int64)
+        if np.any(values[mask] < 0) or np.any((np.int64(1) << np.clip(bit, 0, 62)) - 1 != values) \
+                or (m.v is not None and not _warp_uniform(m.v, mask)) or not _distinct_per_warp(bit, mask):
+            continue
+        ones = np.where(mask, np.int64(1) << bit, 0)
+        sampled = np.repeat(np.bitwise_or.reduce(_per_warp_int(ones), axis=1), WARP)[:len(mask)]
+        return Val(sampled & values, (m.deps - {DATA, STAND_IN}) | below.deps | {ELECTED})
+    return None
+
+
+def _per_warp_int(values: np.ndarray) -> np.ndarray:
+    return np.concatenate([values, np.zeros(-len(values) % WARP, values.dtype)]).reshape(-1, WARP)
+
+
+def _warp_uniform(values: np.ndarray, mask: np.ndarray) -> bool:
+    rows = _per_warp_int(np.broadcast_to(values, mask.shape).astype(np.int64))
+    return all(len(np.unique(row[active])) <= 1 for row, active in zip(rows, _per_warp(mask), strict=True))
+
+
+def _distinct_per_warp(values: np.ndarray, mask: np.ndarray) -> bool:
+    rows = _per_warp_int(values)
+    return all(len(np.unique(row[active])) == active.sum() for row, active in zip(rows, _per_warp(mask), strict=True))
 
 
 def elected(op: str, left: Val, right: Val, mask: np.ndarray) -> Val | None:

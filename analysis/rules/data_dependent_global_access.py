@@ -29,7 +29,9 @@ class DataDependentGlobalAccess(Rule):
     offset every thread of the block holds alike: loaded from one address, or a size the threads update
     together under a condition on such a value (`if (h[top * n + top] == 0) top--;` in a QR sweep):
     `h[top * n + threadIdx.x]` is a row the lanes read side by side, whatever `top` is (fixture
-    CL1_uniform_outcome.cu).
+    CL1_uniform_outcome.cu). Nor is a prefix-sum compaction over a bitmask the warp shares (a tile's mask of
+    active pixels, a ballot): `map[start + __popcll(mask & ((1ull << bit) - 1))]` in the lanes whose bit is set
+    reads consecutive entries whatever the mask is (fixture CL1_compaction_rank.cu).
 
     ## Example
     ```cuda

@@ -142,3 +142,27 @@ void host(float* o, const float* i) { k<<<4, 256>>>(o, i); }
     # the same body under the predicate itself is a branch on data
     assert [f for f in analyze_text("k.cu", source.replace("__all_sync(0xffffffff, v > 0.0f)", "v > 0.0f")).findings
             if f.code == "CL203"]
+
+
+def test_a_rank_among_the_lanes_a_shared_mask_sets_is_a_compaction() -> None:
+    # `__popcll(m & ((1 << lane) - 1))` with `m` loaded once for the warp: the set lanes' ranks are 0, 1, 2... in
+    # lane order whatever `m` is (sampled as every running lane set, not exact); a mask of each lane's own is data
+    result = run("""
+__global__ void k(const unsigned long long* masks, float* out, float* mine) {
+    unsigned long long m = masks[blockIdx.x];
+    out[__popcll(m & ((1ull << threadIdx.x) - 1))] = 0.0f;
+    unsigned long long own = masks[threadIdx.x];
+    mine[__popcll(own & ((1ull << threadIdx.x) - 1))] = 0.0f;
+}""", block=(32, 1, 1))
+    rank = store(result)
+    assert np.array_equal(rank.addr // 4, np.arange(32)) and ELECTED in rank.deps and DATA not in rank.deps
+    own = store(result, "mine")
+    assert own.addr is None and DATA in own.deps
+
+
+def test_builtin_ctz_and_the_64_bit_bit_functions_of_known_values() -> None:
+    access = store(run("""
+__global__ void k(unsigned* out) {
+    out[__builtin_ctz(16u) + 10 * __popcll(0xF00000000ull) + 100 * __ffsll(0x100000000ull)] = 0;
+}"""))
+    assert (access.addr // 4 == 4 + 10 * 4 + 100 * 33).all()
