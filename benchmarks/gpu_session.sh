@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | judge-ladders-c | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build | issue39 | race-corpus
+# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | judge-ladders-c | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build | issue39 | save-repeat | race-corpus
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -75,6 +75,20 @@ for stage in "$@"; do
     issue39) timeout $(left ${ISSUE39_S:-560}) python3 benchmarks/issue39_figures.py --before .before \
                --budget-s $(( $(left ${ISSUE39_S:-560}) - 30 )) \
                2>&1 | tee "$OUT/issue39.log" | tail -45 ;;
+    # issue 39's save rows again, both trees in turn, SAVE_ROUNDS times (default 3; ≈ 25 s a run, ≈ 2.5 min in
+    # all): a fresh cache each run (the first save after install), then 3 saves unchanged and 3 after an edit;
+    # no ncu (carry .before, `git archive 5ad2387`). Compare the "after an edit" rows of the two trees
+    save-repeat)
+      for tree in .before .; do  # `import cudalens.<part>` from the tree alone (verification_cost.importable)
+        for p in analysis workspace profiler worker model agents server cli; do
+          [ -e $tree/cudalens/$p ] || ln -s ../$p $tree/cudalens/$p; done; done
+      for round in $(seq ${SAVE_ROUNDS:-3}); do
+        for tree in .before .; do
+          (cd $tree && PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" timeout $(left 120) python3 \
+             "$OLDPWD/benchmarks/server_gpu_save.py" --repeat 3 --fresh-cache --no-hints) >>"$OUT/save-repeat.log" 2>&1
+          grep "^save →" "$OUT/save-repeat.log" | tail -3 | sed "s/^/round $round $tree: /"
+        done
+      done ;;
     holes) timeout $(left 300) python3 -m pytest -m gpu -q -rs -p no:cacheprovider tests/runtime/test_verdicts_gpu.py 2>&1 \
              | tee "$OUT/holes.log" | tail -15 ;;
     ncu-phases) timeout $(left 120) python3 benchmarks/ncu_phases.py 2>&1 | tee "$OUT/ncu-phases.log" ;;

@@ -16,7 +16,7 @@ hints to the publishDiagnostics that carries CL904. `onSave.compile` is off here
 with the test (nvcc in the server, the build in the worker), so it adds nothing unless it is the slower. The
 server's log lines that say how each save's extension was built are printed as they come.
 
-    python benchmarks/server_gpu_save.py [--repeat 3] [--think 5] [--fresh-cache] [--first-save-after 30]
+    python benchmarks/server_gpu_save.py [--repeat 3] [--think 5] [--fresh-cache] [--first-save-after 30] [--no-hints]
 
 `--fresh-cache` gives the server new caches (a first save after install); `--first-save-after S` waits S seconds
 after opening the file before its first save (the worker's warm-up, with the fast builds' header, runs meanwhile).
@@ -44,6 +44,7 @@ class Client(LanguageClient):
     def __init__(self) -> None:
         super().__init__("cudalens-gpu-benchmark", "1")
         self.ends: list[tuple[float, str]] = []
+        self.reports: list[tuple[float, str]] = []  # every progress report's message ("testing…": the job is sent)
         self.published: list[tuple[float, types.PublishDiagnosticsParams]] = []
         self.changed = asyncio.Event()
         self.logs: list[tuple[float, str]] = []  # every log message, for the first save's timeline
@@ -56,6 +57,9 @@ class Client(LanguageClient):
         def progress(params: types.ProgressParams) -> None:
             value = params.value
             kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+            if kind == "report":
+                message = value.get("message") if isinstance(value, dict) else value.message
+                self.reports.append((time.perf_counter(), message or ""))
             if kind == "end":
                 message = value.get("message") if isinstance(value, dict) else value.message
                 self.ends.append((time.perf_counter(), message or ""))
@@ -114,7 +118,7 @@ async def save_and_wait(client: Client, uri: str, hints: bool = False, version: 
     return at - started, what
 
 
-async def main(repeat: int, think: float, first_after: float, fresh_cache: bool) -> None:
+async def main(repeat: int, think: float, first_after: float, fresh_cache: bool, with_hints: bool = True) -> None:
     folder = Path(tempfile.mkdtemp(prefix="cudalens-gpu-save-"))
     for name in ("transpose.cu", "transpose_ref.py"):
         shutil.copy(DATA / name, folder / name)
@@ -167,10 +171,11 @@ async def main(repeat: int, think: float, first_after: float, fresh_cache: bool)
         seconds, verdict = await save_and_wait(client, uri)
         edited.append(seconds)
     rows.append(("save → verdict + timing after an edit (rebuild)", edited, verdict))
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"cudalens": on_save(test=True, profile=True)}
-    ))
-    for pause, label in ((0.0, "back to back"), (think, f"{think:g} s between saves")):
+    if with_hints:
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings={"cudalens": on_save(test=True, profile=True)}
+        ))
+    for pause, label in ((0.0, "back to back"), (think, f"{think:g} s between saves")) if with_hints else ():
         hints = []
         for i in range(repeat + 1):
             await asyncio.sleep(pause)  # a person editing: the next standby has started meanwhile
@@ -196,5 +201,6 @@ if __name__ == "__main__":
                         help="seconds between opening the file and its first save")
     parser.add_argument("--fresh-cache", action="store_true",
                         help="the server's caches in a new folder (XDG_CACHE_HOME): a first save after install")
+    parser.add_argument("--no-hints", action="store_true", help="the verdict rows only (no ncu)")
     args = parser.parse_args()
-    asyncio.run(main(args.repeat, args.think, args.first_save_after, args.fresh_cache))
+    asyncio.run(main(args.repeat, args.think, args.first_save_after, args.fresh_cache, not args.no_hints))
