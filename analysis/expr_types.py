@@ -42,6 +42,7 @@ def float_function(name: str) -> bool:
     """`expf`, `sqrtf`, `__expf`, `__fdividef`...: functions that take and return float."""
     return (name.endswith("f") and name[:-1] in MATH_OVERLOADED) or bool(_FLOAT_RESULT.match(name))
 _CASTS = {"static_cast", "reinterpret_cast", "const_cast"}
+_FLOAT_CONSTRUCTOR = re.compile(r"^make_float[1-4]$")  # CUDA's vector_functions.h: every parameter a float
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,88 @@ class ExprTyper:
         if t == "sizeof_expression":
             return CType("size_t", constant=True)
         return None
+
+    def converted_to_float(self, node: Node) -> bool:
+        """Whether the value of `node` is converted to float at once, before anything else uses it: it
+        initialises or is assigned to a float, is cast to float (`(float)x`, `float(x)`, `static_cast<float>`),
+        is returned by a float function, or is passed for a `float` parameter — of a float intrinsic (`expf`),
+        of CUDA's `make_float2/3/4`, or of a function or overloaded operator the unit defines (helper_math's
+        `operator*=(float3 &, float)` under `v *= …`). nvcc then narrows one float⊗double operation back to
+        float (`fptrunc(fpext(x) / 2.0)` is `x / 2.0f` when the literal is exact). A compound assignment to a
+        float scalar is not one: `f *= 1.0 / s` multiplies in double, the division's result never stands alone."""
+        while node.parent is not None and node.parent.type == "parenthesized_expression":
+            node = node.parent
+        parent = node.parent
+        if parent is None:
+            return False
+        kind = parent.type
+        if kind == "init_declarator" and parent.child_by_field_name("value") == node:
+            decl = parent.parent
+            type_node = decl.child_by_field_name("type") if decl is not None else None
+            target = parent.child_by_field_name("declarator")
+            return type_node is not None and ts.text(type_node) == "float" and target is not None \
+                and target.type == "identifier"
+        if kind == "assignment_expression" and parent.child_by_field_name("right") == node:
+            op, left = ts.text(parent.child_by_field_name("operator")), parent.child_by_field_name("left")
+            if op == "=":
+                target = self.type_of(left)
+                return target is not None and target.kind == FLOAT
+            return self._float_parameter(f"operator{op}", [left, node], 1)
+        if kind == "binary_expression":  # `v * (1.0 / s)` for a float3 `v`: helper_math's operator*(float3, float)
+            left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
+            op = ts.text(parent.child_by_field_name("operator"))
+            return self._float_parameter(f"operator{op}", [left, right], 0 if left == node else 1)
+        if kind == "cast_expression":
+            return normalize(ts.text(parent.child_by_field_name("type"))) == "float"
+        if kind == "return_statement":
+            function = parent.parent
+            while function is not None and function.type not in ("function_definition", "lambda_expression"):
+                function = function.parent
+            type_node = function.child_by_field_name("type") if function is not None else None
+            return type_node is not None and ts.text(type_node) == "float"
+        call = parent.parent
+        if kind != "argument_list" or call is None or call.type != "call_expression":
+            return False
+        func = call.child_by_field_name("function")
+        if func is None:
+            return False
+        if func.type == "primitive_type":  # float(x)
+            return ts.text(func) == "float"
+        if func.type == "template_function":  # static_cast<float>(x)
+            targs = func.child_by_field_name("arguments")
+            return ts.text(func.child_by_field_name("name")) in _CASTS and targs is not None \
+                and [normalize(ts.text(a)) for a in targs.named_children] == ["float"]
+        name = ts.text(func).split("::")[-1]
+        if float_function(name) or _FLOAT_CONSTRUCTOR.match(name):
+            return True
+        args = [a for a in parent.named_children if a.type != "comment"]
+        return self._float_parameter(name, args, args.index(node))
+
+    def _float_parameter(self, name: str, args: list[Node], index: int) -> bool:
+        """Whether a call of `name` with `args` passes `args[index]` (a float⊗double value) for a `float`
+        parameter: every overload the unit defines with that many parameters, and for an operator the other
+        operands' types, takes `float` there (or a CUDA vector type, which a scalar cannot become); none takes
+        another scalar or an unknown type."""
+        operator = name.startswith("operator")
+        others = [] if not operator else [self.type_of(a) for a in args]
+        if operator and any(t is None or (t.kind is not None and i != index) for i, t in enumerate(others)):
+            return False  # a built-in operator on scalars (or an operand of unknown type): no overload chosen
+        found = False
+        for function in self.unit.functions.get(name, []):
+            params = function.params
+            if not function.is_device or len(params) < len(args) or any(
+                    p.node.type != "optional_parameter_declaration" for p in params[len(args):]):
+                continue
+            if operator and any(normalize(params[i].type_text) != others[i].name or params[i].pointer
+                                for i in range(len(args)) if i != index):
+                continue
+            param = params[index]
+            declared = normalize(param.type_text)
+            if declared == "float" and not param.pointer and not param.reference:
+                found = True
+            elif param.pointer or not _VECTOR.match(declared):
+                return False
+        return found
 
     def _identifier(self, name: str, literals_as_float: bool, depth: int) -> CType | None:
         if name in self.names:

@@ -12,7 +12,6 @@ from cudalens.analysis.expr_types import (
     FLOAT,
     ExprTyper,
     exact_in_float,
-    float_function,
     literal_kind,
 )
 from cudalens.analysis.file_context import FileContext
@@ -30,38 +29,6 @@ Node = ts.Node
 def works_in_float(function: Function) -> bool:
     """A function that works in float: no `double` anywhere in it (parameters, locals, casts)."""
     return not _DOUBLE_WORD.search(ts.text(function.node))
-
-
-def _stored_as_float(node: Node, typer: ExprTyper) -> bool:
-    """Whether the value of `node` goes straight into a float (a float variable, a float function's argument):
-    then the compiler may narrow one float⊗double operation back to float when the literal is exact."""
-    while node.parent is not None and node.parent.type == "parenthesized_expression":
-        node = node.parent
-    parent = node.parent
-    if parent is None:
-        return False
-    if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
-        decl = parent.parent
-        type_node = decl.child_by_field_name("type") if decl is not None else None
-        target = parent.child_by_field_name("declarator")
-        return type_node is not None and ts.text(type_node) == "float" and target is not None \
-            and target.type == "identifier"
-    if parent.type == "assignment_expression" and parent.child_by_field_name("right") == node:
-        left = typer.type_of(parent.child_by_field_name("left"))
-        return ts.text(parent.child_by_field_name("operator")) == "=" and left is not None and left.kind == FLOAT
-    if parent.type == "cast_expression":
-        return ts.text(parent.child_by_field_name("type")) == "float"
-    if parent.type == "return_statement":  # `return x / 2.0;` in a float function: the same narrowing
-        function = parent.parent
-        while function is not None and function.type not in ("function_definition", "lambda_expression"):
-            function = function.parent
-        type_node = function.child_by_field_name("type") if function is not None else None
-        return type_node is not None and ts.text(type_node) == "float"
-    if parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "call_expression":
-        func = parent.parent.child_by_field_name("function")
-        return func is not None and float_function(ts.text(func).split("::")[-1])
-    return False
-
 
 
 def promoting_literal(literal: Node, text: str, typer: ExprTyper) -> tuple[Node, str] | None:
@@ -82,7 +49,7 @@ def promoting_literal(literal: Node, text: str, typer: ExprTyper) -> tuple[Node,
         if op not in _ARITHMETIC:
             return None
         strict = typer.type_of(other)
-        if exact and strict is not None and strict.kind == FLOAT and _stored_as_float(parent, typer):
+        if exact and strict is not None and strict.kind == FLOAT and typer.converted_to_float(parent):
             return None
         return parent, "the arithmetic"
     if parent.type == "assignment_expression" and parent.child_by_field_name("right") == operand:
@@ -110,7 +77,10 @@ class DoublePrecisionLiteral(FunctionRule):
     Only literals whose other operand is known to be float (declared `float` values, float pointers' elements,
     float intrinsics such as `expf`) are reported; template-typed operands are not, since the literal's effect
     depends on the instantiation. When a literal is exactly a float (`0.5`, `2.0`) and one operation's result
-    goes straight into a float, the compiler narrows it back to float itself, so that case is not reported.
+    is converted to float at once — a float variable, a cast, a float function's `return`, a `float` parameter
+    (`make_float3(1.0 / d.x, …)`, a helper's, helper_math's `operator*=(float3 &, float)` under `v *= 1. / s`)
+    — the compiler narrows it back to float itself, so that case is not reported. `f *= 1. / s` on a float
+    scalar is: the division's double result is multiplied in double.
     Kernels and `__device__` helpers that declare `double` anywhere are taken to want FP64 and are skipped.
 
     ## Example
