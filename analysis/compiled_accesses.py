@@ -1,8 +1,8 @@
 """What the compiler does to memory accesses before the hardware sees them, so that bank conflicts and
 coalescing are judged on the instructions that run: neighbouring shared accesses the compiler can prove
 adjacent are merged into one wide access (`buf[2*t]` and `buf[2*t+1]` become one 8-byte access), and a read
-of the element the same thread has just written (or, in global memory, just read or written, with no store
-in between) is served from a register. All were seen on an H200 (sm_90, nvcc -O3): without them the
+of the element the same thread has just written (or, in global memory, read or written earlier, with no store
+through another pointer in between) is served from a register. All were seen on an H200 (sm_90, nvcc -O3): without them the
 analyzer reported conflicts and uncoalesced lines that ncu did not measure (llm.c's softmax_forward_kernel1:
 `maxval = inp_row[j]` after `inp_row[j] > maxval` issues no load). Accesses through a `volatile` array or
 pointer (cuda-samples scan's `volatile uint *s_Data`) are issued as written."""
@@ -155,29 +155,47 @@ def _loop_of(node, known: dict) -> tuple[int, int] | None:
 
 
 def global_instructions(run: SimResult) -> list[Access]:
-    """The run's global accesses as the compiler would issue them: a read of the elements the same threads
-    read or wrote by the previous access to that pointer, in the same loop body, is dropped, unless another
-    store (which may alias it) or a barrier came between."""
+    """The run's global accesses as the compiler would issue them: a read of the elements the same threads read
+    or wrote by an earlier access through that pointer, in the same loop body, is dropped — unless a store
+    through another pointer (which may alias it), an atomic or a barrier came between, or a store through the
+    same pointer that may overlap it. A store through the same pointer at a fixed distance (`c[0] = …; c[1] =
+    …;` then `x = c[0]`: kaolin's gs_to_spc, no load in the PTX) leaves the others known, and so does a load
+    (`make_vec3(p[3*j], p[3*j+1], p[3*j+2])` read twice: three loads for six reads)."""
     out: list[Access] = []
-    previous: dict[str, Access] = {}
+    recent: dict[str, list[Access]] = {}  # per pointer: its accesses whose values are in registers, newest last
     loops: dict = {}
     for a in run.accesses:
         if a.space != "global":
             continue
-        if a.write or a.atomic or a.addr is None:
+        if a.atomic or a.addr is None:
             if a.write or a.atomic:
-                previous = {}  # a store may alias any other pointer
-            if a.write and a.addr is not None and not a.atomic:
-                previous[a.alloc] = a
+                recent = {}  # a store may alias any other pointer
             out.append(a)
             continue
-        before = previous.get(a.alloc)
-        if before is not None and not _volatile(a) and _same_elements(before, a) \
-                and _loop_of(before.node, loops) == _loop_of(a.node, loops):
+        if a.write:
+            kept = [b for b in recent.get(a.alloc, []) if _apart(b, a)]
+            recent = {a.alloc: [*kept[-MAX_READS_KEPT:], a]}
+            out.append(a)
+            continue
+        known = recent.setdefault(a.alloc, [])
+        if not _volatile(a) and any(_same_elements(b, a) and _loop_of(b.node, loops) == _loop_of(a.node, loops)
+                                    for b in reversed(known)):
             continue  # not across loops: the compiler keeps a value in a register within one loop body
-        previous[a.alloc] = a
+        known.append(a)
+        del known[:-MAX_READS_KEPT]
         out.append(a)
     return out
+
+
+def _apart(earlier: Access, store: Access) -> bool:
+    """Whether a store through the same pointer provably misses what an earlier access touched: in every lane
+    of the store the earlier one ran too, at the same distance, at least the wider of the two apart (constant
+    offsets of one index: the compiler sees the distance, whatever the index is)."""
+    m = store.mask
+    if earlier.epoch != store.epoch or not bool(np.all(earlier.mask[m])) or not m.any():
+        return False
+    distance = store.addr[m] - earlier.addr[m]  # type: ignore[index]
+    return bool(np.all(distance == distance[0])) and abs(int(distance[0])) >= max(earlier.size, store.size)
 
 
 _MEMORY_TARGETS = ("subscript_expression", "pointer_expression", "field_expression")

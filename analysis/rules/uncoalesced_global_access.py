@@ -303,7 +303,11 @@ class UncoalescedGlobalAccess(Rule):
     load whose pointer and index do not change in a loop that stores nothing and calls nothing is hoisted
     before the loop (`att_bth[t3]` in a loop over `t2`: Nsight Compute counts its sectors on the `for` line);
     an access in a helper of the file names the kernel's call it came from; one in a header's helper is shown
-    at the call, with the helper's expression.
+    at the call, with the helper's expression. A load nvcc never issues is not reported: an element the same
+    thread read earlier in the loop body with no store between (`mat3(c[0], c[1], c[2], c[1], …)`: the second
+    `c[1]` is a register), or stored through the same pointer while its other stores there were a fixed distance
+    away (`c[0] = …; c[1] = …; x = c[0];`); a store through another pointer, which may alias it, makes it a load
+    again (fixture CL1_values_in_registers.cu, checked against the PTX).
 
     ## Example
     ```cuda
