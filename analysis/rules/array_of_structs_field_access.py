@@ -14,23 +14,33 @@ from cudalens.analysis.rule_base import Rule
 from cudalens.analysis.rules.uncoalesced_global_access import is_uncoalesced, worst_request
 
 
-def whole_vector_read(run, access) -> bool:
-    """Whether the thread also reads every other field of the same 8- or 16-byte element (BlackScholes'
-    `d_StockPrice[opt].x` then `.y`): nvcc loads such an element whole (LDG.64/LDG.128), which is ideal."""
+def whole_vector_access(run, access) -> bool:
+    """Whether the thread also reads (for a store: writes) every other field of the same 8- or 16-byte element:
+    nvcc loads such an element whole (LDG.64/LDG.128: BlackScholes' `d_StockPrice[opt].x` then `.y`), and
+    stores it whole when the field stores come one after another with no other global store between (STG.64:
+    kaolin's `nuggets[t].x = t; nuggets[t].y = 0;`), which is ideal."""
     size = access.struct_size
-    if size not in (8, 16) or access.write:
+    if size not in (8, 16):
         return False
     lanes = access.mask
     elements = access.addr[lanes] // size
     covered = np.zeros(size, bool)
-    for other in run.accesses:
-        if other.base != access.base or other.struct_size != size or other.write or other.addr is None \
-                or not np.array_equal(other.mask, lanes) or not np.array_equal(other.addr[lanes] // size, elements):
+    stores: list[int] = []  # positions in the run of the element's field stores
+    for at, other in enumerate(run.accesses):
+        if other.base != access.base or other.struct_size != size or other.write != access.write \
+                or other.addr is None or not np.array_equal(other.mask, lanes) \
+                or not np.array_equal(other.addr[lanes] // size, elements):
             continue
         offsets = np.unique(other.addr[lanes] % size)
         if offsets.size == 1:
             covered[offsets[0]:offsets[0] + other.size] = True
-    return bool(covered.all())
+            stores.append(at)
+    if not covered.all():
+        return False
+    if not access.write:
+        return True
+    between = run.accesses[min(stores):max(stores) + 1]
+    return sum(a.space == "global" and (a.write or a.atomic) for a in between) == len(stores)
 
 
 class ArrayOfStructsFieldAccess(Rule):
@@ -45,7 +55,9 @@ class ArrayOfStructsFieldAccess(Rule):
     ## Known problems
     The struct layout is computed from the declarations the file sees (its headers included, `alignas` and
     `__align__` too); packed structs are not modelled. An 8- or 16-byte element whose every field the thread
-    reads (`p[i].x` and `p[i].y` of a `float2`) is not reported: nvcc loads it whole, one vector load.
+    reads (`p[i].x` and `p[i].y` of a `float2`) is not reported: nvcc loads it whole, one vector load; nor is
+    one whose every field it stores, one store after another (`q[i].x = a; q[i].y = b;` of a `uint2`): nvcc
+    stores it whole (fixture CL1_whole_vector_stores.cu).
 
     ## Example
     ```cuda
@@ -81,14 +93,15 @@ class ArrayOfStructsFieldAccess(Rule):
             if not all(is_uncoalesced(r) for r in requests):
                 continue
             first = next(a for run in per_run for a in run)
-            if whole_vector_read(kernel.primary, first):
+            if whole_vector_access(kernel.primary, first):
                 continue
             r = requests[0]
             assert r is not None
             sampled = any(a.sampled for run in per_run for a in run)
             yield kernel.finding(
                 type(self), first.node,
-                f"`{first.field_name}` is read from an array of {first.struct_size}-byte structs: a warp request "
+                f"`{first.field_name}` is {'written to' if first.write else 'read from'} an array of "
+                f"{first.struct_size}-byte structs: a warp request "
                 f"touches {r.sectors} sectors to use {first.size} bytes per lane (ideal {r.ideal}); "
                 f"a structure of arrays would coalesce" + (f" ({FOLLOWS_DATA})" if sampled else ""),
                 Severity.INFO if sampled else Severity.WARNING, holds=[is_uncoalesced(r) for r in requests],
