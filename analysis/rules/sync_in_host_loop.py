@@ -105,6 +105,8 @@ def avoidable_stall(call, name: str, loop, source: bytes, launchers: set[str], p
     queued = _GPU_WORK.search(before + after) or not launchers.isdisjoint(_CALLED.findall(whole))
     if not queued:
         return None
+    if _BLOCKING_TO_HOST.search(after):
+        return None  # a blocking copy back follows in the iteration: the host waits there anyway
     if name.split("::")[-1] in BLOCKING_COPIES:
         args = ts.text(call.child_by_field_name("arguments"))
         if "ToHost" in args or "Default" in args or "FromSymbol" in name:
@@ -113,8 +115,6 @@ def avoidable_stall(call, name: str, loop, source: bytes, launchers: set[str], p
         elif "HostTo" in args and not _names_of(call, 1).isdisjoint(_NAME.findall(before)):
             return None  # the input the host just prepared for this iteration's step
         return "the host does not use the copied data in the loop"
-    if _BLOCKING_TO_HOST.search(after):
-        return None  # a blocking copy back follows: it would wait anyway
     given = _handed_over(before, pointers) | host_buffers
     later_host = [line for line in after.split(";") if not _GPU_WORK.search(line) and "cuda" not in line]
     if any(re.search(rf"\b{re.escape(n)}\b", line) for n in given for line in later_host):
@@ -153,8 +153,10 @@ class SyncInHostLoop(Rule):
     ## Known problems
     Only waits that the loop does not need are reported. Not reported: a copy whose data the host reads later
     in the iteration or in the loop's condition (a convergence test, a result check), a sync after which the
-    host reads a buffer the iteration gave the GPU, waits in a loop that queues no GPU work (a loop over
-    devices or setup buffers), and waits in a timed loop (timers or events in the body: the sync brackets
+    host reads a buffer the iteration gave the GPU, a wait or copy followed in the iteration by a blocking copy
+    back to the host (the host waits there every iteration anyway: kaolin's ray tracer copies a level's count
+    back to size the next level, so its earlier `cudaMemcpy` to the device stalls nothing more), waits in a
+    loop that queues no GPU work (a loop over devices or setup buffers), and waits in a timed loop (timers or events in the body: the sync brackets
     the measurement). Whether a later host read needs the data is judged by names, so a read through an alias
     is missed. Device-to-device `cudaMemcpy` is not reported (it does not block the host), nor is
     `cudaEventSynchronize` (timing loops wait on one event per repetition by design).
