@@ -118,6 +118,14 @@ class Access:
     # the kernel's own statement that reached an access of a helper of this file (the call that inlined it)
     via: Node | None = None
     volatile: bool = False  # made through a `volatile` pointer (Ptr.volatile)
+    # a shared load: the threads of `mask` whose value no thread's code uses (Simulator.uses), None where all do
+    unused: np.ndarray | None = None
+
+    @property
+    def threads(self) -> np.ndarray:
+        """The threads that make the access on the hardware: a load whose value is never used is one nvcc drops
+        (or sinks under the condition that uses it: `if (threadIdx.x == 0) use(v)` after `v = s[0]`)."""
+        return self.mask if self.unused is None else self.mask & ~self.unused
 
     @property
     def site(self) -> tuple[int, ...]:
@@ -275,6 +283,11 @@ class Simulator:
         self.instance = ""  # the inlined helper and its template arguments (`blockReduce<warpReduceMax>`)
         # the template parameters of the kernel or inlined helper → the arguments' text (`T` → `float`)
         self.template_names: dict[str, str] = dict(template_types or {})
+        # the use analysis of shared loads (uses): per load site, the threads whose loaded value was used, and
+        # those in which a variable holding it was overwritten or went out of scope
+        self.used: dict[tuple[int, ...], np.ndarray] = {}
+        self.killed: dict[tuple[int, ...], np.ndarray] = {}
+        self.loop_names: dict[tuple[int, int], frozenset[str]] = {}
 
     # ---- entry -------------------------------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -294,6 +307,7 @@ class Simulator:
             self.result.truncated = Cut.RECURSION
         if self.result.truncated is not None:
             self.result.stopped_at = self.at
+        self.uses()
         return self.result
 
     def _param_value(self, name: str, type_text: str, pointer: bool, depth: int = 1) -> Val | Ptr:
@@ -326,10 +340,14 @@ class Simulator:
                 return scope[name]
         return None
 
-    def assign(self, name: str, value: Val | Ptr, mask: np.ndarray) -> None:
+    def assign(self, name: str, value: Val | Ptr, mask: np.ndarray, overwrite: bool = False) -> None:
+        """`overwrite`: the code's own assignment under conditions the interpreter evaluated, where the lanes of
+        `mask` lose the old value; any other replacement keeps a loaded value counted as used (uses)."""
         for scope in reversed(self.scopes):
             if name in scope:
                 old = scope[name]
+                if isinstance(old, Val) and old.loaded is not None:
+                    self.mark(self.killed if overwrite else self.used, old.loaded, mask | self._dead())
                 if not isinstance(value, Val) or not isinstance(old, Val):
                     scope[name] = value  # pointers, groups, dim3s: the last assignment wins
                 else:
@@ -339,6 +357,45 @@ class Simulator:
 
     def _dead(self) -> np.ndarray:
         return self.frames[-1].returned
+
+    # ---- the use analysis of shared loads --------------------------------------------------------------------
+    # A shared load whose value no code of a thread uses is not an access of that thread on the hardware: nvcc
+    # drops it, or sinks it under the condition of its only use (`v = reduce(v, buf)` returns `buf[0]` to every
+    # thread; only `if (threadIdx.x == 0) out[b] = v;` reads it: the PTX loads under that branch). A load's value
+    # (Val.loaded) is used where the code reads a variable holding it (identifier) or where it flows into anything
+    # but a local variable (it then leaves the analysis and counts as used). It is dead in a thread where every
+    # variable holding it was overwritten by the code's own assignment under conditions the interpreter evaluated,
+    # or went out of scope, first. Per load site (and kernel statement inlining it), over all its runs: a value of
+    # one loop iteration used is the site's value used.
+    def moved(self, node: Node, mask: np.ndarray) -> Val | Ptr:
+        """The value of an expression assigned to a local variable: a variable holding a loaded value passes it
+        on unread (`float v = s[0]; float w = v;`: whether it is used is w's and v's uses)."""
+        while node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[-1]
+        if node.type == "identifier":
+            v = self.lookup(ts.text(node))
+            if isinstance(v, Val) and v.loaded is not None:
+                return v
+        return self.eval(node, mask)
+
+    def mark(self, table: dict[tuple[int, ...], np.ndarray], loaded: np.ndarray, threads: np.ndarray) -> None:
+        hit = threads & (loaded >= 0)
+        for index in np.unique(loaded[hit]).tolist():
+            key = _use_key(self.result.accesses[index])
+            table[key] = table.get(key, np.zeros(self.n, dtype=bool)) | (hit & (loaded == index))
+
+    def end_scope(self, scope: dict[str, Val | Ptr]) -> None:
+        for value in scope.values():
+            if isinstance(value, Val) and value.loaded is not None:
+                self.mark(self.killed, value.loaded, np.ones(self.n, dtype=bool))
+
+    def uses(self) -> None:
+        """Marks the threads of each shared load whose value no thread used (Access.unused)."""
+        for a in self.result.accesses:
+            key = _use_key(a)
+            if a.space == "shared" and not a.write and key in self.killed:
+                dead = a.mask & self.killed[key] & ~self.used.get(key, np.zeros(self.n, dtype=bool))
+                a.unused = dead if dead.any() else None
 
     def node_for_report(self, node: Node) -> Node:
         return self.report_node or node
@@ -364,7 +421,7 @@ class Simulator:
                 mask = self.active(mask)
                 if not mask.any():
                     break
-            self.scopes.pop()
+            self.end_scope(self.scopes.pop())
         elif t == "declaration":
             self.declaration(node, mask)
         elif t == "alias_declaration":
@@ -466,7 +523,7 @@ class Simulator:
                 if value_node.type == "argument_list" or value_node.type == "initializer_list":
                     self.scopes[-1][name] = self.dim3(value_node, mask, type_text)
                     continue
-                value = self.eval(value_node, mask)
+                value = source = self.moved(value_node, mask)
                 if target.type == "pointer_declarator" and isinstance(value, Ptr) and elem is not None \
                         and value.elem.name != elem.name and not value.dims:
                     value = value.retyped(elem)
@@ -476,13 +533,16 @@ class Simulator:
                     value = Ptr(name, value.space, value.off, elem or value.elem, (), node, elem is None,
                                 alloc="extern")
                 if isinstance(value, Val) and not is_float and value.is_float and value.v is not None:
-                    value = Val(np.trunc(value.v).astype(np.int64), value.deps, False)
+                    value = replace(value, v=np.trunc(value.v).astype(np.int64), is_float=False)
                 if isinstance(value, Val) and is_float:
-                    value = Val(None if value.v is None else value.v.astype(np.float64), value.deps, True)
+                    value = replace(value, v=None if value.v is None else value.v.astype(np.float64), is_float=True)
                 if not isinstance(value, cg.Group):
                     value = cg.from_type(type_text) or value  # a group made by something we do not follow
                 if isinstance(value, Val) and _CONSTEXPR.search(text_head):
                     value = compile_time(value)
+                if isinstance(source, Val) and source.loaded is not None and not (
+                        isinstance(value, Val) and value.loaded is source.loaded):
+                    self.mark(self.used, source.loaded, mask)  # not kept as the loaded value: used here
                 self.scopes[-1][name] = value
             elif d.type in ("identifier", "pointer_declarator"):
                 name = _ident(d)
@@ -648,7 +708,8 @@ class Simulator:
             for name, value in scope.items():
                 prior = old.get(name)
                 if prior is not None and prior is not value and isinstance(value, Val) and isinstance(prior, Val):
-                    scope[name] = Val(value.v, value.deps | prior.deps | deps | marks, value.is_float or prior.is_float)
+                    scope[name] = replace(value, deps=value.deps | prior.deps | deps | marks,
+                                          is_float=value.is_float or prior.is_float)
 
     def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
         # which lanes take a branch on an elected lane is the data's: the sample followed is not the condition
@@ -671,7 +732,7 @@ class Simulator:
             loop_vars |= {_ident(init.child_by_field_name("left"))} if init.type == "assignment_expression" else set()
         self.loop(node, mask, node.child_by_field_name("condition"), node.child_by_field_name("update"),
                   loop_vars)
-        self.scopes.pop()
+        self.end_scope(self.scopes.pop())
 
     def while_statement(self, node: Node, mask: np.ndarray, do: bool) -> None:
         cond = node.child_by_field_name("condition")
@@ -681,6 +742,7 @@ class Simulator:
     def loop(self, node: Node, mask: np.ndarray, cond: Node | None, update: Node | None, loop_vars: set[str],
              do: bool = False, stepped: set[str] | None = None) -> None:
         body = node.child_by_field_name("body")
+        entering = self.held_into(node)
         state = _Loop(self.n)
         running = mask.copy()
         deps: frozenset[str] = frozenset()
@@ -755,6 +817,19 @@ class Simulator:
                 self.forget_assigned(state.exit_before, state.exit_deps)
         if before is not None:  # how many iterations ran is the data's choice
             self.forget_assigned(before, data_exit)
+        for loaded in entering:  # read in iterations the interpreter did not run, maybe (held_into)
+            self.mark(self.used, loaded, mask)
+
+    def held_into(self, node: Node) -> list[np.ndarray]:
+        """The loaded values that variables hold as a loop starts and the loop names: used, as iterations the
+        interpreter does not run may read them (`v = s[j]; for (k = 0; k < 8; ++k) if (k == 5) out[i] = v;`).
+        A value the body loads is judged by the iterations that ran, as its accesses are."""
+        key = (node.start_byte, node.end_byte)  # loops run many times: their names once per run
+        names = self.loop_names.get(key)
+        if names is None:
+            names = self.loop_names[key] = frozenset(ts.text(n) for n in ts.walk(node) if n.type == "identifier")
+        return [value.loaded for scope in self.scopes for name, value in scope.items()
+                if name in names and isinstance(value, Val) and value.loaded is not None]
 
     def trip_count(self, cond: Node | None, entry: dict[str, Val | Ptr],
                    running: np.ndarray) -> tuple[int | None, frozenset[str]]:
@@ -944,6 +1019,9 @@ class Simulator:
         v = self.lookup(name)
         if isinstance(v, _Alias):
             return self.load(v.ref(), node, mask)
+        if isinstance(v, Val) and v.loaded is not None:  # the code reads the variable: it uses the loaded value
+            self.mark(self.used, v.loaded, mask)
+            return replace(v, loaded=None)
         if v is not None:
             return v
         if name == "warpSize":
@@ -1117,6 +1195,12 @@ class Simulator:
 
     def load(self, ref: _Ref, node: Node, mask: np.ndarray) -> Val | Ptr:
         self.record(ref, node, mask, write=False)
+        value = self.loaded_value(ref, mask)
+        if ref.ptr.space == "shared" and not ref.ptr.volatile and mask.any():  # a volatile load is never dropped
+            return replace(value, loaded=np.where(mask, len(self.result.accesses) - 1, -1))
+        return value
+
+    def loaded_value(self, ref: _Ref, mask: np.ndarray) -> Val:
         is_float = ref.elem.name in FLOAT_TYPES
         if ref.off.v is not None and (ref.off.v.ndim == 0 or _same(ref.off.v[mask])):
             # one address for every thread: one value for all
@@ -1154,7 +1238,7 @@ class Simulator:
             if isinstance(scalar, _Alias):
                 self.record(scalar.ref(), target, mask, write=True)
             else:
-                self.assign(ts.text(target), value, mask)
+                self.assign(ts.text(target), value, mask, overwrite=self.inexact == 0 and not self.arms)
             return
         ref = self.ref(target, mask)
         if isinstance(ref, _Ref):
@@ -1163,7 +1247,9 @@ class Simulator:
     def assignment(self, node: Node, mask: np.ndarray) -> Val | Ptr:
         left = node.child_by_field_name("left")
         op = ts.text(node.child_by_field_name("operator"))
-        right = self.eval(node.child_by_field_name("right"), mask)
+        local = left is not None and left.type == "identifier" and isinstance(self.lookup(ts.text(left)), Val)
+        right_node = node.child_by_field_name("right")
+        right = self.moved(right_node, mask) if op == "=" and local else self.eval(right_node, mask)
         if op != "=":
             old = self.eval(left, mask)
             if isinstance(old, Ptr) and isinstance(right, Val):
@@ -1173,6 +1259,10 @@ class Simulator:
             else:
                 right = unknown()
         self.store(left, right, mask)
+        if isinstance(right, Val) and right.loaded is not None and (node.parent is None
+                                                                     or node.parent.type != "expression_statement"):
+            self.mark(self.used, right.loaded, mask)  # `out[i] = v = s[j]`: the assignment's value is used too
+            return replace(right, loaded=None)
         return right
 
     # ---- calls -------------------------------------------------------------------------------------------
@@ -1546,6 +1636,11 @@ _BLOCK_SYNC = re.compile(r"\b__syncthreads\w*\s*\(|\.arrive_and_wait\s*\(")
 _GROUP_SYNC = re.compile(r"\.sync\s*\(\s*\)|\bsync\s*\(")
 _BLOCK_GROUP = re.compile(r"\bthread_block\b(?!_tile)|\bgrid_group\b|\bthis_grid\b")
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>)?\s*\(")
+
+
+def _use_key(a: Access) -> tuple[int, ...]:
+    """A load site as the use analysis counts it: its expression and the kernel statement that inlined it."""
+    return a.site if a.via is None else (*a.site, a.via.start_byte, a.via.end_byte)
 
 
 def syncs_block(unit: Unit, function: Function, depth: int = 0) -> bool:

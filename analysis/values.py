@@ -46,6 +46,9 @@ class Val:
     v: np.ndarray | None  # per-thread values, or a 0-d array broadcast to all threads; None = unknown
     deps: frozenset[str] = frozenset()
     is_float: bool = False
+    # per thread, which shared load (its index in SimResult.accesses) this value is, unchanged, or -1; None where
+    # it is none in any thread (Simulator.uses: which threads use what a shared load read)
+    loaded: np.ndarray | None = None
 
     @property
     def known(self) -> bool:
@@ -200,10 +203,16 @@ def select(mask: np.ndarray, new: Val, old: Val | None) -> Val:
     """`new` where mask is set (threads that executed the assignment), else `old`."""
     if old is None or mask.all():
         return new
+    loaded = None if new.loaded is None and old.loaded is None else \
+        np.where(mask, _loads(new, mask.shape), _loads(old, mask.shape))
     if new.v is None or old.v is None:
-        return Val(None, new.deps | old.deps, new.is_float or old.is_float)
+        return Val(None, new.deps | old.deps, new.is_float or old.is_float, loaded)
     is_float = new.is_float or old.is_float
-    return Val(np.where(mask, _np(new.v, is_float), _np(old.v, is_float)), new.deps | old.deps, is_float)
+    return Val(np.where(mask, _np(new.v, is_float), _np(old.v, is_float)), new.deps | old.deps, is_float, loaded)
+
+
+def _loads(v: Val, shape: tuple[int, ...]) -> np.ndarray:
+    return v.loaded if v.loaded is not None else np.full(shape, -1, dtype=np.int64)
 
 
 class Dim3:

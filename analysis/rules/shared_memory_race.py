@@ -20,8 +20,9 @@ _KEY = 1 << 20  # thread ids stay below this in the packed (unit, thread) keys
 
 def _units(a: Access, unit: int, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
     """The `unit`-byte pieces an access touches and who touches them: threads, or (after a `__syncwarp()`
-    between the two accesses) warps — lanes of one warp are then ordered and cannot race with each other."""
-    threads = np.flatnonzero(a.mask)
+    between the two accesses) warps — lanes of one warp are then ordered and cannot race with each other. A load
+    only of the threads that use its value (Access.threads)."""
+    threads = np.flatnonzero(a.threads)
     addr = a.addr[threads]  # type: ignore[index]
     per = max(1, a.size // unit)
     units = (addr // unit)[:, None] + np.arange(per)[None, :]
@@ -169,6 +170,16 @@ class SharedMemoryRace(Rule):
     is simulated with that many threads in a one-dimensional block, not with a block assumed apart from it: a
     block-strided loop `i += BLOCK_THREADS` then has no two threads on one element (fixture
     CL3_template_block.cu; the findings name the parameter's assumed value).
+    A shared load is an access only of the threads whose code uses the value it read: nvcc drops a load whose
+    value no code uses, or sinks it under the only condition that uses it (a block reduction that returns
+    `buf[0]` to every thread, called twice on one buffer, where only `if (threadIdx.x == 0)` reads the first
+    total: the second call's writes race with no one, and racecheck agrees). The value is followed through local
+    variables (`v = buf[0]; w = v;`): it is used where the code reads a variable holding it or passes it on to
+    anything but a local variable, and unused where every variable holding it was overwritten under conditions
+    the analysis evaluated, or went out of scope, first (fixture CL3_unused_loads.cu). A `volatile` load always
+    counts. A race that the source has only through such a load (every thread calls `reduce(x, buf)` in a loop
+    with no barrier between the calls, and one thread uses the total) is not reported: the program the compiler
+    makes has no hazard.
 
     ## Example
     ```cuda
