@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: install what its image lacks, then run the named stages, logs under $OUT.
 #   bash benchmarks/gpu_session.sh accuracy gpu-tests      (carry: .whl benchmarks/accuracy/public)
-# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | judge-ladders-c | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build | issue39 | save-repeat | race-corpus
+# Stages: adversarial | verification-cost | accuracy | judge-suite | judge-suite-b | judge-ladders | judge-ladders-b | judge-ladders-c | gpu-tests | search-bench | search-rate | gpu-tests-server | runtime-bench | profiler-bench | optimize-bench | optimize-cold-ncu | ncu-phases | server-bench | fast-build | verdicts | timing-overhead | whole-model | whole-model-resnet | whole-model-transformer | cudaforge | ray-search | full-size | holes | first-save | first-build | issue39 | save-repeat | race-corpus | race-corpus-deep
 # Each stage has a time limit, cut to what is left of CALL_S (default 570 s: the call's 10 minutes less the
 # transfers) so that several stages share one call and the last one stops before the call is killed.
 set -uo pipefail
@@ -26,6 +26,12 @@ for stage in "$@"; do
     race-corpus) timeout $(left 350) python3 benchmarks/accuracy/racecheck_races.py \
                    --plan benchmarks/accuracy/out/race_plan.json --out "$OUT/race-corpus" --jobs 14 \
                    --deadline $(( $(left 350) - 50 )) 2>&1 | tail -4 ;;
+    # the persistent Indigo2 versions whose races need a second iteration per warp (8,448 warps on an H200) and
+    # SSSP (`graph 0 0`): a 10,000-vertex graph (same plan and carry as race-corpus)
+    race-corpus-deep) timeout $(left 360) python3 benchmarks/accuracy/racecheck_races.py \
+                   --plan benchmarks/accuracy/out/race_plan.json --out "$OUT/race-corpus-deep" --jobs 14 --nodes 10000 \
+                   --select 'Indigo2Suite/codes/cuda/(cc-cuda/.*_Persist_.*_Warp_|pr-cuda/.*_Persist_Warp_|sssp-cuda/.*_Persist_)' \
+                   --deadline $(( $(left 360) - 60 )) 2>&1 | tail -4 ;;
     # the nine cases in two calls (each inside the 10-minute limit); the results stay in an ignored folder of the
     # warm machine's tree, so the second call prints the whole confusion table
     judge-suite|judge-suite-b)

@@ -6,6 +6,7 @@ ones with one, then race-free programs with shared memory and no finding).
     python benchmarks/accuracy/library_corpus.py score --races --plan benchmarks/accuracy/out/race_plan.json  # CPU
     python3 benchmarks/accuracy/racecheck_races.py --plan benchmarks/accuracy/out/race_plan.json --out "$OUT"  # GPU
     python benchmarks/accuracy/racecheck_races.py --score "$OUT/racecheck.jsonl"                          # CPU
+    python benchmarks/accuracy/racecheck_races.py --score "$OUT/racecheck.jsonl" --recheck   # this tree's findings
 
 Each program is built as its suite builds it (`nvcc -O3 -std=c++17`, here with `-lineinfo -arch=sm_90` and the
 two `-D`s that let its host code build with CUDA 13: see `_CUDA13`), run
@@ -68,7 +69,8 @@ def build(source: Path, work: Path, arch: str) -> tuple[Path | None, str]:
 def command_line(binary: Path, graph: Path) -> tuple[list[str] | None, str]:
     """The first of the suites' command lines the program accepts (no USAGE message, exit 0)."""
     out = ""
-    for argv in ([str(graph), "1"], [str(graph)], [str(graph), "256", "1024"], []):
+    # sssp's `source verify` (source 0, the hub; no verification)
+    for argv in ([str(graph), "1"], [str(graph)], [str(graph), "256", "1024"], [str(graph), "0", "0"], []):
         code, out = measure.run([str(binary), *argv], timeout=60, cwd=binary.parent)
         if code == 0 and "USAGE" not in out.upper():
             return argv, out[-500:]
@@ -86,13 +88,16 @@ def racecheck(binary: Path, argv: list[str], names: set[str], timeout: float) ->
             "places": sorted({f"{f}:{n}" for h in hits for f, n in h["places"]})[:20], "tail": out[-1500:]}
 
 
-def measure_all(plan: dict, out: Path, jobs: int, deadline: float, arch: str) -> int:
+def measure_all(plan: dict, out: Path, jobs: int, deadline: float, arch: str, nodes: int = 1000,
+                select: str | None = None) -> int:
     start = time.monotonic()
     root = ROOT / plan["root"]
     work = out / "bin"
     work.mkdir(parents=True, exist_ok=True)
     graph = out / "graph.egr"
-    write_graph(graph)
+    write_graph(graph, nodes)
+    if select is not None:
+        plan = {**plan, "programs": [p for p in plan["programs"] if re.search(select, p["path"])]}
     results = out / "racecheck.jsonl"
 
     def one(program: dict) -> None:
@@ -125,12 +130,27 @@ def measure_all(plan: dict, out: Path, jobs: int, deadline: float, arch: str) ->
     return 0
 
 
-def score(results: Path) -> int:
-    """Per suite and label: programs racecheck ran, how many it found racy, and how our findings compare."""
+def current_findings() -> dict[str, list[list]]:
+    """The race corpus's CL302/CL303 findings as this tree makes them, per program (the plan's `path`)."""
+    import library_corpus as corpus
+    entries = [e for e in json.loads(corpus.MANIFEST.read_text())["repos"] if "race_truth" in e]
+    out: dict[str, list[list]] = defaultdict(list)
+    for f in corpus.findings([corpus.folder(e["repo"]) for e in entries], ",".join(corpus.RACE_CODES)):
+        path = str(Path(f["path"]).resolve().relative_to(corpus.OUT.resolve()))
+        out[path].append([f["line"], f["code"], f["severity"]])
+    return out
+
+
+def score(results: Path, recheck: bool = False) -> int:
+    """Per suite and label: programs racecheck ran, how many it found racy, and how our findings compare (those
+    the plan recorded, or with `recheck` those this tree makes now: a change scored against the same run)."""
     rows: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     disagreements = []
+    now = current_findings() if recheck else None
     for line in results.read_text().splitlines():
         r = json.loads(line)
+        if now is not None:
+            r["findings"] = now.get(r["path"], [])
         row = rows[r["repo"], r["truth"]]
         rc = r.get("racecheck")
         if rc is None or rc["errors"] is None:
@@ -164,13 +184,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=12)
     parser.add_argument("--deadline", type=float, default=330.0, help="seconds after which no work starts")
     parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--nodes", type=int, default=1000, help="the graph's vertices: more than the grid's warps "
+                        "(132 SMs × 64) makes a persistent kernel's warps run a second iteration")
+    parser.add_argument("--select", help="only the plan's programs whose path this regular expression matches")
     parser.add_argument("--score", type=Path, help="a racecheck.jsonl to score (CPU)")
+    parser.add_argument("--recheck", action="store_true", help="with --score: this tree's findings, not the plan's")
     args = parser.parse_args(argv)
     if args.score is not None:
-        return score(args.score)
+        return score(args.score, args.recheck)
     if args.plan is None or args.out is None:
         parser.error("give --plan and --out (GPU), or --score (CPU)")
-    return measure_all(json.loads(args.plan.read_text()), args.out, args.jobs, args.deadline, args.arch)
+    return measure_all(json.loads(args.plan.read_text()), args.out, args.jobs, args.deadline, args.arch, args.nodes,
+                       args.select)
 
 
 if __name__ == "__main__":
