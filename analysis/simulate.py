@@ -288,6 +288,7 @@ class Simulator:
         self.used: dict[tuple[int, ...], np.ndarray] = {}
         self.killed: dict[tuple[int, ...], np.ndarray] = {}
         self.loop_names: dict[tuple[int, int], frozenset[str]] = {}
+        self.tagged = False  # a shared load's value was followed: nothing to do before (kernels without shared loads)
 
     # ---- entry -------------------------------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -370,6 +371,8 @@ class Simulator:
     def moved(self, node: Node, mask: np.ndarray) -> Val | Ptr:
         """The value of an expression assigned to a local variable: a variable holding a loaded value passes it
         on unread (`float v = s[0]; float w = v;`: whether it is used is w's and v's uses)."""
+        if not self.tagged:
+            return self.eval(node, mask)
         while node.type == "parenthesized_expression" and node.named_children:
             node = node.named_children[-1]
         if node.type == "identifier":
@@ -385,15 +388,21 @@ class Simulator:
             table[key] = table.get(key, np.zeros(self.n, dtype=bool)) | (hit & (loaded == index))
 
     def end_scope(self, scope: dict[str, Val | Ptr]) -> None:
+        if not self.tagged:
+            return
         for value in scope.values():
             if isinstance(value, Val) and value.loaded is not None:
                 self.mark(self.killed, value.loaded, np.ones(self.n, dtype=bool))
 
     def uses(self) -> None:
         """Marks the threads of each shared load whose value no thread used (Access.unused)."""
+        if not self.killed:
+            return
         for a in self.result.accesses:
+            if a.space != "shared" or a.write:
+                continue
             key = _use_key(a)
-            if a.space == "shared" and not a.write and key in self.killed:
+            if key in self.killed:
                 dead = a.mask & self.killed[key] & ~self.used.get(key, np.zeros(self.n, dtype=bool))
                 a.unused = dead if dead.any() else None
 
@@ -533,9 +542,9 @@ class Simulator:
                     value = Ptr(name, value.space, value.off, elem or value.elem, (), node, elem is None,
                                 alloc="extern")
                 if isinstance(value, Val) and not is_float and value.is_float and value.v is not None:
-                    value = replace(value, v=np.trunc(value.v).astype(np.int64), is_float=False)
+                    value = Val(np.trunc(value.v).astype(np.int64), value.deps, False, value.loaded)
                 if isinstance(value, Val) and is_float:
-                    value = replace(value, v=None if value.v is None else value.v.astype(np.float64), is_float=True)
+                    value = Val(None if value.v is None else value.v.astype(np.float64), value.deps, True, value.loaded)
                 if not isinstance(value, cg.Group):
                     value = cg.from_type(type_text) or value  # a group made by something we do not follow
                 if isinstance(value, Val) and _CONSTEXPR.search(text_head):
@@ -708,8 +717,8 @@ class Simulator:
             for name, value in scope.items():
                 prior = old.get(name)
                 if prior is not None and prior is not value and isinstance(value, Val) and isinstance(prior, Val):
-                    scope[name] = replace(value, deps=value.deps | prior.deps | deps | marks,
-                                          is_float=value.is_float or prior.is_float)
+                    scope[name] = Val(value.v, value.deps | prior.deps | deps | marks, value.is_float or prior.is_float,
+                                      value.loaded)
 
     def record_branch(self, node: Node, kind: str, c: Val, mask: np.ndarray, iteration: int = 0) -> Branch:
         # which lanes take a branch on an elected lane is the data's: the sample followed is not the condition
@@ -824,6 +833,8 @@ class Simulator:
         """The loaded values that variables hold as a loop starts and the loop names: used, as iterations the
         interpreter does not run may read them (`v = s[j]; for (k = 0; k < 8; ++k) if (k == 5) out[i] = v;`).
         A value the body loads is judged by the iterations that ran, as its accesses are."""
+        if not self.tagged:
+            return []
         key = (node.start_byte, node.end_byte)  # loops run many times: their names once per run
         names = self.loop_names.get(key)
         if names is None:
@@ -1021,7 +1032,7 @@ class Simulator:
             return self.load(v.ref(), node, mask)
         if isinstance(v, Val) and v.loaded is not None:  # the code reads the variable: it uses the loaded value
             self.mark(self.used, v.loaded, mask)
-            return replace(v, loaded=None)
+            return Val(v.v, v.deps, v.is_float)
         if v is not None:
             return v
         if name == "warpSize":
@@ -1197,7 +1208,8 @@ class Simulator:
         self.record(ref, node, mask, write=False)
         value = self.loaded_value(ref, mask)
         if ref.ptr.space == "shared" and not ref.ptr.volatile and mask.any():  # a volatile load is never dropped
-            return replace(value, loaded=np.where(mask, len(self.result.accesses) - 1, -1))
+            self.tagged = True
+            return Val(value.v, value.deps, value.is_float, np.where(mask, len(self.result.accesses) - 1, -1))
         return value
 
     def loaded_value(self, ref: _Ref, mask: np.ndarray) -> Val:
@@ -1247,9 +1259,10 @@ class Simulator:
     def assignment(self, node: Node, mask: np.ndarray) -> Val | Ptr:
         left = node.child_by_field_name("left")
         op = ts.text(node.child_by_field_name("operator"))
-        local = left is not None and left.type == "identifier" and isinstance(self.lookup(ts.text(left)), Val)
         right_node = node.child_by_field_name("right")
-        right = self.moved(right_node, mask) if op == "=" and local else self.eval(right_node, mask)
+        local = self.tagged and op == "=" and left is not None and left.type == "identifier" \
+            and isinstance(self.lookup(ts.text(left)), Val)
+        right = self.moved(right_node, mask) if local else self.eval(right_node, mask)
         if op != "=":
             old = self.eval(left, mask)
             if isinstance(old, Ptr) and isinstance(right, Val):
@@ -1262,7 +1275,7 @@ class Simulator:
         if isinstance(right, Val) and right.loaded is not None and (node.parent is None
                                                                      or node.parent.type != "expression_statement"):
             self.mark(self.used, right.loaded, mask)  # `out[i] = v = s[j]`: the assignment's value is used too
-            return replace(right, loaded=None)
+            return Val(right.v, right.deps, right.is_float)
         return right
 
     # ---- calls -------------------------------------------------------------------------------------------
