@@ -69,8 +69,8 @@ def ninja_steps(root: Path, before: dict[Path, int] | None = None) -> dict[Path,
 
 def child_build(builds: int) -> dict:
     began = time.perf_counter()
-    import torch  # noqa: F401
-    import torch.utils.cpp_extension  # noqa: F401
+    import torch
+    import torch.utils.cpp_extension
 
     imported = time.perf_counter() - began
     from cudalens.worker.child.lib import fast_inline, problem_loader
@@ -102,7 +102,6 @@ def child_build(builds: int) -> dict:
 
 async def child_server(saves: int) -> dict:
     from lsprotocol import types
-
     from server_gpu_save import Client, on_save, save_and_wait
 
     folder = Path(tempfile.mkdtemp(prefix="cudalens-save-cpu-"))
