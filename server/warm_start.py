@@ -171,11 +171,14 @@ def serve(path: Path, session: int, idle_s: float = IDLE_S) -> int:
     listener = listen(path)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the forks are reaped by the kernel
     print(f"warm server ready: {path}", flush=True)
-    accept_while_anchored(listener, path, session, idle_s, lambda conn: _fork_one(conn, listener, code))
+    # the fork must not keep the listener, nor the lock: a window's server outliving this one would hold it, and
+    # the next warm server could never start
+    mine = (listener, lock)
+    accept_while_anchored(listener, path, session, idle_s, lambda conn: _fork_one(conn, mine, code))
     return 0
 
 
-def _fork_one(conn: socket.socket, listener: socket.socket, code: object) -> None:
+def _fork_one(conn: socket.socket, mine: tuple, code: object) -> None:
     conn.settimeout(5.0)
     fds = array.array("i")
     try:
@@ -191,7 +194,8 @@ def _fork_one(conn: socket.socket, listener: socket.socket, code: object) -> Non
             os.close(fd)
         return
     if os.fork() == 0:
-        listener.close()
+        for held in mine:
+            held.close()
         _become(conn, list(fds), code)  # never returns
     for fd in fds:
         os.close(fd)

@@ -87,3 +87,28 @@ def test_a_clean_exit_is_the_window_process_exit_code(cache, tmp_path):
         assert third.proc.wait(timeout=WAIT_S) == 1
     finally:
         second.kill()
+
+
+def test_a_window_outliving_the_warm_server_does_not_keep_the_next_from_starting(cache, tmp_path):
+    # the fork closes the warm server's lock and socket: once the warm server is gone (its session, an idle hour, a
+    # kill), the next window starts a new one although an older window's server still runs
+    first = window(cache, tmp_path / "one")
+    first.initialize(tmp_path / "one")
+    first.close()
+    wait_for(lambda: warm_server(cache) is not None, "the warm server", timeout=WAIT_S)
+    warm = warm_server(cache)
+    second = window(cache, tmp_path / "two")
+    try:
+        second.initialize(tmp_path / "two")
+        (forked,) = children(warm)
+        os.kill(warm, signal.SIGTERM)
+        wait_for(lambda: gone(warm), "the warm server to stop")
+        assert not gone(forked), "a window's server does not go with the warm server"
+        third = window(cache, tmp_path / "three")  # no warm server: serves itself and starts the next one
+        try:
+            assert "capabilities" in third.initialize(tmp_path / "three")["result"]
+            wait_for(lambda: warm_server(cache) not in (None, warm), "a new warm server")
+        finally:
+            third.kill()
+    finally:
+        second.kill()
