@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import array
 import contextlib
-import fcntl
 import gc
 import hashlib
 import json
@@ -32,7 +31,6 @@ import os
 import signal
 import socket
 import struct
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -57,13 +55,9 @@ void launch(const float* in, float* out, int n) { warm<<<(n + 255) / 256, 256>>>
 
 def socket_path() -> Path:
     """This session's socket for a warm server of this interpreter and this installed code."""
-    from cudalens.worker.warm import _SOCKET_PATH_MAX, WarmUnavailable, anchor, warm_dir
+    from cudalens.worker.warm import session_socket
 
-    key = json.dumps([os.path.realpath(sys.executable), code_stamp()])
-    path = warm_dir() / f"{anchor()}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.lsp.sock"
-    if len(os.fsencode(path)) > _SOCKET_PATH_MAX:
-        raise WarmUnavailable(f"{path} is too long for a Unix socket")
-    return path
+    return session_socket(json.dumps([os.path.realpath(sys.executable), code_stamp()]), ".lsp.sock")
 
 
 def code_stamp() -> str:
@@ -129,23 +123,12 @@ def _received(conn: socket.socket, size: int) -> bytes | None:
 
 
 def start(path: Path) -> None:
-    """A warm server for the next window, in a session of its own and from the clean environment; its output
-    goes to `path`'s log. Two windows starting one each is harmless: the second finds the first's lock."""
-    import cudalens
-    from cudalens.profiler.child_env import clean_env
-    from cudalens.worker.warm import anchor
+    """A warm server for the next window (worker/warm.py's start_detached). Two windows starting one each is
+    harmless: the second finds the first's lock."""
+    from cudalens.worker.warm import WarmUnavailable, start_detached
 
-    here = str(Path(cudalens.__file__).resolve().parent.parent)  # cudalens importable whatever its folder
-    path_var = os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))
-    log = os.open(path.with_suffix(".log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        subprocess.Popen([sys.executable, "-m", "cudalens.server.warm_start", "--socket", str(path),
-                          "--session", str(anchor())], env=clean_env({"PYTHONPATH": path_var}),
-                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
-    except OSError:
-        pass  # this window is served either way
-    finally:
-        os.close(log)
+    with contextlib.suppress(WarmUnavailable):  # this window is served either way
+        start_detached("cudalens.server.warm_start", path, [])
 
 
 # -- the warm server -----------------------------------------------------------------------------------------------
@@ -153,12 +136,10 @@ def start(path: Path) -> None:
 
 def serve(path: Path, session: int, idle_s: float = IDLE_S) -> int:
     from cudalens.server.main import load
-    from cudalens.worker.warm import accept_while_anchored, listen
+    from cudalens.worker.warm import accept_while_anchored, hold_lock, listen
 
-    lock = open(path.with_suffix(".lock"), "a")  # held (and locked) for the server's life
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    lock = hold_lock(path)  # held for the server's life
+    if lock is None:
         return 0  # another window's warm server of this socket is up
     code = load()
     from cudalens.analysis.api import analyze_text

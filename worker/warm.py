@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from cudalens.profiler.child_env import clean_env
 from cudalens.worker.child.protocol import (
@@ -77,7 +78,13 @@ def socket_path(python: str, cwd: str, env: dict[str, str] | None) -> Path:
     """This session's socket for a worker of `python` in `cwd` with `env`."""
     key = json.dumps([os.path.realpath(python), os.path.realpath(cwd), sorted((env or {}).items()),
                       str(Path(__file__).resolve().parent), PROTOCOL_VERSION])
-    path = warm_dir() / f"{anchor()}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.sock"
+    return session_socket(key, ".sock")
+
+
+def session_socket(key: str, suffix: str) -> Path:
+    """`warm_dir()/<anchor>-<digest of key><suffix>`: a warm server's socket, its `.lock` and `.log` beside it,
+    this session's and only for what `key` says; WarmUnavailable where the path is too long for a socket."""
+    path = warm_dir() / f"{anchor()}-{hashlib.sha256(key.encode()).hexdigest()[:16]}{suffix}"
     if len(os.fsencode(path)) > _SOCKET_PATH_MAX:
         raise WarmUnavailable(f"{path} is too long for a Unix socket")
     return path
@@ -138,16 +145,23 @@ def connect(path: Path) -> socket.socket | None:
 
 def _start_server(path: Path, python: str, cwd: str, env: dict[str, str] | None, gpu: bool) -> subprocess.Popen:
     """The server, in a session of its own (it outlives this command) and from the clean environment."""
+    args = ["--python", python, "--cwd", cwd, "--env", json.dumps(env or {}), *(["--gpu"] if gpu else [])]
+    return start_detached("cudalens.worker.warm", path, args, cwd)
+
+
+def start_detached(module: str, path: Path, args: list[str], cwd: str | None = None) -> subprocess.Popen:
+    """`python -m module --socket path --session anchor() args`: a warm server in a session of its own (it
+    outlives the command that starts it, until its anchor ends), from the clean environment (no secret reaches
+    it), its output in `path`'s `.log` (0600); WarmUnavailable where it cannot be started."""
     import cudalens
 
     here = str(Path(cudalens.__file__).resolve().parent.parent)  # cudalens importable from any `cwd`
     path_var = os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))
-    args = [sys.executable, "-m", "cudalens.worker.warm", "--socket", str(path), "--python", python, "--cwd", cwd,
-            "--session", str(anchor()), "--env", json.dumps(env or {})]
     log = os.open(path.with_suffix(".log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        return subprocess.Popen([*args, *(["--gpu"] if gpu else [])], env=clean_env({"PYTHONPATH": path_var}),
-                                cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+        return subprocess.Popen([sys.executable, "-m", module, "--socket", str(path), "--session", str(anchor()),
+                                 *args], env=clean_env({"PYTHONPATH": path_var}), cwd=cwd,
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                 close_fds=True)
     except OSError as exc:
         raise WarmUnavailable(f"cannot start its server: {exc.strerror}") from None
@@ -155,16 +169,26 @@ def _start_server(path: Path, python: str, cwd: str, env: dict[str, str] | None,
         os.close(log)
 
 
+def hold_lock(path: Path) -> IO[str] | None:
+    """`path`'s `.lock`, locked for as long as the file returned stays open (a warm server's life); None when
+    another server of that socket holds it (two commands or windows started one each)."""
+    lock = open(path.with_suffix(".lock"), "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return None
+    return lock
+
+
 # -- the server ------------------------------------------------------------------------------------------------
 
 
 def serve(path: Path, python: str, cwd: str, env: dict[str, str], session: int, gpu: bool,
           idle_s: float = IDLE_S) -> int:
-    lock = open(path.with_suffix(".lock"), "a")  # held (and locked) for the server's life
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return 0  # another server of this socket is up (two commands started one each)
+    lock = hold_lock(path)  # held for the server's life
+    if lock is None:
+        return 0
     listener = listen(path)
     pool = WorkerPool(python=python, env=env or None, cwd=cwd, keep_warm=True,
                       warmup=GPU_WARMUP if gpu else {"modules": ["torch"]})
