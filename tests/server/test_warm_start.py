@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from lsptools import WAIT_S, RawConnection, kernel
-from procs import children, gone, wait_for, warm_server
+from procs import children, gone, wait_for, warm_server, warm_servers
 
 SECRET = "sk-warm-start-test-not-a-key"
 
@@ -24,10 +24,9 @@ def cache():
     # a short path: a Unix socket's is at most 107 bytes, and pytest's tmp_path leaves too few of them
     folder = Path(tempfile.mkdtemp(prefix="cl-warm-"))
     yield folder
-    pid = warm_server(folder)
-    if pid is not None:  # nothing of this test outlives it
+    for pid in warm_servers(folder):  # nothing of this test outlives it, a warm server still starting included
         os.kill(pid, signal.SIGTERM)
-        wait_for(lambda: gone(pid), "the warm server to stop")
+        wait_for(lambda pid=pid: gone(pid), "the warm server to stop")
     shutil.rmtree(folder, ignore_errors=True)
 
 
