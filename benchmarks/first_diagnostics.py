@@ -194,8 +194,9 @@ def current_bytecode() -> None:
     """Write the `__pycache__` of our folders first: a user's second start finds them, but a shell with
     PYTHONDONTWRITEBYTECODE (this machine's) never writes them, and every edited module would be compiled again
     on every start (≈ 0.1 s here) — a cost of the measuring machine, not of the product."""
-    folders = [str(ROOT / name) for name in ("analysis", "workspace", "profiler", "worker", "model", "agents",
-                                              "server", "cli", "cudalens")]
+    from cudalens import PARTS
+
+    folders = [str(ROOT / name) for name in (*PARTS, "cudalens")]
     subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], capture_output=True, check=False)
 
 

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT))  # after PYTHONPATH: the checkout measured is the one PYTHONPATH names
 
 from benchmarks.gpu_whole_model import DIFFUSION, TRANSFORMER  # noqa: E402
+from cudalens import PARTS  # noqa: E402
 
 # tiny sizes: every call takes a few µs, the forward is launch-bound and the swap's own cost shows in full
 CASES = {
@@ -153,7 +154,7 @@ def _rows_at(rev: str, blocks: int, per_block: int) -> list[dict]:
     with tempfile.TemporaryDirectory() as tree:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
-        for part in ("analysis", "workspace", "profiler", "worker", "model", "agents", "server", "cli"):
+        for part in PARTS:
             link = Path(tree) / "cudalens" / part
             if not link.exists():
                 link.symlink_to(Path("..") / part)

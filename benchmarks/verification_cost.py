@@ -24,7 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-PARTS = ("analysis", "workspace", "profiler", "worker", "model", "agents", "server", "cli")
+from cudalens import PARTS
+
 EDIT_ROW = re.compile(r"^save → verdict \+ timing after an edit \(rebuild\)\s+([\d.]+)s\s+([\d.]+|-)s?")
 WARM_ROW = re.compile(r"^save → verdict \+ timing, warm \(unchanged\)\s+([\d.]+)s\s+([\d.]+|-)s?")
 ROUND = re.compile(r"^25_Swish round (\d+) \(([^)]*)\): ([\d.]+) s, (correct|FAILED)")

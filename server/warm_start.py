@@ -40,7 +40,6 @@ _HEADER_MAX = 1 << 22  # an environment of 4 MB is already absurd
 _HELLO = b"cudalens-serve-1"  # the first message, with the descriptors
 _FDS = 4  # stdin, stdout, stderr and the key pipe (when the editor opened one)
 _EXIT = struct.Struct("!i")
-PARTS = ("analysis", "workspace", "profiler", "worker", "model", "agents", "server", "cli")
 SAMPLE = """
 __global__ void warm(const float* in, float* out, int n) {
     __shared__ float tile[256];
@@ -68,7 +67,7 @@ def code_stamp() -> str:
 
     digest = hashlib.sha256()
     folders = [Path(cudalens.__file__).parent]
-    for part in PARTS:  # each mapped to a folder of its own (an editable install maps them to the clone's)
+    for part in cudalens.PARTS:  # each mapped to a folder of its own (an editable install maps them to the clone's)
         spec = importlib.util.find_spec(f"cudalens.{part}")
         folders += [Path(p) for p in (spec.submodule_search_locations or ())] if spec else []
     for folder in folders:

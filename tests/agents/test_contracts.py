@@ -8,6 +8,7 @@ import re
 from dataclasses import fields
 from pathlib import Path
 
+from cudalens import PARTS
 from cudalens.agents.evaluation import CorrectnessOutcome, ProfileMetrics
 from cudalens.agents.gpu_specs import DEFAULT_GPU
 from cudalens.agents.judge import JudgeInput, judge
@@ -156,7 +157,15 @@ def test_codes_outside_analysis_come_from_the_registry() -> None:
     assert read - set(REGISTRY) == set()
 
 
-OURS = ("analysis", "workspace", "profiler", "worker", "model", "agents", "server", "cli")
+OURS = PARTS
+
+
+def test_setup_maps_the_packages_parts() -> None:
+    # setup.py runs before cudalens is importable, so it keeps its own tuple: the same as the package's
+    tree = ast.parse((Path(__file__).resolve().parents[2] / "setup.py").read_text())
+    declared = [node.value for node in tree.body if isinstance(node, ast.Assign)
+                and any(isinstance(target, ast.Name) and target.id == "PARTS" for target in node.targets)]
+    assert [ast.literal_eval(value) for value in declared] == [PARTS]
 
 
 def _class_homes() -> dict[str, list[str]]:
