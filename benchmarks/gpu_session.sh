@@ -23,8 +23,9 @@ for stage in "$@"; do
     accuracy) timeout $(left 200) python3 benchmarks/accuracy/measure.py --out "$OUT/accuracy" --jobs 16 2>&1 | tail -4 ;;
     # issue 35: racecheck on the race corpus's planned programs (carry benchmarks/accuracy/out/race_plan.json and
     # the four benchmarks/accuracy/libraries/<suite> folders: library_corpus.py fetch, then score --races --plan)
+    # RACE_PLAN: another plan (e.g. the programs a cut-off run did not start)
     race-corpus) timeout $(left 350) python3 benchmarks/accuracy/racecheck_races.py \
-                   --plan benchmarks/accuracy/out/race_plan.json --out "$OUT/race-corpus" --jobs 14 \
+                   --plan ${RACE_PLAN:-benchmarks/accuracy/out/race_plan.json} --out "$OUT/race-corpus" --jobs 14 \
                    --deadline $(( $(left 350) - 50 )) 2>&1 | tail -4 ;;
     # the persistent Indigo2 versions whose races need a second iteration per warp (8,448 warps on an H200) and
     # SSSP (`graph 0 0`): a 9,000-vertex graph (552 warps run a second iteration) (same plan and carry as race-corpus)
