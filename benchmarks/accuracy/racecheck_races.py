@@ -136,7 +136,7 @@ def current_findings() -> dict[str, list[list]]:
     entries = [e for e in json.loads(corpus.MANIFEST.read_text())["repos"] if "race_truth" in e]
     out: dict[str, list[list]] = defaultdict(list)
     for f in corpus.findings([corpus.folder(e["repo"]) for e in entries], ",".join(corpus.RACE_CODES)):
-        path = str(Path(f["path"]).resolve().relative_to(corpus.OUT.resolve()))
+        path = str((ROOT / f["path"]).resolve().relative_to(corpus.OUT.resolve()))  # f["path"]: from the root
         out[path].append([f["line"], f["code"], f["severity"]])
     return out
 
