@@ -66,8 +66,13 @@ def warm_dir() -> Path:
 
 def anchor() -> int:
     """The process whose end ends this command's warm server: the session's leader when this PID namespace can see
-    it, else the command's parent (the shell or script that ran it), else the command itself (no reuse)."""
+    it, else the command's parent (the shell or script that ran it), else the command itself (no reuse). A process
+    its editor started in a session of its own (Neovim starts each language server `detached`) is anchored to the
+    editor's session: else each would have a session, a socket and a warm server of its own, none ever reused."""
     sid = os.getsid(0)
+    if sid == os.getpid():
+        with contextlib.suppress(OSError):
+            sid = os.getsid(os.getppid())
     if sid > 0 and _start_time(sid) is not None:
         return sid
     parent = os.getppid()

@@ -204,10 +204,11 @@ class RawConnection:
     stderr is kept (`stderr_text()`) to look for tracebacks."""
 
     def __init__(self, log_file: str = "/dev/null", command: list[str] | None = None,
-                 env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+                 env: dict[str, str] | None = None, cwd: Path | None = None, new_session: bool = False) -> None:
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(command or server_command(log_file), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr, env=env, cwd=cwd)
+                                     stdout=subprocess.PIPE, stderr=self.stderr, env=env, cwd=cwd,
+                                     start_new_session=new_session)
         self.received: list[dict] = []
         self._ids = itertools.count(1000)
         self._queue: queue.Queue[dict | None] = queue.Queue()

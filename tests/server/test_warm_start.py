@@ -30,14 +30,17 @@ def cache():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def window(cache: Path, folder: Path, **env: str) -> RawConnection:
+def window(cache: Path, folder: Path, new_session: bool = False, **env: str) -> RawConnection:
     folder.mkdir(exist_ok=True)
     return RawConnection(command=[sys.executable, "-m", "cudalens", "serve", "--warm", "--log-file", "/dev/null"],
-                         env={**os.environ, "XDG_CACHE_HOME": str(cache), **env}, cwd=folder)
+                         env={**os.environ, "XDG_CACHE_HOME": str(cache), **env}, cwd=folder,
+                         new_session=new_session)
 
 
-def test_the_next_window_is_forked_from_the_warm_server(cache, tmp_path):
-    first = window(cache, tmp_path / "one")
+# VS Code starts its server in the editor's session; Neovim starts each in a session of its own (`detached`)
+@pytest.mark.parametrize("new_session", [False, True], ids=["vscode", "neovim"])
+def test_the_next_window_is_forked_from_the_warm_server(cache, tmp_path, new_session):
+    first = window(cache, tmp_path / "one", new_session)
     try:
         first.initialize(tmp_path / "one")
         uri = first.open(tmp_path / "one" / "strided.cu", kernel("strided.cu"))
@@ -51,7 +54,7 @@ def test_the_next_window_is_forked_from_the_warm_server(cache, tmp_path):
     warm_env = Path(f"/proc/{warm}/environ").read_bytes()
     assert SECRET.encode() not in warm_env and b"OPENAI_API_KEY" not in warm_env  # started from the clean environment
 
-    second = window(cache, tmp_path / "two", OPENAI_API_KEY=SECRET)
+    second = window(cache, tmp_path / "two", new_session, OPENAI_API_KEY=SECRET)
     try:
         assert "capabilities" in second.initialize(tmp_path / "two")["result"]
         uri = second.open(tmp_path / "two" / "strided.cu", kernel("strided.cu"))
