@@ -9,6 +9,8 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cudalens.server import generated_code
 
 logger = logging.getLogger("cudalens.server")
@@ -56,7 +58,9 @@ def serve_command(args: argparse.Namespace) -> int:
             code = warm_start.hand_over(path, options)
             if code is not None:
                 return code
-            warm_start.start(path)  # for the next window; this one is served here
+            # for the next window, once this one's first diagnostics are out: its imports and first analysis would
+            # take the cores this window's own start is waiting for
+            return run_server(args, load(), lambda: warm_start.start(path))
     return run_server(args, load())
 
 
@@ -75,8 +79,10 @@ def load() -> generated_code.CodeCache:
     return code
 
 
-def run_server(args: argparse.Namespace, code: generated_code.CodeCache) -> int:
-    """The server over stdio (or --tcp), once `load` has run in this process (or in the one it was forked from)."""
+def run_server(args: argparse.Namespace, code: generated_code.CodeCache,
+               after_first_diagnostics: Callable[[], None] | None = None) -> int:
+    """The server over stdio (or --tcp), once `load` has run in this process (or in the one it was forked from);
+    `after_first_diagnostics` runs once the first diagnostics are out (app.after_first_diagnostics)."""
     from cudalens.server import generated_code, key_pipe, lifecycle
 
     address = _host_port(args.tcp) if args.tcp else None
@@ -88,6 +94,8 @@ def run_server(args: argparse.Namespace, code: generated_code.CodeCache) -> int:
     from cudalens.server.app import create_server
 
     server = create_server()
+    if after_first_diagnostics is not None:
+        server.after_first_diagnostics(after_first_diagnostics)
     code.save(at_least=generated_code.REWRITE_AT_START)  # the rest, with what the messages add, at exit
     lifecycle.at_exit(code.save)
     try:

@@ -37,19 +37,30 @@ def window(cache: Path, folder: Path, new_session: bool = False, **env: str) -> 
                          new_session=new_session)
 
 
-# VS Code starts its server in the editor's session; Neovim starts each in a session of its own (`detached`)
-@pytest.mark.parametrize("new_session", [False, True], ids=["vscode", "neovim"])
-def test_the_next_window_is_forked_from_the_warm_server(cache, tmp_path, new_session):
-    first = window(cache, tmp_path / "one", new_session)
+def first_window(cache: Path, folder: Path, new_session: bool = False) -> list[dict]:
+    """The session's first window serves itself and, once its first diagnostics are out, starts the warm server
+    (waited for here) before it closes; its diagnostics."""
+    first = window(cache, folder, new_session)
     try:
-        first.initialize(tmp_path / "one")
-        uri = first.open(tmp_path / "one" / "strided.cu", kernel("strided.cu"))
-        expected = first.diagnostics(uri, 1)
-        assert expected, "the kernel has findings"
+        first.initialize(folder)
+        assert not warm_servers(cache), "the warm server waits for this window's first diagnostics"
+        found = diagnose(first, folder)
+        wait_for(lambda: warm_server(cache) is not None, "the warm server the first window started", timeout=WAIT_S)
         assert first.close() == 0
     finally:
         first.kill()
-    wait_for(lambda: warm_server(cache) is not None, "the warm server the first window started", timeout=WAIT_S)
+    return found
+
+
+def diagnose(server: RawConnection, folder: Path) -> list[dict]:
+    return server.diagnostics(server.open(folder / "strided.cu", kernel("strided.cu")), 1)
+
+
+# VS Code starts its server in the editor's session; Neovim starts each in a session of its own (`detached`)
+@pytest.mark.parametrize("new_session", [False, True], ids=["vscode", "neovim"])
+def test_the_next_window_is_forked_from_the_warm_server(cache, tmp_path, new_session):
+    expected = first_window(cache, tmp_path / "one", new_session)
+    assert expected, "the kernel has findings"
     warm = warm_server(cache)
     warm_env = Path(f"/proc/{warm}/environ").read_bytes()
     assert SECRET.encode() not in warm_env and b"OPENAI_API_KEY" not in warm_env  # started from the clean environment
@@ -57,8 +68,7 @@ def test_the_next_window_is_forked_from_the_warm_server(cache, tmp_path, new_ses
     second = window(cache, tmp_path / "two", new_session, OPENAI_API_KEY=SECRET)
     try:
         assert "capabilities" in second.initialize(tmp_path / "two")["result"]
-        uri = second.open(tmp_path / "two" / "strided.cu", kernel("strided.cu"))
-        assert [d["code"] for d in second.diagnostics(uri, 1)] == [d["code"] for d in expected]
+        assert [d["code"] for d in diagnose(second, tmp_path / "two")] == [d["code"] for d in expected]
         forks = children(warm)
         assert len(forks) == 1, "the second window's server is the warm server's fork"
         server = forks[0]
@@ -72,10 +82,7 @@ def test_the_next_window_is_forked_from_the_warm_server(cache, tmp_path, new_ses
 
 
 def test_a_clean_exit_is_the_window_process_exit_code(cache, tmp_path):
-    first = window(cache, tmp_path / "one")
-    first.initialize(tmp_path / "one")
-    first.close()
-    wait_for(lambda: warm_server(cache) is not None, "the warm server", timeout=WAIT_S)
+    first_window(cache, tmp_path / "one")
     second = window(cache, tmp_path / "two")
     try:
         second.initialize(tmp_path / "two")
@@ -94,10 +101,7 @@ def test_a_clean_exit_is_the_window_process_exit_code(cache, tmp_path):
 def test_a_window_outliving_the_warm_server_does_not_keep_the_next_from_starting(cache, tmp_path):
     # the fork closes the warm server's lock and socket: once the warm server is gone (its session, an idle hour, a
     # kill), the next window starts a new one although an older window's server still runs
-    first = window(cache, tmp_path / "one")
-    first.initialize(tmp_path / "one")
-    first.close()
-    wait_for(lambda: warm_server(cache) is not None, "the warm server", timeout=WAIT_S)
+    first_window(cache, tmp_path / "one")
     warm = warm_server(cache)
     second = window(cache, tmp_path / "two")
     try:
@@ -109,6 +113,7 @@ def test_a_window_outliving_the_warm_server_does_not_keep_the_next_from_starting
         third = window(cache, tmp_path / "three")  # no warm server: serves itself and starts the next one
         try:
             assert "capabilities" in third.initialize(tmp_path / "three")["result"]
+            diagnose(third, tmp_path / "three")
             wait_for(lambda: warm_server(cache) not in (None, warm), "a new warm server")
         finally:
             third.kill()
