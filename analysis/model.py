@@ -99,7 +99,8 @@ class KernelModel:
 
     def simulate(self, cfg: RunConfig, pad: dict[str, int] | None = None) -> SimResult:
         return Simulator(self.unit, self.function, cfg.block, dict(cfg.params), self.template_values, pad=pad,
-                         template_types=self.template_types, block_index=cfg.block_index).run()
+                         template_types=self.template_types, block_index=cfg.block_index,
+                         host_key=self.context.host_key).run()
 
     def small_size_run(self) -> SimResult | None:
         """The run with the sizes whose role calls for it under a warp (`small_config`), or None when no sampled

@@ -18,6 +18,7 @@ import numpy as np
 from cudalens.analysis import coop_groups as cg
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis import warp_vote
+from cudalens.analysis.running_counts import running_counts
 from cudalens.analysis.types import FLOAT_TYPES, TypeInfo, substitute
 from cudalens.analysis.unit import (
     Function,
@@ -248,7 +249,7 @@ class Simulator:
     def __init__(self, unit: Unit, kernel: Function, block: tuple[int, int, int], params: dict[str, int],
                  template_values: dict[str, int], grid: tuple[int, int, int] = (64, 64, 1),
                  pad: dict[str, int] | None = None, template_types: dict[str, str] | None = None,
-                 block_index: tuple[int, int, int] = (1, 1, 1)) -> None:
+                 block_index: tuple[int, int, int] = (1, 1, 1), host_key: str = "") -> None:
         self.pad = pad or {}  # shared arrays whose rows get extra elements (to test a padding fix)
         self.unit, self.kernel = unit, kernel
         bx, by, bz = block
@@ -264,6 +265,7 @@ class Simulator:
         }
         self.lanes = cg.Lanes(block, grid, n)
         self.params, self.template_values = params, template_values
+        self.running_counts = running_counts(unit, kernel, host_key)  # parameters a scan fills before the launch
         self.result = SimResult(block)
         self.scopes: list[dict[str, Val | Ptr]] = [{}]
         self.frames: list[_Frame] = [_Frame(n)]
@@ -1226,6 +1228,11 @@ class Simulator:
             return Val(None, ref.off.deps | {UNIFORM}, is_float)
         if not is_float and ref.off.v is not None and _same_per_warp(ref.off.v, mask):
             return _stand_in(ref.off.v, ref.elem.size, self.n, frozenset({DATA}))
+        if not is_float and ref.off.v is not None and ref.off.thread_dependent and ref.ptr.base in self.running_counts \
+                and not ref.off.deps & {DATA, STAND_IN}:
+            # a running count at each thread's own element (a prefix sum a scan filled: running_counts): which
+            # items add how much is the data's; the sample followed is every item adding one, element k holding k
+            return Val(np.broadcast_to(ref.off.v, (self.n,)) // ref.elem.size, ref.off.deps | {ELECTED})
         return Val(None, frozenset({DATA}), is_float)
 
     def record(self, ref: _Ref, node: Node, mask: np.ndarray, write: bool, atomic: bool = False) -> None:

@@ -31,7 +31,17 @@ class DataDependentGlobalAccess(Rule):
     `h[top * n + threadIdx.x]` is a row the lanes read side by side, whatever `top` is (fixture
     CL1_uniform_outcome.cu). Nor is a prefix-sum compaction over a bitmask the warp shares (a tile's mask of
     active pixels, a ballot): `map[start + __popcll(mask & ((1ull << bit) - 1))]` in the lanes whose bit is set
-    reads consecutive entries whatever the mask is (fixture CL1_compaction_rank.cu).
+    reads consecutive entries whatever the mask is (fixture CL1_compaction_rank.cu). Nor is a slot read from a
+    running count at the thread's own element, where a scan in the file fills that buffer before the launch
+    (`cub::DeviceScan::ExclusiveSum(…, flags, prefix_sum, n)`, thrust's or std's scans, `cumsum`; directly or
+    through a host helper wrapping the scan): `if (flags[i]) out[prefix_sum[i]] = in[i];` is a compaction whose
+    storing threads write consecutive slots whatever the flags are (analysis/running_counts.py; fixture
+    CL1_running_count.cu). A name alone (`psum`) is no evidence, and the threads' slots are still the data's
+    where a kernel walks from one count to the next (`for (j = row_ptr[r]; j < row_ptr[r + 1]; ++j)`, a CSR
+    row) or a thread advances its slot under a condition of its own (`if (hits & (1 << c)) out[slot++] = …`:
+    as many slots as its data say). A scan in another file than the launch, or one a kernel of the file
+    computes, is not seen; a thread that writes several slots (eight children of an octree node) is followed
+    as if every item added one, so what that spacing costs is not reported either.
 
     ## Example
     ```cuda
