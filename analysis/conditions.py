@@ -3,9 +3,12 @@
 llm.c's `common.h` chooses `floatX` by `#if defined(ENABLE_BF16)` … `#else typedef float floatX;`, and the file
 that includes it says `#define ENABLE_BF16` first: the element is 2 bytes, not the last branch's 4. The
 preprocessor's rules, as far as the text tells them: a name no `#define` gives is 0, `defined(X)` is whether
-one does. A condition on what only the compiler or the build defines (`__CUDA_ARCH__`, `-DENABLE_BF16` on the
-command line: names that start with `__`, or a macro whose body is not a number) cannot be evaluated, and then
-no branch is chosen: the caller keeps what it did without this.
+one does, a macro is what its body evaluates to (`#define MAXIMIZE_KERNEL_SIZE true`). A condition on what only
+the compiler or the build defines (`__CUDA_ARCH__`, `-DENABLE_BF16` on the command line: names that start with
+`__`, or a macro whose body is not an expression of numbers and macros) cannot be evaluated, and then no branch is chosen: the caller
+keeps what it did without this. Declarations inside a kernel body follow the same one choice
+(Unit.compiled): mmcv's `#if MAXIMIZE_KERNEL_SIZE __shared__ float m[12288]; #else __shared__ scalar_t
+m[6144]; #endif` allocates one of the two, never both.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ _BRANCHES = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef")
 _DEFINED = re.compile(r"\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 _NUMBER = re.compile(r"^\(?\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*\)?$")
+_LITERALS = {"true": "1", "false": "0"}
+_MACRO_DEPTH = 8  # macros expanding into macros, as deep as that (a cycle is not an expression)
 
 
 def branch_conditions(node: ts.Node) -> tuple[Condition, ...]:
@@ -29,7 +34,7 @@ def branch_conditions(node: ts.Node) -> tuple[Condition, ...]:
     out: list[Condition] = []
     child, parent = node, node.parent
     while parent is not None:
-        if parent.type in _BRANCHES:
+        if parent.type in _BRANCHES and not _include_guard(parent):
             alternative = parent.child_by_field_name("alternative")
             condition = _condition_text(parent)
             if alternative is not None and alternative.start_byte == child.start_byte \
@@ -39,6 +44,17 @@ def branch_conditions(node: ts.Node) -> tuple[Condition, ...]:
                 out.append((condition, True))
         child, parent = parent, parent.parent
     return tuple(out)
+
+
+def _include_guard(node: ts.Node) -> bool:
+    """`#ifndef GUARD` whose body starts with `#define GUARD`: the file's first inclusion, always taken (the
+    macro the file defines is not yet defined where the condition is read)."""
+    if node.type != "preproc_ifdef" or not node.children or node.children[0].type != "#ifndef":
+        return False
+    name = node.child_by_field_name("name")
+    first = next((c for c in node.named_children if c != name), None)
+    defined = first.child_by_field_name("name") if first is not None and first.type == "preproc_def" else None
+    return name is not None and defined is not None and ts.text(defined) == ts.text(name)
 
 
 def _condition_text(node: ts.Node) -> str:
@@ -62,8 +78,10 @@ def holds(conditions: tuple[Condition, ...], macros: Mapping[str, str]) -> bool 
     return True
 
 
-def evaluate(text: str, macros: Mapping[str, str]) -> int | None:
-    """An `#if` condition's value, or None when it rests on what the text does not define."""
+def evaluate(text: str, macros: Mapping[str, str], depth: int = 0) -> int | None:
+    """An `#if` condition's value, or None when it rests on what the text does not define. A macro whose body is
+    itself an expression (`#define MAXIMIZE_KERNEL_SIZE true`, `#define USE_TC (ARCH >= 80)`) has that
+    expression's value; C++'s `true` and `false` are 1 and 0 in an `#if` as anywhere else."""
     unknown = False
 
     def defined(m: re.Match) -> str:
@@ -76,13 +94,17 @@ def evaluate(text: str, macros: Mapping[str, str]) -> int | None:
         nonlocal unknown
         name = m.group(0)
         if name not in macros:
-            unknown |= name.startswith("__")
-            return "0"
-        number = _NUMBER.match(macros[name].strip() or "1")
-        if number is None:
-            unknown = True
-            return "0"
-        return str(int(number.group(1), 0))
+            # in a macro's body, a name that is neither a macro nor a literal is not a number (`#define MODE
+            # fast`): unknown, where the condition's own text takes it as 0
+            unknown |= name.startswith("__") or (depth > 0 and name not in _LITERALS)
+            return _LITERALS.get(name, "0")
+        body = macros[name].strip() or "1"
+        number = _NUMBER.match(body)
+        if number is not None:
+            return str(int(number.group(1), 0))
+        inner = evaluate(body, macros, depth + 1) if depth < _MACRO_DEPTH else None
+        unknown |= inner is None
+        return str(inner or 0)
 
     expression = _NAME.sub(value, _DEFINED.sub(defined, text))
     if unknown:

@@ -1,7 +1,8 @@
 """The fixed-size arrays a kernel declares in its own body (`__shared__ float tile[32][33]`, `float acc[64]`),
 with their sizes where the compiler knows them: literals, macros, file-scope and local constants, and an element
 type that is a template parameter when the caller says what to take for it. Dimensions from template
-parameters or anything else stay unknown (None)."""
+parameters or anything else stay unknown (None). Of declarations in `#if`/`#else` arms, only the arm the unit's
+macros select counts (Unit.compiled); where they cannot tell, one name declared in two arms counts once (the first arm's)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cudalens.analysis import ts_binding as ts
+from cudalens.analysis.conditions import branch_conditions
 from cudalens.analysis.host_eval import eval_host
 from cudalens.analysis.syntax import find
 from cudalens.analysis.unit import Function, Unit
@@ -52,7 +54,11 @@ def array_declarations(unit: Unit, function: Function,
     """The kernel's own fixed-size arrays; `template_bytes`: the element size to take for an element type
     that is a template parameter (`__shared__ scalar_t a[512][512]`), unknown without it."""
     out = []
+    arms: dict[str, tuple] = {}  # name → the `#if` conditions of the arm its kept declaration sits in
     for node in find(function.body, "declaration"):
+        compiled = unit.compiled(node)
+        if compiled is False:
+            continue  # an `#if` arm the unit's macros leave out
         storage = {ts.text(c) for c in node.children if c.type == "storage_class_specifier"}
         shared = _is_shared(node)
         if "extern" in storage or ("static" in storage and not shared):
@@ -74,9 +80,15 @@ def array_declarations(unit: Unit, function: Function,
                 inner = inner.child_by_field_name("declarator")
             if inner is None or inner.type != "identifier":
                 continue  # an array of pointers or something stranger: its element size is not the type's
-            out.append(ArrayDecl(node, arr, ts.text(inner), shared, tuple(reversed(dims)),
-                                 template_bytes[param] if param else info.size if info is not None else None,
-                                 param))
+            decl = ArrayDecl(node, arr, ts.text(inner), shared, tuple(reversed(dims)),
+                             template_bytes[param] if param else info.size if info is not None else None, param)
+            if compiled is None:
+                # arms no macro decides: one name declared in two of them is one array, the first arm's, the
+                # one the lane interpreter runs (simulate.Interpreter.exec)
+                conditions = branch_conditions(node)
+                if arms.setdefault(decl.name, conditions) != conditions:
+                    continue
+            out.append(decl)
     return out
 
 

@@ -462,8 +462,13 @@ class Simulator:
             for child in node.named_children[1:]:
                 self.exec(child, mask)
         elif t in ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif"):
+            # the arm the file's macros select (Unit.compiled); the first arm where they cannot tell
             for child in node.named_children:
-                if child.type.endswith("statement") or child.type == "declaration":
+                if child.type in ("preproc_else", "preproc_elif"):
+                    if self.unit.compiled(child):
+                        self.exec(child, mask)
+                elif (child.type.endswith("statement") or child.type == "declaration") \
+                        and self.unit.compiled(child) is not False:
                     self.exec(child, mask)
 
     def switch_statement(self, node: Node, mask: np.ndarray) -> None:

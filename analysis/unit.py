@@ -8,7 +8,7 @@ from functools import cached_property, lru_cache, partial
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.bounded_cache import remember
-from cudalens.analysis.conditions import branch_conditions
+from cudalens.analysis.conditions import branch_conditions, holds
 from cudalens.analysis.nesting import Deep, too_deep
 from cudalens.analysis.reaching import assigned
 from cudalens.analysis.types import StructDef, TypeTable
@@ -156,6 +156,12 @@ class Unit:
             if name not in self.functions:
                 self.functions[name] = [replace(f, from_header=True) for f in fs if not f.is_kernel]
         _mark_macro_qualified(self.functions, self.qualifier_macros)
+
+    def compiled(self, node: Node) -> bool | None:
+        """Whether the `#if` branches around `node` are the ones the unit's macros select (True outside any);
+        None when a condition cannot be evaluated (conditions.holds)."""
+        conditions = branch_conditions(node)
+        return holds(conditions, _object_macros(self.macros)) if conditions else True
 
     def device_function(self, name: str, arity: int | None = None) -> Function | None:
         """The `__device__` helper a call names (a host function of the same name is not one: cuda-samples'

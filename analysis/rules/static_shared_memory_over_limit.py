@@ -27,7 +27,10 @@ class StaticSharedMemoryOverLimit(Rule):
     macros, `const`/`constexpr` values); arrays sized by template parameters, declared at file scope or in
     `__device__` helpers are not counted, so the total is a lower bound. An element type that is a template
     parameter takes its instantiation's size; without one, 1 byte (the message then says "at least", and that
-    it holds whatever the type is).
+    it holds whatever the type is). Arrays in `#if`/`#else` arms count only in the arm the file's macros select
+    (`#define MAXIMIZE_KERNEL_SIZE true`), the same choice a typedef in such arms gets; where the arms rest on
+    what only the build defines (`__CUDA_ARCH__`, `-D` flags), an array declared in two arms counts once
+    (the first arm's).
 
     ## Example
     ```cuda

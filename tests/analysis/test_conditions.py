@@ -21,6 +21,8 @@ from cudalens.workspace.includes import DiskIncludes
     ("UNDEFINED_NAME", {}, 0),  # the preprocessor's rule: a name no #define gives is 0
     ("N / 2 - 1 != 3", {"N": "8"}, 0),
     ("A != B", {"A": "1", "B": "2"}, 1),
+    ("MAXIMIZE_KERNEL_SIZE", {"MAXIMIZE_KERNEL_SIZE": "true"}, 1),  # mmcv's carafe: C++'s literal in a macro
+    ("USE_TC && !false", {"USE_TC": "(ARCH >= 80)", "ARCH": "90"}, 1),  # a macro of macros
 ])
 def test_a_condition_is_evaluated_as_the_preprocessor_would(text: str, macros: dict, value: int) -> None:
     assert evaluate(text, macros) == value
@@ -30,6 +32,7 @@ def test_a_condition_is_evaluated_as_the_preprocessor_would(text: str, macros: d
     ("__CUDA_ARCH__ >= 800", {}),  # the compiler's, not the text's
     ("defined(__CUDACC__)", {}),
     ("MODE == 2", {"MODE": "fast"}),  # a macro that is not a number
+    ("A", {"A": "B", "B": "A"}),  # a cycle has no value
     ("import os", {}),
     ("(1", {}),
 ])
@@ -61,3 +64,29 @@ def test_a_header_typedef_follows_the_macro_its_includer_defines_first(tmp_path:
     report = analyze_text(str(tmp_path / "k.cu"), text, read_include=DiskIncludes())
     [finding] = [f for f in report.findings if f.code == "CL101"]
     assert dict(finding.evidence)["element_bytes"] == element_bytes
+
+
+BODY_ARMS = """#ifndef ARMS_H
+#define ARMS_H
+%s
+__global__ void k(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+#ifdef STRIDED_COPY
+    out[i] = in[i * 64];
+#else
+    out[i] = in[i];
+#endif
+}
+void h(const float* a, float* b, int n) { k<<<n / 256, 256>>>(a, b, n); }
+#endif
+"""
+
+
+@pytest.mark.parametrize(("define", "line"), [("#define STRIDED_COPY", 8), ("", None)])
+def test_a_kernel_body_runs_the_arm_its_macros_select(define: str, line: int | None) -> None:
+    """kaolin's `#ifdef EXPERIMENTAL` … `#else gpuAtomicAdd(…)` inside a kernel: the arm the file's macros select
+    is the code the lanes run, inside an include guard too (the guard's macro is the file's own)."""
+    report = analyze_text("arms.cuh", BODY_ARMS % define)
+    lines = [f.span.line for f in report.findings if f.code == "CL101"]
+    assert lines == ([line] if line else [])
