@@ -35,8 +35,9 @@ class DataDependentBranch(Rule):
 
     ## Known problems
     Always `info`: the cost depends on the data. `cudalens profile` shows the measured threads per
-    instruction on these lines. A branch whose bodies only move values between variables (a sorting network's
-    compare-and-swap) is not reported: nvcc turns it into selects. Neither is a branch on CUTLASS/CuTe's
+    instruction on these lines. A branch whose bodies only compute in registers (a sorting network's
+    compare-and-swap, which nvcc turns into selects; a conversion's `else if` chain of casts and bit operations,
+    which it branches over one to three ALU instructions at a time) is not reported: no heavy work. Neither is a branch on CUTLASS/CuTe's
     `elect_one_sync()`: it is true in one lane of each warp, a choice of lane, not of data (fixture
     CL2_warp_uniform.cu); nor one on `g.thread_rank() == 0` of a coalesced group or a partition of the warp
     (`cg::labeled_partition(warp, camera)`): the leader of each group that writes what the group reduced,
@@ -101,7 +102,7 @@ class DataDependentBranch(Rule):
             node = per_run[0][0].node
             cost = sum(statement_cost(node.child_by_field_name(f)) for f in ("consequence", "alternative"))
             if cost < HEAVY_DATA_BODY or register_only(node):
-                continue  # short bodies are predicated, swaps of registers become selects
+                continue  # short bodies are predicated, register-only ones cost a few ALU instructions
             also = " and the thread index" if per_run[0][0].deps & THREAD_DEPS else ""
             yield kernel.finding(
                 type(self), per_run[0][0].at or node.child_by_field_name("condition") or node,

@@ -23,14 +23,23 @@ _NOT_SELECTS = {"call_expression", "subscript_expression", "for_statement", "whi
                 "return_statement", "break_statement", "continue_statement", "goto_statement"}
 
 
+_CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast"})  # conversions, not calls
+
+
 def register_only(node) -> bool:
-    """Whether an if's branches only move values between variables (`t = a; a = b; b = t;`, a sorting
-    network's compare-and-swap): nvcc turns them into selects, so no lane waits for another (no memory
-    access, call, loop or jump in them)."""
+    """Whether an if's branches only compute in registers (`t = a; a = b; b = t;`, a sorting network's
+    compare-and-swap): no memory access, call, loop or jump in them, a cast being no call. nvcc turns a swap
+    into selects; flashinfer's software fp16 rounding (`if (exp == 0xFF) bits = …; else if (exp > 142) bits =
+    0x7C00u; … else { … bits = static_cast<uint16_t>(…); }`) it branches over (SASS, sm_90: BRA around one to
+    three ALU instructions per arm): either way no lane waits for more than a few register operations."""
     stack = [c for c in (node.child_by_field_name("consequence"), node.child_by_field_name("alternative"))
              if c is not None]
     while stack:
         n = stack.pop()
+        if n.type == "call_expression" and callee(n.child_by_field_name("function"))[1] in _CASTS:
+            arguments = n.child_by_field_name("arguments")
+            stack.extend(arguments.named_children if arguments is not None else ())
+            continue
         if n.type in _NOT_SELECTS or (n.type == "pointer_expression" and ts.text(n).startswith("*")) or (
                 n.type == "field_expression" and "->" in ts.text(n)):
             return False
@@ -47,7 +56,7 @@ _STRAIGHT_CALLS = frozenset({
     "atomicAnd", "atomicOr", "atomicXor", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
     "__ldg", "min", "max", "fminf", "fmaxf", "fabsf", "fabs", "abs", "expf", "__expf", "exp2f", "__exp2f",
     "fmaf", "__fmaf_rn", "__fmul_rn", "__fadd_rn", "__float2half", "__half2float", "__float2bfloat16",
-    "__bfloat162float", "static_cast", "reinterpret_cast", "const_cast", "aligned_size_t"})
+    "__bfloat162float", "aligned_size_t"}) | _CASTS
 
 
 def straight_line(kernel: KernelModel, roots: list, depth: int = 0) -> bool:
