@@ -13,6 +13,19 @@ from cudalens.analysis.rules.divergent_branch import register_only
 from cudalens.analysis.values import DATA, THREAD_DEPS
 
 HEAVY_DATA_BODY = 5  # a loop, or several statements: cheap bodies are predicated
+CHEAP_OPERATIONS = 16  # operators, stores and arithmetic calls in arms without loads, loops or calls: a few dozen
+_OPERATIONS = ("binary_expression", "unary_expression", "assignment_expression", "update_expression",
+               "call_expression")
+
+
+def operations(arms: list) -> int:
+    """The operators, assignments and calls in `arms`: about the instructions they issue."""
+    count, stack = 0, list(arms)
+    while stack:
+        n = stack.pop()
+        count += n.type in _OPERATIONS
+        stack.extend(n.named_children)
+    return count
 
 
 class DataDependentBranch(Rule):
@@ -37,7 +50,13 @@ class DataDependentBranch(Rule):
     Always `info`: the cost depends on the data. `cudalens profile` shows the measured threads per
     instruction on these lines. A branch whose bodies only compute in registers (a sorting network's
     compare-and-swap, which nvcc turns into selects; a conversion's `else if` chain of casts and bit operations,
-    which it branches over one to three ALU instructions at a time) is not reported: no heavy work. Neither is a branch on CUTLASS/CuTe's
+    which it branches over one to three ALU instructions at a time) is not reported: no heavy work. Nor is one
+    whose arms only compute in registers and store, with no load, loop or call other than register arithmetic
+    (`__popc`, `fminf`, `make_float3`), in at most 16 operators, stores and such calls: kaolin's `if (pmax ==
+    0) { occupied[i] = 0; state[i] = 0; } else if … else …`, an insertion's popc and four stores, one division
+    and three FMAs. Whether nvcc predicates them or branches (SASS, sm_90: the outer arm of that chain is a
+    `BRA`, its inner ones predicated), a diverged warp spends those few instructions, not heavy work (fixture
+    CL2_divergence.cu's `classify`). An arm that gathers (`colours[state[i]]`) is reported. Neither is a branch on CUTLASS/CuTe's
     `elect_one_sync()`: it is true in one lane of each warp, a choice of lane, not of data (fixture
     CL2_warp_uniform.cu); nor one on `g.thread_rank() == 0` of a coalesced group or a partition of the warp
     (`cg::labeled_partition(warp, camera)`): the leader of each group that writes what the group reduced,
@@ -100,9 +119,11 @@ class DataDependentBranch(Rule):
             if not per_run[0]:
                 continue
             node = per_run[0][0].node
-            cost = sum(statement_cost(node.child_by_field_name(f)) for f in ("consequence", "alternative"))
-            if cost < HEAVY_DATA_BODY or register_only(node):
-                continue  # short bodies are predicated, register-only ones cost a few ALU instructions
+            arms = [a for a in (node.child_by_field_name(f) for f in ("consequence", "alternative")) if a is not None]
+            cost = sum(statement_cost(a) for a in arms)
+            if cost < HEAVY_DATA_BODY or register_only(node) or (
+                    register_only(node, stores=True) and operations(arms) <= CHEAP_OPERATIONS):
+                continue  # short bodies are predicated; arms of a few register operations and stores are cheap
             also = " and the thread index" if per_run[0][0].deps & THREAD_DEPS else ""
             yield kernel.finding(
                 type(self), per_run[0][0].at or node.child_by_field_name("condition") or node,

@@ -24,22 +24,46 @@ _NOT_SELECTS = {"call_expression", "subscript_expression", "for_statement", "whi
 
 
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast"})  # conversions, not calls
+# Register arithmetic nvcc lowers without a branch (SASS, sm_90): no call, no memory.
+_ARITHMETIC_CALLS = frozenset({
+    "min", "max", "fminf", "fmaxf", "fabsf", "fabs", "abs", "expf", "__expf", "exp2f", "__exp2f", "fmaf",
+    "__fmaf_rn", "__fmul_rn", "__fadd_rn", "__float2half", "__half2float", "__float2bfloat16", "__bfloat162float",
+    "__popc", "__popcll", "__clz", "__ffs"}) | _CASTS
 
 
-def register_only(node) -> bool:
+def _arithmetic(call) -> bool:
+    name = callee(call.child_by_field_name("function"))[1]
+    return name in _ARITHMETIC_CALLS or name.startswith("make_")
+
+
+def _stored(n) -> bool:
+    """Whether `n` is the target of a plain `=` (a store, not a read-modify-write)."""
+    parent = n.parent
+    return parent is not None and parent.type == "assignment_expression" and \
+        parent.child_by_field_name("left") == n and ts.text(parent.child_by_field_name("operator")) == "="
+
+
+def register_only(node, stores: bool = False) -> bool:
     """Whether an if's branches only compute in registers (`t = a; a = b; b = t;`, a sorting network's
     compare-and-swap): no memory access, call, loop or jump in them, a cast being no call. nvcc turns a swap
     into selects; flashinfer's software fp16 rounding (`if (exp == 0xFF) bits = …; else if (exp > 142) bits =
     0x7C00u; … else { … bits = static_cast<uint16_t>(…); }`) it branches over (SASS, sm_90: BRA around one to
-    three ALU instructions per arm): either way no lane waits for more than a few register operations."""
+    three ALU instructions per arm): either way no lane waits for more than a few register operations.
+    With `stores`, plain stores (`out[i] = v;`) and register arithmetic (`fminf`, `__popc`, `make_float3`) are
+    allowed too: arms that only compute and write, which cost their instructions whether branched or predicated
+    (CL203 counts them: data_dependent_branch.operations)."""
     stack = [c for c in (node.child_by_field_name("consequence"), node.child_by_field_name("alternative"))
              if c is not None]
     while stack:
         n = stack.pop()
-        if n.type == "call_expression" and callee(n.child_by_field_name("function"))[1] in _CASTS:
+        if n.type == "call_expression" and (_arithmetic(n) if stores else
+                                            callee(n.child_by_field_name("function"))[1] in _CASTS):
             arguments = n.child_by_field_name("arguments")
             stack.extend(arguments.named_children if arguments is not None else ())
             continue
+        if stores and n.type in ("subscript_expression", "pointer_expression", "field_expression") and _stored(n):
+            stack.extend(c for c in n.named_children if c.type != "field_identifier")
+            continue  # the store itself; what its address reads is checked
         if n.type in _NOT_SELECTS or (n.type == "pointer_expression" and ts.text(n).startswith("*")) or (
                 n.type == "field_expression" and "->" in ts.text(n)):
             return False
@@ -54,9 +78,7 @@ _CONTROL_FLOW = {"for_statement", "while_statement", "do_statement", "if_stateme
 _STRAIGHT_CALLS = frozenset({
     "atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "atomicInc", "atomicDec", "atomicCAS",
     "atomicAnd", "atomicOr", "atomicXor", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
-    "__ldg", "min", "max", "fminf", "fmaxf", "fabsf", "fabs", "abs", "expf", "__expf", "exp2f", "__exp2f",
-    "fmaf", "__fmaf_rn", "__fmul_rn", "__fadd_rn", "__float2half", "__half2float", "__float2bfloat16",
-    "__bfloat162float", "aligned_size_t"}) | _CASTS
+    "__ldg", "aligned_size_t"}) | (_ARITHMETIC_CALLS - {"__popc", "__popcll", "__clz", "__ffs"})
 
 
 def straight_line(kernel: KernelModel, roots: list, depth: int = 0) -> bool:

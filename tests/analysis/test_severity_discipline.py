@@ -40,7 +40,7 @@ CASES: dict[str, tuple[str, str]] = {
               "  for (int j = 0; j <= threadIdx.x; ++j) acc += in[j];\n  out[threadIdx.x] = acc; }",
               "k<<<1, 256>>>(a, b);"),
     "CL203": ("__global__ void k(const float* in, float* out) { float v = in[threadIdx.x];\n"
-              "  if (v > 0.0f) { v = v * 2.0f; v = v + 1.0f; v = v * v; v = v - 3.0f; v = v / 7.0f; out[256] = v; }\n"
+              "  if (v > 0.0f) { v = v * in[(int)v & 255]; v = v + 1.0f; v = v * v; v = v - 3.0f; v = v / 7.0f; out[256] = v; }\n"
               "  out[threadIdx.x] = v; }", "k<<<1, 256>>>(a, b);"),
     "CL204": ("__global__ void k(const float* in, float* out) { __shared__ float s[256];\n"
               "  s[threadIdx.x] = in[threadIdx.x];\n  __syncthreads();\n"
