@@ -30,10 +30,11 @@ _MACRO_DEPTH = 8  # macros expanding into macros, as deep as that (a cycle is no
 
 def branch_conditions(node: ts.Node) -> tuple[Condition, ...]:
     """What must hold for `node`'s branch to be compiled: each enclosing `#if`/`#ifdef`/`#elif` whose body
-    holds it true, each one whose `#else`/`#elif` holds it false (innermost first)."""
+    holds it true, each one whose `#else`/`#elif` holds it false (innermost first). Inside a function, only the
+    arms within it: the function's own arms are what is analysed of it, as the function is."""
     out: list[Condition] = []
     child, parent = node, node.parent
-    while parent is not None:
+    while parent is not None and parent.type != "function_definition":
         if parent.type in _BRANCHES and not _include_guard(parent):
             alternative = parent.child_by_field_name("alternative")
             condition = _condition_text(parent)

@@ -90,3 +90,12 @@ def test_a_kernel_body_runs_the_arm_its_macros_select(define: str, line: int | N
     report = analyze_text("arms.cuh", BODY_ARMS % define)
     lines = [f.span.line for f in report.findings if f.code == "CL101"]
     assert lines == ([line] if line else [])
+
+
+def test_a_kernel_in_an_arm_left_out_keeps_its_arrays() -> None:
+    """A whole kernel under `#ifdef ENABLE_SM90` (flashinfer's mamba kernels) is analysed as a kernel is: the arms
+    around it do not drop the arrays inside it."""
+    text = ("#ifdef ENABLE_SM90\n__global__ void k(float* out) {\n    __shared__ float a[16384];\n"
+            "    a[threadIdx.x] = 0.0f;\n    __syncthreads();\n    out[threadIdx.x] = a[threadIdx.x + 1];\n}\n#endif\n")
+    report = analyze_text("k.cu", text)
+    assert [f.span.line for f in report.findings if f.code == "CL403"] == [3]
