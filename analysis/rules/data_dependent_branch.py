@@ -56,7 +56,10 @@ class DataDependentBranch(Rule):
     0) { occupied[i] = 0; state[i] = 0; } else if … else …`, an insertion's popc and four stores, one division
     and three FMAs. Whether nvcc predicates them or branches (SASS, sm_90: the outer arm of that chain is a
     `BRA`, its inner ones predicated), a diverged warp spends those few instructions, not heavy work (fixture
-    CL2_divergence.cu's `classify`). An arm that gathers (`colours[state[i]]`) is reported. Neither is a branch on CUTLASS/CuTe's
+    CL2_divergence.cu's `classify`). A decision tree whose leaves return constants or what they compute
+    (bitsandbytes' FP4/NF4 quantizers: `if (x > 0.64f) { if (x > 0.86f) return 0b1111; else return 0b1110; }
+    …`, most pairs ending in `selp`) counts alike (fixture CL2_divergence.cu's `code_of`). An arm that gathers
+    (`colours[state[i]]`) or loops is reported. Neither is a branch on CUTLASS/CuTe's
     `elect_one_sync()`: it is true in one lane of each warp, a choice of lane, not of data (fixture
     CL2_warp_uniform.cu); nor one on `g.thread_rank() == 0` of a coalesced group or a partition of the warp
     (`cg::labeled_partition(warp, camera)`): the leader of each group that writes what the group reduced,
@@ -123,7 +126,7 @@ class DataDependentBranch(Rule):
             cost = sum(statement_cost(a) for a in arms)
             if cost < HEAVY_DATA_BODY or register_only(node) or (
                     register_only(node, stores=True) and operations(arms) <= CHEAP_OPERATIONS):
-                continue  # short bodies are predicated; arms of a few register operations and stores are cheap
+                continue  # short bodies are predicated; arms of a few register operations, stores, returns are cheap
             also = " and the thread index" if per_run[0][0].deps & THREAD_DEPS else ""
             yield kernel.finding(
                 type(self), per_run[0][0].at or node.child_by_field_name("condition") or node,

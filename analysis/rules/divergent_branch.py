@@ -49,9 +49,10 @@ def register_only(node, stores: bool = False) -> bool:
     into selects; flashinfer's software fp16 rounding (`if (exp == 0xFF) bits = …; else if (exp > 142) bits =
     0x7C00u; … else { … bits = static_cast<uint16_t>(…); }`) it branches over (SASS, sm_90: BRA around one to
     three ALU instructions per arm): either way no lane waits for more than a few register operations.
-    With `stores`, plain stores (`out[i] = v;`) and register arithmetic (`fminf`, `__popc`, `make_float3`) are
-    allowed too: arms that only compute and write, which cost their instructions whether branched or predicated
-    (CL203 counts them: data_dependent_branch.operations)."""
+    With `stores`, plain stores (`out[i] = v;`), returns of what they compute (a decision tree's leaves:
+    `if (x > 0.6f) return 0b0110; else return 0b0111;`) and register arithmetic (`fminf`, `__popc`, `make_float3`)
+    are allowed too: arms that only compute and write or return, which cost their instructions whether branched or
+    predicated (CL203 counts them: data_dependent_branch.operations)."""
     stack = [c for c in (node.child_by_field_name("consequence"), node.child_by_field_name("alternative"))
              if c is not None]
     while stack:
@@ -64,6 +65,9 @@ def register_only(node, stores: bool = False) -> bool:
         if stores and n.type in ("subscript_expression", "pointer_expression", "field_expression") and _stored(n):
             stack.extend(c for c in n.named_children if c.type != "field_identifier")
             continue  # the store itself; what its address reads is checked
+        if stores and n.type == "return_statement":
+            stack.extend(n.named_children)
+            continue  # the value is checked as any other
         if n.type in _NOT_SELECTS or (n.type == "pointer_expression" and ts.text(n).startswith("*")) or (
                 n.type == "field_expression" and "->" in ts.text(n)):
             return False
