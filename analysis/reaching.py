@@ -9,6 +9,7 @@ Tables are made once per scope and kept in the `tables` dict the caller passes (
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from itertools import pairwise
 
 from cudalens.analysis import ts_binding as ts
@@ -265,3 +266,68 @@ def assigned(use: Node, scope: Node | None, tables: dict) -> Node | None:
         return seen.child_by_field_name("right") if plain else None  # type: ignore[union-attr]
     found = declaration_of(name, scope, use.start_byte, tables)
     return found[1] if found is not None else None
+
+
+# The forms whose value is their operands' (a memory read, a call, a write, `->` may differ each time they run)
+_COMPUTED = frozenset(("binary_expression", "unary_expression", "cast_expression", "conditional_expression",
+                       "field_expression", "parenthesized_expression"))
+_CONSTANT = frozenset(("number_literal", "char_literal", "true", "false", "sizeof_expression",
+                       "qualified_identifier"))
+
+
+def value_key(node: Node | None, scope: Node, tables: dict) -> tuple | None:
+    """What an expression computes, as a key: two expressions met in one pass through a loop body (neither in
+    a loop inside it) with equal keys hold the same value, however they are written (`(p / w)` and `p / w`).
+    A name is keyed by how many writes and declarations of it end before the use in source order: in one pass
+    the code runs in that order, so two uses with no write between them see one value (`i / n` before and
+    after `i += 1` differ). None for what may differ each time it runs: a memory read, a call, a write."""
+    if node is None:
+        return None
+    kind = node.type
+    if kind in _CONSTANT:
+        return ("constant", ts.text(node))
+    if kind == "identifier":
+        name = ts.text(node)
+        return ("name", name, bisect_right(_write_ends(scope, tables).get(name, ()), node.start_byte))
+    cast = _cast(node)
+    if cast is not None:
+        operand = value_key(cast[1], scope, tables)
+        return None if operand is None else ("cast", cast[0], operand)
+    if kind not in _COMPUTED or (kind == "field_expression" and ts.text(node.child_by_field_name("operator")) != "."):
+        return None
+    if kind == "field_expression":
+        operand = value_key(node.child_by_field_name("argument"), scope, tables)
+        return None if operand is None else (".", operand, ts.text(node.child_by_field_name("field")))
+    operator = node.child_by_field_name("operator")
+    if kind == "unary_expression" and ts.text(operator) not in ("-", "+", "~", "!"):
+        return None
+    operands = tuple(value_key(n, scope, tables) for n in node.named_children if n.type != "comment")
+    if kind == "parenthesized_expression" and len(operands) == 1:
+        return operands[0]
+    return None if not operands or None in operands else (kind, ts.text(operator) if operator else "", operands)
+
+
+def _cast(node: Node) -> tuple[str, Node | None] | None:
+    """The type and operand of `(T)x` or `static_cast<T>(x)`; None for any other node."""
+    if node.type == "cast_expression":
+        return ts.text(node.child_by_field_name("type")), node.child_by_field_name("value")
+    function = node.child_by_field_name("function") if node.type == "call_expression" else None
+    if function is None or function.type != "template_function" or \
+            ts.text(function.child_by_field_name("name")) != "static_cast":
+        return None
+    types, operands = (ts.arguments(n.child_by_field_name("arguments")) for n in (function, node))
+    return (ts.text(types[0]), operands[0]) if len(types) == 1 and len(operands) == 1 else None
+
+
+def _write_ends(scope: Node, tables: dict) -> dict[str, list[int]]:
+    """Per variable of `scope`, where each write and declaration of it ends, in order (made once per scope)."""
+    key = ("write ends", scope)
+    table = tables.get(key)
+    if table is None:
+        ends: dict[str, list[int]] = {}
+        for name, writes_of in _write_table(scope, tables).items():
+            ends.setdefault(name, []).extend(w.end_byte for w, _ in writes_of)
+        for name, declared in declarations(scope, tables).items():
+            ends.setdefault(name, []).extend(node.end_byte for _, _, node, _ in declared)
+        table = tables[key] = {name: sorted(e) for name, e in ends.items()}
+    return table

@@ -11,6 +11,7 @@ from cudalens.analysis.file_context import FileContext
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.function_rule import FunctionRule
 from cudalens.analysis.host_eval import eval_host
+from cudalens.analysis.reaching import value_key
 from cudalens.analysis.syntax import divisions, enclosing_loop, find, loop_invariant
 from cudalens.analysis.unit import Function, Unit
 
@@ -93,8 +94,11 @@ class IntegerDivisionInLoop(FunctionRule):
     ## Known problems
     `info`: the divisor may well be a power of two at run time, and the loop may be short; the cost matters only
     in hot loops. Only operands whose types are known to be integers are checked. Only innermost loops are
-    checked (a division per row of an inner loop over the row is amortised), and a `%` whose operands a `/` of
-    the same loop divides too is not reported (nvcc derives the remainder from the quotient). Neither is a
+    checked (a division per row of an inner loop over the row is amortised). A division is counted once per
+    value it computes in a pass through the loop, the operands compared as values, not as text: `p / w / h`
+    written on two lines with no write of `p`, `w` or `h` between is one quotient each (nvcc computes it once),
+    and a `%` whose operands a `/` of the same pass divides too is none (nvcc derives the remainder from the
+    quotient: `(p / w) % h` beside `p / w / h`); after `p += 1` it is another value. Neither is a
     division whose operands the loop never changes (no variable of them assigned or declared in it, no memory
     read, no call: `row / D`), which the compiler computes once before the loop. A `constexpr` local divisor
     is a compile-time constant whatever it is written with (`constexpr unsigned ROWS = KTraits::NUM_MMA_D / 2;`
@@ -136,22 +140,28 @@ class IntegerDivisionInLoop(FunctionRule):
         typer = None
         seen: set[tuple[int, str, str]] = set()
         inner_loops: dict[int, list[Node]] = {}
-        found = divisions(body)
-        quotients = set()  # (loop, dividend, divisor) of the `/`s: a `%` of the same operands is derived from one
-        for node in found:
+        tables = context.unit.declarations
+        # each division in a loop with its key (loop, operator, the dividend's value, the divisor's value): in a
+        # pass through the loop nvcc computes a value once, at its first division, and a `%` whose operands a `/`
+        # divides too comes from that quotient (`r = i / n; c = i % n;`: i - r * n), before or after it
+        found = []
+        for node in divisions(body):
             op, left, right = _operands(node)
             loop = enclosing_loop(node, body)
-            if op == "/" and loop is not None and left is not None and right is not None:
-                quotients.add((loop.start_byte, ts.text(left), ts.text(right)))
-        for node in found:
-            op, left, right = _operands(node)
-            if op not in ("/", "%") or left is None or right is None:
-                continue
-            loop = enclosing_loop(node, body)
-            if loop is None or _has_inner_loop(loop, node, inner_loops):
+            if op in ("/", "%") and left is not None and right is not None and loop is not None:
+                dividend, divisor = value_key(left, body, tables), value_key(right, body, tables)
+                key = (loop.start_byte, op, dividend, divisor) if None not in (dividend, divisor) else node
+                found.append((node, op, left, right, loop, key))
+        quotients = {(k[0], k[2], k[3]) for *_, k in found if isinstance(k, tuple) and k[1] == "/"}
+        computed: set = set()
+        for node, op, left, right, loop, key in found:
+            if _has_inner_loop(loop, node, inner_loops):
                 continue  # once per iteration of an outer loop: amortised over the inner loop's work
-            if op == "%" and (loop.start_byte, ts.text(left), ts.text(right)) in quotients:
-                continue  # `r = i / n; c = i % n;`: nvcc computes the remainder as i - r * n
+            if key in computed:
+                continue  # the value a division before it in the pass computed (`p / w / h` on two lines)
+            computed.add(key)
+            if op == "%" and isinstance(key, tuple) and (key[0], key[2], key[3]) in quotients:
+                continue  # derived from the quotient
             if node.type == "binary_expression" and loop_invariant(node, loop):
                 continue  # `row / D` of values the loop never changes: computed once, before the loop
             typer = typer or ExprTyper(context.unit, function)
@@ -162,10 +172,10 @@ class IntegerDivisionInLoop(FunctionRule):
                 continue
             if unrolled_to_constants(right, node, body, context.unit):
                 continue  # `#pragma unroll` of `for (s = 1; s < 32; s *= 2)`: `% (2 * s)` by 2, 4, … in its copies
-            key = (node.start_point[0], op, ts.text(right))
-            if key in seen:
-                continue  # `a[i % n] = a[i % n] + b[j % n]`: one finding per line and divisor
-            seen.add(key)
+            line = (node.start_point[0], op, ts.text(right))
+            if line in seen:
+                continue  # `a[i % n] + b[j % n]`: one finding per line and divisor
+            seen.add(line)
             what = "division" if op == "/" else "modulo"
             yield context.finding(
                 type(self), node,
