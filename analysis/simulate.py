@@ -19,6 +19,7 @@ from cudalens.analysis import coop_groups as cg
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis import warp_vote
 from cudalens.analysis.running_counts import running_counts
+from cudalens.analysis.syntax import find, read_only_array
 from cudalens.analysis.types import FLOAT_TYPES, TypeInfo, substitute
 from cudalens.analysis.unit import (
     Function,
@@ -525,7 +526,8 @@ class Simulator:
                 alloc = "extern" if shared and "extern" in text_head.split() else \
                     f"{name}@{self.instance}" if shared and self.instance else ""
                 ptr = Ptr(name, "shared" if shared else "local", const(0), elem or DEFAULT_ELEM, dims, node,
-                          assumed_size=elem is None, alloc=alloc)
+                          assumed_size=elem is None, alloc=alloc,
+                          initial=None if shared or len(dims) > 1 else self.table(d, name, node, text_head, mask))
                 if shared:
                     self.result.shared_arrays[name] = ptr
                 self.scopes[-1][name] = ptr
@@ -569,6 +571,23 @@ class Simulator:
                     self.scopes[-1][name] = _Alias(_Ref(ptr, ptr.off, ptr.elem))  # type: ignore[assignment]
                     continue
                 self.scopes[-1][name] = group or unknown("uninitialized")
+
+    def table(self, declarator: Node, name: str, declaration: Node, text_head: str,
+              mask: np.ndarray) -> tuple[Val, ...] | None:
+        """The elements of a local array that a list of names and literals initialises and nothing writes after
+        (values.Ptr.initial), each as a scalar declared alike would be: a `constexpr` one's are compile-time
+        values."""
+        values = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+        block = declaration.parent
+        if values is None or values.type != "initializer_list" or block is None or find(values, "memory_read") \
+                or not read_only_array(name, block, declarator.end_byte):
+            return None
+        if any(e.type == "initializer_list" for e in ts.arguments(values)):
+            return None  # elements that are structs (`float2 c[] = {{0, 1}}`)
+        elements = [self.eval(e, mask) for e in ts.arguments(values)]
+        if not all(isinstance(e, Val) for e in elements):
+            return None
+        return tuple(compile_time(e) if _CONSTEXPR.search(text_head) else e for e in elements)  # type: ignore[arg-type]
 
     def dim3(self, args: Node, mask: np.ndarray, type_text: str) -> Val | Ptr:
         values = [self.eval(a, mask) for a in ts.arguments(args)]
@@ -1221,6 +1240,9 @@ class Simulator:
 
     def loaded_value(self, ref: _Ref, mask: np.ndarray) -> Val:
         is_float = ref.elem.name in FLOAT_TYPES
+        element = _element(ref)
+        if element is not None:
+            return element
         if ref.off.v is not None and (ref.off.v.ndim == 0 or _same(ref.off.v[mask])):
             # one address for every thread: one value for all
             deps = (ref.off.deps - THREAD_DEPS) | {UNIFORM}
@@ -1797,6 +1819,19 @@ def _same_per_warp(offsets: np.ndarray, mask: np.ndarray) -> bool:
         if active.size and not np.all(active == active[0]):
             return False
     return True
+
+
+def _element(ref: _Ref) -> Val | None:
+    """The value an element of a table of values (Ptr.initial) holds, read at a compile-time index: the same
+    element in every thread, of the array's own type; None for any other read."""
+    table, off = ref.ptr.initial, ref.off
+    if table is None or off.v is None or off.deps or ref.field_name is not None or ref.elem != ref.ptr.elem:
+        return None
+    offsets = np.unique(off.v)
+    size = max(1, ref.elem.size)
+    if len(offsets) != 1 or int(offsets[0]) % size or not 0 <= int(offsets[0]) // size < len(table):
+        return None
+    return table[int(offsets[0]) // size]
 
 
 def _stand_in(offsets: np.ndarray, size: int, n: int, deps: frozenset[str]) -> Val:

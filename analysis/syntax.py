@@ -90,6 +90,30 @@ def assigned_names(root: Node | None) -> set[str]:
     return out
 
 
+def read_only_array(name: str, scope: Node, after: int) -> bool:
+    """Whether every use of the array `name` in `scope` from byte `after` on reads an element (`a[i]`): none
+    writes one (`a[i] = …`, `a[i].x += …`, `a[i]++`), takes an address (`&a[i]`) or lets the array go anywhere
+    (`f(a)`, `p = a`, `sizeof a`)."""
+    for use in find(scope, "identifier"):
+        if use.start_byte < after or ts.text(use) != name:
+            continue
+        read = use.parent
+        if read is None or read.type != "subscript_expression" or read.child_by_field_name("argument") != use:
+            return False
+        place, outer = read, read.parent
+        while outer is not None and (outer.type == "parenthesized_expression" or (
+                outer.type in ("field_expression", "subscript_expression")
+                and outer.child_by_field_name("argument") == place)):
+            place, outer = outer, outer.parent  # (`a[i].x`, `a[i][j]`: still the array's element)
+        if outer is None:
+            continue
+        if outer.type == "update_expression" or (outer.type == "pointer_expression" and ts.text(
+                outer.child_by_field_name("operator")) == "&") or (
+                outer.type == "assignment_expression" and outer.child_by_field_name("left") == place):
+            return False
+    return True
+
+
 def loop_invariant(expression: Node, loop: Node) -> bool:
     """Whether an expression has one value in every iteration of `loop`: no variable of it is assigned or
     declared in the loop (its header included), and it reads no memory and calls nothing (`n / d`,

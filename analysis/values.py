@@ -127,6 +127,10 @@ class Ptr:
     # reached through a `volatile` pointer (`volatile uint *s_Data` of a helper): the compiler issues every access
     # as written, neither merging neighbours nor serving a re-read from a register (compiled_accesses)
     volatile: bool = False
+    # a local array's elements, where a list initialises it and nothing writes it after (`int stride[] = {h,
+    # h * n, 1}`): the compiler keeps each in a register, so an element read at a compile-time index is that
+    # value (the 1 is 1, not data loaded from memory); None for any other array or pointer
+    initial: tuple[Val, ...] | None = None
 
     @property
     def key(self) -> str:
@@ -134,7 +138,7 @@ class Ptr:
 
     def retyped(self, elem: TypeInfo, assumed_size: bool = False) -> Ptr:
         """The same address seen as another element type (a cast, a typed pointer to an untyped buffer)."""
-        return replace(self, elem=elem, dims=(), assumed_size=assumed_size)
+        return replace(self, elem=elem, dims=(), assumed_size=assumed_size, initial=None)
 
     def moved(self, byte_delta: Val) -> Ptr:
         return replace(self, off=binop("+", self.off, byte_delta))

@@ -307,7 +307,11 @@ class UncoalescedGlobalAccess(Rule):
     thread read earlier in the loop body with no store between (`mat3(c[0], c[1], c[2], c[1], …)`: the second
     `c[1]` is a register), or stored through the same pointer while its other stores there were a fixed distance
     away (`c[0] = …; c[1] = …; x = c[0];`); a store through another pointer, which may alias it, makes it a load
-    again (fixture CL1_values_in_registers.cu, checked against the PTX).
+    again (fixture CL1_values_in_registers.cu, checked against the PTX). A local array that a list of names and
+    literals initialises and nothing writes after is a table of values, kept in registers: its element at a
+    compile-time index is that value (`x * stride[2]` of `int stride[] = {dim, dim * heads, 1}` is `x`, no
+    stride a load sets), and a `constexpr` table's elements are compile-time constants (fixture
+    CL1_local_tables.cu; the PTX has no local memory).
 
     ## Example
     ```cuda
