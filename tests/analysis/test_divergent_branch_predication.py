@@ -91,6 +91,8 @@ def test_info_exactly_where_nvcc_predicates_the_body(tmp_path: Path) -> None:
     lines = FIXTURE.read_text().splitlines()
     seen = {}
     for f in _divergent():
+        if f.severity.value == "info" and not dict(f.evidence).get("straight_line"):
+            continue  # info for another reason (a size its launch does not fix): no claim about predication
         body = _body_lines(lines, f.line)
         [name] = [n for n in functions if re.match(rf"_Z{len(f.kernel)}{f.kernel}\b|_Z{len(f.kernel)}{f.kernel}[A-Z]",
                                                    n)]
@@ -99,5 +101,5 @@ def test_info_exactly_where_nvcc_predicates_the_body(tmp_path: Path) -> None:
         assert memory, f"{f.kernel}: no memory instruction on lines {body.start}-{body.stop - 1}"
         predicated = [i.startswith("@") for i in memory]
         seen[f.kernel] = (f.severity.value, all(predicated) if f.severity.value == "info" else not any(predicated))
-    assert all(agrees for _, agrees in seen.values()), seen
+    assert all(agrees for _, agrees in seen.values()), {k: v for k, v in seen.items() if not v[1]}
     assert {"info", "warning"} <= {severity for severity, _ in seen.values()}
