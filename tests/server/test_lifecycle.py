@@ -165,11 +165,12 @@ def test_the_start_up_jobs_run_once_the_first_diagnostics_are_out(tmp_path: Path
         for message in messages:
             server.stdin.write(frame(message))
         server.stdin.flush()
-        wait_for(lambda: log.exists() and "start-up garbage collected" in log.read_text(errors="replace"),
-                 "the collector to be switched back on")
+        # the jobs run one after another (the collector first, then the launch index): wait for the last
+        wait_for(lambda: log.exists() and "launch index: " in log.read_text(errors="replace"),
+                 "the start-up jobs to run")
         text = log.read_text(errors="replace")
         assert "start-up jobs: after the first diagnostics" in text, text
-        assert "launch index: " in text
+        assert "start-up garbage collected" in text
     finally:
         server.kill()
         server.wait()
