@@ -211,6 +211,27 @@ def _shuffle(node, names: frozenset[str]) -> str | None:
     return None
 
 
+_LIBRARY_FOLDS = frozenset({"Reduce", "Sum"})  # cub/hipcub WarpReduce and BlockReduce: the result in each group's lane 0
+
+
+def _library_fold(node) -> str | None:
+    """The variable a library reduction folds (`WarpReduce(tmp).Reduce(x, op)` → "x", `cg::reduce(g, x, op)`
+    → "x"), or None."""
+    if node.type != "call_expression":
+        return None
+    function, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+    arg_nodes = args.named_children if args is not None else []
+    if function.type == "field_expression":
+        field, target = function.child_by_field_name("field"), function.child_by_field_name("argument")
+        folds = field is not None and ts.text(field) in _LIBRARY_FOLDS and "Reduce" in ts.text(target)
+        first = arg_nodes[0] if folds and arg_nodes else None
+    elif ts.text(function).replace(" ", "") in ("cg::reduce", "cooperative_groups::reduce"):
+        first = arg_nodes[1] if len(arg_nodes) >= 2 else None
+    else:
+        return None
+    return ts.text(first) if first is not None and first.type == "identifier" else None
+
+
 def _function_body(node):
     while node is not None and node.type not in ("function_definition", "lambda_expression"):
         node = node.parent
@@ -221,7 +242,8 @@ def exchange_tail(kernel: KernelModel, node) -> bool:
     """Whether an `if` without `else` is each lane's share of a warp exchange, with no work for the lanes that
     skip it: a loop-free body that either finishes a shuffle reduction's result (`partial +=
     __shfl_down_sync(…, partial, 16); if (member == 0) out[i] = f(partial);` — the skipping lanes' values were
-    folded into the taking lanes', one result per taking lane) or makes, without storing to memory, a value
+    folded into the taking lanes', one result per taking lane; a library's reduction alike: `x =
+    WarpReduce(tmp).Reduce(x, op)` over groups of 8, `cg::reduce(tile, x, op)`) or makes, without storing to memory, a value
     that a `__shfl_sync` afterwards hands to the other lanes (one lane per group loads what its group shares).
     A loop in the body (a leader that writes many outputs) is work the idle lanes could share: not a tail."""
     body = node.child_by_field_name("consequence")
@@ -248,7 +270,7 @@ def exchange_tail(kernel: KernelModel, node) -> bool:
                 continue
             target = ts.text(left)
             names = ts.identifiers(right)
-            from_shuffle = any(_shuffle(c, _FOLDS) == target for c in ts.walk(right)) or any(
+            from_shuffle = any(target in (_shuffle(c, _FOLDS), _library_fold(c)) for c in ts.walk(right)) or any(
                 temps.get(t) == target for t in names)
             if from_shuffle and (ts.text(n.child_by_field_name("operator")) != "=" or target in names):
                 folded.add(target)
@@ -284,7 +306,9 @@ class DivergentBranch(Rule):
     `warp == 0 && lane < 16` is 16 lanes of one warp (fixture CL2_asm_broadcast.cu). The tail of a warp
     exchange is not reported either: a loop-free body that finishes a shuffle reduction's result (`partial +=
     __shfl_down_sync(…, partial, 16); if (member == 0) { … out[i] = partial …; }` — the skipping lanes' values
-    were folded into the taking lanes', one result per taking lane), or that makes, storing nothing to memory,
+    were folded into the taking lanes', one result per taking lane; a library's reduction alike: cub's
+    `WarpReduce(tmp).Reduce(x, op)` over groups of 8 leaves each group's result in its lane 0, as `cg::reduce`
+    does), or that makes, storing nothing to memory,
     a value a later `__shfl_sync` hands to the other lanes (one load per 16-lane group, shared): the idle lanes
     hold no work to take on. A loop in the body (a leader zero-filling 16 outputs) is work they could share,
     and is still reported (fixture CL2_reduction_tail.cu). Without
