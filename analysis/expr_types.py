@@ -9,7 +9,7 @@ import struct
 from dataclasses import dataclass
 
 from cudalens.analysis import ts_binding as ts
-from cudalens.analysis.syntax import find
+from cudalens.analysis.syntax import enclosing_function, find
 from cudalens.analysis.types import normalize
 from cudalens.analysis.unit import Function, Unit, parse_expression
 
@@ -243,9 +243,7 @@ class ExprTyper:
         if kind == "cast_expression":
             return normalize(ts.text(parent.child_by_field_name("type"))) == "float"
         if kind == "return_statement":
-            function = parent.parent
-            while function is not None and function.type not in ("function_definition", "lambda_expression"):
-                function = function.parent
+            function = enclosing_function(parent)
             type_node = function.child_by_field_name("type") if function is not None else None
             return type_node is not None and ts.text(type_node) == "float"
         call = parent.parent

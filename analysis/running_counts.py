@@ -21,7 +21,8 @@ from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.bounded_cache import remember
 from cudalens.analysis.file_context import host_functions
 from cudalens.analysis.launch_sites import CallGraph
-from cudalens.analysis.syntax import find
+from cudalens.analysis.reaching import declaration_of
+from cudalens.analysis.syntax import enclosing_function, find
 from cudalens.analysis.unit import Function, Unit
 
 Node = ts.Node
@@ -123,11 +124,12 @@ def _names(expression: Node, calls: CallGraph) -> list[str]:
     while pending:
         node, depth = pending.pop()
         root = root_name(node)
-        host = calls.function(_enclosing_function(node))
+        host = calls.function(enclosing_function(node, lambdas=False))
         if not root or root in names or host is None:
             continue
         names.append(root)
-        initial = _initializer(host, root)
+        declared = declaration_of(root, host.body, node.start_byte, calls.unit.declarations)
+        initial = declared[1] if declared is not None else None
         if initial is not None:
             pending.append((initial, depth))
             continue
@@ -141,19 +143,6 @@ def _names(expression: Node, calls: CallGraph) -> list[str]:
     return names
 
 
-def _initializer(function: Function, name: str) -> Node | None:
-    """The value a local of the function is declared with (`int* d_out = output.data_ptr<int>();`)."""
-    for declarator in find(function.body, "assigned"):
-        parent = declarator.parent
-        if parent is not None and parent.type == "init_declarator" and ts.text(declarator).lstrip("*& ") == name:
-            return parent.child_by_field_name("value")
-    return None
-
-
-def _enclosing_function(node: Node | None) -> Node | None:
-    while node is not None and node.type != "function_definition":
-        node = node.parent
-    return node
 def _output(call: Node, name: str) -> Node | None:
     """The expression a scan writes: CUB's `d_out`, thrust's and std's result iterator, what a cumsum is
     assigned to."""

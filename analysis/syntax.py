@@ -32,6 +32,15 @@ def lineage(node: Node, stop: Node | None) -> list[Node]:
     return chain
 
 
+def enclosing_function(node: Node | None, lambdas: bool = True) -> Node | None:
+    """The function definition `node` is in (itself included), or with `lambdas` the innermost lambda or
+    definition; None at file level."""
+    kinds = ("function_definition", "lambda_expression") if lambdas else ("function_definition",)
+    while node is not None and node.type not in kinds:
+        node = node.parent
+    return node
+
+
 def enclosing_loop(node: Node, stop: Node) -> Node | None:
     """The loop whose every iteration runs `node` (not a `for` initializer, which runs once)."""
     chain = lineage(node, stop)

@@ -8,10 +8,12 @@ import numpy as np
 
 from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.assumptions import ALL_FACTS
+from cudalens.analysis.coop_groups import is_group_function
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.memory import warps
 from cudalens.analysis.model import KernelModel, describe_deps, inlined_from, sites, statement_cost
 from cudalens.analysis.rule_base import Rule
+from cudalens.analysis.syntax import enclosing_function
 from cudalens.analysis.unit import callee
 from cudalens.analysis.values import follows_sample
 
@@ -225,17 +227,11 @@ def _library_fold(node) -> str | None:
         field, target = function.child_by_field_name("field"), function.child_by_field_name("argument")
         folds = field is not None and ts.text(field) in _LIBRARY_FOLDS and "Reduce" in ts.text(target)
         first = arg_nodes[0] if folds and arg_nodes else None
-    elif ts.text(function).replace(" ", "") in ("cg::reduce", "cooperative_groups::reduce"):
-        first = arg_nodes[1] if len(arg_nodes) >= 2 else None
     else:
-        return None
+        scope, name, _ = callee(function)
+        folds = name == "reduce" and is_group_function(name, scope)
+        first = arg_nodes[1] if folds and len(arg_nodes) >= 2 else None
     return ts.text(first) if first is not None and first.type == "identifier" else None
-
-
-def _function_body(node):
-    while node is not None and node.type not in ("function_definition", "lambda_expression"):
-        node = node.parent
-    return node.child_by_field_name("body") if node is not None else None
 
 
 def exchange_tail(kernel: KernelModel, node) -> bool:
@@ -247,7 +243,8 @@ def exchange_tail(kernel: KernelModel, node) -> bool:
     that a `__shfl_sync` afterwards hands to the other lanes (one lane per group loads what its group shares).
     A loop in the body (a leader that writes many outputs) is work the idle lanes could share: not a tail."""
     body = node.child_by_field_name("consequence")
-    scope = _function_body(node)
+    function = enclosing_function(node)
+    scope = function.child_by_field_name("body") if function is not None else None
     if body is None or node.child_by_field_name("alternative") is not None or scope is None:
         return False
     loops = [n for n in ts.walk(body) if n.type in ("for_statement", "while_statement", "do_statement")]
