@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cudalens.analysis import ts_binding as ts
 from cudalens.analysis.assumptions import NO_FACTS
 from cudalens.analysis.findings import Finding, Severity
 from cudalens.analysis.model import KernelModel, inlined_from, sites, statement_cost
@@ -20,12 +21,7 @@ _OPERATIONS = ("binary_expression", "unary_expression", "assignment_expression",
 
 def operations(arms: list) -> int:
     """The operators, assignments and calls in `arms`: about the instructions they issue."""
-    count, stack = 0, list(arms)
-    while stack:
-        n = stack.pop()
-        count += n.type in _OPERATIONS
-        stack.extend(n.named_children)
-    return count
+    return sum(n.type in _OPERATIONS for arm in arms for n in ts.walk(arm))
 
 
 class DataDependentBranch(Rule):
